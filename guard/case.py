@@ -1,0 +1,36 @@
+"""A request made ready for a judge: sanitized, truncated, rendered and fenced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from guard.models import ContextField, InjectionFinding, ScoringMode, Truncation
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One unit of evidence: a numbered document, or a user/tool turn of a conversation."""
+
+    label: str  # "[1]", "tool lookup_policy", "user"
+    text: str
+
+
+@dataclass(frozen=True)
+class PreparedCase:
+    """Everything a judge needs, and nothing it must not see.
+
+    ``evidence`` is the rendered evidence text (numbered documents, or a transcript with a role
+    label on every turn); ``passages`` are its evidence units, for the offline judge and the quote
+    check. ``transcript_prior`` holds earlier assistant turns, shown to LLM judges as not evidence.
+    """
+
+    request_id: str
+    output: str
+    evidence: str
+    passages: tuple[Passage, ...]
+    source: ContextField
+    mode: ScoringMode
+    threshold: float
+    question: str | None
+    truncation: Truncation
+    injections: tuple[InjectionFinding, ...]

@@ -1,0 +1,17 @@
+"""Every default of the judge core, in one place."""
+
+from __future__ import annotations
+
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_RETRIES = 2
+RETRY_BASE_DELAY_S = 0.5
+RETRY_MAX_DELAY_S = 8.0
+RETRY_AFTER_CAP_S = 60.0
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_MAX_CONTEXT_CHARS = 4000
+DEFAULT_MAX_OUTPUT_CHARS = 4000
+DEFAULT_MAX_TOKENS = 1024
+PROMPT_VERSION = "groundedness-v1"
+SCHEMA_VERSION = "1"

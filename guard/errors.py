@@ -1,0 +1,109 @@
+"""Exceptions of the judge core.
+
+Hierarchy::
+
+    GuardError                      root of every error raised by ``guard``
+    ├── ConfigError                 a setting is invalid; says the field and the fix
+    ├── InvalidRequest              a request cannot be judged (bad shape, bad types, too big)
+    ├── BudgetExhausted             a cost budget window is spent
+    └── JudgeError                  the judge could not give a verdict
+        ├── JudgeTimeout            the call exceeded its timeout            (retriable)
+        ├── JudgeUnavailable        connection error, 408/409/5xx/529        (retriable)
+        ├── RateLimited             429 with a retry hint                    (retriable)
+        ├── QuotaExhausted          429 insufficient_quota / spend limit     (stops intake)
+        ├── JudgeRejected           400/401/403/404/422: our request or key is wrong (stops intake
+        │                           for 401/403)
+        ├── MalformedJudgeOutput    the judge answered, but not with the strict schema
+        └── CircuitOpen             the breaker is open; no call was made
+
+Behaviour lives in class attributes: ``retriable`` (a retry may succeed), ``stops_intake``
+(the runtime should stop consuming instead of burning through the backlog) and ``kind``
+(the stable name written into ``error`` verdicts).
+"""
+
+from __future__ import annotations
+
+
+class GuardError(Exception):
+    """Root of every error raised by the judge core."""
+
+    kind: str = "guard_error"
+
+
+class ConfigError(GuardError):
+    """A setting is invalid. The message names the field and how to fix it."""
+
+    kind = "config_error"
+
+    def __init__(self, field: str, problem: str, fix: str) -> None:
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{field}: {problem} (fix: {fix})")
+
+
+class InvalidRequest(GuardError):
+    """The request cannot be judged: it does not match the request model."""
+
+    kind = "invalid_request"
+
+
+class BudgetExhausted(GuardError):
+    """A cost budget window is spent."""
+
+    kind = "budget_exhausted"
+
+    def __init__(self, window: str, resets_in_s: float) -> None:
+        self.window = window
+        self.resets_in_s = resets_in_s
+        super().__init__(f"cost budget for the {window} window is spent; resets in {resets_in_s:.0f}s")
+
+
+class JudgeError(GuardError):
+    """The judge could not give a verdict."""
+
+    kind = "judge_error"
+    retriable: bool = False
+    stops_intake: bool = False
+
+    def __init__(self, message: str, *, status: int | None = None,
+                 retry_after_s: float | None = None) -> None:
+        self.status = status
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
+
+
+class JudgeTimeout(JudgeError):
+    kind = "judge_timeout"
+    retriable = True
+
+
+class JudgeUnavailable(JudgeError):
+    kind = "judge_unavailable"
+    retriable = True
+
+
+class RateLimited(JudgeError):
+    kind = "rate_limited"
+    retriable = True
+
+
+class QuotaExhausted(JudgeError):
+    kind = "quota_exhausted"
+    stops_intake = True
+
+
+class JudgeRejected(JudgeError):
+    kind = "judge_rejected"
+
+    @property
+    def stops_intake(self) -> bool:  # type: ignore[override]
+        return self.status in (401, 403)
+
+
+class MalformedJudgeOutput(JudgeError):
+    kind = "malformed_judge_output"
+
+
+class CircuitOpen(JudgeError):
+    kind = "circuit_open"

@@ -1,0 +1,205 @@
+"""The request and verdict models: the contract between producers, the judge and subscribers.
+
+A request carries the ``output`` to judge and the evidence it must be grounded in. A verdict
+says whether it is, why, which claims are not, and everything an operator needs to trust the
+decision (what was cut, what looked like an injection, what it cost).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from guard.defaults import SCHEMA_VERSION
+
+
+class ContextField(StrEnum):
+    """Which part of a request is the grounding source."""
+
+    CONTEXT = "context"
+    INPUT = "input"
+    EXPECTED_OUTPUT = "expected_output"
+    MESSAGES = "messages"
+
+
+class ScoringMode(StrEnum):
+    """``scale5``: raw 1-5, score (raw-1)/4. ``binary``: grounded 1 / not grounded 0."""
+
+    SCALE5 = "scale5"
+    BINARY = "binary"
+
+
+class Label(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+# --------------------------------------------------------------------------- requests
+
+
+class Document(BaseModel):
+    """One retrieved document."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    text: str
+    id: str | None = None
+    source: str | None = None
+
+
+class Message(BaseModel):
+    """One turn of a conversation."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str
+    name: str | None = Field(default=None, description="Tool name, for tool turns.")
+
+
+Context = str | list[str] | list[Document]
+
+
+class JudgeRequest(BaseModel):
+    """One answer to judge, with its evidence. Unknown fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+
+    output: str = Field(description="The answer to judge.")
+    context: Context | None = Field(
+        default=None, description="Retrieved evidence: a string, strings, or documents."
+    )
+    messages: list[Message] | None = Field(
+        default=None, description="A conversation; user and tool turns are evidence."
+    )
+    question: str | None = None
+    input: str | None = None
+    expected_output: str | None = Field(
+        default=None, validation_alias=AliasChoices("expected_output", "expectedOutput")
+    )
+    id: str | None = None
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Passed through to the verdict untouched."
+    )
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: object) -> object:
+        """Accept integer ids (common in producers) as their decimal text."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+class ClaimVerdict(BaseModel):
+    """The judge's decision on one claim of the output."""
+
+    claim: str
+    supported: bool
+    reason: str = ""
+    evidence_quote: str | None = None
+    quote_found: bool | None = Field(
+        default=None,
+        description="Whether evidence_quote really occurs in the evidence (None: no quote).",
+    )
+
+
+class UnsupportedClaim(BaseModel):
+    claim: str
+    reason: str
+
+
+class InjectionFinding(BaseModel):
+    """Instruction-like text aimed at the judge, found inside the judged text."""
+
+    kind: Literal["override_instructions", "score_request", "fake_verdict", "role_marker",
+                  "fence_forgery"]
+    location: Literal["output", "evidence"]
+    excerpt: str
+
+
+class Cut(BaseModel):
+    """What truncation did to one text."""
+
+    original_chars: int
+    kept_chars: int
+    truncated: bool
+
+
+class Truncation(BaseModel):
+    context: Cut
+    output: Cut
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+
+class JudgeInfo(BaseModel):
+    provider: str
+    model: str
+    prompt_version: str
+    tier: Literal["llm", "offline", "none"] = "llm"
+    cached: bool = False
+    fallback_reason: str | None = None
+
+
+class QuoteCheck(BaseModel):
+    """Whether the evidence quotes the judge cited really occur in the evidence."""
+
+    quotes: int = 0
+    fabricated: int = 0
+    trusted: bool = True
+
+
+class ErrorInfo(BaseModel):
+    kind: str
+    message: str
+    retriable: bool = False
+
+
+class Verdict(BaseModel):
+    """The decision on one request. ``score`` 1.0 means fully grounded."""
+
+    schema_version: str = SCHEMA_VERSION
+    request_id: str
+    label: Label
+    reason: str | None = Field(
+        default=None,
+        description="Why the verdict is what it is when no judge decided "
+        "(empty_output, no_evidence, judge error kind, skipped reason).",
+    )
+    score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    raw_score: int | None = None
+    threshold: float
+    mode: ScoringMode
+    hallucinated: bool | None = Field(
+        default=None, description="True when not grounded; None when undecided."
+    )
+    explanation: str = ""
+    unsupported_claims: list[UnsupportedClaim] = Field(default_factory=list)
+    claims: list[ClaimVerdict] = Field(default_factory=list)
+    quote_check: QuoteCheck = Field(default_factory=QuoteCheck)
+    injections: list[InjectionFinding] = Field(default_factory=list)
+    truncation: Truncation
+    source: ContextField
+    judge: JudgeInfo
+    confidence: float | None = Field(
+        default=None, description="The offline judge's confidence in [0, 1]."
+    )
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    error: ErrorInfo | None = None
+    metadata: dict[str, Any] | None = None
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))

@@ -1,0 +1,1 @@
+"""Judges: one interface (:class:`guard.providers.base.Judge`), several providers."""

@@ -1,0 +1,51 @@
+"""Judge settings: one frozen model, validated once at the edge and passed down explicitly."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from guard import defaults
+from guard.models import ContextField, ScoringMode
+
+
+class Provider(StrEnum):
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+    OFFLINE = "offline"
+    CASCADE = "cascade"
+    FAKE = "fake"
+
+
+class JudgeSettings(BaseModel):
+    """How to judge. Secrets are ``SecretStr`` and never printed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: Provider = Provider.OFFLINE
+    model: str = defaults.DEFAULT_MODEL
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint (vLLM, Ollama) or a proxy."
+    )
+    api_key: SecretStr | None = Field(default=None, description="Prefer the environment.")
+    api_key_file: Path | None = None
+    timeout_s: float = Field(default=defaults.DEFAULT_TIMEOUT_S, gt=0)
+    max_retries: int = Field(default=defaults.DEFAULT_MAX_RETRIES, ge=0, le=10)
+    max_tokens: int = Field(default=defaults.DEFAULT_MAX_TOKENS, gt=0)
+    mode: ScoringMode = ScoringMode.SCALE5
+    threshold: float = Field(default=defaults.DEFAULT_THRESHOLD, ge=0.0, le=1.0)
+    context_field: ContextField = ContextField.CONTEXT
+    max_context_chars: int = Field(default=defaults.DEFAULT_MAX_CONTEXT_CHARS, ge=100)
+    max_output_chars: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_CHARS, ge=100)
+    field_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="Request field -> JSON pointer (/a/b) or dotted path (a.b) in the producer's "
+        "message, e.g. {'output': '/response/text', 'context': 'retrieval.docs'}.",
+    )
+    cascade_confidence: float = Field(
+        default=0.8, ge=0.0, le=1.0,
+        description="Cascade: the offline verdict stands when its confidence is at least this.",
+    )
+    price_file: Path | None = Field(default=None, description="Extra or overriding prices.")

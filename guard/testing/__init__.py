@@ -1,0 +1,5 @@
+"""Fakes shipped for users' own tests: an in-process judge and loopback fakes of the LLM APIs."""
+
+from guard.testing.fake_judge import FakeJudge
+
+__all__ = ["FakeJudge"]
