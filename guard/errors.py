@@ -6,6 +6,7 @@ Hierarchy::
     ├── ConfigError                 a setting is invalid; says the field and the fix
     ├── InvalidRequest              a request cannot be judged (bad shape, bad types, too big)
     ├── BudgetExhausted             a cost budget window is spent
+    ├── JudgementSkipped            no judgement by design (sampling, budget ``skip`` policy)
     └── JudgeError                  the judge could not give a verdict
         ├── JudgeTimeout            the call exceeded its timeout            (retriable)
         ├── JudgeUnavailable        connection error, 408/409/5xx/529        (retriable)
@@ -57,6 +58,16 @@ class BudgetExhausted(GuardError):
         self.window = window
         self.resets_in_s = resets_in_s
         super().__init__(f"cost budget for the {window} window is spent; resets in {resets_in_s:.0f}s")
+
+
+class JudgementSkipped(GuardError):
+    """No judgement was made on purpose; the verdict is ``skipped`` with this reason."""
+
+    kind = "skipped"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
 
 
 class JudgeError(GuardError):

@@ -1,0 +1,45 @@
+"""The ``groundguard`` command line: a thin edge over the library.
+
+Each sub-command lives in :mod:`consumers.commands` as a module with ``register(subparsers)``;
+the module sets ``func`` on its parser, a callable ``(args) -> int`` exit status.
+Exit statuses: 0 pass / success, 1 fail, 2 usage or configuration error, 3 judge error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS = ("check", "replay", "run", "demo", "schemas")
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="groundguard",
+        description="Catch ungrounded (hallucinated) RAG and agent answers before they reach "
+        "people: judge one answer, replay files, or screen a Kafka stream.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"consumers.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"consumers.commands.{name}":
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    status: int = args.func(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Sub-commands of ``groundguard``; see :mod:`consumers.cli`."""

@@ -1,0 +1,29 @@
+"""Exceptions of the Kafka runtime.
+
+Hierarchy::
+
+    ConsumerError              root of every error raised by ``consumers``
+    ├── SettingsError          a service setting is invalid (names the field and the fix)
+    ├── BrokerUnavailable      the broker could not be reached within the start-up deadline
+    └── PublishFailed          an output record was not acknowledged by the broker
+"""
+
+from __future__ import annotations
+
+
+class ConsumerError(Exception):
+    """Root of every error raised by the Kafka runtime."""
+
+
+class SettingsError(ConsumerError):
+    def __init__(self, field: str, problem: str, fix: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {problem} (fix: {fix})")
+
+
+class BrokerUnavailable(ConsumerError):
+    pass
+
+
+class PublishFailed(ConsumerError):
+    pass
