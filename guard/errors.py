@@ -44,9 +44,17 @@ class ConfigError(GuardError):
 
 
 class InvalidRequest(GuardError):
-    """The request cannot be judged: it does not match the request model."""
+    """The request cannot be judged: it does not match the request model.
+
+    ``reason`` is the dead-letter code: ``invalid_utf8``, ``invalid_json``, ``not_an_object`` or
+    ``invalid_request``.
+    """
 
     kind = "invalid_request"
+
+    def __init__(self, message: str, *, reason: str = "invalid_request") -> None:
+        self.reason = reason
+        super().__init__(message)
 
 
 class BudgetExhausted(GuardError):
