@@ -1,0 +1,308 @@
+"""The Guard: parse a request, prepare it, ask the judge, and turn the answer into a verdict.
+
+Verdicts decided without a judge (``judge.tier == "none"``):
+
+* empty or whitespace-only output -> label ``error``, reason ``empty_output``, hallucinated None;
+* no grounding source, or an empty one, for the chosen ``context_field`` -> label ``fail``,
+  score 0, hallucinated True, reason ``no_evidence``: failing closed, never a silent pass.
+
+A judge that cannot decide gives label ``error`` with the error's ``kind`` as reason; a judgement
+skipped on purpose gives label ``skipped``. :meth:`Guard.judge` never raises for either.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from guard.case import PreparedCase
+from guard.defaults import PROMPT_VERSION
+from guard.errors import InvalidRequest, JudgeError, JudgementSkipped, MalformedJudgeOutput
+from guard.injection import scan
+from guard.mapping import FieldMap
+from guard.models import (
+    ClaimVerdict,
+    ContextField,
+    Cut,
+    ErrorInfo,
+    InjectionFinding,
+    JudgeInfo,
+    JudgeRequest,
+    Label,
+    Truncation,
+    UnsupportedClaim,
+    Usage,
+    Verdict,
+)
+from guard.providers.base import Judge, JudgeOutcome
+from guard.quotes import check_quotes
+from guard.render import RenderedEvidence, render_evidence
+from guard.sanitize import sanitize
+from guard.scoring import Scored, score
+from guard.settings import JudgeSettings
+from guard.truncate import truncate
+
+MAX_INJECTION_FINDINGS = 20
+MAX_VALIDATION_PROBLEMS = 5
+
+Price = Callable[[str, Usage], float]
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _decode(payload: bytes | str) -> Any:
+    if isinstance(payload, bytes):
+        try:
+            payload.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidRequest(f"invalid UTF-8 at byte {exc.start}",
+                                 reason="invalid_utf8") from exc
+    try:
+        return orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRequest(f"invalid JSON: {exc}", reason="invalid_json") from exc
+
+
+def _problem(error: Mapping[str, Any]) -> str:
+    loc = tuple(error.get("loc", ()))
+    if loc and loc[0] == "context":
+        return "context: expected string, list of strings or documents"
+    path = ".".join(str(part) for part in loc) or "request"
+    message = str(error.get("msg", "invalid"))
+    return f"{path}: {message[:1].lower()}{message[1:]}"
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line naming each bad field path and its problem (at most a few, deduplicated)."""
+    problems = list(dict.fromkeys(_problem(e) for e in exc.errors()))
+    extra = len(problems) - MAX_VALIDATION_PROBLEMS
+    text = "; ".join(problems[:MAX_VALIDATION_PROBLEMS])
+    return f"{text}; and {extra} more" if extra > 0 else text
+
+
+# --------------------------------------------------------------------------- the judge handle
+
+
+class _JudgeHandle:
+    """``guard.judge``: awaiting ``guard.judge(request)`` judges a request; its attributes are
+    those of the configured :class:`~guard.providers.base.Judge` (``guard.judge.provider``)."""
+
+    def __init__(self, guard: Guard) -> None:
+        self._guard = guard
+
+    def __call__(self, request: JudgeRequest) -> Awaitable[Verdict]:
+        return self._guard.judge_request(request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._guard.backend, name)
+
+
+# --------------------------------------------------------------------------- the guard
+
+
+class Guard:
+    """Judges requests with ``judge`` under ``settings``; the single entry point of the core.
+
+    ``price(model, usage)`` gives a call's cost in USD (0 when not given); ``clock`` measures
+    judge latency. ``intake_stop_reason`` is set to the error kind when the judge reports an
+    error that should stop intake (quota exhausted, 401/403).
+    """
+
+    def __init__(self, judge: Judge, settings: JudgeSettings, *, price: Price | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.backend: Judge = judge
+        self.settings = settings
+        self.field_map = FieldMap(settings.field_map)
+        self.intake_stop_reason: str | None = None
+        self._price = price
+        self._clock = clock
+
+    @property
+    def judge(self) -> _JudgeHandle:
+        """Call to judge a request (``await guard.judge(request)``); attributes are the judge's."""
+        return _JudgeHandle(self)
+
+    # ---------------------------------------------------------------- parse
+
+    def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest:
+        """A request from raw bytes, text or a mapping; :class:`InvalidRequest` when impossible."""
+        obj = payload if isinstance(payload, Mapping) else _decode(payload)
+        if not isinstance(obj, Mapping):
+            raise InvalidRequest(f"expected a JSON object, got {type(obj).__name__}",
+                                 reason="not_an_object")
+        fields = self.field_map.apply(obj) if self.field_map else dict(obj)
+        try:
+            return JudgeRequest.model_validate(fields)
+        except ValidationError as exc:
+            raise InvalidRequest(describe_validation_error(exc)) from exc
+
+    # ---------------------------------------------------------------- prepare
+
+    def prepare(self, request: JudgeRequest) -> PreparedCase | Verdict:
+        """The case to show a judge, or a verdict when none is needed (empty output/evidence)."""
+        s = self.settings
+        request_id = request.id or uuid.uuid4().hex
+        clean_output = sanitize(request.output)
+        output, output_cut = truncate(clean_output, s.max_output_chars)
+        if not output:
+            return self._empty_output(request, request_id, output_cut)
+        rendered = render_evidence(request, s.context_field, s.max_context_chars)
+        truncation = Truncation(context=rendered.cut, output=output_cut)
+        if not rendered.passages:
+            return self._no_evidence(request, request_id, truncation)
+        question = self._question(request)
+        injections = self._injections(request, clean_output, rendered, question)
+        return PreparedCase(
+            request_id=request_id, output=output, evidence=rendered.text,
+            passages=rendered.passages, source=s.context_field, mode=s.mode,
+            threshold=s.threshold, question=question, truncation=truncation,
+            injections=injections,
+        )
+
+    def _question(self, request: JudgeRequest) -> str | None:
+        """The question the output answers: given, or the conversation's last user turn."""
+        text = request.question
+        if text is None and self.settings.context_field is ContextField.MESSAGES:
+            users = [m.content for m in request.messages or [] if m.role == "user"]
+            text = users[-1] if users else None
+        if text is None:
+            return None
+        question, _ = truncate(sanitize(text), self.settings.max_output_chars)
+        return question or None
+
+    def _injections(self, request: JudgeRequest, output: str, rendered: RenderedEvidence,
+                    question: str | None) -> tuple[InjectionFinding, ...]:
+        evidence: list[str] = [p.text for p in rendered.passages]
+        if self.settings.context_field is ContextField.MESSAGES:
+            evidence += [sanitize(m.content) for m in request.messages or []
+                         if m.role in ("assistant", "system")]
+        if question:
+            evidence.append(question)
+        found = scan(output, "output") + [f for text in evidence for f in scan(text, "evidence")]
+        return tuple(_dedupe(found)[:MAX_INJECTION_FINDINGS])
+
+    # ---------------------------------------------------------------- judge
+
+    async def judge_request(self, request: JudgeRequest) -> Verdict:
+        """The verdict on ``request``; never raises for judge errors or skipped judgements."""
+        prepared = self.prepare(request)
+        if isinstance(prepared, Verdict):
+            return prepared
+        started = self._clock()
+        try:
+            outcome = await self.backend.assess(prepared)
+        except JudgementSkipped as exc:
+            return self._skipped(request, prepared, exc.reason)
+        except JudgeError as exc:
+            return self._error(request, prepared, exc, self._elapsed_ms(started))
+        latency_ms = self._elapsed_ms(started)
+        try:
+            scored = score(outcome.assessment, prepared.mode, prepared.threshold)
+        except MalformedJudgeOutput as exc:
+            return self._error(request, prepared, exc, latency_ms, outcome)
+        return self._decided(request, prepared, outcome, scored, latency_ms)
+
+    async def judge_payload(self, payload: bytes | str | Mapping[str, Any]) -> Verdict:
+        """Parse and judge; :class:`InvalidRequest` propagates (dead-letter it)."""
+        return await self.judge_request(self.parse(payload))
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+
+    def _elapsed_ms(self, started: float) -> float:
+        return max(0.0, (self._clock() - started) * 1000.0)
+
+    def _cost(self, outcome: JudgeOutcome) -> float:
+        return self._price(outcome.model, outcome.usage) if self._price else 0.0
+
+    # ---------------------------------------------------------------- verdicts
+
+    def _verdict(self, request: JudgeRequest, request_id: str, truncation: Truncation,
+                 **fields: Any) -> Verdict:
+        fields.setdefault("judge", self._judge_info())
+        return Verdict(request_id=request_id, threshold=self.settings.threshold,
+                       mode=self.settings.mode, source=self.settings.context_field,
+                       truncation=truncation, metadata=request.metadata, **fields)
+
+    def _judge_info(self, outcome: JudgeOutcome | None = None) -> JudgeInfo:
+        if outcome is None:
+            return JudgeInfo(provider=self.backend.provider, model=self.backend.model,
+                             prompt_version=PROMPT_VERSION, tier="none")
+        return JudgeInfo(provider=outcome.provider, model=outcome.model,
+                         prompt_version=PROMPT_VERSION, tier=outcome.tier, cached=outcome.cached,
+                         fallback_reason=outcome.fallback_reason)
+
+    def _empty_output(self, request: JudgeRequest, request_id: str, output_cut: Cut) -> Verdict:
+        truncation = Truncation(context=_no_cut(), output=output_cut)
+        return self._verdict(
+            request, request_id, truncation, label=Label.ERROR, reason="empty_output",
+            explanation="The output is empty or only whitespace; there is nothing to judge.",
+            error=ErrorInfo(kind="empty_output", message="output is empty", retriable=False))
+
+    def _no_evidence(self, request: JudgeRequest, request_id: str,
+                     truncation: Truncation) -> Verdict:
+        source = self.settings.context_field.value
+        return self._verdict(
+            request, request_id, truncation, label=Label.FAIL, reason="no_evidence",
+            score=0.0, hallucinated=True,
+            explanation=f"The grounding source '{source}' is missing or empty, so no claim of "
+            "the output can be supported; failing closed.")
+
+    def _skipped(self, request: JudgeRequest, case: PreparedCase, reason: str) -> Verdict:
+        return self._verdict(request, case.request_id, case.truncation, label=Label.SKIPPED,
+                             reason=reason, injections=list(case.injections),
+                             explanation=f"Not judged: {reason}.")
+
+    def _error(self, request: JudgeRequest, case: PreparedCase, exc: JudgeError,
+               latency_ms: float, outcome: JudgeOutcome | None = None) -> Verdict:
+        if exc.stops_intake:
+            self.intake_stop_reason = exc.kind
+        spent: dict[str, Any] = {}
+        if outcome is not None:
+            spent = {"usage": outcome.usage, "cost_usd": self._cost(outcome)}
+        return self._verdict(
+            request, case.request_id, case.truncation, label=Label.ERROR, reason=exc.kind,
+            explanation=f"The judge could not decide: {exc}",
+            error=ErrorInfo(kind=exc.kind, message=str(exc), retriable=exc.retriable),
+            injections=list(case.injections), latency_ms=latency_ms, **spent)
+
+    def _decided(self, request: JudgeRequest, case: PreparedCase, outcome: JudgeOutcome,
+                 scored: Scored, latency_ms: float) -> Verdict:
+        claims, quote_check = check_quotes(_claims(outcome),
+                                           "\n\n".join(p.text for p in case.passages))
+        return self._verdict(
+            request, case.request_id, case.truncation, label=scored.label, score=scored.score,
+            raw_score=scored.raw, hallucinated=scored.hallucinated,
+            explanation=outcome.assessment.explanation, claims=claims,
+            unsupported_claims=[UnsupportedClaim(claim=c.claim, reason=c.reason)
+                                for c in claims if not c.supported],
+            quote_check=quote_check, injections=list(case.injections),
+            judge=self._judge_info(outcome),
+            confidence=outcome.confidence, usage=outcome.usage, cost_usd=self._cost(outcome),
+            latency_ms=latency_ms)
+
+
+def _claims(outcome: JudgeOutcome) -> list[ClaimVerdict]:
+    return [ClaimVerdict(claim=c.claim, supported=c.supported, reason=c.reason,
+                         evidence_quote=c.evidence_quote) for c in outcome.assessment.claims]
+
+
+def _no_cut() -> Cut:
+    return Cut(original_chars=0, kept_chars=0, truncated=False)
+
+
+def _dedupe(findings: Iterable[InjectionFinding]) -> list[InjectionFinding]:
+    seen: set[tuple[str, str, str]] = set()
+    unique: list[InjectionFinding] = []
+    for finding in findings:
+        key = (finding.kind, finding.location, finding.excerpt)
+        if key not in seen:
+            seen.add(key)
+            unique.append(finding)
+    return unique

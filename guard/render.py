@@ -1,0 +1,173 @@
+"""Rendering a request's grounding source as evidence text for the judge.
+
+* ``context`` (a string, strings, or documents) becomes numbered documents: ``[1] ...``, with
+  ``(id: ..., source: ...)`` when the producer gave them. Each document is one evidence passage.
+* ``messages`` becomes a transcript with a role label on every turn. User turns and tool results
+  (marked ``TOOL RESULT`` with the tool's name) are evidence passages; the assistant's earlier
+  turns and system turns are shown, labelled *not evidence*, and are never passages.
+* ``input`` / ``expected_output`` is a single passage.
+
+Each piece is sanitized, then the whole is fitted to ``limit`` characters: whole blocks are
+preferred; when everything does not fit, evidence blocks go before non-evidence turns, and among
+them the blocks sharing the most words with the output (and question) go first, shown in their
+original order and numbering. The first block that no longer fits whole is cut at a sentence
+boundary if a useful amount of room is left. What was cut is recorded in ``cut``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from guard.case import Passage
+from guard.models import ContextField, Cut, Document, JudgeRequest, Message
+from guard.sanitize import sanitize
+from guard.truncate import truncate
+
+BLOCK_SEPARATOR = "\n\n"
+MIN_PARTIAL_CHARS = 80  # a partly kept block needs at least this much room to be worth it
+
+_WORD = re.compile(r"\w{3,}|\d+")
+
+
+@dataclass(frozen=True)
+class RenderedEvidence:
+    """The evidence text the judge sees, its evidence passages, and what was cut."""
+
+    text: str
+    passages: tuple[Passage, ...]
+    cut: Cut
+
+
+@dataclass(frozen=True)
+class _Block:
+    header: str  # "[1]", "[turn 2] USER (evidence):"; "" for a single passage
+    body: str
+    passage_label: str | None  # None: shown, but not evidence
+    relevance: int = 0
+
+    @property
+    def text(self) -> str:
+        return f"{self.header} {self.body}" if self.header else self.body
+
+    def passage(self) -> Passage | None:
+        return None if self.passage_label is None else Passage(self.passage_label, self.body)
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def _document_header(number: int, doc: Document) -> str:
+    pairs = (("id", doc.id), ("source", doc.source))
+    attrs = [f"{name}: {sanitize(value)}" for name, value in pairs if value]
+    return f"[{number}] ({', '.join(attrs)})" if attrs else f"[{number}]"
+
+
+def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[_Block]:
+    items: list[str | Document] = [context] if isinstance(context, str) else list(context)
+    docs = [Document(text=item) if isinstance(item, str) else item for item in items]
+    blocks: list[_Block] = []
+    for number, doc in enumerate(docs, start=1):
+        body = sanitize(doc.text)
+        if body:
+            blocks.append(_Block(_document_header(number, doc), body, f"[{number}]"))
+    return blocks
+
+
+def turn_label(message: Message) -> tuple[str, str | None]:
+    """The role label shown for a turn, and its passage label (None: not evidence)."""
+    if message.role == "user":
+        return "USER (evidence):", "user"
+    if message.role == "tool":
+        name = sanitize(message.name or "")
+        shown = f"TOOL RESULT from {name}" if name else "TOOL RESULT"
+        return f"{shown} (evidence):", f"tool {name}" if name else "tool"
+    if message.role == "assistant":
+        return "ASSISTANT (earlier reply, NOT evidence):", None
+    return "SYSTEM (instructions to the assistant, NOT evidence):", None
+
+
+def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
+    blocks: list[_Block] = []
+    for number, message in enumerate(messages, start=1):
+        body = sanitize(message.content)
+        if body:
+            shown, passage_label = turn_label(message)
+            blocks.append(_Block(f"[turn {number}] {shown}", body, passage_label))
+    return blocks
+
+
+def _single_block(text: str | None, label: str) -> list[_Block]:
+    body = sanitize(text or "")
+    return [_Block("", body, label)] if body else []
+
+
+def source_blocks(request: JudgeRequest, source: ContextField) -> list[_Block]:
+    """The rendered blocks of the chosen grounding source (empty: no evidence)."""
+    if source is ContextField.CONTEXT:
+        return _document_blocks(request.context) if request.context is not None else []
+    if source is ContextField.MESSAGES:
+        return _message_blocks(request.messages or [])
+    if source is ContextField.INPUT:
+        return _single_block(request.input, "input")
+    return _single_block(request.expected_output, "expected_output")
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _rank(blocks: Sequence[_Block], query: str) -> list[int]:
+    """Block indexes, most worth keeping first: evidence, then word overlap, then order."""
+    wanted = _words(query)
+    def key(i: int) -> tuple[bool, int, int]:
+        block = blocks[i]
+        return (block.passage_label is not None, len(wanted & _words(block.body)), -i)
+    return sorted(range(len(blocks)), key=key, reverse=True)
+
+
+def _partial(block: _Block, room: int) -> _Block | None:
+    budget = room - len(block.header) - (1 if block.header else 0)
+    if budget < MIN_PARTIAL_CHARS:
+        return None
+    body, _ = truncate(block.body, budget)
+    return _Block(block.header, body, block.passage_label) if body else None
+
+
+def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]:
+    """The blocks to show within ``limit`` characters, in their original order."""
+    sep = len(BLOCK_SEPARATOR)
+    if sum(len(b.text) for b in blocks) + sep * max(0, len(blocks) - 1) <= limit:
+        return list(blocks)
+    chosen: dict[int, _Block] = {}
+    used = 0
+    order = _rank(blocks, query)
+    for i in order:
+        cost = len(blocks[i].text) + (sep if chosen else 0)
+        if used + cost <= limit:
+            chosen[i], used = blocks[i], used + cost
+    skipped = next((i for i in order if i not in chosen), None)
+    if skipped is not None:
+        partial = _partial(blocks[skipped], limit - used - (sep if chosen else 0))
+        if partial is not None:
+            chosen[skipped] = partial
+    return [chosen[i] for i in sorted(chosen)]
+
+
+def _join(blocks: Iterable[_Block]) -> str:
+    return BLOCK_SEPARATOR.join(b.text for b in blocks)
+
+
+def render_evidence(request: JudgeRequest, source: ContextField, limit: int) -> RenderedEvidence:
+    """Render, sanitize and fit the grounding source ``source`` of ``request`` to ``limit``."""
+    blocks = source_blocks(request, source)
+    full = _join(blocks)
+    kept = fit_blocks(blocks, limit, f"{request.output} {request.question or ''}")
+    text = _join(kept)
+    passages = tuple(p for p in (b.passage() for b in kept) if p is not None)
+    cut = Cut(original_chars=len(full), kept_chars=len(text), truncated=text != full)
+    return RenderedEvidence(text=text, passages=passages, cut=cut)

@@ -1,0 +1,82 @@
+"""Sanitizing judged text: remove what is invisible or dangerous, keep what it means.
+
+What :func:`sanitize` does, in order:
+
+1. Line endings: ``\\r\\n`` and lone ``\\r`` become ``\\n``.
+2. Removes control characters (Unicode ``Cc``) except ``\\n`` and ``\\t``, lone surrogates
+   (they cannot be encoded for an API call), zero-width characters (ZWSP, ZWNJ, ZWJ, word
+   joiner, BOM, soft hyphen, Mongolian vowel separator), bidirectional controls (LRE/RLE/PDF/
+   LRO/RLO, LRI/RLI/FSI/PDI, LRM/RLM/ALM) and Unicode tag characters (U+E0000-U+E007F, used to
+   smuggle invisible ASCII instructions).
+3. Normalises to **NFC**, not NFKC. NFC only composes canonically equivalent sequences
+   ("e" + combining acute -> "é") and never changes meaning. NFKC would also turn "x²" into
+   "x2", "½" into "1/2" and "ℌ" into "H", which changes what a claim says, so it is not used.
+   Only compatibility forms that are pure presentation are folded: full-width ASCII
+   ("ＡＢＣ１２３" -> "ABC123", also used to disguise fence markers), typographic ligatures
+   ("ﬁ" -> "fi") and exotic spaces (no-break, en/em, ideographic ...) -> " ".
+4. Collapses pathological whitespace: runs of spaces become one space, runs of blanks holding
+   a tab become one tab (tables keep their columns), trailing spaces on a
+   line are dropped, three or more line breaks become two, and the whole text is stripped.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_INVISIBLE = frozenset(
+    "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"  # zero-width
+    "\u200e\u200f\u061c"  # directional marks
+    "\u202a\u202b\u202c\u202d\u202e"  # embeddings and overrides
+    "\u2066\u2067\u2068\u2069"  # isolates
+)
+_SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                    "\u2009\u200a\u202f\u205f\u3000")
+_LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+              "\ufb05": "st", "\ufb06": "st"}
+_FULLWIDTH_START, _FULLWIDTH_END, _FULLWIDTH_OFFSET = 0xFF01, 0xFF5E, 0xFEE0
+
+_RUN_OF_SPACES = re.compile(r" {2,}")
+_RUN_WITH_TAB = re.compile(r"[ \t]*\t[ \t]*")
+_TRAILING_BLANKS = re.compile(r"[ \t]+\n")
+_MANY_NEWLINES = re.compile(r"\n{3,}")
+
+
+def _keep(ch: str) -> str:
+    """The replacement for one character: itself, a folded form, or nothing."""
+    if ch in ("\n", "\t"):
+        return ch
+    code = ord(ch)
+    if ch in _INVISIBLE or 0xE0000 <= code <= 0xE007F:
+        return ""
+    if ch in _SPACES:
+        return " "
+    if _FULLWIDTH_START <= code <= _FULLWIDTH_END:
+        return chr(code - _FULLWIDTH_OFFSET)
+    if ch in _LIGATURES:
+        return _LIGATURES[ch]
+    category = unicodedata.category(ch)
+    if category in ("Cc", "Cs"):
+        return ""
+    return ch
+
+
+def _clean_chars(text: str) -> str:
+    if text.isascii():
+        return "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
+    return "".join(_keep(ch) for ch in text)
+
+
+def collapse_whitespace(text: str) -> str:
+    """Collapse runs of blanks, trailing blanks and blank-line runs; strip the ends."""
+    text = _RUN_WITH_TAB.sub("\t", _RUN_OF_SPACES.sub(" ", text))
+    text = _TRAILING_BLANKS.sub("\n", text)
+    text = _MANY_NEWLINES.sub("\n\n", text)
+    return text.strip()
+
+
+def sanitize(text: str) -> str:
+    """Return ``text`` without invisible or control characters, NFC-normalised, tidy blanks."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = unicodedata.normalize("NFC", _clean_chars(text))
+    return collapse_whitespace(text)
