@@ -1,0 +1,197 @@
+"""Structured logs: one event per line, context bound once, no secrets, no message bodies.
+
+:func:`configure_logging` sets up structlog and routes the standard library's loggers (aiokafka,
+the SDKs) through the same processors, so every line leaving the process is rendered alike:
+JSON in production, a readable console format on a terminal (``log_format``: ``auto`` picks by
+whether the stream is a TTY). Context travels in contextvars: :func:`bind_record` binds the
+request id, topic/partition/offset and W3C trace id for everything logged while a message is
+handled.
+
+Two processors stand between an event and its rendering:
+
+* :class:`Redactor` replaces secrets: ``SecretStr`` values, string values of keys whose name says
+  key/password/secret/token/authorization/credential, bearer tokens and API-key-shaped strings
+  (``sk-...``, ``sk-ant-...``) anywhere in any text, including exception tracebacks;
+* unless ``debug_payloads`` is on, message bodies (``payload``, ``output``, ``context``,
+  ``messages`` and raw payload fields) are replaced by their size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal, TextIO
+
+import structlog
+from pydantic import SecretBytes, SecretStr
+from structlog.typing import EventDict, Processor, WrappedLogger
+
+LogFormat = Literal["auto", "json", "console"]
+
+REDACTED = "[REDACTED]"
+BODY_KEYS = frozenset({"payload", "output", "context", "messages", "payload_text",
+                       "payload_base64", "body", "value", "expected_output", "input_text"})
+_SENSITIVE_KEY = re.compile(r"key|passw|secret|token|authori[sz]ation|credential|cookie|sasl",
+                            re.IGNORECASE)
+_SECRET_TEXT = (
+    (re.compile(r"\bsk-(?:ant-)?[A-Za-z0-9_\-]{6,}"), "sk-" + REDACTED),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}"), r"\1 " + REDACTED),
+    (re.compile(r"(?i)\b(authorization|x-api-key|api[_-]?key|password|secret|token)"
+                r"(['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{4,}"), r"\1\2" + REDACTED),
+)
+_HANDLER_NAME = "groundguard"
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with API keys, bearer tokens and ``key=value`` secrets replaced."""
+    for pattern, replacement in _SECRET_TEXT:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _is_body(value: Any) -> bool:
+    return isinstance(value, str | bytes | Mapping | list | tuple) and bool(value)
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, str | bytes):
+        return len(value)
+    return len(repr(value))
+
+
+class Redactor:
+    """structlog processor: removes secrets everywhere and bodies unless ``debug_payloads``."""
+
+    def __init__(self, *, debug_payloads: bool = False) -> None:
+        self.debug_payloads = debug_payloads
+
+    def __call__(self, logger: WrappedLogger, method: str, event_dict: EventDict) -> EventDict:
+        return {key: self._field(key, value) for key, value in event_dict.items()}
+
+    def _field(self, key: str, value: Any) -> Any:
+        if not self.debug_payloads and key in BODY_KEYS and _is_body(value):
+            return f"[dropped {_size(value)} chars; set debug_payloads to log bodies]"
+        if isinstance(value, SecretStr | SecretBytes):
+            return REDACTED
+        if _SENSITIVE_KEY.search(key) and isinstance(value, str | bytes) and value:
+            return REDACTED
+        return self._value(value)
+
+    def _value(self, value: Any) -> Any:
+        if isinstance(value, SecretStr | SecretBytes):
+            return REDACTED
+        if isinstance(value, str):
+            return scrub_text(value)
+        if isinstance(value, bytes):
+            return scrub_text(value.decode("utf-8", "replace"))
+        if isinstance(value, Mapping):
+            return {str(k): self._field(str(k), v) for k, v in value.items()}
+        if isinstance(value, list | tuple | set | frozenset):
+            return [self._value(v) for v in value]
+        if isinstance(value, int | float | bool) or value is None:
+            return value
+        return scrub_text(str(value))
+
+
+def _choose_format(log_format: LogFormat, stream: TextIO) -> Literal["json", "console"]:
+    if log_format != "auto":
+        return log_format
+    isatty = getattr(stream, "isatty", None)
+    return "console" if isatty is not None and isatty() else "json"
+
+
+def _renderer(fmt: Literal["json", "console"], stream: TextIO) -> Processor:
+    if fmt == "json":
+        return structlog.processors.JSONRenderer(sort_keys=False, default=str)
+    colors = bool(getattr(stream, "isatty", lambda: False)())
+    return structlog.dev.ConsoleRenderer(colors=colors,
+                                         exception_formatter=structlog.dev.plain_traceback)
+
+
+def shared_processors(*, debug_payloads: bool) -> list[Processor]:
+    """The chain every event goes through before rendering (structlog's and stdlib's alike)."""
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
+        structlog.processors.StackInfoRenderer(),
+        structlog.processors.format_exc_info,
+        structlog.processors.UnicodeDecoder(),
+        Redactor(debug_payloads=debug_payloads),
+    ]
+
+
+def configure_logging(*, log_format: LogFormat = "auto", level: str | int = "info",
+                      debug_payloads: bool = False, stream: TextIO | None = None) -> None:
+    """Configure structlog and the stdlib root logger; calling it again replaces the setup."""
+    stream = stream if stream is not None else sys.stderr
+    numeric = level if isinstance(level, int) else logging.getLevelName(level.upper())
+    shared = shared_processors(debug_payloads=debug_payloads)
+    structlog.configure(
+        processors=[structlog.stdlib.filter_by_level, *shared,
+                    structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=shared,
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    _renderer(_choose_format(log_format, stream), stream)],
+    )
+    handler = logging.StreamHandler(stream)
+    handler.set_name(_HANDLER_NAME)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    _remove_our_handlers(root)
+    root.addHandler(handler)
+    root.setLevel(numeric)
+    logging.getLogger("aiokafka").setLevel(max(numeric, logging.WARNING)
+                                           if numeric > logging.DEBUG else numeric)
+
+
+def _remove_our_handlers(root: logging.Logger) -> None:
+    for handler in [h for h in root.handlers if h.get_name() == _HANDLER_NAME]:
+        root.removeHandler(handler)
+        handler.close()
+
+
+def reset_logging() -> None:
+    """Undo :func:`configure_logging` (for tests and embedding applications)."""
+    _remove_our_handlers(logging.getLogger())
+    structlog.reset_defaults()
+    structlog.contextvars.clear_contextvars()
+
+
+def trace_id_from_headers(headers: Sequence[tuple[str, bytes | None]] | None) -> str | None:
+    """The W3C trace id from a ``traceparent`` header, if there is a valid one."""
+    for name, value in headers or ():
+        if name.lower() == "traceparent" and value:
+            match = _TRACEPARENT.match(value.decode("ascii", "replace").strip().lower())
+            if match and match.group(1) != "0" * 32:
+                return match.group(1)
+    return None
+
+
+@contextlib.contextmanager
+def bind_record(*, topic: str, partition: int, offset: int, request_id: str | None = None,
+                headers: Sequence[tuple[str, bytes | None]] | None = None) -> Iterator[None]:
+    """Bind a record's coordinates, request id and trace id to every log line in this block."""
+    fields: dict[str, Any] = {"topic": topic, "partition": partition, "offset": offset}
+    if request_id is not None:
+        fields["request_id"] = request_id
+    trace_id = trace_id_from_headers(headers)
+    if trace_id is not None:
+        fields["trace_id"] = trace_id
+    with structlog.contextvars.bound_contextvars(**fields):
+        yield
+
+
+def get_logger(name: str | None = None) -> Any:
+    """A structlog logger (``structlog.get_logger``), named like the stdlib logger it feeds."""
+    return structlog.get_logger(name)

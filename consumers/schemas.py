@@ -1,0 +1,126 @@
+"""Published message contracts: JSON Schemas (draft 2020-12) generated from the pydantic models.
+
+Every message groundguard reads or writes has a schema in ``schemas/<name>.v<version>.json``:
+``request`` (what producers publish), ``verdict``, ``quarantine`` and ``dead-letter`` (what
+groundguard publishes). The files are generated, never edited by hand: ``groundguard schemas
+--write`` regenerates them and ``groundguard schemas --check`` fails when they drift from the
+models. Output schemas list every field as required, because groundguard always writes them all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema
+
+from consumers.records import DeadLetter, QuarantineRecord, VerdictRecord
+from guard.defaults import SCHEMA_VERSION
+from guard.models import JudgeRequest
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+ID_PREFIX = "urn:groundguard:schema:"
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+Mode = Literal["validation", "serialization"]
+
+
+@dataclass(frozen=True)
+class MessageSchema:
+    """One published contract: which model, read (validation) or written (serialization)."""
+
+    name: str
+    model: type[BaseModel]
+    mode: Mode
+    title: str
+    description: str
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.v{SCHEMA_VERSION}.json"
+
+    @property
+    def schema_id(self) -> str:
+        return f"{ID_PREFIX}{self.name}:v{SCHEMA_VERSION}"
+
+
+MESSAGES: tuple[MessageSchema, ...] = (
+    MessageSchema("request", JudgeRequest, "validation", "groundguard request",
+                  "An answer to judge with its evidence, as producers publish it to the requests "
+                  "topic (default rag.responses). Unknown fields are ignored."),
+    MessageSchema("verdict", VerdictRecord, "serialization", "groundguard verdict",
+                  "The decision on one request, published to the verdicts topic (default "
+                  "guard.verdicts) with the input's topic/partition/offset."),
+    MessageSchema("quarantine", QuarantineRecord, "serialization", "groundguard quarantine record",
+                  "A failing (or, under fail-closed, undecided) response with its original "
+                  "payload and verdict, published to the quarantine topic (default "
+                  "guard.quarantine)."),
+    MessageSchema("dead-letter", DeadLetter, "serialization", "groundguard dead letter",
+                  "A message that could not be decoded or validated, with the original bytes, "
+                  "headers, source coordinates and the reason, published to the dead-letter topic "
+                  "(default guard.dlq)."),
+)
+
+
+class _OutputSchema(GenerateJsonSchema):
+    """Serialization schemas: every field is written, so every field is required."""
+
+    def field_is_required(self, field: Any, total: bool) -> bool:
+        if self.mode == "serialization":
+            return True
+        return super().field_is_required(field, total)
+
+
+def generate(message: MessageSchema) -> dict[str, Any]:
+    """One message's JSON Schema, with ``$schema``, a versioned ``$id``, title and description."""
+    body = message.model.model_json_schema(mode=message.mode, schema_generator=_OutputSchema)
+    body.pop("title", None)
+    body.pop("description", None)
+    return {"$schema": DRAFT, "$id": message.schema_id, "title": message.title,
+            "description": message.description, "x-schema-version": SCHEMA_VERSION, **body}
+
+
+def render(schema: dict[str, Any]) -> str:
+    """Stable text for a schema file (model field order kept, so diffs stay readable)."""
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def expected_files() -> dict[str, str]:
+    """File name -> the text it should hold, for every published message."""
+    return {m.filename: render(generate(m)) for m in MESSAGES}
+
+
+def write(directory: Path = SCHEMA_DIR) -> list[Path]:
+    """(Re)generate every schema file; returns the files written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in expected_files().items():
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def drift(directory: Path = SCHEMA_DIR) -> list[str]:
+    """Human-readable differences between the checked-in files and the models (empty: none)."""
+    problems: list[str] = []
+    for name, want in expected_files().items():
+        path = directory / name
+        have = path.read_text(encoding="utf-8") if path.exists() else ""
+        if have == want:
+            continue
+        diff = difflib.unified_diff(have.splitlines(), want.splitlines(), f"{path} (checked in)",
+                                    f"{name} (from the models)", lineterm="", n=1)
+        problems.append("\n".join(list(diff)[:40]) if have else f"{path}: missing")
+    return problems
+
+
+def load(name: str, directory: Path = SCHEMA_DIR) -> dict[str, Any]:
+    """The checked-in schema of one message by name (``request``, ``verdict``...)."""
+    message = next(m for m in MESSAGES if m.name == name)
+    loaded: dict[str, Any] = json.loads((directory / message.filename).read_text("utf-8"))
+    return loaded
