@@ -34,3 +34,4 @@ class PreparedCase:
     question: str | None
     truncation: Truncation
     injections: tuple[InjectionFinding, ...]
+    message_key: str | None = None  # the Kafka message key, when judged from a stream
