@@ -1,0 +1,145 @@
+"""The evidence, indexed once per case, and the alignment of a claim to its best sentence.
+
+Support is the weighted share of a claim's content words that the evidence contains. Words
+match by stem, by synonym group, or by a shared long prefix ("Indian" / "India"); names weigh
+more than ordinary words, and very general words ("thing", "item") weigh less.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from guard.case import Passage
+from guard.offline import numbers
+from guard.offline.numbers import Quantity
+from guard.offline.text import GENERIC, content_stems, normalize, split_sentences
+
+MIN_PREFIX = 5
+_DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
+
+
+_PRONOUN_OPENERS = frozenset({"it", "he", "she", "they", "its", "his", "her", "their", "this",
+                              "these", "those", "that", "there", "such", "both"})
+
+
+@dataclass(frozen=True)
+class EvidenceSentence:
+    """A sentence of the evidence; ``scope`` adds the sentence before it when this one opens
+    with a pronoun ("It has a population of ..."), so a claim may draw on both."""
+
+    text: str
+    passage: str
+    stems: frozenset[str]
+    quantities: tuple[Quantity, ...]
+    scope: frozenset[str] = frozenset()
+
+
+@dataclass
+class EvidenceIndex:
+    """Sentences of every passage with their stems and quantities, plus corpus-wide sets."""
+
+    sentences: list[EvidenceSentence]
+    stems: set[str] = field(default_factory=set)
+    quantities: list[Quantity] = field(default_factory=list)
+    normalized: str = ""
+    _fuzzy_cache: dict[str, bool] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
+        units = list(passages) or [Passage("evidence", evidence)]
+        sentences = [s for p in units for s in _sentences(p)]
+        index = cls(sentences, normalized=normalize(evidence))
+        for sentence in sentences:
+            index.stems.update(sentence.stems)
+            index.quantities.extend(sentence.quantities)
+        return index
+
+    def has(self, word: str) -> bool:
+        """Whether the evidence contains ``word`` (a stem) or a close form of it."""
+        if word in self.stems:
+            return True
+        if word not in self._fuzzy_cache:
+            self._fuzzy_cache[word] = any(related(word, other) for other in self.stems)
+        return self._fuzzy_cache[word]
+
+
+def _sentences(passage: Passage) -> list[EvidenceSentence]:
+    found: list[EvidenceSentence] = []
+    previous: frozenset[str] = frozenset()
+    for span in split_sentences(passage.text):
+        stems = frozenset(content_stems(span.text))
+        first = span.text.split(None, 1)[0].lower() if span.text.split() else ""
+        scope = stems | previous if first in _PRONOUN_OPENERS else stems
+        found.append(EvidenceSentence(span.text, passage.label, stems,
+                                      tuple(numbers.extract(span.text)), scope))
+        previous = stems
+    return found
+
+
+def local_support(stems: list[str], quantities: list[Quantity], sentence: EvidenceSentence | None,
+                  name_stems: set[str]) -> float:
+    """The weighted share of a claim's words and amounts found together in one sentence (with
+    the sentence its opening pronoun refers back to)."""
+    total = sum(weight(s, name_stems) for s in stems) + len(quantities)
+    if not total:
+        return 1.0
+    if sentence is None:
+        return 0.0
+    found: float = sum(weight(s, name_stems) for s in stems
+                if s in sentence.scope or any(related(s, o) for o in sentence.scope))
+    found += sum(1 for q in quantities if numbers.supported(q, list(sentence.quantities)))
+    return found / total
+
+
+def related(a: str, b: str) -> bool:
+    """Close forms of one word: a shared prefix of at least five letters covering most of the
+    shorter word, or a demonym and its place ("Scottish" / "Scotland")."""
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) >= MIN_PREFIX and long_.startswith(short) and len(long_) - len(short) <= 3:
+        return True
+    return _root(a) == _root(b) and len(_root(a)) >= 4
+
+
+def _root(word: str) -> str:
+    for suffix in _DEMONYM_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: len(word) - len(suffix)][:6]
+    return word[:6] if len(word) >= 7 else word
+
+
+def weight(word: str, name_stems: set[str]) -> float:
+    if word in name_stems:
+        return 1.5
+    return 0.5 if word in GENERIC else 1.0
+
+
+def support(stems: list[str], index: EvidenceIndex,
+            name_stems: set[str]) -> tuple[float, list[str]]:
+    """The weighted share of ``stems`` the evidence contains, and the stems it lacks."""
+    if not stems:
+        return 1.0, []
+    total = sum(weight(s, name_stems) for s in stems)
+    missing = [s for s in stems if not index.has(s)]
+    found = total - sum(weight(s, name_stems) for s in missing)
+    return found / total, missing
+
+
+def best_sentence(stems: list[str], quantities: list[Quantity],
+                  index: EvidenceIndex) -> tuple[EvidenceSentence | None, float]:
+    """The evidence sentence sharing most of the claim's words and amounts, and that share."""
+    if not index.sentences:
+        return None, 0.0
+    wanted = set(stems)
+    best: EvidenceSentence | None = None
+    best_score = -1.0
+    for sentence in index.sentences:
+        shared: float = sum(1 for s in wanted if s in sentence.scope or
+                            any(related(s, o) for o in sentence.scope if o[:2] == s[:2]))
+        shared += 0.5 * sum(1 for q in quantities
+                            if numbers.supported(q, list(sentence.quantities)))
+        score = shared / max(len(wanted) + 0.5 * len(quantities), 1)
+        if score > best_score:
+            best, best_score = sentence, score
+    return best, max(best_score, 0.0)

@@ -1,0 +1,128 @@
+"""The checks run on one claim, in order of how decisive they are.
+
+Quoted strings, amounts and names must occur in the evidence; the claim must not flip the
+polarity of the sentence it is aligned to; and enough of its content words must be supported.
+The first failed check decides, and its reason names what failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from guard.offline import entities, negation, numbers
+from guard.offline.align import (
+    EvidenceIndex,
+    EvidenceSentence,
+    best_sentence,
+    local_support,
+    support,
+)
+from guard.offline.claims import Claim
+from guard.offline.text import content_stems, normalize
+
+MIN_SUPPORT = 0.65
+MIN_LOCAL_SUPPORT = 0.75
+ALIGN_FOR_POLARITY = 0.6
+NO_CONTENT_CONFIDENCE = 0.3
+
+
+@dataclass(frozen=True)
+class Premise:
+    """What the question already states: its words and amounts are not the answer's claims."""
+
+    text: str = ""
+    stems: frozenset[str] = frozenset()
+    quantities: tuple[numbers.Quantity, ...] = ()
+    normalized: str = ""
+
+    @classmethod
+    def of(cls, question: str | None) -> Premise:
+        if not question:
+            return cls()
+        return cls(question, frozenset(content_stems(question)),
+                   tuple(numbers.extract(question)), normalize(question))
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    claim: str
+    supported: bool
+    reason: str
+    confidence: float
+    support: float
+    sentence: EvidenceSentence | None = None
+    missing: tuple[str, ...] = field(default=())
+    local: float = 1.0
+
+
+def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
+                min_support: float = MIN_SUPPORT) -> ClaimResult:
+    stems = content_stems(claim.text)
+    quantities = numbers.extract(claim.text)
+    query = stems + sorted(premise.stems) if claim.short_answer else stems
+    sentence, overlap = best_sentence(query, quantities, index)
+    names = entities.names(claim.text)
+    name_stems = {part for name in names for part in name.parts}
+    new = [s for s in stems if s not in premise.stems or not index.has(s)]
+    share, missing = support(new, index, name_stems)
+    local = local_support(stems, quantities, sentence, name_stems)
+
+    def result(ok: bool, reason: str, confidence: float) -> ClaimResult:
+        return ClaimResult(claim.text, ok, reason, round(confidence, 3), round(share, 3),
+                           sentence, tuple(missing), round(local, 3))
+
+    failure = (_quote_failure(claim.text, index, premise)
+               or _number_failure(quantities, index, premise, sentence)
+               or _name_failure(names, index, premise))
+    if failure is not None:
+        return result(False, failure[0], failure[1])
+    if sentence is not None and overlap >= ALIGN_FOR_POLARITY and not claim.short_answer:
+        flip = negation.flipped(claim.text, sentence.text)
+        if flip is not None:
+            return result(False, flip, 0.75 + 0.2 * overlap)
+    if not stems and not quantities:
+        return result(True, "no checkable content", NO_CONTENT_CONFIDENCE)
+    if share < min_support:
+        return result(False, f"low content-word support {share:.2f} (missing: "
+                      f"{', '.join(missing[:5])})", 0.5 + min(0.45, (min_support - share) * 1.5))
+    if not claim.short_answer and local < MIN_LOCAL_SUPPORT:
+        return result(False, f"not stated together: the best-matching sentence supports only "
+                      f"{local:.2f} of the claim", 0.5 + (MIN_LOCAL_SUPPORT - local))
+    confidence = 0.5 + min(0.45, (share - min_support) * 1.2)
+    return result(True, f"supported: content-word support {share:.2f}, amounts and names found",
+                  confidence * (0.9 if claim.short_answer else 1.0))
+
+
+def _quote_failure(text: str, index: EvidenceIndex,
+                   premise: Premise) -> tuple[str, float] | None:
+    for quote in entities.quoted(text):
+        if not entities.quote_in(quote, index.normalized) and not entities.quote_in(
+                quote, premise.normalized):
+            return f"quoted string '{quote}' not in evidence", 0.9
+    return None
+
+
+def _number_failure(quantities: list[numbers.Quantity], index: EvidenceIndex, premise: Premise,
+                    sentence: EvidenceSentence | None) -> tuple[str, float] | None:
+    for quantity in quantities:
+        if numbers.supported(quantity, index.quantities) or numbers.supported(
+                quantity, list(premise.quantities)):
+            continue
+        nearby = list(sentence.quantities) if sentence is not None else []
+        instead = numbers.closest(quantity, nearby) or numbers.closest(quantity, index.quantities)
+        if instead is not None:
+            return (f"number {quantity.text} not in evidence (evidence says {instead.text})",
+                    0.95)
+        return f"number {quantity.text} not in evidence", 0.85
+    return None
+
+
+def _name_failure(names: list[entities.Name], index: EvidenceIndex,
+                  premise: Premise) -> tuple[str, float] | None:
+    for name in names:
+        if entities.quote_in(name.text, index.normalized):
+            continue
+        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
+        if absent and len(absent) * 2 >= len(name.parts):
+            return f"name '{name.text}' not in evidence", 0.85
+    return None

@@ -1,0 +1,63 @@
+"""Split an answer into claims: its sentences, and the independent clauses of long sentences.
+
+A bare short answer ("Delhi", "6.213 km long") is one claim read in the light of the question
+it answers; a leading "Yes," or "No," is an answer to the question, not a claim of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from guard.offline.text import content_stems, split_sentences, words
+
+SHORT_ANSWER_WORDS = 6
+MIN_CLAUSE_CONTENT_WORDS = 3
+_CLAUSE_BREAK = re.compile(
+    r";\s+|,\s+(?:and|but|whereas|while|although|though|however|yet)\s+|\s+but\s+(?=\w+\s+\w+)",
+    re.IGNORECASE,
+)
+_INTERJECTION = re.compile(r"^\s*(?:yes|no|yeah|nope|sure|correct|indeed)\b[,.!:;]?\s*",
+                           re.IGNORECASE)
+_FINITE_VERBS = frozenset({
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "does", "did", "do", "will",
+    "would", "can", "could", "may", "might", "shall", "should", "must",
+})
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of the output. ``short_answer`` marks a verbless reply."""
+
+    text: str
+    short_answer: bool = False
+
+
+def split_claims(output: str) -> list[Claim]:
+    """The claims of ``output``, in order. An output with no words gives no claims."""
+    sentences = [s.text for s in split_sentences(output)]
+    if len(sentences) == 1 and is_short_answer(sentences[0]):
+        stripped = _INTERJECTION.sub("", sentences[0]).strip()
+        return [Claim(stripped or sentences[0], short_answer=True)]
+    claims: list[Claim] = []
+    for sentence in sentences:
+        sentence = _INTERJECTION.sub("", sentence).strip() or sentence
+        claims.extend(Claim(clause) for clause in _clauses(sentence))
+    return [c for c in claims if words(c.text)]
+
+
+def is_short_answer(text: str) -> bool:
+    tokens = [w.lower() for w in words(text)]
+    return len(tokens) <= SHORT_ANSWER_WORDS and not _FINITE_VERBS.intersection(tokens)
+
+
+def _clauses(sentence: str) -> list[str]:
+    pieces = [p.strip() for p in _CLAUSE_BREAK.split(sentence) if p.strip()]
+    clauses: list[str] = []
+    for piece in pieces:
+        if clauses and min(len(content_stems(piece)),
+                           len(content_stems(clauses[-1]))) < MIN_CLAUSE_CONTENT_WORDS:
+            clauses[-1] = f"{clauses[-1]} {piece}"
+        else:
+            clauses.append(piece)
+    return clauses or [sentence]

@@ -1,0 +1,86 @@
+"""Names and quoted strings: the parts of a claim that must appear in the evidence as written.
+
+A name is a run of capitalised words (with "of", "de", "the" ... inside it, as in "Bank of
+America"); a capitalised word that opens a sentence counts only when the next word is
+capitalised too, since any sentence opens with a capital. A quoted string is text inside double
+quotes, curly quotes, or single quotes that are not apostrophes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from guard.offline.text import STOPWORDS, normalize, stem
+
+_CAPITALISED = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’.&-]*")
+_NAME_JOINERS = frozenset({"of", "de", "del", "der", "van", "von", "da", "di", "la", "le", "du",
+                           "the", "and", "for", "&", "bin", "al"})
+_TOKEN = re.compile(r"[\w'’.&-]+|[^\w\s]")
+_QUOTED = re.compile(
+    r"\"([^\"]{2,200})\"|“([^”]{2,200})”|(?<![\w'’])['‘]([^'’]{2,200})['’](?![\w])"
+)
+_INITIALS = re.compile(r"(?:\b[A-Z]\.)+$")
+_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "yes", "no", "mr", "mrs",
+                        "ms", "dr", "monday", "tuesday", "wednesday", "thursday", "friday",
+                        "saturday", "sunday"})
+
+
+@dataclass(frozen=True)
+class Name:
+    """A proper noun as written, and the stems of its capitalised words."""
+
+    text: str
+    parts: tuple[str, ...]
+
+
+def names(text: str) -> list[Name]:
+    """The names in one sentence or clause of text."""
+    tokens = _TOKEN.findall(text)
+    found: list[Name] = []
+    run: list[str] = []
+    for index, token in enumerate(tokens):
+        joins = bool(run) and token.lower() in _NAME_JOINERS
+        if _is_name_word(tokens, index) or (joins and _is_name_word(tokens, index + 1)):
+            run.append(token)
+        else:
+            _close(run, found)
+            run = []
+    _close(run, found)
+    return found
+
+
+def _is_name_word(tokens: list[str], index: int) -> bool:
+    if index >= len(tokens) or not _CAPITALISED.fullmatch(tokens[index]):
+        return False
+    word = tokens[index]
+    if word.lower().rstrip(".") in _NOT_NAMES:
+        return False
+    opens_sentence = index == 0 or tokens[index - 1] in {".", "!", "?", ":", "\"", "“", "("}
+    if not opens_sentence:
+        return word.lower() not in STOPWORDS or (word.isupper() and len(word) > 1)
+    following = tokens[index + 1] if index + 1 < len(tokens) else ""
+    return (word.lower() not in STOPWORDS and bool(_CAPITALISED.fullmatch(following))
+            and following.lower() not in STOPWORDS)
+
+
+def _close(run: list[str], found: list[Name]) -> None:
+    while run and run[-1].lower() in _NAME_JOINERS:
+        run.pop()
+    if not run:
+        return
+    parts = tuple(stem(w.rstrip(".")) for w in run if w.lower() not in _NAME_JOINERS)
+    text = " ".join(run)
+    if not _INITIALS.search(text):
+        text = text.rstrip(".")
+    found.append(Name(text, parts))
+
+
+def quoted(text: str) -> list[str]:
+    """The strings quoted in ``text``, without their quotes."""
+    return [next(g for g in m.groups() if g).strip() for m in _QUOTED.finditer(text)]
+
+
+def quote_in(quote: str, evidence_normalized: str) -> bool:
+    """Whether a quoted string occurs in the (normalised) evidence, ignoring edge punctuation."""
+    return normalize(quote).strip(" .,;:!?") in evidence_normalized

@@ -1,0 +1,97 @@
+"""The offline judge: deterministic, pure Python, no network, no model.
+
+It splits the output into claims, checks each against the best-matching evidence sentence
+(:mod:`guard.offline.checks`), and returns the same structured assessment an LLM judge returns,
+with a confidence the cascade uses to decide whether to ask an LLM.
+"""
+
+from __future__ import annotations
+
+from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
+from guard.case import PreparedCase
+from guard.models import ScoringMode, Usage
+from guard.offline.align import EvidenceIndex
+from guard.offline.checks import MIN_SUPPORT, ClaimResult, Premise, check_claim
+from guard.offline.claims import split_claims
+from guard.providers.base import JudgeOutcome
+from guard.settings import JudgeSettings
+
+OFFLINE_MODEL = "offline-v1"
+EMPTY_OUTPUT_CONFIDENCE = 0.2
+
+
+class OfflineJudge:
+    """Implements :class:`guard.providers.base.Judge` with rules instead of a model."""
+
+    provider = "offline"
+    model = OFFLINE_MODEL
+
+    def __init__(self, settings: JudgeSettings | None = None, *,
+                 min_support: float = MIN_SUPPORT) -> None:
+        self.settings = settings or JudgeSettings()
+        self.min_support = min_support
+
+    async def assess(self, case: PreparedCase) -> JudgeOutcome:
+        results = self.check(case)
+        return JudgeOutcome(assessment=_assessment(case, results), provider=self.provider,
+                            model=self.model, usage=Usage(), tier="offline",
+                            confidence=confidence(results))
+
+    def check(self, case: PreparedCase) -> list[ClaimResult]:
+        """The per-claim results for ``case`` (synchronous; :meth:`assess` wraps it)."""
+        index = EvidenceIndex.build(case.passages, case.evidence)
+        premise = Premise.of(case.question)
+        return [check_claim(claim, index, premise, self.min_support)
+                for claim in split_claims(case.output)]
+
+    async def aclose(self) -> None:
+        return None
+
+
+def confidence(results: list[ClaimResult]) -> float:
+    """How sure the judge is: the surest failure decides a fail, the least sure claim a pass."""
+    if not results:
+        return EMPTY_OUTPUT_CONFIDENCE
+    failures = [r.confidence for r in results if not r.supported]
+    if failures:
+        return max(failures)
+    return min(r.confidence for r in results)
+
+
+def _assessment(case: PreparedCase, results: list[ClaimResult]) -> Assessment:
+    claims = [_claim(case, r) for r in results]
+    supported = sum(r.supported for r in results)
+    grounded = supported == len(results)
+    explanation = _explain(results, supported)
+    if case.mode is ScoringMode.BINARY:
+        return BinaryAssessment(explanation=explanation, claims=claims, grounded=grounded)
+    return Scale5Assessment(explanation=explanation, claims=claims, score=_score(results))
+
+
+def _score(results: list[ClaimResult]) -> int:
+    if not results:
+        return 3
+    supported = sum(r.supported for r in results) / len(results)
+    if supported == 1.0:
+        return 5 if confidence(results) >= 0.6 else 4
+    return 2 if supported >= 0.5 else 1
+
+
+def _claim(case: PreparedCase, result: ClaimResult) -> ClaimAssessment:
+    quote = result.sentence.text if result.sentence is not None else None
+    if quote is not None and quote not in case.evidence:
+        quote = None
+    return ClaimAssessment(claim=result.claim, reason=result.reason, evidence_quote=quote,
+                           supported=result.supported)
+
+
+def _explain(results: list[ClaimResult], supported: int) -> str:
+    if not results:
+        return "offline checks: the output has no checkable claims"
+    head = f"offline checks: {supported} of {len(results)} claims supported"
+    failed = [f"'{_short(r.claim)}': {r.reason}" for r in results if not r.supported]
+    return head + ("; " + "; ".join(failed) if failed else "")
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

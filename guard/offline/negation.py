@@ -1,0 +1,66 @@
+"""Polarity: whether a claim says the opposite of the evidence sentence it is built from.
+
+A claim and its best-aligned evidence sentence disagree when exactly one of them is negated
+("is not", "never", "no longer", "without") or when the claim uses a word whose opposite the
+sentence uses instead ("allows" / "prohibits", "before" / "after").
+"""
+
+from __future__ import annotations
+
+import re
+
+from guard.offline.text import stem, words
+
+_CUES = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without",
+                   "cannot", "unable", "lack", "lacks", "lacked", "nowhere", "n't", "refuse",
+                   "refused", "refuses", "deny", "denied", "denies"})
+_NOT_NEGATING = re.compile(
+    r"\bnot only\b|\bno (?:doubt|matter|less|more than|fewer than)\b|\bnothing but\b"
+    r"|\bnever(?:theless)\b|\bwhether or not\b",
+    re.IGNORECASE,
+)
+_OPPOSITES = (
+    ("allow", "prohibit"), ("allow", "forbid"), ("allow", "ban"), ("accept", "reject"),
+    ("include", "exclude"), ("before", "after"), ("increase", "decrease"), ("rise", "fall"),
+    ("gain", "loss"), ("win", "lose"), ("won", "lost"), ("old", "young"), ("older", "younger"),
+    ("more", "less"), ("more", "fewer"), ("larger", "smaller"), ("longer", "shorter"),
+    ("higher", "lower"), ("above", "below"), ("open", "closed"), ("enable", "disable"),
+    ("free", "paid"), ("eligible", "ineligible"), ("refundable", "non-refundable"),
+    ("available", "unavailable"), ("possible", "impossible"), ("legal", "illegal"),
+    ("always", "never"), ("maximum", "minimum"), ("earliest", "latest"), ("first", "last"),
+    ("north", "south"), ("east", "west"), ("male", "female"), ("husband", "wife"),
+    ("mother", "father"), ("son", "daughter"), ("brother", "sister"), ("true", "false"),
+    ("success", "failure"), ("positive", "negative"), ("cheaper", "dearer"),
+)
+OPPOSITE: dict[str, frozenset[str]] = {}
+for _a, _b in _OPPOSITES:
+    for _x, _y in ((stem(_a), stem(_b)), (stem(_b), stem(_a))):
+        OPPOSITE[_x] = OPPOSITE.get(_x, frozenset()) | {_y}
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` contains a negation (after removing idioms that only look negative)."""
+    cleaned = _NOT_NEGATING.sub(" ", text).replace("’", "'")
+    if re.search(r"\w+n't\b", cleaned, re.IGNORECASE):
+        return True
+    return any(w.lower() in _CUES for w in words(cleaned))
+
+
+def flipped(claim: str, evidence_sentence: str) -> str | None:
+    """Why the claim contradicts the sentence by polarity, or None when it does not."""
+    claim_negated, evidence_negated = negated(claim), negated(evidence_sentence)
+    if claim_negated and not evidence_negated:
+        return "negation flipped: the claim is negated, the evidence is not"
+    if evidence_negated and not claim_negated:
+        return "negation flipped: the evidence is negated, the claim is not"
+    return _opposite_words(claim, evidence_sentence)
+
+
+def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
+    claim_stems = {stem(w) for w in words(claim)}
+    evidence_stems = {stem(w) for w in words(evidence_sentence)}
+    for word in claim_stems - evidence_stems:
+        for opposite in OPPOSITE.get(word, frozenset()):
+            if opposite in evidence_stems and opposite not in claim_stems:
+                return f"opposite meaning: the claim says '{word}', the evidence says '{opposite}'"
+    return None

@@ -1,0 +1,166 @@
+"""Text primitives shared by the offline checks: sentences with their spans, words, stems."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket; or at a
+# full stop glued to the next sentence ("...century.First for Women"), common in scraped text.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])[\"'”’)\]]?\s+(?=[A-Z0-9\"“'(\[])"
+    r"|(?<=[a-z)\]]{2}[.!?])(?=[A-Z][a-z])"
+    r"|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
+)
+# Abbreviations whose full stop does not end a sentence.
+_ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "inc", "ltd", "co", "corp",
+    "no", "fig", "approx", "dept", "est", "e.g", "i.e", "u.s", "u.k", "jan", "feb", "mar", "apr",
+    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft", "gen", "col", "lt",
+})
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][\w'’À-ÖØ-öø-ÿĀ-ſ-]*|\d+(?:[.,]\d+)*")
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOPWORDS = _word_set("""
+a an the and or but if then else so than that this these those there here of in on at to for from
+by with within without into onto over under about above below between among through during before
+after since until upon as is are was were be been being am do does did doing done have has had
+having can could may might must shall should will would it its it's itself he him his himself she
+her hers herself they them their theirs themselves we us our ours ourselves you your yours i me my
+mine who whom whose which what when where why how all any both each either every few more most
+other some such own same just also only very too quite rather really much many lot lots not no nor
+never none neither n't cannot can't don't doesn't didn't isn't aren't wasn't weren't won't wouldn't
+shouldn't couldn't hasn't haven't hadn't one ones yes yeah ok okay well still even ever yet already
+again further once like get gets got getting make makes made let lets via per please thank thanks
+around approximately roughly nearly almost exactly just some
+""")
+
+# Nouns and verbs so general that their absence from the evidence says little.
+GENERIC = _word_set("""
+thing things item items stuff people person someone something anything everything way ways kind
+kinds type types part parts lot number amount use used using include includes included including
+known called named several various certain also
+""")
+
+# Small groups of words that say the same thing; each maps to its group's first word.
+_SYNONYM_GROUPS = (
+    ("population", "resident", "inhabitant", "people", "populace"),
+    ("buy", "purchase", "bought"),
+    ("refund", "reimbursement", "repayment"),
+    ("start", "begin", "began", "begun", "commence"),
+    ("found", "establish", "founded", "established"),
+    ("die", "death", "died", "dead"),
+    ("born", "birth"),
+    ("film", "movie"),
+    ("car", "automobile", "vehicle"),
+    ("large", "big", "huge"),
+    ("small", "little", "tiny"),
+    ("begin", "start"),
+    ("end", "finish"),
+    ("cost", "price", "fee", "charge"),
+    ("customer", "client"),
+    ("employee", "staff", "worker"),
+    ("allow", "permit", "let"),
+    ("help", "assist", "support"),
+    ("show", "display"),
+    ("require", "need"),
+    ("receive", "get"),
+    ("write", "wrote", "written", "author"),
+)
+SYNONYMS: dict[str, str] = {}
+for _group in _SYNONYM_GROUPS:
+    for _word in _group:
+        SYNONYMS.setdefault(_word, _group[0])
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of a text, with its offsets in that text."""
+
+    text: str
+    start: int
+    end: int
+
+
+def split_sentences(text: str) -> list[Span]:
+    """Sentences of ``text``, each with its exact offsets, so a quote is a real span."""
+    spans: list[Span] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        if _ends_with_abbreviation(text[start:match.start()]):
+            continue
+        _append_stripped(spans, text, start, match.start())
+        start = match.end()
+    _append_stripped(spans, text, start, len(text))
+    return spans
+
+
+def _ends_with_abbreviation(chunk: str) -> bool:
+    tail = chunk.rstrip("\"'”’)] ")
+    if not tail.endswith("."):
+        return False
+    last = tail[:-1].rsplit(None, 1)[-1].lower() if tail[:-1].split() else ""
+    return last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha())
+
+
+def _append_stripped(spans: list[Span], text: str, start: int, end: int) -> None:
+    piece = text[start:end]
+    left = len(piece) - len(piece.lstrip())
+    right = len(piece.rstrip())
+    if right > left:
+        spans.append(Span(piece[left:right], start + left, start + right))
+
+
+def words(text: str) -> list[str]:
+    """The words and numbers of ``text``, in order, as written."""
+    return [w.strip("'’-") for w in _WORD.findall(text) if w.strip("'’-")]
+
+
+def stem(word: str) -> str:
+    """A light, rule-based stem: lower case, no possessive, no plural or common inflection."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.rstrip("'")
+    if w in SYNONYMS:
+        return SYNONYMS[w]
+    w = _strip_suffix(w)
+    return SYNONYMS.get(w, w)
+
+
+def _strip_suffix(w: str) -> str:
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ness", ""), ("ing", ""), ("ed", ""),
+                         ("es", "e"), ("s", ""), ("ly", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            if suffix == "s" and w.endswith(("ss", "us", "is")):
+                return w
+            if suffix == "es" and not w.endswith(("ses", "xes", "zes", "ches", "shes")):
+                return w[:-1]
+            return w[: len(w) - len(suffix)] + keep
+    return w
+
+
+def is_content(word: str) -> bool:
+    """Whether a word carries content (not a stop word, not punctuation, not a bare number)."""
+    lower = word.lower().replace("’", "'")
+    return lower not in STOPWORDS and not lower[:1].isdigit() and len(lower) > 1
+
+
+def content_stems(text: str) -> list[str]:
+    """The stems of the content words of ``text``, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for word in words(text):
+        if is_content(word):
+            seen.setdefault(stem(word), None)
+    return list(seen)
+
+
+def normalize(text: str) -> str:
+    """Lower case with quotes unified and runs of space collapsed, for substring checks."""
+    text = text.lower().replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    return re.sub(r"\s+", " ", text).strip()
