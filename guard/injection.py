@@ -94,7 +94,7 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         r"|\bdear\s+(?:ai\s+)?(?:judge|evaluator|grader)\b", re.IGNORECASE)),
     ("score_request", re.compile(
         rf"\b(?:rate|score|grade|mark|rank)\s+{_THIS}\s+(?:as\s+|an?\s+|with\s+(?:an?\s+)?)?"
-        r"(?:[0-9]+(?:\s*/\s*[0-9]+)?(?![\w.])|perfect|grounded|faithful|pass(?:ing)?)\b"
+        r"(?:[0-9]+(?:\s*/\s*[0-9]+)?(?!\w|\.[0-9])|perfect|grounded|faithful|pass(?:ing)?)\b"
         rf"|\bgive\s+{_THIS}\s+(?:a|an|the)\s+(?:(?:perfect|full|maximum|max|top|highest)\s+"
         r"(?:score|rating|grade|marks?)|(?:score|rating|grade|mark)\s+of\s+[0-9])"
         rf"|\b(?:mark|label|classify|judge|evaluate)\s+{_THIS}\s+as\s+(?:fully\s+)?"
