@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -49,3 +50,10 @@ class JudgeSettings(BaseModel):
         description="Cascade: the offline verdict stands when its confidence is at least this.",
     )
     price_file: Path | None = Field(default=None, description="Extra or overriding prices.")
+    openai_api: Literal["chat", "responses"] = Field(
+        default="chat", description="OpenAI endpoint: chat completions or the Responses API."
+    )
+    cascade_provider: Provider = Field(
+        default=Provider.OPENAI, description="Cascade: the LLM judge consulted when the offline "
+        "verdict is not confident enough (openai or anthropic).",
+    )

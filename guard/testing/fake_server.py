@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import contextlib
 import random
+import re
 import signal
 import threading
 import time
@@ -111,23 +112,68 @@ class _Stats:
 
 def default_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
     """Score 1 (not grounded) when the marker ``HALLUCINATED`` occurs anywhere in the prompt
-    text, else score 5 with one supported claim quoting the output's first sentence."""
+    text, else score 5 with one supported claim that quotes the evidence verbatim."""
     del body
+    output = fenced_text(text, "OUTPUT") or text
     if HALLUCINATION_MARKER in text:
-        claim = {"claim": _excerpt_around(text, HALLUCINATION_MARKER),
+        claim = {"claim": _sentence_with(output, HALLUCINATION_MARKER),
                  "reason": "The evidence does not say this.", "evidence_quote": None,
                  "supported": False}
         return {"explanation": "The output makes a claim the evidence does not support.",
                 "claims": [claim], "score": 1, "grounded": False}
-    claim = {"claim": "The output restates the evidence.", "reason": "The evidence says so.",
-             "evidence_quote": None, "supported": True}
+    quote = _first_sentence(_strip_label(fenced_text(text, "EVIDENCE") or "")) or None
+    claim = {"claim": _first_sentence(output) or "The output.",
+             "reason": "The evidence states it.", "evidence_quote": quote, "supported": True}
     return {"explanation": "Every claim of the output is supported by the evidence.",
             "claims": [claim], "score": 5, "grounded": True}
 
 
-def _excerpt_around(text: str, marker: str, width: int = 60) -> str:
-    at = text.find(marker)
-    return " ".join(text[max(0, at - width): at + len(marker) + width].split())
+def numbers_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """A stricter script: like :func:`default_verdict`, and also not grounded when the output
+    holds a number that the evidence does not (``90 days`` against ``30 days``)."""
+    output, evidence = fenced_text(text, "OUTPUT"), fenced_text(text, "EVIDENCE")
+    if output is not None and evidence is not None:
+        missing = [n for n in _NUMBER.findall(output) if n not in _NUMBER.findall(evidence)]
+        if missing:
+            claim = {"claim": _sentence_with(output, missing[0]),
+                     "reason": f"The evidence does not mention {missing[0]}.",
+                     "evidence_quote": None, "supported": False}
+            return {"explanation": f"The output states {missing[0]}, which the evidence does "
+                    "not support.", "claims": [claim], "score": 1, "grounded": False}
+    return default_verdict(body, text)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_FENCED = "<<BEGIN_{label}_([0-9A-Za-z]+)>>\n(.*?)\n<<END_{label}_\\1>>"
+_LABEL_PREFIX = re.compile(r"^(\[[^\]]*\]\s*(\([^)]*\)\s*)?)?([A-Z][A-Z ]*(\([^)]*\))?:\s*)?")
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+def fenced_text(text: str, label: str) -> str | None:
+    """The text inside this project's fence markers for ``label`` (``EVIDENCE``, ``OUTPUT``)."""
+    match = re.search(_FENCED.format(label=label), text, re.DOTALL)
+    return match.group(2) if match else None
+
+
+def _strip_label(evidence: str) -> str:
+    """The first evidence line with a letter, without its ``[1]``/``[turn 1] USER:`` label."""
+    for line in evidence.splitlines():
+        body = _LABEL_PREFIX.sub("", line.strip(), count=1)
+        if any(ch.isalpha() for ch in body):
+            return body
+    return ""
+
+
+def _first_sentence(text: str) -> str:
+    match = _SENTENCE.search(text.strip())
+    return match.group(0).strip() if match else ""
+
+
+def _sentence_with(text: str, needle: str) -> str:
+    for match in _SENTENCE.finditer(text):
+        if needle in match.group(0):
+            return match.group(0).strip()
+    return " ".join(text.split())[:200]
 
 
 def fit_to_schema(verdict: dict[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -1,0 +1,101 @@
+"""Token prices, kept as data (``guard/data/prices.json``) that users can extend or override.
+
+Prices are USD per million tokens. ``Usage.input_tokens`` counts every input token, cached ones
+included; ``Usage.cached_tokens`` of them are billed at the cached-input price.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from guard.errors import ConfigError
+from guard.models import Usage
+
+_FIELD = "judge.model"
+_FIX = "add it to a price file given by judge.price_file (see guard/data/prices.json)"
+_DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
+_PER = 1_000_000
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cached_input: float
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> ModelPrice:
+        price_in = float(entry["input"])
+        price = cls(input=price_in, output=float(entry["output"]),
+                    cached_input=float(entry.get("cached_input", price_in)))
+        if min(price.input, price.output, price.cached_input) < 0:
+            raise ValueError("prices must not be negative")
+        return price
+
+
+def base_model(model: str) -> str:
+    """``gpt-4o-mini-2024-07-18`` -> ``gpt-4o-mini``; ``claude-x-20250514`` -> ``claude-x``."""
+    return _DATE_SUFFIX.sub("", model)
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    prices: Mapping[str, ModelPrice]
+
+    @classmethod
+    def load(cls, extra: Path | None = None) -> PriceTable:
+        """The bundled prices, updated by the entries of ``extra`` (same format) if given."""
+        bundled = resources.files("guard").joinpath("data/prices.json").read_text("utf-8")
+        prices = dict(_parse(json.loads(bundled), "guard/data/prices.json"))
+        if extra is not None:
+            prices.update(_parse(_read_extra(extra), str(extra)))
+        return cls(prices)
+
+    def lookup(self, model: str) -> ModelPrice | None:
+        """The price of ``model`` or of its undated base model; None when unknown."""
+        return self.prices.get(model) or self.prices.get(base_model(model))
+
+    def require(self, model: str) -> ModelPrice:
+        """The price of ``model``; :class:`ConfigError` when there is none."""
+        price = self.lookup(model)
+        if price is None:
+            raise ConfigError(_FIELD, f"no price known for model {model!r}", _FIX)
+        return price
+
+    def cost(self, model: str, usage: Usage) -> float:
+        """USD for ``usage`` on ``model``. Free when nothing was used (offline judges)."""
+        if not (usage.input_tokens or usage.output_tokens):
+            return 0.0
+        price = self.require(model)
+        cached = min(usage.cached_tokens, usage.input_tokens)
+        return ((usage.input_tokens - cached) * price.input + cached * price.cached_input
+                + usage.output_tokens * price.output) / _PER
+
+
+def _read_extra(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError("judge.price_file", f"cannot read {path}: {exc}",
+                          "give a readable JSON file shaped like guard/data/prices.json") from exc
+
+
+def _parse(doc: Any, origin: str) -> dict[str, ModelPrice]:
+    models = doc.get("models") if isinstance(doc, dict) else None
+    if not isinstance(models, dict):
+        raise ConfigError("judge.price_file", f"{origin} has no 'models' object",
+                          'use {"models": {"<model>": {"input": .., "output": ..}}}')
+    try:
+        return {name: ModelPrice.from_entry(entry) for name, entry in models.items()}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError("judge.price_file", f"{origin} has a bad price entry: {exc}",
+                          "give input and output (and optionally cached_input) as "
+                          "non-negative USD per million tokens") from exc

@@ -1,0 +1,125 @@
+"""Where SDK errors enter the judge core: map ``openai``/``anthropic`` exceptions onto
+:mod:`guard.errors`.
+
+* connection errors -> :class:`JudgeUnavailable`; SDK timeouts -> :class:`JudgeTimeout`
+* 408, 409, 5xx, 529 -> :class:`JudgeUnavailable` (retriable)
+* 429 -> :class:`RateLimited` with ``retry_after_s`` from ``retry-after-ms``/``retry-after``,
+  except quota or spend limits (OpenAI ``insufficient_quota``, Anthropic billing and usage-limit
+  messages, any 402) -> :class:`QuotaExhausted`, never retried
+* other 4xx (400/401/403/404/422 ...) -> :class:`JudgeRejected` with the status
+* an answer that is not the strict schema -> :class:`MalformedJudgeOutput`
+
+Messages never include API keys: anything that looks like one is redacted.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+import openai
+import pydantic
+
+from guard.errors import (
+    JudgeError,
+    JudgeRejected,
+    JudgeTimeout,
+    JudgeUnavailable,
+    MalformedJudgeOutput,
+    QuotaExhausted,
+    RateLimited,
+)
+
+_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_*\-]{4,}|[A-Za-z0-9_\-]{32,})")
+_QUOTA_WORDS = ("insufficient_quota", "exceeded your current quota", "credit balance",
+                "billing", "spend limit", "usage limit", "usage limits")
+_TRANSIENT_STATUSES = frozenset({408, 409})
+_MAX_MESSAGE = 300
+
+
+def redact(text: str) -> str:
+    """``text`` with key-like tokens replaced, shortened for logs and verdicts."""
+    return _KEY_LIKE.sub("[redacted]", text)[:_MAX_MESSAGE]
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / divisor)
+        except ValueError:
+            when = email.utils.parsedate_tz(value)
+            if when is not None:
+                return max(0.0, email.utils.mktime_tz(when) - time.time())
+    return None
+
+
+def _error_fields(body: object) -> tuple[str, str, str]:
+    """(type, code, message) of an OpenAI ``{"error": {...}}`` or Anthropic error body."""
+    err: Any = body.get("error", body) if isinstance(body, Mapping) else None
+    if not isinstance(err, Mapping):
+        return "", "", ""
+    return (str(err.get("type") or ""), str(err.get("code") or ""),
+            str(err.get("message") or ""))
+
+
+def _is_quota(status: int, body: object) -> bool:
+    if status == 402:
+        return True
+    etype, code, message = _error_fields(body)
+    if status == 429 and "insufficient_quota" in (etype, code):
+        return True
+    lowered = message.lower()
+    return status in (400, 403, 429) and any(word in lowered for word in _QUOTA_WORDS)
+
+
+def from_status(provider: str, status: int, headers: Mapping[str, str],
+                body: object) -> JudgeError:
+    """The :class:`JudgeError` for an HTTP error status from ``provider``."""
+    etype, code, message = _error_fields(body)
+    detail = redact(f"{provider} HTTP {status} {etype or code}: {message}".rstrip(": "))
+    if _is_quota(status, body):
+        return QuotaExhausted(detail, status=status)
+    if status == 429:
+        return RateLimited(detail, status=status, retry_after_s=parse_retry_after(headers))
+    if status in _TRANSIENT_STATUSES or status >= 500:
+        return JudgeUnavailable(detail, status=status,
+                                retry_after_s=parse_retry_after(headers))
+    return JudgeRejected(detail, status=status)
+
+
+_TIMEOUTS = (openai.APITimeoutError, anthropic.APITimeoutError, TimeoutError)
+_CONNECTION = (openai.APIConnectionError, anthropic.APIConnectionError)
+_STATUS = (openai.APIStatusError, anthropic.APIStatusError)
+_MALFORMED = (openai.APIResponseValidationError, anthropic.APIResponseValidationError,
+              openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError,
+              pydantic.ValidationError, ValueError)
+
+SDK_ERRORS: tuple[type[BaseException], ...] = (
+    *_TIMEOUTS, *_CONNECTION, *_STATUS, *_MALFORMED, openai.OpenAIError,
+    anthropic.AnthropicError,
+)
+"""Every exception :func:`map_sdk_error` translates; catch exactly these where SDKs are called."""
+
+
+def map_sdk_error(provider: str, exc: BaseException) -> JudgeError:
+    """The :class:`JudgeError` for an exception raised by the ``openai``/``anthropic`` SDK."""
+    if isinstance(exc, JudgeError):
+        return exc
+    if isinstance(exc, _TIMEOUTS):
+        return JudgeTimeout(f"{provider} call timed out")
+    if isinstance(exc, _CONNECTION):
+        return JudgeUnavailable(redact(f"{provider} connection error: {exc}"))
+    if isinstance(exc, _STATUS):
+        return from_status(provider, exc.status_code, exc.response.headers, exc.body)
+    if isinstance(exc, _MALFORMED):
+        return MalformedJudgeOutput(redact(
+            f"{provider} answer is not the assessment schema: {type(exc).__name__}: {exc}"))
+    return JudgeUnavailable(redact(f"{provider} SDK error: {type(exc).__name__}: {exc}"))
