@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from guard import defaults
+from guard.budgets.settings import BudgetSettings
 from guard.models import ContextField, ScoringMode
 
 
@@ -56,4 +57,8 @@ class JudgeSettings(BaseModel):
     cascade_provider: Provider = Field(
         default=Provider.OPENAI, description="Cascade: the LLM judge consulted when the offline "
         "verdict is not confident enough (openai or anthropic).",
+    )
+    budget: BudgetSettings = Field(
+        default_factory=BudgetSettings,
+        description="Concurrency, rate limits, cost budget, breaker, cache and sampling.",
     )

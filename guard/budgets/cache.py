@@ -1,0 +1,141 @@
+"""Verdict cache: identical judgements are made once.
+
+The key is a content hash of everything that decides a verdict: provider, model, prompt
+version, scoring mode and threshold, the grounding source's kind, the question, the rendered
+evidence and the output. Entries live in a bounded LRU with a TTL. A hit returns the stored
+outcome marked ``cached=True`` with zero usage, so it costs nothing. Concurrent identical
+requests share one call (single flight): the first makes it, the others await its result.
+Errors are never stored, and neither are fallback outcomes (a degraded answer should not
+outlive the budget window that caused it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from guard.budgets.clock import Clock
+from guard.budgets.layer import JudgeLayer
+from guard.case import PreparedCase
+from guard.defaults import PROMPT_VERSION
+from guard.models import Usage
+from guard.providers.base import Judge, JudgeOutcome
+
+
+def cache_key(case: PreparedCase, *, provider: str, model: str,
+              prompt_version: str = PROMPT_VERSION) -> str:
+    """A content hash of what decides the verdict on ``case`` (length-prefixed parts)."""
+    digest = hashlib.sha256()
+    parts = (provider, model, prompt_version, case.mode.value, repr(case.threshold),
+             case.source.value, case.question or "", case.evidence, case.output)
+    for part in parts:
+        data = part.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def as_cached(outcome: JudgeOutcome) -> JudgeOutcome:
+    return dataclasses.replace(outcome, cached=True, usage=Usage(), rate_limit={})
+
+
+@dataclass(frozen=True)
+class CacheSnapshot:
+    size: int
+    max_size: int
+    hits: int
+    misses: int
+    shared: int  # requests that joined an identical call already in flight
+
+
+class VerdictCache:
+    """A bounded LRU of outcomes with a TTL."""
+
+    def __init__(self, *, max_size: int, ttl_s: float, clock: Clock) -> None:
+        self.max_size, self._ttl_s, self._clock = max_size, ttl_s, clock
+        self._entries: OrderedDict[str, tuple[float, JudgeOutcome]] = OrderedDict()
+
+    def get(self, key: str) -> JudgeOutcome | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if entry[0] <= self._clock.now():
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return entry[1]
+
+    def put(self, key: str, outcome: JudgeOutcome) -> None:
+        if self.max_size <= 0:
+            return
+        self._entries[key] = (self._clock.now() + self._ttl_s, outcome)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_size:
+            self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class CachedJudge(JudgeLayer):
+    """Serves repeats from a :class:`VerdictCache` and merges concurrent identical calls."""
+
+    def __init__(self, inner: Judge, cache: VerdictCache) -> None:
+        super().__init__(inner)
+        self.cache = cache
+        self._flights: dict[str, asyncio.Future[JudgeOutcome]] = {}
+        self.hits = self.misses = self.shared = 0
+
+    async def assess(self, case: PreparedCase) -> JudgeOutcome:
+        key = cache_key(case, provider=self.provider, model=self.model)
+        while True:
+            stored = self.cache.get(key)
+            if stored is not None:
+                self.hits += 1
+                return as_cached(stored)
+            flight = self._flights.get(key)
+            if flight is None:
+                return await self._lead(key, case)
+            outcome = await self._follow(flight)
+            if outcome is not None:
+                return outcome
+            # the leading call was cancelled: try again (perhaps as the new leader)
+
+    async def _lead(self, key: str, case: PreparedCase) -> JudgeOutcome:
+        self.misses += 1
+        flight: asyncio.Future[JudgeOutcome] = asyncio.get_running_loop().create_future()
+        self._flights[key] = flight
+        try:
+            outcome = await self.inner.assess(case)
+        except asyncio.CancelledError:
+            flight.cancel()
+            raise
+        except BaseException as exc:
+            flight.set_exception(exc)
+            flight.exception()  # followers may be none; mark it retrieved
+            raise
+        finally:
+            del self._flights[key]
+        if outcome.fallback_reason is None:
+            self.cache.put(key, outcome)
+        flight.set_result(outcome)
+        return outcome
+
+    async def _follow(self, flight: asyncio.Future[JudgeOutcome]) -> JudgeOutcome | None:
+        """The shared call's outcome (as a cache hit), or None if its leader was cancelled."""
+        try:
+            outcome = await asyncio.shield(flight)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if flight.cancelled() and task is not None and not task.cancelling():
+                return None
+            raise
+        self.shared += 1
+        return as_cached(outcome)
+
+    def snapshot(self) -> CacheSnapshot:
+        return CacheSnapshot(len(self.cache), self.cache.max_size, self.hits, self.misses,
+                             self.shared)

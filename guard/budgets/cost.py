@@ -1,0 +1,186 @@
+"""Cost budgets: spend in USD per minute, hour and day (any combination), and what to do when a
+window is spent.
+
+Windows are tumbling, aligned to the clock (the minute, the hour, the UTC day). Before a call
+its estimated cost is reserved in every window; a call that would overspend a window is refused
+(unless nothing was spent there yet, so one call always fits); afterwards the reservation is
+replaced by the actual cost from the price function. A refused call follows the policy:
+
+* ``pause``: wait until the window rolls over, nothing is lost (bounded by ``max_pause_s``,
+  after which the call is skipped as under ``skip``; the default outlasts a day window);
+* ``skip``: :class:`~guard.errors.JudgementSkipped` ``budget_exhausted:<window>``;
+* ``fallback``: the fallback judge (cheaper model or offline) decides, and the outcome says so
+  in ``fallback_reason``. The fallback's spend is reported apart and is not limited.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from guard.budgets.clock import Clock
+from guard.budgets.estimate import estimate_usage
+from guard.budgets.layer import JudgeLayer
+from guard.budgets.settings import BudgetPolicy
+from guard.case import PreparedCase
+from guard.errors import ConfigError, JudgementSkipped
+from guard.models import Usage
+from guard.providers.base import Judge, JudgeOutcome
+
+PriceFn = Callable[[str, Usage], float]
+WINDOW_SECONDS = {"minute": 60.0, "hour": 3_600.0, "day": 86_400.0}
+
+
+@dataclass
+class _Window:
+    name: str
+    length_s: float
+    limit_usd: float
+    start: float = 0.0
+    spent_usd: float = 0.0
+    reserved_usd: float = 0.0
+
+    def roll(self, now: float) -> None:
+        start = now - now % self.length_s
+        if start != self.start:
+            self.start, self.spent_usd = start, 0.0  # reservations in flight carry over
+
+    def admits(self, cost: float) -> bool:
+        committed = self.spent_usd + self.reserved_usd
+        return committed == 0.0 or committed + cost <= self.limit_usd
+
+    def resets_in(self, now: float) -> float:
+        return self.start + self.length_s - now
+
+
+@dataclass(frozen=True)
+class WindowSnapshot:
+    window: str
+    limit_usd: float
+    spent_usd: float
+    reserved_usd: float
+    left_usd: float
+    resets_in_s: float
+
+
+@dataclass(frozen=True)
+class CostSnapshot:
+    """Spend so far and budget left, for metrics and logs."""
+
+    windows: tuple[WindowSnapshot, ...]
+    total_spent_usd: float
+    fallback_spent_usd: float
+    exhausted: int  # calls refused by a spent window
+
+
+@dataclass(frozen=True)
+class Reservation:
+    cost_usd: float
+
+
+class CostBudget:
+    """Spend per tumbling window; reserve before a call, settle after it."""
+
+    def __init__(self, limits: dict[str, float], clock: Clock) -> None:
+        unknown = set(limits) - set(WINDOW_SECONDS)
+        if unknown:
+            raise ConfigError("budget", f"unknown cost windows {sorted(unknown)}",
+                              "use minute, hour or day")
+        # longest first, so a refusal names the window that keeps it refused longest
+        self._windows = [_Window(n, WINDOW_SECONDS[n], limits[n])
+                         for n in ("day", "hour", "minute") if n in limits]
+        self._clock = clock
+        self.total_spent_usd = 0.0
+        self.fallback_spent_usd = 0.0
+        self.exhausted = 0
+
+    def try_reserve(self, cost_usd: float) -> Reservation | WindowSnapshot:
+        """Reserve ``cost_usd`` in every window, or return the spent window that refuses it."""
+        now = self._clock.now()
+        for window in self._windows:
+            window.roll(now)
+            if not window.admits(cost_usd):
+                self.exhausted += 1
+                return self._snap(window, now)
+        for window in self._windows:
+            window.reserved_usd += cost_usd
+        return Reservation(cost_usd)
+
+    def settle(self, reservation: Reservation, actual_usd: float | None) -> None:
+        """Replace a reservation by what the call cost (None: the call failed, cost unknown)."""
+        now = self._clock.now()
+        for window in self._windows:
+            window.roll(now)
+            window.reserved_usd = max(0.0, window.reserved_usd - reservation.cost_usd)
+            window.spent_usd += actual_usd or 0.0
+        self.total_spent_usd += actual_usd or 0.0
+
+    def snapshot(self) -> CostSnapshot:
+        now = self._clock.now()
+        for window in self._windows:
+            window.roll(now)
+        return CostSnapshot(tuple(self._snap(w, now) for w in self._windows),
+                            self.total_spent_usd, self.fallback_spent_usd, self.exhausted)
+
+    @staticmethod
+    def _snap(w: _Window, now: float) -> WindowSnapshot:
+        left = max(0.0, w.limit_usd - w.spent_usd - w.reserved_usd)
+        return WindowSnapshot(w.name, w.limit_usd, w.spent_usd, w.reserved_usd, left,
+                              w.resets_in(now))
+
+
+class CostBudgetJudge(JudgeLayer):
+    """Applies a :class:`CostBudget` and its exhaustion policy around ``inner``."""
+
+    def __init__(self, inner: Judge, budget: CostBudget, *, price: PriceFn,
+                 policy: BudgetPolicy, fallback: Judge | None, max_pause_s: float,
+                 clock: Clock) -> None:
+        super().__init__(inner)
+        if policy is BudgetPolicy.FALLBACK and fallback is None:
+            raise ConfigError("budget.on_budget_exhausted", "fallback needs a fallback judge",
+                              "set fallback_model or fallback_to_offline")
+        self.budget, self._price, self._policy = budget, price, policy
+        self._fallback, self._max_pause_s, self._clock = fallback, max_pause_s, clock
+        self.paused = 0
+        self.fallbacks = 0
+
+    async def assess(self, case: PreparedCase) -> JudgeOutcome:
+        estimate = self._price(self.inner.model, estimate_usage(case))
+        deadline = self._clock.now() + self._max_pause_s
+        while not isinstance(grant := self.budget.try_reserve(estimate), Reservation):
+            if self._policy is BudgetPolicy.SKIP:
+                raise JudgementSkipped(f"budget_exhausted:{grant.window}")
+            if self._policy is BudgetPolicy.FALLBACK:
+                return await self._fall_back(case, grant.window)
+            await self._pause(grant, deadline)
+        return await self._judge(case, grant)
+
+    async def _judge(self, case: PreparedCase, grant: Reservation) -> JudgeOutcome:
+        try:
+            outcome = await self.inner.assess(case)
+        except BaseException:
+            self.budget.settle(grant, None)
+            raise
+        self.budget.settle(grant, self._cost(outcome))
+        return outcome
+
+    def _cost(self, outcome: JudgeOutcome) -> float:
+        """What a call cost: nothing for cache hits and the offline judge."""
+        if outcome.cached or outcome.tier == "offline":
+            return 0.0
+        return self._price(outcome.model, outcome.usage)
+
+    async def _pause(self, spent: WindowSnapshot, deadline: float) -> None:
+        now = self._clock.now()
+        if now >= deadline:  # paused as long as allowed: fall back to the skip policy
+            raise JudgementSkipped(f"budget_exhausted:{spent.window}")
+        self.paused += 1
+        await self._clock.sleep(min(spent.resets_in_s, deadline - now))
+
+    async def _fall_back(self, case: PreparedCase, window: str) -> JudgeOutcome:
+        assert self._fallback is not None
+        self.fallbacks += 1
+        outcome = await self._fallback.assess(case)
+        self.budget.fallback_spent_usd += self._cost(outcome)
+        return dataclasses.replace(outcome, fallback_reason=f"budget_exhausted:{window}")

@@ -1,0 +1,122 @@
+"""One budgeted judge from a provider judge and :class:`BudgetSettings`.
+
+The layers, outermost first::
+
+    sampling -> cache -> cost budget -> breaker -> rate limit -> concurrency -> retry -> provider
+
+so an unsampled message or a cache hit costs nothing and waits for nothing; a spent budget is
+decided before the breaker or the provider's limits are consulted; an open breaker fails fast
+instead of queueing on the rate limiter; and callers waiting on the rate limiter hold no
+concurrency slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from guard.budgets.breaker import BreakerJudge, BreakerSnapshot, BreakerState, CircuitBreaker
+from guard.budgets.cache import CachedJudge, CacheSnapshot, VerdictCache
+from guard.budgets.clock import Clock, SystemClock
+from guard.budgets.concurrency import ConcurrencyLimitedJudge, RetryingJudge
+from guard.budgets.cost import CostBudget, CostBudgetJudge, CostSnapshot, PriceFn
+from guard.budgets.ratelimit import RateLimitedJudge, RateLimiter, RateSnapshot
+from guard.budgets.sampling import SampledJudge
+from guard.budgets.settings import BudgetSettings
+from guard.case import PreparedCase
+from guard.providers.base import Judge, JudgeOutcome
+from guard.retry import RetryPolicy
+
+
+@dataclass(frozen=True)
+class BudgetStats:
+    """Everything the budget layers know, in one snapshot for metrics and logs."""
+
+    provider_calls: int  # calls that reached the provider judge (before its own retries)
+    in_flight: int
+    peak_in_flight: int
+    max_in_flight: int
+    cache: CacheSnapshot | None
+    unsampled: int
+    budget_paused: int  # waits under the pause policy
+    fallbacks: int
+    breaker: BreakerSnapshot
+    rate: RateSnapshot
+    cost: CostSnapshot
+
+    @property
+    def breaker_state(self) -> BreakerState:
+        return self.breaker.state
+
+
+class BudgetedJudge:
+    """A :class:`~guard.providers.base.Judge` with every budget layer around ``provider_judge``.
+
+    Raises what the layers raise: :class:`~guard.errors.JudgementSkipped` (``not_sampled``,
+    ``budget_exhausted:<window>``), :class:`~guard.errors.CircuitOpen`,
+    :class:`~guard.errors.RateLimited` after ``max_rate_wait_s``, and the provider's errors.
+    """
+
+    def __init__(self, provider_judge: Judge, fallback: Judge | None, settings: BudgetSettings,
+                 *, price: PriceFn, retry: RetryPolicy | None, clock: Clock) -> None:
+        self.provider, self.model = provider_judge.provider, provider_judge.model
+        self.settings = settings
+        self._provider_judge, self._fallback = provider_judge, fallback
+        semaphore = asyncio.Semaphore(settings.max_in_flight)
+        inner: Judge = RetryingJudge(provider_judge, retry) if retry else provider_judge
+        self._slots = ConcurrencyLimitedJudge(inner, semaphore)
+        self.limiter = RateLimiter(rpm=settings.rpm, tpm=settings.tpm,
+                                   max_wait_s=settings.max_rate_wait_s,
+                                   cooldown_s=settings.rate_limit_cooldown_s, clock=clock)
+        limited = RateLimitedJudge(self._slots, self.limiter,
+                                   max_attempts=settings.max_rate_limited_attempts)
+        b = settings.breaker
+        self.breaker = CircuitBreaker(failure_threshold=b.failure_threshold,
+                                      open_for_s=b.open_for_s,
+                                      half_open_probes=b.half_open_probes, clock=clock)
+        self._fallback_slots = (ConcurrencyLimitedJudge(fallback, semaphore)
+                                if fallback is not None else None)
+        self._cost = CostBudgetJudge(
+            BreakerJudge(limited, self.breaker), CostBudget(settings.cost_limits(), clock),
+            price=price, policy=settings.on_budget_exhausted, fallback=self._fallback_slots,
+            max_pause_s=settings.max_pause_s, clock=clock)
+        self._cache = (CachedJudge(self._cost, VerdictCache(max_size=settings.cache_size,
+                                                            ttl_s=settings.cache_ttl_s,
+                                                            clock=clock))
+                       if settings.cache_size > 0 else None)
+        self._sampler = SampledJudge(self._cache or self._cost, rate=settings.sample_rate,
+                                     key=settings.sample_key)
+
+    async def assess(self, case: PreparedCase) -> JudgeOutcome:
+        return await self._sampler.assess(case)
+
+    async def aclose(self) -> None:
+        try:
+            await self._provider_judge.aclose()
+        finally:
+            if self._fallback is not None:
+                await self._fallback.aclose()
+
+    def stats(self) -> BudgetStats:
+        fb = self._fallback_slots
+        return BudgetStats(
+            provider_calls=self._slots.calls,
+            in_flight=self._slots.in_flight + (fb.in_flight if fb else 0),
+            peak_in_flight=self._slots.peak_in_flight, max_in_flight=self.settings.max_in_flight,
+            cache=self._cache.snapshot() if self._cache else None,
+            unsampled=self._sampler.unsampled, budget_paused=self._cost.paused,
+            fallbacks=self._cost.fallbacks, breaker=self.breaker.snapshot(),
+            rate=self.limiter.snapshot(), cost=self._cost.budget.snapshot())
+
+
+def build_budgeted_judge(judge: Judge, budget: BudgetSettings, *, price: PriceFn,
+                         fallback: Judge | None = None, retry: RetryPolicy | None = None,
+                         clock: Clock | None = None) -> BudgetedJudge:
+    """Wrap ``judge`` in every budget layer ``budget`` configures.
+
+    ``price(model, usage)`` gives a call's cost in USD (e.g. ``PriceTable.cost``); ``fallback``
+    is required when ``budget.on_budget_exhausted`` is ``fallback``; ``retry`` retries transient
+    errors beneath the concurrency bound (leave it None when ``judge`` retries on its own).
+    """
+    return BudgetedJudge(judge, fallback, budget, price=price, retry=retry,
+                         clock=clock or SystemClock())

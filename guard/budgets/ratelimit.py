@@ -1,0 +1,249 @@
+"""Requests-per-minute and tokens-per-minute limits for one provider/model.
+
+Admission is a sliding 60 s window: in no 60 s span are more than ``rpm`` calls started or more
+than ``tpm`` tokens spent (each call is admitted on its estimate, which is replaced by the usage
+the response reports). The limiter also obeys the provider:
+
+* a 429 (:class:`~guard.errors.RateLimited`) stops **every** caller until its ``Retry-After``
+  has passed; then one probe call goes first and the others follow once it succeeds, so a 429
+  storm costs one call per Retry-After period instead of one per waiting caller;
+* ``x-ratelimit-remaining-*: 0`` / ``anthropic-ratelimit-*-remaining: 0`` stops every caller
+  until the matching reset time.
+
+Callers wait (bounded by ``max_wait_s``, then :class:`~guard.errors.RateLimited`). Since the
+runtime bounds in-flight work, waiting here is what slows intake.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from guard.budgets.clock import Clock
+from guard.budgets.estimate import estimate_usage, total_tokens
+from guard.budgets.layer import JudgeLayer
+from guard.case import PreparedCase
+from guard.errors import RateLimited
+from guard.providers.base import Judge, JudgeOutcome
+
+WINDOW_S = 60.0
+PROBE_POLL_S = 0.05  # how often callers check whether the post-429 probe has succeeded
+MIN_COOLDOWN_S = 0.001  # a 429 with Retry-After: 0 still stops callers for this long
+
+_RESET_HEADERS = (
+    ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+    ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"),
+    ("anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"),
+    ("anthropic-ratelimit-input-tokens-remaining", "anthropic-ratelimit-input-tokens-reset"),
+    ("anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset"),
+)
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_reset(value: str, now: float) -> float | None:
+    """Seconds until a reset header's moment: OpenAI durations (``6m0s``, ``20ms``, ``1.5s``),
+    plain seconds, or RFC 3339 timestamps (Anthropic). None when unreadable."""
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(text)
+    if parts and "".join(n + u for n, u in parts) == text:
+        return sum(float(n) * _UNIT_S[u] for n, u in parts)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, moment.timestamp() - now)
+
+
+def exhausted_until(headers: Mapping[str, str], now: float, cap_s: float) -> float | None:
+    """When a provider's own limit says it will accept calls again, if it says it will not now."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    until: float | None = None
+    for remaining_name, reset_name in _RESET_HEADERS:
+        remaining, reset = lowered.get(remaining_name), lowered.get(reset_name)
+        if remaining is None or reset is None or not _is_zero(remaining):
+            continue
+        wait = parse_reset(reset, now)
+        if wait is not None:
+            moment = now + min(wait, cap_s)
+            until = moment if until is None else max(until, moment)
+    return until
+
+
+def _is_zero(value: str) -> bool:
+    try:
+        return float(value) <= 0
+    except ValueError:
+        return False
+
+
+@dataclass
+class _Slot:
+    at: float
+    tokens: int
+
+
+@dataclass
+class RatePermit:
+    """One admitted call; give it back through ``succeeded``, ``rate_limited`` or ``failed``."""
+
+    slot: _Slot
+    probe: bool
+
+
+@dataclass(frozen=True)
+class RateSnapshot:
+    rpm: int | None
+    tpm: int | None
+    requests_in_window: int
+    tokens_in_window: int
+    blocked_for_s: float
+    provider_429s: int
+    waits: int
+
+
+class RateLimiter:
+    """Sliding-window RPM/TPM limiter that also obeys 429s and rate-limit headers."""
+
+    def __init__(self, *, rpm: int | None, tpm: int | None, max_wait_s: float,
+                 cooldown_s: float, clock: Clock) -> None:
+        self.rpm, self.tpm = rpm, tpm
+        self._max_wait_s = max_wait_s
+        self._cooldown_s = cooldown_s
+        self._clock = clock
+        self._slots: deque[_Slot] = deque()
+        self._tokens = 0
+        self._blocked_until = 0.0
+        self._recovering = False  # after a 429: one probe at a time until one succeeds
+        self._probe_out = False
+        self.provider_429s = 0
+        self.waits = 0
+
+    async def acquire(self, tokens: int, deadline: float | None = None) -> RatePermit:
+        """Wait until a call of ``tokens`` may start (at most until ``deadline``)."""
+        now = self._clock.now()
+        deadline = now + self._max_wait_s if deadline is None else deadline
+        counted = False
+        while (delay := self._delay(now, tokens)) > 0:
+            if now >= deadline:
+                raise RateLimited(f"rate limiter: no capacity within {self._max_wait_s:.0f}s",
+                                  retry_after_s=delay)
+            if not counted:
+                self.waits, counted = self.waits + 1, True
+            await self._clock.sleep(min(delay, deadline - now))
+            now = self._clock.now()
+        return self._admit(now, tokens)
+
+    def deadline(self) -> float:
+        """The latest moment a call starting now may still be admitted."""
+        return self._clock.now() + self._max_wait_s
+
+    def succeeded(self, permit: RatePermit, tokens_used: int | None,
+                  headers: Mapping[str, str]) -> None:
+        """The call answered: correct its token count and obey the provider's headers."""
+        if tokens_used is not None:
+            self._tokens += tokens_used - permit.slot.tokens
+            permit.slot.tokens = tokens_used
+        if permit.probe:
+            self._recovering = self._probe_out = False
+        now = self._clock.now()
+        until = exhausted_until(headers, now, self._max_wait_s)
+        if until is not None:
+            self._blocked_until = max(self._blocked_until, until)
+
+    def rate_limited(self, permit: RatePermit, retry_after_s: float | None) -> None:
+        """The provider said 429: every caller waits ``retry_after_s``, then one probes."""
+        self.provider_429s += 1
+        wait = self._cooldown_s if retry_after_s is None else retry_after_s
+        wait = min(max(wait, MIN_COOLDOWN_S), self._max_wait_s)
+        self._blocked_until = max(self._blocked_until, self._clock.now() + wait)
+        self._recovering = True
+        if permit.probe:
+            self._probe_out = False
+
+    def failed(self, permit: RatePermit) -> None:
+        """The call failed for another reason (or was cancelled): free the probe role."""
+        if permit.probe:
+            self._probe_out = False
+
+    def snapshot(self) -> RateSnapshot:
+        now = self._clock.now()
+        self._prune(now)
+        return RateSnapshot(self.rpm, self.tpm, len(self._slots), self._tokens,
+                            max(0.0, self._blocked_until - now), self.provider_429s, self.waits)
+
+    def _admit(self, now: float, tokens: int) -> RatePermit:
+        slot = _Slot(now, tokens)
+        self._slots.append(slot)
+        self._tokens += tokens
+        probe = self._recovering
+        self._probe_out = self._probe_out or probe
+        return RatePermit(slot, probe)
+
+    def _delay(self, now: float, tokens: int) -> float:
+        """Seconds until a call of ``tokens`` may start; 0 when it may start now."""
+        self._prune(now)
+        if now < self._blocked_until:
+            return self._blocked_until - now
+        if self._recovering and self._probe_out:
+            return PROBE_POLL_S
+        if self.rpm is not None and len(self._slots) >= self.rpm:
+            return self._slots[0].at + WINDOW_S - now
+        if self.tpm is not None and self._slots and self._tokens + tokens > self.tpm:
+            return self._token_delay(now, tokens)
+        return 0.0
+
+    def _token_delay(self, now: float, tokens: int) -> float:
+        """Seconds until enough tokens leave the window for ``tokens`` more to fit."""
+        assert self.tpm is not None
+        left = self._tokens
+        for slot in self._slots:
+            left -= slot.tokens
+            if left + tokens <= self.tpm:
+                return slot.at + WINDOW_S - now
+        return self._slots[-1].at + WINDOW_S - now
+
+    def _prune(self, now: float) -> None:
+        while self._slots and self._slots[0].at <= now - WINDOW_S:
+            self._tokens -= self._slots.popleft().tokens
+
+
+class RateLimitedJudge(JudgeLayer):
+    """Admits calls through a :class:`RateLimiter` and reports back how each ended.
+
+    A 429 from ``inner`` is not retried by the caller alone: it stops every caller for the
+    Retry-After, and this call queues again (at most ``max_attempts`` calls, all within the
+    limiter's ``max_wait_s``).
+    """
+
+    def __init__(self, inner: Judge, limiter: RateLimiter, *, max_attempts: int) -> None:
+        super().__init__(inner)
+        self.limiter, self._max_attempts = limiter, max_attempts
+
+    async def assess(self, case: PreparedCase) -> JudgeOutcome:
+        tokens = total_tokens(estimate_usage(case))
+        deadline = self.limiter.deadline()
+        for attempt in range(1, self._max_attempts + 1):
+            permit = await self.limiter.acquire(tokens, deadline)
+            try:
+                outcome = await self.inner.assess(case)
+            except RateLimited as exc:
+                self.limiter.rate_limited(permit, exc.retry_after_s)
+                if attempt == self._max_attempts:
+                    raise
+                continue
+            except BaseException:
+                self.limiter.failed(permit)
+                raise
+            used = None if outcome.cached else total_tokens(outcome.usage) or None
+            self.limiter.succeeded(permit, used, outcome.rate_limit)
+            return outcome
+        raise AssertionError("unreachable: the loop returns or raises")

@@ -1,0 +1,109 @@
+"""Budget settings: how much judging the guard may do, and what happens when it may not.
+
+Every default and bound of the budget layers is named here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFAULT_MAX_IN_FLIGHT = 16
+MAX_IN_FLIGHT_LIMIT = 10_000
+DEFAULT_MAX_RATE_WAIT_S = 120.0
+DEFAULT_RATE_LIMIT_COOLDOWN_S = 1.0
+DEFAULT_MAX_RATE_LIMITED_ATTEMPTS = 10
+DEFAULT_MAX_PAUSE_S = 86_400.0 + 60.0  # long enough for a day window to roll over
+DEFAULT_FAILURE_THRESHOLD = 5
+DEFAULT_OPEN_FOR_S = 30.0
+DEFAULT_HALF_OPEN_PROBES = 1
+DEFAULT_CACHE_SIZE = 10_000
+DEFAULT_CACHE_TTL_S = 3_600.0
+CHARS_PER_TOKEN = 4  # tiktoken cannot run offline; a chars/4 estimate, corrected by usage
+PROMPT_OVERHEAD_TOKENS = 400  # system prompt, schema and fences around the judged text
+EXPECTED_OUTPUT_TOKENS = 250  # a typical structured verdict
+
+
+class BudgetPolicy(StrEnum):
+    """What to do when a cost budget window is spent."""
+
+    PAUSE = "pause"  # wait until the window rolls over; nothing is lost, lag grows
+    SKIP = "skip"  # a ``skipped`` verdict, routed per the fail-open/closed policy
+    FALLBACK = "fallback"  # judge with a cheaper model or the offline judge, said in the verdict
+
+
+class SampleKey(StrEnum):
+    """What sampling hashes: the request id, or the Kafka message key."""
+
+    ID = "id"
+    KEY = "key"
+
+
+class BreakerSettings(BaseModel):
+    """Circuit breaker: opens after consecutive outage failures, probes before closing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    failure_threshold: int = Field(default=DEFAULT_FAILURE_THRESHOLD, ge=1, le=1_000)
+    open_for_s: float = Field(default=DEFAULT_OPEN_FOR_S, gt=0, le=3_600)
+    half_open_probes: int = Field(default=DEFAULT_HALF_OPEN_PROBES, ge=1, le=100)
+
+
+class BudgetSettings(BaseModel):
+    """Limits on judging: concurrency, provider rate limits, spend, cache and sampling.
+
+    ``None`` means unlimited. Cost windows are tumbling (aligned to the minute, hour and UTC
+    day) and may be combined; the first spent window decides.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_in_flight: int = Field(default=DEFAULT_MAX_IN_FLIGHT, ge=1, le=MAX_IN_FLIGHT_LIMIT,
+                               description="Judge calls in flight at once.")
+    rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the model.")
+    tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the model.")
+    max_rate_wait_s: float = Field(
+        default=DEFAULT_MAX_RATE_WAIT_S, gt=0,
+        description="Longest a call waits for the rate limiter before failing as rate_limited.")
+    max_rate_limited_attempts: int = Field(
+        default=DEFAULT_MAX_RATE_LIMITED_ATTEMPTS, ge=1, le=100,
+        description="Calls one request may make that end in 429 before it fails rate_limited.")
+    rate_limit_cooldown_s: float = Field(
+        default=DEFAULT_RATE_LIMIT_COOLDOWN_S, gt=0, le=600,
+        description="Pause for every caller after a 429 that gives no Retry-After.")
+    cost_per_minute_usd: float | None = Field(default=None, gt=0)
+    cost_per_hour_usd: float | None = Field(default=None, gt=0)
+    cost_per_day_usd: float | None = Field(default=None, gt=0)
+    on_budget_exhausted: BudgetPolicy = BudgetPolicy.PAUSE
+    max_pause_s: float = Field(
+        default=DEFAULT_MAX_PAUSE_S, gt=0,
+        description="Longest a call waits under the pause policy (then budget_exhausted).")
+    fallback_model: str | None = Field(
+        default=None, description="Cheaper model of the same provider, for the fallback policy.")
+    fallback_to_offline: bool = Field(
+        default=False, description="Fallback policy: use the offline judge.")
+    breaker: BreakerSettings = Field(default_factory=BreakerSettings)
+    cache_size: int = Field(default=DEFAULT_CACHE_SIZE, ge=0, le=10_000_000,
+                            description="Verdicts kept in memory; 0 disables the cache.")
+    cache_ttl_s: float = Field(default=DEFAULT_CACHE_TTL_S, gt=0)
+    sample_rate: float = Field(default=1.0, ge=0.0, le=1.0,
+                               description="Fraction of messages judged.")
+    sample_key: SampleKey = SampleKey.ID
+
+    @model_validator(mode="after")
+    def _fallback_is_named(self) -> Self:
+        if self.on_budget_exhausted is BudgetPolicy.FALLBACK and not (
+                self.fallback_model or self.fallback_to_offline):
+            raise ValueError("on_budget_exhausted=fallback needs fallback_model or "
+                             "fallback_to_offline=true")
+        if self.fallback_model and self.fallback_to_offline:
+            raise ValueError("set fallback_model or fallback_to_offline, not both")
+        return self
+
+    def cost_limits(self) -> dict[str, float]:
+        """The configured cost windows, by name (``minute``, ``hour``, ``day``)."""
+        limits = {"minute": self.cost_per_minute_usd, "hour": self.cost_per_hour_usd,
+                  "day": self.cost_per_day_usd}
+        return {name: usd for name, usd in limits.items() if usd is not None}
