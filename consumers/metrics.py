@@ -1,0 +1,218 @@
+"""Prometheus metrics of the service, in a registry of their own (no global state).
+
+Two kinds of sources feed :class:`Metrics`:
+
+* events the service reports as they happen: :meth:`Metrics.observe_verdict` (verdicts by label
+  and judge tier, judge latency, tokens and cost by model, cache hits, error kinds) and
+  :meth:`Metrics.judge_retried`;
+* state read at scrape time: the :class:`~consumers.stats.ServiceStats` the service keeps
+  (messages consumed, quarantined, dead-lettered by reason, in flight, lag per partition, intake
+  stopped...) and optional probes for the circuit breaker and the cost budget.
+
+Every name starts with ``groundguard_``; counters end in ``_total`` as Prometheus expects.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from guard.models import Verdict
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+NS = "groundguard"
+# Judge calls take from ~50 ms (cache, offline) to tens of seconds (LLM under load).
+LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0)
+BREAKER_STATES = ("closed", "half_open", "open")
+
+BreakerProbe = Callable[[], str]
+"""Returns the breaker state: ``closed``, ``half_open`` or ``open``."""
+BudgetProbe = Callable[[], Mapping[str, float]]
+"""Returns USD left per budget window, e.g. ``{"hour": 1.5, "day": 20.0}``."""
+
+
+class Metrics:
+    """The service's metrics. ``stats`` is read at every scrape; call the methods on events."""
+
+    def __init__(self, stats: Any | None = None, *, breaker: BreakerProbe | None = None,
+                 budget: BudgetProbe | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.stats = stats
+        self.breaker = breaker
+        self.budget = budget
+        self._verdicts = Counter(f"{NS}_verdicts", "Verdicts published, by label and judge tier.",
+                                 ["label", "tier"], registry=self.registry)
+        self._latency = Histogram(f"{NS}_judge_latency_seconds",
+                                  "Time to a verdict (judge call, retries included), by tier.",
+                                  ["tier"], buckets=LATENCY_BUCKETS, registry=self.registry)
+        self._tokens = Counter(f"{NS}_judge_tokens", "Judge tokens, by model and kind "
+                               "(input, output, cached).", ["model", "kind"],
+                               registry=self.registry)
+        self._cost = Counter(f"{NS}_judge_cost_usd", "Judge spend in USD, by model.", ["model"],
+                             registry=self.registry)
+        self._cache_hits = Counter(f"{NS}_judge_cache_hits", "Verdicts served from the cache.",
+                                   registry=self.registry)
+        self._errors = Counter(f"{NS}_judge_errors", "Verdicts with label error, by error kind.",
+                               ["kind"], registry=self.registry)
+        self._retries = Counter(f"{NS}_judge_retries", "Judge calls retried, by error kind.",
+                                ["kind"], registry=self.registry)
+        self.registry.register(_StateCollector(self, clock))
+
+    # ------------------------------------------------------------------ events
+
+    def observe_verdict(self, verdict: Verdict) -> None:
+        """Count one published verdict: label, tier, latency, tokens, cost, cache hit, error."""
+        tier = verdict.judge.tier
+        self._verdicts.labels(verdict.label.value, tier).inc()
+        if tier != "none":
+            self._latency.labels(tier).observe(max(verdict.latency_ms, 0.0) / 1000.0)
+        model = verdict.judge.model
+        for kind, count in (("input", verdict.usage.input_tokens),
+                            ("output", verdict.usage.output_tokens),
+                            ("cached", verdict.usage.cached_tokens)):
+            if count:
+                self._tokens.labels(model, kind).inc(count)
+        if verdict.cost_usd:
+            self._cost.labels(model).inc(verdict.cost_usd)
+        if verdict.judge.cached:
+            self._cache_hits.inc()
+        if verdict.error is not None:
+            self._errors.labels(verdict.error.kind).inc()
+
+    def judge_retried(self, kind: str) -> None:
+        """Count one retried judge call (hook for :class:`guard.retry.RetryPolicy` ``on_retry``)."""
+        self._retries.labels(kind).inc()
+
+    # ------------------------------------------------------------------ exposition
+
+    def render(self) -> bytes:
+        """The text exposition format of every metric, as served on ``/metrics``."""
+        return generate_latest(self.registry)
+
+
+def _counter(name: str, doc: str, value: float) -> CounterMetricFamily:
+    return CounterMetricFamily(f"{NS}_{name}", doc, value=value)
+
+
+def _gauge(name: str, doc: str, value: float | None = None,
+           labels: Sequence[str] | None = None) -> GaugeMetricFamily:
+    return GaugeMetricFamily(f"{NS}_{name}", doc, value=value, labels=labels)
+
+
+class _StateCollector(Collector):
+    """Reads the service's stats and probes at scrape time."""
+
+    def __init__(self, metrics: Metrics, clock: Callable[[], float]) -> None:
+        self._metrics = metrics
+        self._clock = clock
+
+    def describe(self) -> list[Metric]:
+        return []  # dynamic: families depend on which sources are present
+
+    def collect(self) -> Iterable[Metric]:
+        stats = self._metrics.stats
+        if stats is not None:
+            yield from self._service(stats)
+            yield from self._partitions(stats)
+        yield from self._breaker()
+        yield from self._budget()
+
+    def _service(self, stats: Any) -> Iterable[Metric]:
+        for attr, name, doc in _COUNTERS:
+            if hasattr(stats, attr):
+                yield _counter(name, doc, float(getattr(stats, attr)))
+        dead = CounterMetricFamily(f"{NS}_dead_lettered", "Messages dead-lettered, by reason.",
+                                   labels=["reason"])
+        for reason, count in sorted(dict(getattr(stats, "dead_lettered", {})).items()):
+            dead.add_metric([reason], float(count))
+        yield dead
+        for attr, name, doc in _GAUGES:
+            if hasattr(stats, attr):
+                yield _gauge(name, doc, float(getattr(stats, attr)))
+        stopped = _gauge("intake_stopped", "1 when intake stopped (quota spent, key rejected), "
+                         "by reason.", labels=["reason"])
+        reason = getattr(stats, "intake_stopped", None)
+        stopped.add_metric([str(reason or "")], 1.0 if reason else 0.0)
+        yield stopped
+        last = getattr(stats, "last_progress", None)
+        if last is not None:
+            yield _gauge("seconds_since_progress", "Seconds since a message last finished.",
+                         max(0.0, self._clock() - float(last)))
+
+    def _partitions(self, stats: Any) -> Iterable[Metric]:
+        parts: Mapping[str, Any] = getattr(stats, "partitions", {}) or {}
+        lag = _gauge("consumer_lag", "Messages not yet committed, per assigned partition.",
+                     labels=["topic", "partition"])
+        paused = _gauge("partition_paused", "1 while a partition is paused (buffer full).",
+                        labels=["topic", "partition"])
+        outstanding = _gauge("partition_outstanding", "Messages held per partition.",
+                             labels=["topic", "partition"])
+        for key, part in sorted(parts.items()):
+            topic, partition = split_partition_key(key)
+            if getattr(part, "lag", None) is not None:
+                lag.add_metric([topic, partition], float(part.lag))
+            paused.add_metric([topic, partition], 1.0 if getattr(part, "paused", False) else 0.0)
+            outstanding.add_metric([topic, partition], float(getattr(part, "outstanding", 0)))
+        yield lag
+        yield paused
+        yield outstanding
+        yield _gauge("assigned_partitions", "Partitions assigned to this consumer.",
+                     float(len(parts)))
+
+    def _breaker(self) -> Iterable[Metric]:
+        if self._metrics.breaker is None:
+            return
+        state = self._metrics.breaker()
+        family = _gauge("breaker_state", "1 for the judge circuit breaker's current state.",
+                        labels=["state"])
+        for name in BREAKER_STATES:
+            family.add_metric([name], 1.0 if name == state else 0.0)
+        yield family
+        yield _gauge("breaker_open", "1 while the judge circuit breaker is open.",
+                     1.0 if state == "open" else 0.0)
+
+    def _budget(self) -> Iterable[Metric]:
+        if self._metrics.budget is None:
+            return
+        family = _gauge("budget_left_usd", "USD left in each judge cost budget window.",
+                        labels=["window"])
+        for window, left in sorted(self._metrics.budget().items()):
+            family.add_metric([window], float(left))
+        yield family
+
+
+def split_partition_key(key: Any) -> tuple[str, str]:
+    """``("topic", "3")`` from a ``TopicPartition``, a ``(topic, n)`` tuple or ``"topic-3"``."""
+    topic = getattr(key, "topic", None)
+    if topic is not None:
+        return str(topic), str(key.partition)
+    if isinstance(key, tuple) and len(key) == 2:
+        return str(key[0]), str(key[1])
+    text = str(key)
+    head, sep, tail = text.rpartition("-")
+    if sep and tail.isdigit():
+        return head, tail
+    return text, ""
+
+
+_COUNTERS = (
+    ("consumed", "messages_consumed", "Messages read from the requests topic."),
+    ("quarantined", "quarantined", "Responses published to the quarantine topic."),
+    ("approved", "approved", "Responses published to the approved topic."),
+    ("published", "published", "Output records acknowledged by the broker."),
+    ("publish_retries", "publish_retries", "Output records retried after a send failure."),
+    ("commits", "commits", "Offset commits."),
+    ("transactions", "transactions", "Kafka transactions committed (exactly-once mode)."),
+    ("rebalances", "rebalances", "Consumer group rebalances seen."),
+)
+_GAUGES = (
+    ("in_flight", "in_flight", "Judge calls in flight."),
+    ("waiting", "waiting", "Messages waiting for a judge slot."),
+    ("stopping", "stopping", "1 while the service drains for shutdown."),
+)
