@@ -46,11 +46,15 @@ class DeadLetter(BaseModel):
 
     schema_version: str = SCHEMA_VERSION
     reason: Literal["invalid_utf8", "invalid_json", "invalid_request", "oversized",
-                    "not_an_object"]
+                    "not_an_object", "internal_error"]
     detail: str = Field(description="A human-readable explanation: which field, what was wrong.")
     input: SourceCoordinates
     payload_text: str | None = Field(default=None, description="Original bytes, if valid UTF-8.")
     payload_base64: str | None = Field(default=None, description="Original bytes otherwise.")
+    payload_truncated: bool = Field(
+        default=False, description="Only the first max_message_bytes were kept (oversized)."
+    )
+    payload_bytes: int | None = Field(default=None, description="Size of the original value.")
     headers: dict[str, str] = Field(
         default_factory=dict, description="Original headers (values base64 if binary)."
     )

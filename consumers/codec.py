@@ -1,0 +1,128 @@
+"""From a Kafka record to a judge request, or to the reason it cannot be judged.
+
+Validation itself is the judge core's (:meth:`guard.engine.Guard.parse`); this module adds what
+only the runtime knows: the size limit, tombstones, the record's coordinates and headers, and a
+request id for requests that carry none (a header, else the record's coordinates, so a replay of
+the same record gets the same id).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+from consumers.records import DeadLetter, SourceCoordinates
+from guard.errors import InvalidRequest
+from guard.models import JudgeRequest
+
+Headers = tuple[tuple[str, bytes], ...]
+REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-correlation-id", "correlation-id")
+DEAD_LETTER_REASONS = ("invalid_utf8", "invalid_json", "invalid_request", "not_an_object")
+
+
+class RecordLike(Protocol):
+    """The parts of :class:`aiokafka.structs.ConsumerRecord` the runtime uses."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: Sequence[tuple[str, bytes]]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A valid request, with where it came from."""
+
+    request: JudgeRequest
+    source: SourceCoordinates
+    payload: bytes
+    headers: Headers
+
+
+def as_text(data: bytes) -> str:
+    """``data`` as text when it is UTF-8, else ``base64:`` and its base64."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "base64:" + base64.b64encode(data).decode("ascii")
+
+
+def source_of(record: RecordLike) -> SourceCoordinates:
+    key = as_text(record.key) if record.key is not None else None
+    return SourceCoordinates(topic=record.topic, partition=record.partition, offset=record.offset,
+                             timestamp_ms=record.timestamp, key=key)
+
+
+def headers_of(record: RecordLike) -> Headers:
+    return tuple((name, value if value is not None else b"") for name, value in record.headers)
+
+
+def header(headers: Headers, *names: str) -> bytes | None:
+    wanted = {name.lower() for name in names}
+    for name, value in headers:
+        if name.lower() in wanted:
+            return value
+    return None
+
+
+def dead_letter(record: RecordLike, reason: str, detail: str, *,
+                keep_bytes: int | None = None) -> DeadLetter:
+    """A dead letter holding the original bytes (at most ``keep_bytes`` of them)."""
+    value = record.value or b""
+    kept = value if keep_bytes is None else value[:keep_bytes]
+    try:
+        text, encoded = kept.decode("utf-8"), None
+    except UnicodeDecodeError:
+        text, encoded = None, base64.b64encode(kept).decode("ascii")
+    return DeadLetter(
+        reason=reason,  # type: ignore[arg-type]  # one of DeadLetter's literals by construction
+        detail=detail, input=source_of(record),
+        payload_text=text, payload_base64=encoded,
+        payload_truncated=len(kept) < len(value), payload_bytes=len(value),
+        headers={name: as_text(data) for name, data in headers_of(record)},
+    )
+
+
+def _with_id(request: JudgeRequest, record: RecordLike, headers: Headers) -> JudgeRequest:
+    if request.id:
+        return request
+    from_header = header(headers, *REQUEST_ID_HEADERS)
+    if from_header:
+        request_id = as_text(from_header)
+    else:
+        request_id = f"{record.topic}-{record.partition}-{record.offset}"
+    return request.model_copy(update={"id": request_id})
+
+
+def decode(record: RecordLike, *, parse: Callable[[bytes], JudgeRequest],
+           max_bytes: int) -> Decoded | DeadLetter:
+    """The record's request, or a dead letter saying why there is none. Never raises."""
+    value = record.value
+    if value is None:
+        return dead_letter(record, "invalid_request", "the record has no value (a tombstone)")
+    if len(value) > max_bytes:
+        return dead_letter(record, "oversized",
+                           f"the value is {len(value)} bytes; the limit (max_message_bytes) is "
+                           f"{max_bytes}", keep_bytes=max_bytes)
+    try:
+        request = parse(value)
+    except InvalidRequest as exc:
+        reason = getattr(exc, "reason", "invalid_request")
+        if reason not in DEAD_LETTER_REASONS:
+            reason = "invalid_request"
+        return dead_letter(record, reason, str(exc))
+    headers = headers_of(record)
+    return Decoded(request=_with_id(request, record, headers), source=source_of(record),
+                   payload=value, headers=headers)
+
+
+def payload_json(payload: bytes) -> Any:
+    """The payload as JSON (it was validated already)."""
+    return orjson.loads(payload)

@@ -1,0 +1,616 @@
+"""The guard service: consume requests, judge them in parallel, publish verdicts, commit safely.
+
+How it works
+------------
+* One ``getmany`` loop fetches records; each record becomes a task. Decoding happens at once
+  (poison messages go straight to the dead-letter topic); judging waits for one of
+  ``concurrency`` slots shared by all assigned partitions, so messages of one partition are
+  judged concurrently. The loop keeps calling ``getmany`` while judges work, so a slow judge
+  never makes the consumer leave its group.
+* A partition is paused when ``partition_buffer`` of its messages are outstanding and resumed
+  when half of them are done: memory stays bounded under any backlog.
+* **At-least-once** (default): a message is finished when the broker acknowledged every output
+  record (``acks=all``, idempotent producer); the committed offset of a partition is its lowest
+  unfinished offset (:class:`consumers.offsets.OffsetTracker`), committed every
+  ``commit_interval_s``, on revoke and at shutdown. After a crash, at most the messages after
+  the last commit are judged again.
+* **Exactly-once**: outputs of the finished messages below each partition's frontier and the
+  offsets past them are published in one transaction (transactional id
+  ``<prefix>-<instance_id>``, stable per replica, so a restarted replica fences its zombie).
+  ``read_committed`` readers then see each verdict once. Limits: a judge call may still repeat
+  after a crash (and cost money twice); fencing across replicas after a rebalance relies on the
+  revoke flush, as aiokafka does not support KIP-447 group-metadata fencing.
+* Rebalances: revoked partitions stop taking work, waiting messages are dropped, in-flight ones
+  get ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered.
+* Stop (SIGTERM/SIGINT or the ``stop`` event): pause everything, let in-flight judgements finish
+  within ``drain_timeout_s``, commit, close the producer and consumer.
+* When the judge core reports that intake must stop (quota exhausted, authentication), every
+  partition is paused, waiting messages are dropped and rewound, and the service stays up but
+  unready, with one clear log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka.errors import CommitFailedError, KafkaConnectionError, KafkaError
+from aiokafka.structs import ConsumerRecord, TopicPartition
+
+from consumers import codec, routing
+from consumers.errors import BrokerUnavailable, PublishFailed
+from consumers.offsets import OffsetTracker
+from consumers.records import DeadLetter
+from consumers.routing import OutRecord
+from consumers.settings import Guarantee, Ordering, ServiceSettings
+from consumers.stats import PartitionStats, ServiceStats
+from consumers.topics import ensure_topics
+
+log = structlog.get_logger("consumers.service")
+PUBLISH_BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)
+
+
+@dataclass(eq=False)
+class _Partition:
+    tp: TopicPartition
+    tracker: OffsetTracker = field(default_factory=OffsetTracker)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    waiting: set[asyncio.Task[None]] = field(default_factory=set)  # not yet judging
+    ready: dict[int, list[OutRecord]] = field(default_factory=dict)  # exactly-once: unpublished
+    key_tails: dict[bytes, asyncio.Task[None]] = field(default_factory=dict)
+    revoked: bool = False
+    paused: bool = False
+    rewind: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.tp.topic}-{self.tp.partition}"
+
+    @property
+    def buffered(self) -> int:
+        return self.tracker.outstanding + len(self.ready)
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, service: GuardService) -> None:
+        self._service = service
+
+    async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+        await self._service.on_revoked(revoked)
+
+    async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        self._service.on_assigned(assigned)
+
+
+class GuardService:
+    """Runs the consume-judge-publish loop for one replica. See the module docstring."""
+
+    def __init__(self, settings: ServiceSettings, guard: Any, *,
+                 stop: asyncio.Event | None = None) -> None:
+        self.settings = settings
+        self.guard = guard
+        self.stats = ServiceStats()
+        self._stop = stop or asyncio.Event()
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._partitions: dict[TopicPartition, _Partition] = {}
+        self._commit_lock = asyncio.Lock()
+        self._fatal: BaseException | None = None
+        self._draining = False
+        self._exactly_once = settings.guarantee is Guarantee.EXACTLY_ONCE
+        self._consumer: AIOKafkaConsumer | None = None
+        self._producer: AIOKafkaProducer | None = None
+        self._last_commit = time.monotonic()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def run(self) -> None:
+        """Run until stopped; raises :class:`PublishFailed` if an output could not be delivered."""
+        try:
+            await self._start()
+            await self._loop()
+        finally:
+            await self._shutdown()
+        if self._fatal is not None:
+            raise self._fatal
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def _start(self) -> None:
+        s = self.settings
+        if s.create_topics:
+            await self._with_startup_deadline(lambda: ensure_topics(s), "create topics")
+        self._producer = self._make_producer()
+        await self._with_startup_deadline(self._producer.start, "start the producer")
+        self._consumer = self._make_consumer()
+        self._consumer.subscribe([s.topics.requests], listener=_Listener(self))
+        await self._with_startup_deadline(self._consumer.start, "start the consumer")
+        self.stats.started = True
+        log.info("service.started", bootstrap=s.bootstrap_servers, topic=s.topics.requests,
+                 group_id=s.group_id, guarantee=s.guarantee.value, concurrency=s.concurrency,
+                 transactional_id=s.transactional_id)
+
+    async def _with_startup_deadline(self, start: Any, what: str) -> None:
+        deadline = time.monotonic() + self.settings.startup_timeout_s
+        while True:
+            try:
+                await start()
+                return
+            except KafkaConnectionError as exc:
+                if time.monotonic() >= deadline:
+                    raise BrokerUnavailable(
+                        f"could not {what}: {self.settings.bootstrap_servers} did not answer "
+                        f"within {self.settings.startup_timeout_s:.0f}s ({exc})") from exc
+                log.warning("broker.unreachable", action=what, error=str(exc))
+                await asyncio.sleep(1.0)
+
+    def _make_producer(self) -> AIOKafkaProducer:
+        s = self.settings
+        return AIOKafkaProducer(
+            bootstrap_servers=s.bootstrap_servers, client_id=f"{s.client_id}-producer",
+            acks="all", enable_idempotence=True, linger_ms=s.kafka.linger_ms,
+            request_timeout_ms=s.kafka.request_timeout_ms,
+            max_request_size=max(1_048_576, 2 * s.max_message_bytes + 65_536),
+            transactional_id=s.transactional_id,
+            transaction_timeout_ms=s.kafka.transaction_timeout_ms,
+            **s.security.client_kwargs())
+
+    def _make_consumer(self) -> AIOKafkaConsumer:
+        s, k = self.settings, self.settings.kafka
+        return AIOKafkaConsumer(
+            bootstrap_servers=s.bootstrap_servers, group_id=s.group_id,
+            client_id=f"{s.client_id}-{s.instance_id}", enable_auto_commit=False,
+            isolation_level="read_committed", auto_offset_reset=k.auto_offset_reset,
+            max_poll_records=k.max_poll_records, max_poll_interval_ms=k.max_poll_interval_ms,
+            session_timeout_ms=k.session_timeout_ms, heartbeat_interval_ms=k.heartbeat_interval_ms,
+            request_timeout_ms=k.request_timeout_ms,
+            fetch_max_bytes=max(52_428_800, 2 * s.max_message_bytes),
+            max_partition_fetch_bytes=max(1_048_576, 2 * s.max_message_bytes),
+            **s.security.client_kwargs())
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _loop(self) -> None:
+        assert self._consumer is not None
+        poll_ms = self.settings.kafka.poll_timeout_ms
+        while not self._stop.is_set():
+            self._check_intake()
+            batch = await self._consumer.getmany(timeout_ms=poll_ms)
+            for tp, records in batch.items():
+                self._take(tp, records)
+            self._relieve_backpressure()
+            if time.monotonic() - self._last_commit >= self.settings.commit_interval_s:
+                await self._commit(list(self._partitions.values()))
+                self._refresh_partition_stats()
+                self._last_commit = time.monotonic()
+
+    def _take(self, tp: TopicPartition, records: list[ConsumerRecord[Any, Any]]) -> None:
+        part = self._partitions.get(tp)
+        if part is None or part.revoked or part.rewind:
+            return  # fetched before a revoke or a rewind: it will be fetched again
+        for record in records:
+            part.tracker.start(record.offset)
+            self.stats.consumed += 1
+            previous = self._previous_for_key(part, record)
+            task = asyncio.create_task(self._process(part, record, previous))
+            part.tasks.add(task)
+            part.waiting.add(task)
+            task.add_done_callback(part.tasks.discard)
+            task.add_done_callback(part.waiting.discard)
+            if self.settings.ordering is Ordering.KEY:
+                self._chain(part, record, task)
+        if part.buffered >= self.settings.partition_buffer and not part.paused:
+            self._pause(part, "buffer_full")
+
+    def _previous_for_key(self, part: _Partition,
+                          record: ConsumerRecord[Any, Any]) -> asyncio.Task[None] | None:
+        if self.settings.ordering is not Ordering.KEY or record.key is None:
+            return None
+        return part.key_tails.get(record.key)
+
+    @staticmethod
+    def _chain(part: _Partition, record: ConsumerRecord[Any, Any],
+               task: asyncio.Task[None]) -> None:
+        if record.key is None:
+            return
+        key: bytes = record.key
+        part.key_tails[key] = task
+
+        def _forget(done: asyncio.Task[None]) -> None:
+            if part.key_tails.get(key) is done:
+                del part.key_tails[key]
+
+        task.add_done_callback(_forget)
+
+    # ------------------------------------------------------------------ one message
+
+    async def _process(self, part: _Partition, record: ConsumerRecord[Any, Any],
+                       previous: asyncio.Task[None] | None) -> None:
+        try:
+            await self._process_one(part, record, previous)
+        except Exception as exc:  # a bug here must stop the service, not stall a partition
+            log.exception("message.crashed", topic=record.topic, partition=record.partition,
+                          offset=record.offset)
+            self._fail(exc)
+
+    async def _process_one(self, part: _Partition, record: ConsumerRecord[Any, Any],
+                           previous: asyncio.Task[None] | None) -> None:
+        if previous is not None:
+            await asyncio.wait({previous})
+        decoded = codec.decode(record, parse=self.guard.parse,
+                               max_bytes=self.settings.max_message_bytes)
+        if isinstance(decoded, DeadLetter):
+            part.waiting.discard(asyncio.current_task())  # type: ignore[arg-type]
+            await self._deliver(part, record.offset, [self._dead_letter(decoded, record)])
+            return
+        outputs = await self._judge(part, record, decoded)
+        if outputs is not None:
+            await self._deliver(part, record.offset, outputs)
+
+    async def _judge(self, part: _Partition, record: ConsumerRecord[Any, Any],
+                     decoded: codec.Decoded) -> list[OutRecord] | None:
+        self.stats.waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self.stats.waiting -= 1
+        try:
+            part.waiting.discard(asyncio.current_task())  # type: ignore[arg-type]
+            if self._draining or part.revoked or part.rewind or self._intake_stopped():
+                return None  # left unfinished: fetched again after the rewind or rebalance
+            self.stats.in_flight += 1
+            try:
+                verdict = await self.guard.judge(decoded.request)
+            finally:
+                self.stats.in_flight -= 1
+        except Exception as exc:  # a bug in the judge core must not stop the consumer
+            log.exception("judge.crashed", request_id=decoded.request.id, topic=record.topic,
+                          partition=record.partition, offset=record.offset)
+            letter = codec.dead_letter(record, "internal_error",
+                                       f"the judge raised {type(exc).__name__}: {exc}")
+            return [self._dead_letter(letter, record)]
+        finally:
+            self._slots.release()
+        return routing.route_verdict(decoded, verdict, topics=self.settings.topics,
+                                     policy=self.settings.failure_policy, key=record.key)
+
+    def _dead_letter(self, letter: DeadLetter, record: ConsumerRecord[Any, Any]) -> OutRecord:
+        log.info("message.dead_lettered", reason=letter.reason, topic=record.topic,
+                 partition=record.partition, offset=record.offset, detail=letter.detail[:300])
+        return routing.route_dead_letter(letter, headers=codec.headers_of(record),
+                                         topics=self.settings.topics, key=record.key)
+
+    async def _deliver(self, part: _Partition, offset: int, outputs: list[OutRecord]) -> None:
+        if self._exactly_once:
+            part.ready[offset] = outputs  # published with its offset in the next transaction
+        else:
+            await self._publish(outputs)
+        part.tracker.finish(offset)
+        self._count(outputs)
+        self.stats.progressed()
+
+    def _count(self, outputs: list[OutRecord]) -> None:
+        for out in outputs:
+            if out.kind == "verdict":
+                self.stats.verdicts[dict(out.headers).get("groundguard-label", b"?").decode()] += 1
+            elif out.kind == "quarantine":
+                self.stats.quarantined += 1
+            elif out.kind == "approved":
+                self.stats.approved += 1
+            else:
+                reason = dict(out.headers).get("groundguard-dlq-reason", b"?").decode()
+                self.stats.dead_lettered[reason] += 1
+
+    async def _publish(self, outputs: list[OutRecord]) -> None:
+        """Send every record and wait for its acknowledgement, retrying transient failures."""
+        deadline = time.monotonic() + self.settings.publish_timeout_s
+        pending = list(outputs)
+        for attempt in range(1_000_000):
+            failed = await self._send_all(pending)
+            if not failed:
+                self.stats.published += len(outputs)
+                return
+            pending = [out for out, _ in failed]
+            error = failed[0][1]
+            if not getattr(error, "retriable", False) or time.monotonic() >= deadline:
+                self._fail(PublishFailed(f"{pending[0].kind} record to {pending[0].topic} was not "
+                                         f"acknowledged: {error!r}"))
+                raise self._fatal or error
+            self.stats.publish_retries += 1
+            log.warning("publish.retry", topic=pending[0].topic, attempt=attempt + 1,
+                        error=repr(error))
+            await asyncio.sleep(PUBLISH_BACKOFF_S[min(attempt, len(PUBLISH_BACKOFF_S) - 1)])
+
+    async def _send_all(self, outputs: list[OutRecord]) -> list[tuple[OutRecord, BaseException]]:
+        assert self._producer is not None
+        futures: list[tuple[OutRecord, asyncio.Future[Any] | BaseException]] = []
+        for out in outputs:
+            try:
+                futures.append((out, await self._producer.send(
+                    out.topic, out.value, key=out.key, headers=out.headers)))
+            except KafkaError as exc:
+                futures.append((out, exc))
+        failed: list[tuple[OutRecord, BaseException]] = []
+        for out, future in futures:
+            if isinstance(future, BaseException):
+                failed.append((out, future))
+                continue
+            try:
+                await future
+            except KafkaError as exc:
+                failed.append((out, exc))
+        return failed
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._fatal is None:
+            self._fatal = exc
+            log.error("service.fatal", error=str(exc))
+        self._stop.set()
+
+    # ------------------------------------------------------------------ commits
+
+    async def _commit(self, parts: list[_Partition]) -> None:
+        async with self._commit_lock:
+            if self._exactly_once:
+                await self._commit_transaction(parts)
+            else:
+                await self._commit_offsets(parts)
+
+    async def _commit_offsets(self, parts: list[_Partition]) -> None:
+        assert self._consumer is not None
+        offsets = {p.tp: p.tracker.committable for p in parts
+                   if p.tracker.committable is not None}
+        if not offsets:
+            return
+        try:
+            await self._consumer.commit(offsets)  # type: ignore[arg-type]
+        except CommitFailedError as exc:
+            log.warning("commit.failed", reason="rebalance", error=str(exc))
+            return
+        except KafkaError as exc:
+            if not exc.retriable:
+                raise
+            log.warning("commit.retry_later", error=str(exc))
+            return
+        self._committed(parts, offsets)  # type: ignore[arg-type]
+
+    def _committed(self, parts: list[_Partition], offsets: dict[TopicPartition, int]) -> None:
+        for part in parts:
+            if part.tp in offsets:
+                part.tracker.mark_committed(offsets[part.tp])
+        self.stats.commits += 1
+        log.debug("offsets.committed", offsets={f"{tp.topic}-{tp.partition}": o
+                                               for tp, o in offsets.items()})
+
+    async def _commit_transaction(self, parts: list[_Partition]) -> None:
+        assert self._producer is not None
+        offsets: dict[TopicPartition, int] = {}
+        records: list[OutRecord] = []
+        for part in parts:
+            frontier = part.tracker.committable
+            if frontier is None:
+                continue
+            for offset in sorted(o for o in part.ready if o < frontier):
+                records.extend(part.ready.pop(offset))
+            offsets[part.tp] = frontier
+        if not offsets:
+            return
+        try:
+            async with self._producer.transaction():
+                failed = await self._send_all(records)
+                if failed:
+                    raise failed[0][1]
+                await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
+        except KafkaError as exc:
+            self._fail(PublishFailed(f"transaction failed: {exc!r}"))
+            raise self._fatal from exc  # type: ignore[misc]
+        self.stats.transactions += 1
+        self.stats.published += len(records)
+        self._committed(parts, offsets)
+
+    def _refresh_partition_stats(self) -> None:
+        assert self._consumer is not None
+        stats: dict[str, PartitionStats] = {}
+        for part in self._partitions.values():
+            stats[part.name] = PartitionStats(
+                committed=part.tracker.committed, highwater=self._consumer.highwater(part.tp),
+                outstanding=part.buffered, paused=part.paused)
+        self.stats.partitions = stats
+        self.stats.ready = (self.stats.started and not self._draining
+                            and self.stats.intake_stopped is None)
+
+    # ------------------------------------------------------------------ backpressure
+
+    def _pause(self, part: _Partition, why: str) -> None:
+        assert self._consumer is not None
+        self._consumer.pause(part.tp)
+        part.paused = True
+        log.info("partition.paused", topic=part.tp.topic, partition=part.tp.partition,
+                 reason=why, buffered=part.buffered)
+
+    def _resume(self, part: _Partition) -> None:
+        assert self._consumer is not None
+        self._consumer.resume(part.tp)
+        part.paused = False
+        log.info("partition.resumed", topic=part.tp.topic, partition=part.tp.partition,
+                 buffered=part.buffered)
+
+    def _relieve_backpressure(self) -> None:
+        if self._intake_stopped():
+            return
+        low = max(1, self.settings.partition_buffer // 2)
+        for part in self._partitions.values():
+            if part.paused and not part.rewind and part.buffered < low:
+                self._resume(part)
+
+    # ------------------------------------------------------------------ intake stop
+
+    def _intake_stopped(self) -> bool:
+        return getattr(self.guard, "intake_stop_reason", None) is not None
+
+    def _check_intake(self) -> None:
+        reason = getattr(self.guard, "intake_stop_reason", None)
+        if reason is not None and self.stats.intake_stopped is None:
+            self.stats.intake_stopped = reason
+            self.stats.ready = False
+            log.error("intake.stopped", reason=reason,
+                      action="all partitions paused; fix the judge account, then restart")
+            for part in self._partitions.values():
+                part.rewind = True
+                for task in list(part.waiting):
+                    task.cancel()
+        if reason is None and self.stats.intake_stopped is not None:
+            log.info("intake.resumed", previous_reason=self.stats.intake_stopped)
+            self.stats.intake_stopped = None
+        for part in self._partitions.values():
+            self._maybe_rewind(part, stopped=reason is not None)
+
+    def _maybe_rewind(self, part: _Partition, *, stopped: bool) -> None:
+        """After an intake stop, once a partition is quiet and committed, seek back to its first
+        unfinished offset, so the dropped messages are fetched again when intake resumes."""
+        if stopped and not part.paused:
+            self._pause(part, "intake_stopped")
+        if not part.rewind or part.tasks or part.ready:
+            return
+        frontier = part.tracker.frontier
+        if frontier is not None and part.tracker.committed != frontier:
+            return  # the next commit moves the committed offset to the frontier first
+        assert self._consumer is not None
+        if frontier is not None:
+            self._consumer.seek(part.tp, frontier)
+        part.tracker = OffsetTracker(committed=frontier)
+        part.key_tails.clear()
+        part.rewind = False
+        if not stopped:
+            self._resume(part)
+
+    # ------------------------------------------------------------------ rebalances
+
+    def on_assigned(self, assigned: list[TopicPartition]) -> None:
+        for tp in assigned:
+            if tp not in self._partitions:
+                self._partitions[tp] = _Partition(tp)
+        self.stats.rebalances += 1
+        self._refresh_partition_stats()
+        log.info("partitions.assigned",
+                 partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned))
+
+    async def on_revoked(self, revoked: list[TopicPartition]) -> None:
+        parts = [self._partitions[tp] for tp in revoked if tp in self._partitions]
+        for part in parts:
+            part.revoked = True
+        finished = await self._settle(parts, self.settings.revoke_timeout_s)
+        try:
+            await self._commit(parts)
+        finally:
+            for part in parts:
+                self._partitions.pop(part.tp, None)
+            self._refresh_partition_stats()
+        log.info("partitions.revoked", partitions=sorted(p.name for p in parts),
+                 finished_in_time=finished)
+
+    async def _settle(self, parts: list[_Partition], timeout_s: float) -> bool:
+        """Drop waiting messages; give in-flight ones ``timeout_s``; cancel the rest."""
+        for part in parts:
+            for task in list(part.waiting):
+                task.cancel()
+        tasks = {task for part in parts for task in part.tasks}
+        if not tasks:
+            return True
+        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+        return not pending
+
+    # ------------------------------------------------------------------ shutdown
+
+    async def _shutdown(self) -> None:
+        self._draining = True
+        self.stats.stopping = True
+        self.stats.ready = False
+        parts = list(self._partitions.values())
+        if self._consumer is not None and parts:
+            self._consumer.pause(*(p.tp for p in parts))
+        log.info("service.draining", in_flight=self.stats.in_flight,
+                 deadline_s=self.settings.drain_timeout_s)
+        finished = await self._settle(parts, self.settings.drain_timeout_s)
+        try:
+            if self._fatal is None or not self._exactly_once:
+                await self._commit(parts)
+        except KafkaError as exc:
+            log.error("commit.final_failed", error=str(exc))
+        finally:
+            await self._close_clients()
+        log.info("service.stopped", drained=finished, consumed=self.stats.consumed,
+                 commits=self.stats.commits)
+
+    async def _close_clients(self) -> None:
+        if self._consumer is not None:
+            with contextlib.suppress(KafkaError):
+                await self._consumer.stop()
+        if self._producer is not None:
+            with contextlib.suppress(KafkaError):
+                await self._producer.stop()
+
+
+async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
+                      stop: asyncio.Event | None = None,
+                      environ: Mapping[str, str] | None = None,
+                      on_start: Any | None = None) -> None:
+    """Run the service until ``stop`` is set (or SIGTERM/SIGINT when no event is given).
+
+    Without ``guard``, one is built from ``settings.judge`` (API keys from ``environ``, default
+    ``os.environ``) and closed at the end. ``on_start(service)`` is called once it runs, for
+    metrics and health endpoints.
+    """
+    own_guard = guard is None
+    if guard is None:
+        guard = build_guard(settings, environ if environ is not None else os.environ)
+    event = stop or asyncio.Event()
+    service = GuardService(settings, guard, stop=event)
+    remove_handlers = _install_signal_handlers(event) if stop is None else (lambda: None)
+    try:
+        if on_start is not None:
+            on_start(service)
+        await service.run()
+    finally:
+        remove_handlers()
+        if own_guard:
+            await guard.aclose()
+
+
+def build_guard(settings: ServiceSettings, environ: Mapping[str, str]) -> Any:
+    """The judge stack from ``settings.judge`` (unknown model price: ``ConfigError``)."""
+    from consumers.commands.judging import build_guard as build_judge_stack
+
+    return build_judge_stack(settings.judge, environ)
+
+
+def _install_signal_handlers(event: asyncio.Event) -> Any:
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, _on_signal, event, sig)
+            installed.append(sig)
+
+    def remove() -> None:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+    return remove
+
+
+def _on_signal(event: asyncio.Event, sig: signal.Signals) -> None:
+    log.info("service.signal", signal=sig.name)
+    event.set()

@@ -1,0 +1,305 @@
+"""The service settings: one pydantic-settings model, read from a YAML/JSON file and
+``GROUNDGUARD_...`` environment variables (``__`` separates nested fields, e.g.
+``GROUNDGUARD_TOPICS__VERDICTS=guard.verdicts``, ``GROUNDGUARD_JUDGE__PROVIDER=openai``).
+
+Environment variables win over the file. :func:`load_settings` is the only place that reads
+them; a bad setting raises :class:`consumers.errors.SettingsError` naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+
+from consumers.errors import SettingsError
+from guard.settings import JudgeSettings
+
+ENV_PREFIX = "GROUNDGUARD_"
+
+
+class Guarantee(StrEnum):
+    AT_LEAST_ONCE = "at_least_once"
+    EXACTLY_ONCE = "exactly_once"
+
+
+class Ordering(StrEnum):
+    NONE = "none"
+    KEY = "key"
+
+
+class FailurePolicy(StrEnum):
+    FAIL_CLOSED = "fail_closed"
+    FAIL_OPEN = "fail_open"
+
+
+class SecurityProtocol(StrEnum):
+    PLAINTEXT = "PLAINTEXT"
+    SSL = "SSL"
+    SASL_PLAINTEXT = "SASL_PLAINTEXT"
+    SASL_SSL = "SASL_SSL"
+
+
+class SaslMechanism(StrEnum):
+    PLAIN = "PLAIN"
+    SCRAM_SHA_256 = "SCRAM-SHA-256"
+    SCRAM_SHA_512 = "SCRAM-SHA-512"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TopicSettings(_Section):
+    requests: str = Field(default="rag.responses", min_length=1)
+    verdicts: str = Field(default="guard.verdicts", min_length=1)
+    quarantine: str = Field(default="guard.quarantine", min_length=1)
+    approved: str | None = Field(default=None, description="Off unless set.")
+    dlq: str = Field(default="guard.dlq", min_length=1)
+
+    def outputs(self) -> list[str]:
+        names = [self.verdicts, self.quarantine, self.dlq]
+        return names + ([self.approved] if self.approved else [])
+
+
+class SecuritySettings(_Section):
+    protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT
+    sasl_mechanism: SaslMechanism | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_cafile: Path | None = None
+    ssl_certfile: Path | None = None
+    ssl_keyfile: Path | None = None
+    ssl_key_password: SecretStr | None = None
+    ssl_check_hostname: bool = True
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.protocol in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
+
+    @property
+    def uses_ssl(self) -> bool:
+        return self.protocol in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL)
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        if not self.uses_ssl:
+            return None
+        context = ssl.create_default_context(
+            cafile=str(self.ssl_cafile) if self.ssl_cafile else None)
+        if self.ssl_certfile:
+            password = self.ssl_key_password.get_secret_value() if self.ssl_key_password else None
+            context.load_cert_chain(str(self.ssl_certfile),
+                                    str(self.ssl_keyfile) if self.ssl_keyfile else None, password)
+        context.check_hostname = self.ssl_check_hostname
+        return context
+
+    def client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments shared by aiokafka's consumer, producer and admin client."""
+        kwargs: dict[str, Any] = {"security_protocol": self.protocol.value,
+                                  "ssl_context": self.ssl_context()}
+        if self.uses_sasl:
+            password = self.sasl_password.get_secret_value() if self.sasl_password else None
+            kwargs |= {"sasl_mechanism": (self.sasl_mechanism or SaslMechanism.PLAIN).value,
+                       "sasl_plain_username": self.sasl_username,
+                       "sasl_plain_password": password}
+        return kwargs
+
+
+class KafkaTuning(_Section):
+    """Client knobs; the defaults suit slow judges (seconds per message)."""
+
+    auto_offset_reset: str = Field(default="earliest", pattern="^(earliest|latest)$")
+    max_poll_records: int = Field(default=500, ge=1)
+    max_poll_interval_ms: int = Field(default=300_000, ge=1000)
+    session_timeout_ms: int = Field(default=45_000, ge=1000)
+    heartbeat_interval_ms: int = Field(default=3_000, ge=100)
+    request_timeout_ms: int = Field(default=40_000, ge=1000)
+    linger_ms: int = Field(default=5, ge=0)
+    poll_timeout_ms: int = Field(default=100, ge=1, le=5000,
+                                 description="How long one getmany() waits for records.")
+    transaction_timeout_ms: int = Field(default=60_000, ge=1000)
+
+
+class MetricsSettings(_Section):
+    enabled: bool = True
+    host: str = "0.0.0.0"
+    port: int = Field(default=9464, ge=0, le=65535,
+                      description="Prometheus /metrics and /healthz, /readyz.")
+    stall_after_s: float = Field(default=120.0, gt=0,
+                                 description="Unhealthy when work waits and nothing finished "
+                                             "for this long.")
+
+
+class ServiceSettings(BaseSettings):
+    """Everything ``groundguard run`` needs. See the module docstring for how it is read."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__",
+                                      extra="forbid", frozen=True)
+
+    bootstrap_servers: str = Field(default="127.0.0.1:9092", min_length=1)
+    topics: TopicSettings = Field(default_factory=TopicSettings)
+    group_id: str = Field(default="groundguard", min_length=1)
+    client_id: str = Field(default="groundguard", min_length=1)
+    instance_id: str = Field(default_factory=socket.gethostname, min_length=1,
+                             description="Stable per replica (pod name); part of the "
+                                         "transactional id in exactly-once mode.")
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
+    concurrency: int = Field(default=256, ge=1, le=100_000,
+                             description="Judge calls in flight at once, over all partitions.")
+    partition_buffer: int = Field(default=512, ge=1,
+                                  description="Messages held per partition (in flight, waiting "
+                                              "or unacknowledged) before it is paused.")
+    max_message_bytes: int = Field(default=512 * 1024, ge=64,
+                                   description="Larger messages go to the dead-letter topic.")
+    guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    transactional_id_prefix: str | None = Field(
+        default=None, description="Exactly-once only; the transactional id is prefix-instance_id.")
+    ordering: Ordering = Ordering.NONE
+    failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
+    commit_interval_s: float = Field(default=1.0, gt=0, le=60)
+    drain_timeout_s: float = Field(default=30.0, ge=0,
+                                   description="On SIGTERM, how long in-flight judgements may "
+                                               "finish before the rest is left for redelivery.")
+    revoke_timeout_s: float = Field(default=10.0, ge=0,
+                                    description="On a rebalance, how long in-flight judgements "
+                                                "of revoked partitions may finish.")
+    publish_timeout_s: float = Field(default=120.0, gt=0,
+                                     description="How long one output may be retried before "
+                                                 "the service stops (offsets stay uncommitted).")
+    startup_timeout_s: float = Field(default=60.0, gt=0)
+    create_topics: bool = False
+    topic_partitions: int = Field(default=6, ge=1)
+    topic_replication: int = Field(default=1, ge=1)
+    kafka: KafkaTuning = Field(default_factory=KafkaTuning)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+
+    @property
+    def transactional_id(self) -> str | None:
+        if self.guarantee is not Guarantee.EXACTLY_ONCE or not self.transactional_id_prefix:
+            return None
+        return f"{self.transactional_id_prefix}-{self.instance_id}"
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> ServiceSettings:
+        for field, problem, fix in _cross_field_problems(self):
+            raise ValueError(f"[{field}] {problem} || {fix}")
+        return self
+
+
+def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
+    problems: list[tuple[str, str, str]] = []
+    if s.guarantee is Guarantee.EXACTLY_ONCE and not s.transactional_id_prefix:
+        problems.append(("transactional_id_prefix", "exactly_once needs a transactional id prefix",
+                         "set transactional_id_prefix (GROUNDGUARD_TRANSACTIONAL_ID_PREFIX), "
+                         "e.g. 'groundguard'; each replica adds its instance_id"))
+    sec = s.security
+    if sec.uses_sasl and not (sec.sasl_username and sec.sasl_password):
+        problems.append(("security.sasl_username", f"{sec.protocol} needs a user and password",
+                         "set security.sasl_username and security.sasl_password "
+                         "(GROUNDGUARD_SECURITY__SASL_PASSWORD)"))
+    for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile"):
+        path = getattr(sec, name)
+        if path is not None and not Path(path).is_file():
+            problems.append((f"security.{name}", f"file {path} does not exist",
+                             "point it at a readable PEM file"))
+    if sec.ssl_keyfile and not sec.ssl_certfile:
+        problems.append(("security.ssl_certfile", "a key file was given without a certificate",
+                         "set security.ssl_certfile to the client certificate"))
+    outputs = s.topics.outputs()
+    if s.topics.requests in outputs:
+        problems.append(("topics.requests", "the requests topic is also an output topic",
+                         "use distinct topic names so verdicts are not judged again"))
+    if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
+        problems.append(("judge.api_key_file", f"file {s.judge.api_key_file} does not exist",
+                         "point it at a file holding the API key"))
+    return problems
+
+
+_FIXES = {
+    "missing": "set it in the config file or as an environment variable",
+    "extra_forbidden": "remove it; check the spelling against the documented settings",
+    "enum": "use one of the allowed values",
+    "literal_error": "use one of the allowed values",
+    "int_parsing": "use a whole number",
+    "float_parsing": "use a number",
+    "bool_parsing": "use true or false",
+    "greater_than_equal": "raise the value",
+    "greater_than": "raise the value",
+    "less_than_equal": "lower the value",
+    "string_too_short": "give a non-empty value",
+    "string_pattern_mismatch": "use one of the allowed values",
+}
+
+
+class _MappingEnvSource(EnvSettingsSource):
+    """Reads ``GROUNDGUARD_...`` variables from a given mapping instead of ``os.environ``."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(ServiceSettings)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._environ.items()}
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise SettingsError("config", f"file {path} does not exist", "pass an existing --config")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise SettingsError("config", f"{path} is not valid YAML/JSON: {exc}",
+                            "fix the file's syntax") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SettingsError("config", f"{path} does not hold a mapping",
+                            "write the settings as key: value pairs")
+    return data
+
+
+def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merge(dict(merged[key]), value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _as_settings_error(exc: ValidationError) -> SettingsError:
+    error = exc.errors()[0]
+    message = str(error.get("msg", "invalid value"))
+    if "[" in message and " || " in message:  # a cross-field check from _cross_checks
+        head, fix = message.split(" || ", 1)
+        field, problem = head.split("] ", 1)
+        return SettingsError(field.split("[", 1)[1], problem, fix)
+    field = ".".join(str(part) for part in error.get("loc", ())) or "settings"
+    env = ENV_PREFIX + field.upper().replace(".", "__")
+    fix = _FIXES.get(str(error.get("type")), "correct the value")
+    return SettingsError(field, message, f"{fix} (file key '{field}' or env {env})")
+
+
+def load_settings(path: Path | None, environ: Mapping[str, str]) -> ServiceSettings:
+    """The settings from ``path`` (YAML or JSON) overlaid with ``GROUNDGUARD_...`` variables."""
+    file_values = _read_file(path) if path is not None else {}
+    try:
+        env_values = _MappingEnvSource(environ)()
+        settings = ServiceSettings.model_validate(_merge(file_values, env_values))
+    except ValidationError as exc:
+        raise _as_settings_error(exc) from exc
+    except ValueError as exc:  # pydantic-settings: an env value that should be JSON is not
+        raise SettingsError("environment", str(exc), "nested values in env vars must be JSON "
+                            "or use __ to set one field at a time") from exc
+    return settings

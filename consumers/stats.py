@@ -1,0 +1,57 @@
+"""Counters the service keeps for metrics and health checks (read, never written, by them)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PartitionStats:
+    committed: int | None = None
+    highwater: int | None = None
+    outstanding: int = 0
+    paused: bool = False
+
+    @property
+    def lag(self) -> int | None:
+        """Messages not yet committed (highwater minus committed offset)."""
+        if self.highwater is None or self.committed is None:
+            return None
+        return max(0, self.highwater - self.committed)
+
+
+@dataclass
+class ServiceStats:
+    """What the service has done so far. ``last_progress`` is a :func:`time.monotonic` time."""
+
+    consumed: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    quarantined: int = 0
+    approved: int = 0
+    dead_lettered: Counter[str] = field(default_factory=Counter)
+    published: int = 0
+    publish_retries: int = 0
+    commits: int = 0
+    transactions: int = 0
+    in_flight: int = 0
+    waiting: int = 0
+    rebalances: int = 0
+    partitions: dict[str, PartitionStats] = field(default_factory=dict)
+    started: bool = False
+    ready: bool = False
+    stopping: bool = False
+    intake_stopped: str | None = None
+    last_progress: float = field(default_factory=time.monotonic)
+
+    @property
+    def assigned(self) -> list[str]:
+        return sorted(self.partitions)
+
+    @property
+    def dead_letters_total(self) -> int:
+        return sum(self.dead_lettered.values())
+
+    def progressed(self) -> None:
+        self.last_progress = time.monotonic()

@@ -1,0 +1,84 @@
+"""The guard service against a real broker: routing, commits, concurrency, backpressure, EOS."""
+
+from __future__ import annotations
+
+import orjson
+
+from guard.testing import FakeJudge
+from tests.kafka.kafkautil import produce, read_until
+from tests.kafka.servicekit import (
+    by_id,
+    create_all,
+    grounded,
+    guard_with,
+    make_settings,
+    new_topics,
+    running,
+    ungrounded,
+    wait_committed,
+)
+
+MALFORMED = {
+    "invalid_json": b'{"output": "half',
+    "invalid_utf8": b'{"output": "\xff\xfe"}',
+    "missing_output": b'{"context": "no output here"}',
+    "wrong_types": b'{"output": 42, "context": ["a", 1]}',
+    "not_an_object": b'[1, 2, 3]',
+    "oversized": b'{"output": "' + b"x" * 5000 + b'", "context": "x"}',
+}
+EXPECTED_REASONS = {"invalid_json": "invalid_json", "invalid_utf8": "invalid_utf8",
+                    "missing_output": "invalid_request", "wrong_types": "invalid_request",
+                    "not_an_object": "not_an_object", "oversized": "oversized"}
+
+
+async def test_every_input_gets_one_verdict_and_is_routed(kafka_bootstrap: str) -> None:
+    """N good and malformed messages over 3 partitions: one verdict per id, failing ones in
+    quarantine with their payload, passing ones in approved, malformed ones dead-lettered with
+    the reason, the consumer still running, and the committed offsets at the end offsets."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=3)
+    good = [(f"k{i}".encode(), grounded(i), [("traceparent", b"00-abc-01")]) for i in range(30)]
+    bad = [(f"k{i}".encode(), ungrounded(i), None) for i in range(20)]
+    broken = [(name.encode(), value, [("x-request-id", name.encode())])
+              for name, value in MALFORMED.items()]
+    settings = make_settings(kafka_bootstrap, topics, approved=True, concurrency=16,
+                             max_message_bytes=4096)
+    judge = FakeJudge(latency_s=0.01)
+    async with running(settings, guard_with(judge, settings)) as service:
+        await produce(kafka_bootstrap, topics.requests, [*good, *bad, *broken])
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=50, settle_s=1.0)
+        quarantine = await read_until(kafka_bootstrap, topics.quarantine, expected=20)
+        approved = await read_until(kafka_bootstrap, topics.approved, expected=30)
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=len(MALFORMED))
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 3)
+        # a poison message never stops the consumer: it still judges afterwards
+        await produce(kafka_bootstrap, topics.requests, [(b"late", grounded(999), None)])
+        late = await read_until(kafka_bootstrap, topics.verdicts, expected=51, settle_s=0.5)
+        assert service.stats.consumed == 50 + len(MALFORMED) + 1
+
+    assert by_id(verdicts) == {**{f"ok-{i}": 1 for i in range(30)},
+                               **{f"bad-{i}": 1 for i in range(20)}}
+    labels = {orjson.loads(r.value)["request_id"]: orjson.loads(r.value)["label"] for r in verdicts}
+    assert {k for k, v in labels.items() if v == "fail"} == {f"bad-{i}" for i in range(20)}
+    assert sorted(by_id(quarantine)) == sorted(f"bad-{i}" for i in range(20))
+    for record in quarantine:
+        body = orjson.loads(record.value)
+        assert body["payload"] == orjson.loads(ungrounded(int(body["request_id"][4:])))
+        assert body["verdict"]["label"] == "fail"
+    assert sorted(orjson.loads(r.value)["id"] for r in approved) == sorted(
+        f"ok-{i}" for i in range(30))
+    letters = {r.key.decode(): orjson.loads(r.value) for r in dlq}
+    assert {name: letter["reason"] for name, letter in letters.items()} == EXPECTED_REASONS
+    assert letters["invalid_json"]["payload_text"] == MALFORMED["invalid_json"].decode()
+    assert letters["invalid_utf8"]["payload_base64"] is not None
+    assert letters["oversized"]["payload_truncated"] is True
+    assert letters["missing_output"]["headers"] == {"x-request-id": "missing_output"}
+    first = orjson.loads(verdicts[0].value)["input"]
+    assert first["topic"] == topics.requests
+    ok_record = next(r for r in verdicts if orjson.loads(r.value)["request_id"] == "ok-0")
+    assert ok_record.key == b"k0"
+    assert ("traceparent", b"00-abc-01") in list(ok_record.headers)
+    assert committed == ends
+    assert sum(ends.values()) == 50 + len(MALFORMED)
+    assert by_id(late)["ok-999"] == 1
