@@ -15,6 +15,7 @@ from guard.offline.align import (
     EvidenceSentence,
     best_sentence,
     local_support,
+    related,
     support,
 )
 from guard.offline.claims import Claim
@@ -89,8 +90,21 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
         return result(False, f"not stated together: the best-matching sentence supports only "
                       f"{local:.2f} of the claim", 0.5 + (MIN_LOCAL_SUPPORT - local))
     confidence = 0.5 + min(0.45, (share - min_support) * 1.2)
+    if claim.short_answer:
+        confidence *= 0.9 if _answers_question(stems, premise, index) else 0.5
     return result(True, f"supported: content-word support {share:.2f}, amounts and names found",
-                  confidence * (0.9 if claim.short_answer else 1.0))
+                  confidence)
+
+
+def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) -> bool:
+    """Whether some evidence sentence holding a short answer also mentions the question's
+    subject: without one, the answer may be a true fact that answers another question."""
+    asked = premise.stems - set(stems)
+    if not premise.text or not asked or not stems:
+        return True
+    return any(asked & sentence.scope for sentence in index.sentences
+               if all(s in sentence.scope or (index.has(s) and any(
+                   related(s, o) for o in sentence.scope)) for s in stems))
 
 
 def _quote_failure(text: str, index: EvidenceIndex,
