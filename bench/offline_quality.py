@@ -29,7 +29,11 @@ from guard.replay import Confusion, replay
 from guard.settings import JudgeSettings
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "halueval-qa-dev.jsonl"
-_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "as", "from", "his", "her", "their", "which", "who", "what"])
+_STOP = frozenset({
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "is", "are",
+    "was", "were", "be", "been", "it", "its", "this", "that", "as", "from", "his", "her", "their",
+    "which", "who", "what",
+})
 
 
 def overlap(output: str, context: str) -> float:
