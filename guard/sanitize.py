@@ -42,29 +42,25 @@ _TRAILING_BLANKS = re.compile(r"[ \t]+\n")
 _MANY_NEWLINES = re.compile(r"\n{3,}")
 
 
-def _keep(ch: str) -> str:
-    """The replacement for one character: itself, a folded form, or nothing."""
-    if ch in ("\n", "\t"):
-        return ch
-    code = ord(ch)
-    if ch in _INVISIBLE or 0xE0000 <= code <= 0xE007F:
-        return ""
-    if ch in _SPACES:
-        return " "
-    if _FULLWIDTH_START <= code <= _FULLWIDTH_END:
-        return chr(code - _FULLWIDTH_OFFSET)
-    if ch in _LIGATURES:
-        return _LIGATURES[ch]
-    category = unicodedata.category(ch)
-    if category in ("Cc", "Cs"):
-        return ""
-    return ch
+def _translation_table() -> dict[int, str | None]:
+    """One ``str.translate`` table for every per-character rule (runs in C, not a Python loop)."""
+    table: dict[int, str | None] = dict.fromkeys(set(range(0x20)) - {ord("\n"), ord("\t")})
+    table.update(dict.fromkeys(range(0x7F, 0xA0)))  # DEL and the C1 controls
+    table.update(dict.fromkeys(map(ord, _INVISIBLE)))
+    table.update(dict.fromkeys(range(0xE0000, 0xE0080)))  # tag characters
+    table.update({ord(ch): " " for ch in _SPACES})
+    table.update({ord(ch): folded for ch, folded in _LIGATURES.items()})
+    table.update({code: chr(code - _FULLWIDTH_OFFSET)
+                  for code in range(_FULLWIDTH_START, _FULLWIDTH_END + 1)})
+    return table
+
+
+_TABLE = _translation_table()
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _clean_chars(text: str) -> str:
-    if text.isascii():
-        return "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
-    return "".join(_keep(ch) for ch in text)
+    return _SURROGATES.sub("", text.translate(_TABLE))
 
 
 def collapse_whitespace(text: str) -> str:
