@@ -1,0 +1,101 @@
+"""The Anthropic judge: the official SDK with a strict, forced tool as structured output.
+
+The assessment schema is offered as one tool (``strict: true``) and ``tool_choice`` forces the
+model to call it, so the answer is the tool's input, validated against the pydantic model. The
+SDK's own retries are off; :class:`guard.retry.RetryPolicy` retries transient errors only.
+
+No ``temperature`` is sent: the anthropic SDK 2.x removed the sampling parameters and API version
+2026-10-21 rejects them with a 400; the forced tool is what keeps the answer's shape fixed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+import pydantic
+from anthropic.types import Message
+
+from guard import defaults
+from guard.assessment import Assessment
+from guard.case import PreparedCase
+from guard.errors import MalformedJudgeOutput
+from guard.injection import Fence
+from guard.models import Usage
+from guard.prompts import JudgePrompt, build_prompt
+from guard.providers._common import default_retry, rate_limit_headers, retried_call
+from guard.providers.base import JudgeOutcome
+from guard.retry import RetryPolicy
+from guard.settings import JudgeSettings
+
+_RATE_PREFIXES = ("anthropic-ratelimit-", "retry-after")
+_TOOL_DESCRIPTION = "Record the groundedness assessment of the OUTPUT against the EVIDENCE."
+
+
+def anthropic_model(settings: JudgeSettings) -> str:
+    """``settings.model``, or the default Anthropic model when it is still the OpenAI default."""
+    if settings.model == defaults.DEFAULT_MODEL:
+        return defaults.DEFAULT_ANTHROPIC_MODEL
+    return settings.model
+
+
+class AnthropicJudge:
+    """Implements :class:`guard.providers.base.Judge` with the ``anthropic`` SDK."""
+
+    provider = "anthropic"
+
+    def __init__(self, settings: JudgeSettings, api_key: str | None, *,
+                 retry: RetryPolicy | None = None) -> None:
+        self.settings = settings
+        self.model = anthropic_model(settings)
+        self._retry = retry or default_retry(settings)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_s,
+            max_retries=0)
+
+    def __repr__(self) -> str:
+        return f"AnthropicJudge(model={self.model!r}, base_url={self.settings.base_url!r})"
+
+    async def assess(self, case: PreparedCase) -> JudgeOutcome:
+        prompt = build_prompt(case, Fence.new())
+        return await retried_call(self.provider, self.settings, self._retry,
+                                  lambda: self._call(prompt))
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def _call(self, prompt: JudgePrompt) -> JudgeOutcome:
+        tool: Any = {"name": prompt.schema_name, "description": _TOOL_DESCRIPTION,
+                     "input_schema": prompt.output_model.model_json_schema(), "strict": True}
+        raw = await self._client.messages.with_raw_response.create(
+            model=self.model, max_tokens=self.settings.max_tokens,
+            system=prompt.system, messages=[{"role": "user", "content": prompt.user}],
+            tools=[tool], tool_choice={"type": "tool", "name": prompt.schema_name})
+        message: Message = await raw.parse()
+        return JudgeOutcome(assessment=_assessment(message, prompt), provider=self.provider,
+                            model=self.model, usage=_usage(message),
+                            rate_limit=rate_limit_headers(raw.headers, _RATE_PREFIXES))
+
+
+def _assessment(message: Message, prompt: JudgePrompt) -> Assessment:
+    if message.stop_reason == "refusal":
+        raise MalformedJudgeOutput("anthropic judge refused to assess")
+    if message.stop_reason == "max_tokens":
+        raise MalformedJudgeOutput("anthropic answer was cut at max_tokens")
+    for block in message.content:
+        if block.type == "tool_use" and block.name == prompt.schema_name:
+            try:
+                return prompt.output_model.model_validate(block.input)
+            except pydantic.ValidationError as exc:
+                raise MalformedJudgeOutput(
+                    f"anthropic tool input is not the assessment schema "
+                    f"({exc.error_count()} problems)") from exc
+    raise MalformedJudgeOutput("anthropic answer has no assessment tool call")
+
+
+def _usage(message: Message) -> Usage:
+    """Input tokens count cache reads and writes too; ``cached_tokens`` are the cache reads."""
+    u = message.usage
+    cached = u.cache_read_input_tokens or 0
+    return Usage(input_tokens=u.input_tokens + cached + (u.cache_creation_input_tokens or 0),
+                 output_tokens=u.output_tokens, cached_tokens=cached)

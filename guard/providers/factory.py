@@ -1,0 +1,98 @@
+"""Build the judge (and its pricing) that the settings ask for.
+
+The environment is passed in explicitly (the CLI or service entry point hands over
+``os.environ``); the core never reads it itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from guard.credentials import resolve_api_key
+from guard.errors import ConfigError
+from guard.models import Usage
+from guard.pricing import PriceTable
+from guard.providers.base import Judge
+from guard.retry import RetryPolicy
+from guard.settings import JudgeSettings, Provider
+
+LLM_PROVIDERS = (Provider.OPENAI, Provider.ANTHROPIC)
+
+
+def make_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
+               retry: RetryPolicy | None = None) -> Judge:
+    """The judge for ``settings.provider``. :class:`ConfigError` when a key or setting is
+    missing. ``retry`` overrides the retry policy of LLM judges (tests shrink its delays)."""
+    if settings.provider in LLM_PROVIDERS:
+        return _llm_judge(settings, settings.provider, environ, retry)
+    if settings.provider is Provider.FAKE:
+        from guard.testing.fake_judge import FakeJudge
+
+        return FakeJudge()
+    from guard.offline import OfflineJudge
+
+    if settings.provider is Provider.OFFLINE:
+        return OfflineJudge(settings)
+    from guard.cascade import CascadeJudge
+
+    llm = _llm_judge(settings, cascade_llm_provider(settings), environ, retry)
+    return CascadeJudge(OfflineJudge(settings), llm, settings.cascade_confidence)
+
+
+def cascade_llm_provider(settings: JudgeSettings) -> Provider:
+    """The LLM behind a cascade: ``cascade_provider``, or Anthropic for a ``claude-*`` model
+    without a ``base_url``."""
+    if settings.cascade_provider not in LLM_PROVIDERS:
+        raise ConfigError("judge.cascade_provider",
+                          f"{settings.cascade_provider.value} is not an LLM provider",
+                          "use openai or anthropic")
+    if settings.base_url is None and settings.model.startswith("claude"):
+        return Provider.ANTHROPIC
+    return settings.cascade_provider
+
+
+def _llm_judge(settings: JudgeSettings, provider: Provider, environ: Mapping[str, str],
+               retry: RetryPolicy | None) -> Judge:
+    key = resolve_api_key(settings, environ, provider)
+    if provider is Provider.ANTHROPIC:
+        from guard.providers.anthropic import AnthropicJudge
+
+        return AnthropicJudge(settings, key, retry=retry)
+    from guard.providers.openai import OpenAIJudge
+
+    return OpenAIJudge(settings, key, retry=retry)
+
+
+def llm_model(settings: JudgeSettings) -> str | None:
+    """The model the settings' LLM judge calls (None: no LLM is called)."""
+    if settings.provider in LLM_PROVIDERS:
+        provider = settings.provider
+    elif settings.provider is Provider.CASCADE:
+        provider = cascade_llm_provider(settings)
+    else:
+        return None
+    if provider is Provider.ANTHROPIC:
+        from guard.providers.anthropic import anthropic_model
+
+        return anthropic_model(settings)
+    return settings.model
+
+
+def make_pricer(settings: JudgeSettings) -> Callable[[str, Usage], float]:
+    """``price(model, usage) -> USD`` for the settings' judge, checked at startup.
+
+    The OpenAI and Anthropic APIs need a known price for the judge's model (:class:`ConfigError`
+    naming ``judge.price_file`` otherwise). A self-hosted OpenAI-compatible endpoint
+    (``base_url``) bills no tokens: its unknown models cost 0 unless a price file names them.
+    Models without a price that were not checked here (the fake and offline judges) cost 0.
+    """
+    table = PriceTable.load(settings.price_file)
+    self_hosted = settings.base_url is not None
+    model = llm_model(settings)
+    if model is not None and not self_hosted:
+        table.require(model)
+
+    def price(model: str, usage: Usage) -> float:
+        return table.cost(model, usage) if table.lookup(model) is not None else 0.0
+
+    return price
