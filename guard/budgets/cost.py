@@ -29,6 +29,7 @@ from guard.models import Usage
 from guard.providers.base import Judge, JudgeOutcome
 
 PriceFn = Callable[[str, Usage], float]
+_SLACK = 1e-9  # float sums of prices must not refuse the call that exactly fills a window
 WINDOW_SECONDS = {"minute": 60.0, "hour": 3_600.0, "day": 86_400.0}
 
 
@@ -48,7 +49,7 @@ class _Window:
 
     def admits(self, cost: float) -> bool:
         committed = self.spent_usd + self.reserved_usd
-        return committed == 0.0 or committed + cost <= self.limit_usd
+        return committed == 0.0 or committed + cost <= self.limit_usd * (1 + _SLACK)
 
     def resets_in(self, now: float) -> float:
         return self.start + self.length_s - now

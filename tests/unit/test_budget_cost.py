@@ -1,0 +1,113 @@
+"""Cost budgets: each policy when a window is spent mid-run, and the spend snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+
+from guard.budgets import BudgetSettings, CostBudget, VirtualClock, build_budgeted_judge
+from guard.budgets.cost import Reservation
+from guard.engine import Guard
+from guard.errors import ConfigError
+from guard.models import JudgeRequest, Label
+from guard.settings import JudgeSettings
+from guard.testing import FakeJudge
+from tests.unit.budget_helpers import EVIDENCE, GROUNDED, StampedJudge, flat_price
+
+PRICE = flat_price(0.01)  # one cent a call: a 5-cent minute budget allows 5 calls a minute
+
+
+def _settings(**budget: object) -> JudgeSettings:
+    base: dict[str, object] = {"cache_size": 0, "cost_per_minute_usd": 0.05}
+    return JudgeSettings(budget=BudgetSettings.model_validate(base | budget))
+
+
+def _request(n: int) -> JudgeRequest:
+    return JudgeRequest(id=f"r{n}", output="Returns are allowed within 30 days.",
+                        context=EVIDENCE)
+
+
+async def test_pause_waits_for_the_window_to_roll_over_and_loses_nothing() -> None:
+    """12 requests on a 5-calls-a-minute budget: all judged, never more than 5 per minute,
+    the rest resumed as each minute rolls over."""
+    clock = VirtualClock()
+    fake = StampedJudge(clock)
+    settings = _settings(on_budget_exhausted="pause")
+    judge = build_budgeted_judge(fake, settings.budget, price=PRICE, clock=clock)
+    guard = Guard(judge, settings, price=PRICE)
+    verdicts = await asyncio.gather(*(guard.judge(_request(i)) for i in range(12)))
+    assert [v.label for v in verdicts] == [Label.PASS] * 12
+    per_minute = Counter(int(t // 60) for t in fake.stamps)
+    assert sorted(per_minute.values()) == [2, 5, 5]
+    assert judge.stats().budget_paused > 0
+    assert judge.stats().cost.total_spent_usd == pytest.approx(0.12)
+
+
+async def test_skip_gives_skipped_verdicts_naming_the_window() -> None:
+    """Past the budget, requests get `skipped` verdicts with reason budget_exhausted:minute."""
+    clock = VirtualClock()
+    settings = _settings(on_budget_exhausted="skip")
+    judge = build_budgeted_judge(StampedJudge(clock), settings.budget, price=PRICE, clock=clock)
+    guard = Guard(judge, settings, price=PRICE)
+    verdicts = [await guard.judge(_request(i)) for i in range(8)]
+    assert [v.label for v in verdicts] == [Label.PASS] * 5 + [Label.SKIPPED] * 3
+    assert {v.reason for v in verdicts[5:]} == {"budget_exhausted:minute"}
+    clock.advance(60.0)
+    assert (await guard.judge(_request(9))).label is Label.PASS
+
+
+async def test_fallback_judges_with_the_fallback_and_says_so() -> None:
+    """Past the budget, the fallback judge decides and the verdict states the fallback."""
+    clock = VirtualClock()
+    settings = _settings(on_budget_exhausted="fallback", fallback_model="gpt-4.1-nano")
+    cheap = FakeJudge([GROUNDED], model="gpt-4.1-nano")
+    judge = build_budgeted_judge(StampedJudge(clock), settings.budget, price=PRICE,
+                                 fallback=cheap, clock=clock)
+    guard = Guard(judge, settings, price=PRICE)
+    verdicts = [await guard.judge(_request(i)) for i in range(8)]
+    assert [v.judge.fallback_reason for v in verdicts] == [None] * 5 + [
+        "budget_exhausted:minute"] * 3
+    assert {v.judge.model for v in verdicts[5:]} == {"gpt-4.1-nano"}
+    assert all(v.label is Label.PASS for v in verdicts)
+    stats = judge.stats()
+    assert (stats.fallbacks, cheap.calls) == (3, 3)
+    assert stats.cost.fallback_spent_usd == pytest.approx(0.03)
+    await judge.aclose()
+
+
+def test_fallback_policy_without_a_fallback_is_a_config_error() -> None:
+    """Naming no fallback for the fallback policy fails at start-up, not mid-run."""
+    with pytest.raises(ValueError, match="fallback_model or fallback_to_offline"):
+        BudgetSettings(on_budget_exhausted="fallback")  # type: ignore[arg-type]
+    budget = BudgetSettings(on_budget_exhausted="fallback",  # type: ignore[arg-type]
+                            fallback_to_offline=True)
+    with pytest.raises(ConfigError):
+        build_budgeted_judge(FakeJudge(), budget, price=PRICE)
+
+
+def test_combined_windows_and_snapshot_show_spend_and_what_is_left() -> None:
+    """Minute and hour windows both count; the snapshot reports spend, left and reset time."""
+    clock = VirtualClock(start=3_600.0 * 1000)
+    budget = CostBudget({"minute": 1.0, "hour": 1.5}, clock)
+    for _ in range(2):
+        grant = budget.try_reserve(0.5)
+        assert isinstance(grant, Reservation)
+        budget.settle(grant, 0.5)
+    snap = {w.window: w for w in budget.snapshot().windows}
+    assert snap["minute"].left_usd == pytest.approx(0.0)
+    assert snap["hour"].left_usd == pytest.approx(0.5)
+    assert snap["minute"].resets_in_s == pytest.approx(60.0)
+    clock.advance(60.0)
+    refused = budget.try_reserve(0.6)
+    assert not isinstance(refused, Reservation)
+    assert refused.window == "hour"
+    assert isinstance(budget.try_reserve(0.4), Reservation)
+
+
+def test_one_call_always_fits_an_untouched_window() -> None:
+    """A call estimated above the whole budget still runs when nothing was spent yet."""
+    budget = CostBudget({"minute": 0.001}, VirtualClock())
+    assert isinstance(budget.try_reserve(0.01), Reservation)
+    assert not isinstance(budget.try_reserve(0.01), Reservation)
