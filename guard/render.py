@@ -10,25 +10,24 @@
 Each piece is sanitized, then the whole is fitted to ``limit`` characters: whole blocks are
 preferred; when everything does not fit, evidence blocks go before non-evidence turns, and among
 them the blocks sharing the most words with the output (and question) go first, shown in their
-original order and numbering. The first block that no longer fits whole is cut at a sentence
-boundary if a useful amount of room is left. What was cut is recorded in ``cut``.
+original order and numbering. When a useful amount of room is left, the first block that no
+longer fits whole is excerpted (:mod:`guard.excerpt`): its paragraphs or sentences that matter
+most to the output, whole, with ``[…]`` marking what was left out. What was cut is recorded in
+``cut``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from guard.case import Passage
+from guard.excerpt import excerpt, words
 from guard.models import ContextField, Cut, Document, JudgeRequest, Message
 from guard.sanitize import sanitize
-from guard.truncate import truncate
 
 BLOCK_SEPARATOR = "\n\n"
 MIN_PARTIAL_CHARS = 80  # a partly kept block needs at least this much room to be worth it
-
-_WORD = re.compile(r"\w{3,}|\d+")
 
 
 @dataclass(frozen=True)
@@ -117,24 +116,21 @@ def source_blocks(request: JudgeRequest, source: ContextField) -> list[_Block]:
 # --------------------------------------------------------------------------- fitting
 
 
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
-
-
 def _rank(blocks: Sequence[_Block], query: str) -> list[int]:
     """Block indexes, most worth keeping first: evidence, then word overlap, then order."""
-    wanted = _words(query)
+    wanted = words(query)
+
     def key(i: int) -> tuple[bool, int, int]:
         block = blocks[i]
-        return (block.passage_label is not None, len(wanted & _words(block.body)), -i)
+        return (block.passage_label is not None, len(wanted & words(block.body)), -i)
     return sorted(range(len(blocks)), key=key, reverse=True)
 
 
-def _partial(block: _Block, room: int) -> _Block | None:
+def _partial(block: _Block, room: int, query: str) -> _Block | None:
     budget = room - len(block.header) - (1 if block.header else 0)
     if budget < MIN_PARTIAL_CHARS:
         return None
-    body, _ = truncate(block.body, budget)
+    body = excerpt(block.body, budget, query)
     return _Block(block.header, body, block.passage_label) if body else None
 
 
@@ -152,7 +148,7 @@ def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]
             chosen[i], used = blocks[i], used + cost
     skipped = next((i for i in order if i not in chosen), None)
     if skipped is not None:
-        partial = _partial(blocks[skipped], limit - used - (sep if chosen else 0))
+        partial = _partial(blocks[skipped], limit - used - (sep if chosen else 0), query)
         if partial is not None:
             chosen[skipped] = partial
     return [chosen[i] for i in sorted(chosen)]

@@ -13,7 +13,7 @@ import re
 
 from guard.models import Cut
 
-_SENTENCE_END = re.compile(r"(?:[.!?…](?:[\"'”’)\]]*)(?=\s)|[。！？]|\n)")
+SENTENCE_END = re.compile(r"(?:[.!?…](?:[\"'”’)\]]*)(?=\s)|[。！？]|\n)")
 _WORD_END = re.compile(r"\S(?=\s)")
 
 
@@ -29,7 +29,7 @@ def cut_point(text: str, limit: int) -> int:
         return len(text)
     window = text[: limit + 1]  # one extra char: a sentence end may sit exactly at the limit
     floor = max(1, limit // 2)
-    for pattern in (_SENTENCE_END, _WORD_END):
+    for pattern in (SENTENCE_END, _WORD_END):
         end = _last_end(pattern, window, floor)
         if end is not None and end <= limit:
             return end

@@ -1,0 +1,88 @@
+"""Excerpting: the parts of a long text that matter to the claims, within a character budget.
+
+When a piece of evidence is too long for the judge, its opening is not always the part that
+matters: the sentence that supports (or refutes) the output may sit at the end. :func:`excerpt`
+splits the text into paragraphs (or, for a single paragraph, sentences), ranks them by how many
+words they share with the output and question (earlier first on ties), keeps the best ones that
+fit, and shows them in their original order with ``[…]`` where something was left out. Every
+unit is whole, so cuts fall on sentence boundaries. A text with a single unit, or none related
+to the query, is truncated (its opening kept).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import pairwise
+
+from guard.truncate import SENTENCE_END, truncate
+
+GAP = "[…]"
+_GAP_COST = len(GAP) + 4  # the marker and the blanks around it, at most "\n\n[…]\n\n"
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_WORD = re.compile(r"\w{3,}|\d+")
+_STOPWORDS = frozenset({
+    "the", "and", "for", "are", "was", "were", "with", "that", "this", "from", "you", "your",
+    "our", "can", "has", "have", "had", "not", "but", "all", "any", "its", "into", "will", "may",
+    "also", "than", "then", "there", "their", "they", "them", "these", "those", "which", "what",
+    "when", "where", "who", "how", "been", "being", "does", "did", "just", "only", "more", "most",
+    "some", "such", "about", "over"
+})
+
+
+def words(text: str) -> set[str]:
+    """The distinct content words (3+ letters, or numbers) of ``text``, lowercased."""
+    return set(_WORD.findall(text.lower())) - _STOPWORDS
+
+
+def _spans(text: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
+    """(start, end) of the stripped units of ``text`` separated after each ``boundary``."""
+    cuts = [0, *(m.end() for m in boundary.finditer(text)), len(text)]
+    spans = []
+    for start, end in pairwise(cuts):
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + len(piece.rstrip())))
+    return spans
+
+
+def units(text: str) -> list[tuple[int, int]]:
+    """Paragraph spans of ``text``; sentence spans when it is a single paragraph."""
+    paragraphs = _spans(text, _PARAGRAPH_BREAK)
+    return paragraphs if len(paragraphs) > 1 else _spans(text, SENTENCE_END)
+
+
+def _join(text: str, spans: Sequence[tuple[int, int]], chosen: Sequence[int]) -> str:
+    blank = "\n\n" if "\n\n" in text else " "
+    pieces = [f"{GAP}{blank}"] if chosen[0] > 0 else []
+    for previous, current in zip([None, *chosen], chosen, strict=False):
+        if previous is not None:
+            adjacent = current == previous + 1
+            between = text[spans[previous][1]:spans[current][0]]
+            pieces.append(between if adjacent else f"{blank}{GAP}{blank}")
+        pieces.append(text[spans[current][0]:spans[current][1]])
+    return "".join(pieces)
+
+
+def excerpt(text: str, budget: int, query: str) -> str:
+    """At most ``budget`` characters of ``text``: its units most related to ``query``."""
+    if len(text) <= budget:
+        return text
+    spans = units(text)
+    wanted = words(query)
+    overlaps = [len(wanted & words(text[start:end])) for start, end in spans]
+    if len(spans) > 1 and any(overlaps):
+        order = sorted(range(len(spans)), key=lambda i: (-overlaps[i], i))
+        chosen: list[int] = []
+        used = 0
+        for i in order:
+            cost = spans[i][1] - spans[i][0] + _GAP_COST
+            if used + cost <= budget:
+                chosen.append(i)
+                used += cost
+        if chosen:
+            joined = _join(text, spans, sorted(chosen))
+            if len(joined) <= budget:
+                return joined
+    return truncate(text, budget)[0]
