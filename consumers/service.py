@@ -36,7 +36,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,7 @@ from consumers.routing import OutRecord
 from consumers.settings import Guarantee, Ordering, ServiceSettings
 from consumers.stats import PartitionStats, ServiceStats
 from consumers.topics import ensure_topics
+from guard.models import Verdict
 
 log = structlog.get_logger("consumers.service")
 PUBLISH_BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)
@@ -94,10 +95,13 @@ class GuardService:
     """Runs the consume-judge-publish loop for one replica. See the module docstring."""
 
     def __init__(self, settings: ServiceSettings, guard: Any, *,
-                 stop: asyncio.Event | None = None) -> None:
+                 stop: asyncio.Event | None = None,
+                 on_verdict: Callable[[Verdict], None] | None = None,
+                 stats: ServiceStats | None = None) -> None:
         self.settings = settings
         self.guard = guard
-        self.stats = ServiceStats()
+        self.on_verdict = on_verdict
+        self.stats = stats if stats is not None else ServiceStats()
         self._stop = stop or asyncio.Event()
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._partitions: dict[TopicPartition, _Partition] = {}
@@ -207,6 +211,8 @@ class GuardService:
             task.add_done_callback(part.waiting.discard)
             if self.settings.ordering is Ordering.KEY:
                 self._chain(part, record, task)
+        self.stats.peak_partition_buffered = max(self.stats.peak_partition_buffered,
+                                                 part.buffered)
         if part.buffered >= self.settings.partition_buffer and not part.paused:
             self._pause(part, "buffer_full")
 
@@ -251,12 +257,16 @@ class GuardService:
             part.waiting.discard(asyncio.current_task())  # type: ignore[arg-type]
             await self._deliver(part, record.offset, [self._dead_letter(decoded, record)])
             return
-        outputs = await self._judge(part, record, decoded)
-        if outputs is not None:
-            await self._deliver(part, record.offset, outputs)
+        judged = await self._judge(part, record, decoded)
+        if judged is None:
+            return
+        outputs, verdict = judged
+        await self._deliver(part, record.offset, outputs)
+        if verdict is not None and self.on_verdict is not None:
+            self.on_verdict(verdict)
 
     async def _judge(self, part: _Partition, record: ConsumerRecord[Any, Any],
-                     decoded: codec.Decoded) -> list[OutRecord] | None:
+                     decoded: codec.Decoded) -> tuple[list[OutRecord], Verdict | None] | None:
         self.stats.waiting += 1
         try:
             await self._slots.acquire()
@@ -276,11 +286,12 @@ class GuardService:
                           partition=record.partition, offset=record.offset)
             letter = codec.dead_letter(record, "internal_error",
                                        f"the judge raised {type(exc).__name__}: {exc}")
-            return [self._dead_letter(letter, record)]
+            return [self._dead_letter(letter, record)], None
         finally:
             self._slots.release()
-        return routing.route_verdict(decoded, verdict, topics=self.settings.topics,
-                                     policy=self.settings.failure_policy, key=record.key)
+        outputs = routing.route_verdict(decoded, verdict, topics=self.settings.topics,
+                                        policy=self.settings.failure_policy, key=record.key)
+        return outputs, verdict
 
     def _dead_letter(self, letter: DeadLetter, record: ConsumerRecord[Any, Any]) -> OutRecord:
         log.info("message.dead_lettered", reason=letter.reason, topic=record.topic,
@@ -433,6 +444,7 @@ class GuardService:
         assert self._consumer is not None
         self._consumer.pause(part.tp)
         part.paused = True
+        self.stats.pauses += 1
         log.info("partition.paused", topic=part.tp.topic, partition=part.tp.partition,
                  reason=why, buffered=part.buffered)
 
@@ -566,18 +578,21 @@ class GuardService:
 async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
                       stop: asyncio.Event | None = None,
                       environ: Mapping[str, str] | None = None,
-                      on_start: Any | None = None) -> None:
+                      on_start: Callable[[GuardService], None] | None = None,
+                      on_verdict: Callable[[Verdict], None] | None = None,
+                      stats: ServiceStats | None = None) -> None:
     """Run the service until ``stop`` is set (or SIGTERM/SIGINT when no event is given).
 
     Without ``guard``, one is built from ``settings.judge`` (API keys from ``environ``, default
-    ``os.environ``) and closed at the end. ``on_start(service)`` is called once it runs, for
-    metrics and health endpoints.
+    ``os.environ``) and closed at the end. ``on_start(service)`` is called before it starts;
+    ``on_verdict(verdict)`` after each verdict is delivered; ``stats`` is the
+    :class:`ServiceStats` to keep (for metrics and health endpoints).
     """
     own_guard = guard is None
     if guard is None:
         guard = build_guard(settings, environ if environ is not None else os.environ)
     event = stop or asyncio.Event()
-    service = GuardService(settings, guard, stop=event)
+    service = GuardService(settings, guard, stop=event, on_verdict=on_verdict, stats=stats)
     remove_handlers = _install_signal_handlers(event) if stop is None else (lambda: None)
     try:
         if on_start is not None:

@@ -138,6 +138,11 @@ class MetricsSettings(_Section):
                                              "for this long.")
 
 
+class LogSettings(_Section):
+    level: str = Field(default="info", pattern="(?i)^(debug|info|warning|error|critical)$")
+    format: str = Field(default="auto", pattern="^(auto|json|console)$")
+
+
 class ServiceSettings(BaseSettings):
     """Everything ``groundguard run`` needs. See the module docstring for how it is read."""
 
@@ -180,6 +185,7 @@ class ServiceSettings(BaseSettings):
     topic_replication: int = Field(default=1, ge=1)
     kafka: KafkaTuning = Field(default_factory=KafkaTuning)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
     @property

@@ -38,6 +38,8 @@ class ServiceStats:
     in_flight: int = 0
     waiting: int = 0
     rebalances: int = 0
+    pauses: int = 0
+    peak_partition_buffered: int = 0
     partitions: dict[str, PartitionStats] = field(default_factory=dict)
     started: bool = False
     ready: bool = False

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import orjson
 
+from guard.case import PreparedCase
+from guard.providers.base import JudgeOutcome
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import produce, read_until
 from tests.kafka.servicekit import (
@@ -17,6 +21,21 @@ from tests.kafka.servicekit import (
     ungrounded,
     wait_committed,
 )
+
+
+class _LatencyByOrder(FakeJudge):
+    """A fake judge whose later calls answer faster than earlier ones."""
+
+    async def assess(self, case: PreparedCase) -> JudgeOutcome:
+        delay = max(0.0, 0.08 - 0.004 * self.calls)
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            self.in_flight -= 1
+        return await super().assess(case)
+
 
 MALFORMED = {
     "invalid_json": b'{"output": "half',
@@ -82,3 +101,93 @@ async def test_every_input_gets_one_verdict_and_is_routed(kafka_bootstrap: str) 
     assert committed == ends
     assert sum(ends.values()) == 50 + len(MALFORMED)
     assert by_id(late)["ok-999"] == 1
+
+
+async def test_concurrency_limit_is_reached_within_one_partition_and_never_exceeded(
+        kafka_bootstrap: str) -> None:
+    """One partition, a slow judge: messages of the partition are judged concurrently up to the
+    limit, and the judge never sees more calls at once than the limit."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=8, partition_buffer=64)
+    judge = FakeJudge(latency_s=0.05)
+    async with running(settings, guard_with(judge, settings)):
+        await produce(kafka_bootstrap, topics.requests,
+                      [(None, grounded(i), None) for i in range(120)])
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=120)
+    assert len(by_id(verdicts)) == 120
+    assert judge.peak_in_flight == 8
+
+
+async def test_a_full_partition_buffer_pauses_the_partition_and_resumes_it(
+        kafka_bootstrap: str) -> None:
+    """With a buffer of 4 messages per partition, the partition is paused whenever 4 are held,
+    resumed as they finish, every message still gets its verdict, and the number held never
+    exceeds the buffer plus one fetch."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=2, partition_buffer=4,
+                             kafka={"max_poll_records": 2})
+    judge = FakeJudge(latency_s=0.01)
+    async with running(settings, guard_with(judge, settings)) as service:
+        await produce(kafka_bootstrap, topics.requests,
+                      [(None, grounded(i), None) for i in range(40)])
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=40)
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 1)
+    assert len(by_id(verdicts)) == 40
+    assert service.stats.pauses >= 5
+    assert service.stats.peak_partition_buffered <= 4 + 2 - 1
+    assert committed == ends
+
+
+async def test_exactly_once_publishes_each_verdict_once_for_read_committed_readers(
+        kafka_bootstrap: str) -> None:
+    """In exactly-once mode the outputs and the offsets go in transactions: a read_committed
+    reader sees one verdict per input, quarantine and dead letters included, and the group's
+    committed offsets reach the end offsets."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=3)
+    settings = make_settings(kafka_bootstrap, topics, guarantee="exactly_once",
+                             transactional_id_prefix=f"gg-{topics.requests}", concurrency=16)
+    judge = FakeJudge(latency_s=0.01)
+    async with running(settings, guard_with(judge, settings)) as service:
+        await produce(kafka_bootstrap, topics.requests,
+                      [(f"k{i}".encode(), grounded(i) if i % 3 else ungrounded(i), None)
+                       for i in range(60)] + [(b"broken", b"{not json", None)])
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=60,
+                                    isolation_level="read_committed", settle_s=1.0)
+        quarantine = await read_until(kafka_bootstrap, topics.quarantine, expected=20,
+                                      isolation_level="read_committed", settle_s=0.5)
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=1,
+                               isolation_level="read_committed")
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 3)
+        assert service.stats.transactions >= 1
+    ids = {f"ok-{i}" if i % 3 else f"bad-{i}": 1 for i in range(60)}
+    assert by_id(verdicts) == ids
+    assert by_id(quarantine) == {f"bad-{i}": 1 for i in range(0, 60, 3)}
+    assert [orjson.loads(r.value)["reason"] for r in dlq] == ["invalid_json"]
+    assert committed == ends
+
+
+async def test_ordering_by_key_publishes_verdicts_of_one_key_in_input_order(
+        kafka_bootstrap: str) -> None:
+    """With ordering=key, a key's messages are judged one after another (in offset order) even
+    though the judge answers later messages faster; different keys still run concurrently."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    settings = make_settings(kafka_bootstrap, topics, ordering="key", concurrency=16)
+
+    judge = _LatencyByOrder()
+    records = [(f"user-{i % 4}".encode(), grounded(i), None) for i in range(40)]
+    async with running(settings, guard_with(judge, settings)):
+        await produce(kafka_bootstrap, topics.requests, records)
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=40)
+    per_key: dict[bytes, list[int]] = {}
+    for record in verdicts:
+        per_key.setdefault(record.key, []).append(orjson.loads(record.value)["input"]["offset"])
+    assert len(per_key) == 4
+    for offsets in per_key.values():
+        assert offsets == sorted(offsets)
+    assert judge.peak_in_flight > 1

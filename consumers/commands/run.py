@@ -1,0 +1,84 @@
+"""``groundguard run``: screen a Kafka topic until SIGTERM/SIGINT (see :mod:`consumers.service`).
+
+Settings come from ``--config`` (YAML/JSON) and ``GROUNDGUARD_...`` environment variables. Exit
+status: 0 after a clean stop, 1 when the broker is unreachable or an output could not be
+delivered, 2 for a bad setting (the field and the fix are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from consumers.errors import ConsumerError, SettingsError
+from consumers.service import build_guard, run_service
+from consumers.settings import ServiceSettings, load_settings
+from consumers.stats import ServiceStats
+from guard.errors import ConfigError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run", help="screen a Kafka topic: judge every answer, publish verdicts",
+        description="Join the consumer group, judge every RAG response on the requests topic, "
+        "publish a verdict for each, quarantine failing ones, dead-letter malformed ones. "
+        "Settings: --config FILE and GROUNDGUARD_... environment variables (these win).")
+    parser.add_argument("--config", type=Path, help="a YAML or JSON settings file")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    environ = os.environ
+    try:
+        settings = load_settings(args.config, environ)
+        guard = build_guard(settings, environ)
+    except (SettingsError, ConfigError) as exc:
+        print(f"groundguard run: bad setting {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    _configure_logging(settings)
+    try:
+        asyncio.run(_serve(settings, guard, environ))
+    except ConsumerError as exc:
+        print(f"groundguard run: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+async def _serve(settings: ServiceSettings, guard: Any, environ: Mapping[str, str]) -> None:
+    stats = ServiceStats()
+    server, metrics = await _start_health(settings, stats)
+    try:
+        await run_service(settings, guard, environ=environ, stats=stats,
+                          on_verdict=metrics.observe_verdict if metrics else None)
+    finally:
+        await guard.aclose()
+        if server is not None:
+            await server.close()
+
+
+async def _start_health(settings: ServiceSettings, stats: ServiceStats) -> tuple[Any, Any]:
+    if not settings.metrics.enabled:
+        return None, None
+    from consumers.health import HealthServer
+    from consumers.metrics import Metrics
+
+    metrics = Metrics(stats)
+    server = HealthServer(metrics=metrics, stats=stats, host=settings.metrics.host,
+                          port=settings.metrics.port,
+                          stall_after_s=settings.metrics.stall_after_s)
+    await server.start()
+    return server, metrics
+
+
+def _configure_logging(settings: ServiceSettings) -> None:
+    from consumers.logging import configure_logging
+
+    configure_logging(log_format=settings.log.format,  # type: ignore[arg-type]
+                      level=settings.log.level.lower())
