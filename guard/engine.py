@@ -2,7 +2,9 @@
 
 Verdicts decided without a judge (``judge.tier == "none"``):
 
-* empty or whitespace-only output -> label ``error``, reason ``empty_output``, hallucinated None;
+* empty output, or one without a single letter or digit (whitespace, invisible characters, a
+  lone ":" -- such inputs are known to fool LLM judges) -> label ``error``, reason
+  ``empty_output``, hallucinated None;
 * no grounding source, or an empty one, for the chosen ``context_field`` -> label ``fail``,
   score 0, hallucinated True, reason ``no_evidence``: failing closed, never a silent pass.
 
@@ -150,7 +152,7 @@ class Guard:
         request_id = request.id or uuid.uuid4().hex
         clean_output = sanitize(request.output)
         output, output_cut = truncate(clean_output, s.max_output_chars)
-        if not output:
+        if not any(ch.isalnum() for ch in output):
             return self._empty_output(request, request_id, output_cut)
         rendered = render_evidence(request, s.context_field, s.max_context_chars)
         truncation = Truncation(context=rendered.cut, output=output_cut)
@@ -242,8 +244,9 @@ class Guard:
         truncation = Truncation(context=_no_cut(), output=output_cut)
         return self._verdict(
             request, request_id, truncation, label=Label.ERROR, reason="empty_output",
-            explanation="The output is empty or only whitespace; there is nothing to judge.",
-            error=ErrorInfo(kind="empty_output", message="output is empty", retriable=False))
+            explanation="The output is empty or has no words; there is nothing to judge.",
+            error=ErrorInfo(kind="empty_output", message="output has no letters or digits",
+                            retriable=False))
 
     def _no_evidence(self, request: JudgeRequest, request_id: str,
                      truncation: Truncation) -> Verdict:

@@ -131,7 +131,8 @@ class TestParse:
 
 
 class TestVerdictsWithoutAJudge:
-    @pytest.mark.parametrize("output", ["", "   ", "\n\t", "\u200b\u200d", "\x00\x01"])
+    @pytest.mark.parametrize("output", ["", "   ", "\n\t", "\u200b\u200d", "\x00\x01", ":",
+                                        " ... ", "\u202e!?"])
     async def test_empty_output_is_an_error_verdict(self, output: str) -> None:
         judge = FakeJudge([scale5(5)])
         verdict = await guard_with(judge).judge_payload({"output": output, "context": "c",

@@ -149,6 +149,16 @@ class TestFitting:
         assert rendered.passages[0].text == rendered.text.removeprefix("[1] ")
         assert rendered.cut.original_chars == len(text) + 4
 
+    def test_the_part_of_a_long_document_that_matters_to_the_output_is_kept(self) -> None:
+        text = " ".join(f"Shipping note {i} about parcels." for i in range(200))
+        text += " Electronics may be returned within 15 days."
+        req = JudgeRequest(output="Electronics can be returned within 15 days.", context=text)
+        rendered = render_evidence(req, ContextField.CONTEXT, 300)
+        assert len(rendered.text) <= 300
+        assert "[…]" in rendered.text
+        assert rendered.text.endswith("Electronics may be returned within 15 days.")
+        assert rendered.cut.truncated
+
     def test_assistant_turns_are_dropped_before_evidence_turns(self) -> None:
         messages = [Message(role="user", content="What is the refund window?"),
                     Message(role="assistant", content="Let me check. " * 20),
