@@ -157,7 +157,8 @@ class Guard:
         rendered = render_evidence(request, s.context_field, s.max_context_chars)
         truncation = Truncation(context=rendered.cut, output=output_cut)
         if not rendered.passages:
-            return self._no_evidence(request, request_id, truncation)
+            return self._no_evidence(request, request_id, truncation,
+                                     scan(clean_output, "output"))
         question = self._question(request)
         injections = self._injections(request, clean_output, rendered, question)
         return PreparedCase(
@@ -248,12 +249,12 @@ class Guard:
             error=ErrorInfo(kind="empty_output", message="output has no letters or digits",
                             retriable=False))
 
-    def _no_evidence(self, request: JudgeRequest, request_id: str,
-                     truncation: Truncation) -> Verdict:
+    def _no_evidence(self, request: JudgeRequest, request_id: str, truncation: Truncation,
+                     injections: list[InjectionFinding]) -> Verdict:
         source = self.settings.context_field.value
         return self._verdict(
             request, request_id, truncation, label=Label.FAIL, reason="no_evidence",
-            score=0.0, hallucinated=True,
+            score=0.0, hallucinated=True, injections=injections[:MAX_INJECTION_FINDINGS],
             explanation=f"The grounding source '{source}' is missing or empty, so no claim of "
             "the output can be supported; failing closed.")
 
