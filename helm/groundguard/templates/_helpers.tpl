@@ -1,0 +1,87 @@
+{{/* Chart name, truncated to the 63 characters Kubernetes allows in names. */}}
+{{- define "groundguard.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified app name: release-chart unless the release name already holds the chart. */}}
+{{- define "groundguard.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "groundguard.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "groundguard.labels" -}}
+helm.sh/chart: {{ include "groundguard.chart" . }}
+{{ include "groundguard.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: guard
+{{- end }}
+
+{{- define "groundguard.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "groundguard.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "groundguard.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "groundguard.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "groundguard.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{/* The port of /metrics, /healthz and /readyz: the settings' metrics.port. */}}
+{{- define "groundguard.metricsPort" -}}
+{{- $metrics := .Values.config.metrics | default dict }}
+{{- $metrics.port | default 9464 }}
+{{- end }}
+
+{{/* Mount point of the Kafka TLS secret. */}}
+{{- define "groundguard.tlsDir" -}}/etc/groundguard/tls{{- end }}
+
+{{/*
+The settings file: .Values.config, with the TLS file paths filled in when a TLS secret is given.
+*/}}
+{{- define "groundguard.config" -}}
+{{- $config := deepCopy .Values.config }}
+{{- with .Values.secrets.kafkaTls }}
+{{- if .secretName }}
+{{- $security := get $config "security" | default dict }}
+{{- $dir := include "groundguard.tlsDir" $ }}
+{{- if .caKey }}{{- $_ := set $security "ssl_cafile" (printf "%s/%s" $dir .caKey) }}{{- end }}
+{{- if .certKey }}{{- $_ := set $security "ssl_certfile" (printf "%s/%s" $dir .certKey) }}{{- end }}
+{{- if .keyKey }}{{- $_ := set $security "ssl_keyfile" (printf "%s/%s" $dir .keyKey) }}{{- end }}
+{{- $_ := set $config "security" $security }}
+{{- end }}
+{{- end }}
+{{- toYaml $config }}
+{{- end }}
+
+{{/* Refuse value combinations that cannot work. */}}
+{{- define "groundguard.validate" -}}
+{{- if and .Values.autoscaling.enabled .Values.keda.enabled }}
+{{- fail "autoscaling.enabled and keda.enabled are exclusive: KEDA creates its own HorizontalPodAutoscaler" }}
+{{- end }}
+{{- if and .Values.keda.enabled (gt (int .Values.keda.maxReplicaCount) (int .Values.keda.topicPartitions)) }}
+{{- fail (printf "keda.maxReplicaCount (%d) exceeds keda.topicPartitions (%d): replicas beyond the partition count of the requests topic get no partition" (int .Values.keda.maxReplicaCount) (int .Values.keda.topicPartitions)) }}
+{{- end }}
+{{- if and .Values.secrets.kafkaTls.keyKey (not .Values.secrets.kafkaTls.certKey) }}
+{{- fail "secrets.kafkaTls.keyKey is set without secrets.kafkaTls.certKey" }}
+{{- end }}
+{{- end }}
