@@ -7,6 +7,8 @@ more than ordinary words, and very general words ("thing", "item") weigh less.
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 
 from guard.case import Passage
@@ -18,6 +20,7 @@ MIN_PREFIX = 5
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
+_FIELD = re.compile(r"[A-Z][\w ]{0,24}:\s")  # "Status: shipped", "Estimated delivery: June 6"
 _PRONOUN_OPENERS = frozenset({"it", "he", "she", "they", "its", "his", "her", "their", "this",
                               "these", "those", "that", "there", "such", "both"})
 
@@ -66,13 +69,18 @@ class EvidenceIndex:
 def _sentences(passage: Passage) -> list[EvidenceSentence]:
     found: list[EvidenceSentence] = []
     previous: frozenset[str] = frozenset()
+    previous_scope: frozenset[str] = frozenset()
     for span in split_sentences(passage.text):
         stems = frozenset(content_stems(span.text))
         first = span.text.split(None, 1)[0].lower() if span.text.split() else ""
-        scope = stems | previous if first in _PRONOUN_OPENERS else stems
+        scope = stems
+        if _FIELD.match(span.text):  # a field of a record continues the record
+            scope = stems | previous_scope
+        elif first in _PRONOUN_OPENERS:
+            scope = stems | previous
         found.append(EvidenceSentence(span.text, passage.label, stems,
                                       tuple(numbers.extract(span.text)), scope))
-        previous = stems
+        previous, previous_scope = stems, scope
     return found
 
 
@@ -99,14 +107,23 @@ def related(a: str, b: str) -> bool:
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     if len(short) >= MIN_PREFIX and long_.startswith(short) and len(long_) - len(short) <= 3:
         return True
-    return _root(a) == _root(b) and len(_root(a)) >= 4
+    if _root(a) == _root(b) and len(_root(a)) >= 4:
+        return True
+    return _demonym_of(a, b) or _demonym_of(b, a)
 
 
 def _root(word: str) -> str:
-    for suffix in _DEMONYM_SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: len(word) - len(suffix)][:6]
     return word[:6] if len(word) >= 7 else word
+
+
+def _demonym_of(demonym: str, place: str) -> bool:
+    """"scottish" / "scotland", "indian" / "india", "english" / "england"."""
+    for suffix in _DEMONYM_SUFFIXES:
+        if demonym.endswith(suffix) and len(demonym) - len(suffix) >= 4:
+            root = demonym[: len(demonym) - len(suffix)]
+            shared = len(os.path.commonprefix([root, place]))
+            return shared >= 4 and shared >= len(root) - 1
+    return False
 
 
 def weight(word: str, name_stems: set[str]) -> float:
@@ -115,12 +132,13 @@ def weight(word: str, name_stems: set[str]) -> float:
     return 0.5 if word in GENERIC else 1.0
 
 
-def support(stems: list[str], index: EvidenceIndex,
-            name_stems: set[str]) -> tuple[float, list[str]]:
-    """The weighted share of ``stems`` the evidence contains, and the stems it lacks."""
-    if not stems:
+def support(stems: list[str], index: EvidenceIndex, name_stems: set[str],
+            quantities_found: int = 0) -> tuple[float, list[str]]:
+    """The weighted share of ``stems`` (and amounts) the evidence contains, and the stems it
+    lacks."""
+    total = sum(weight(s, name_stems) for s in stems) + quantities_found
+    if not total:
         return 1.0, []
-    total = sum(weight(s, name_stems) for s in stems)
     missing = [s for s in stems if not index.has(s)]
     found = total - sum(weight(s, name_stems) for s in missing)
     return found / total, missing

@@ -7,7 +7,7 @@ The first failed check decides, and its reason names what failed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from guard.offline import entities, negation, numbers
 from guard.offline.align import (
@@ -19,7 +19,7 @@ from guard.offline.align import (
     support,
 )
 from guard.offline.claims import Claim
-from guard.offline.text import content_stems, normalize
+from guard.offline.text import GENERIC, content_stems, normalize
 
 MIN_SUPPORT = 0.65
 MIN_LOCAL_SUPPORT = 0.75
@@ -65,7 +65,8 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
     names = entities.names(claim.text)
     name_stems = {part for name in names for part in name.parts}
     new = [s for s in stems if s not in premise.stems or not index.has(s)]
-    share, missing = support(new, index, name_stems)
+    found = sum(1 for q in quantities if numbers.supported(q, index.quantities))
+    share, missing = support(new, index, name_stems, found)
     local = local_support(stems, quantities, sentence, name_stems)
 
     def result(ok: bool, reason: str, confidence: float) -> ClaimResult:
@@ -81,6 +82,10 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
         flip = negation.flipped(claim.text, sentence.text)
         if flip is not None:
             return result(False, flip, 0.75 + 0.2 * overlap)
+    contrary = _contrary_sentence(claim, stems, index, sentence)
+    if contrary is not None:
+        reason, contrary_sentence = contrary
+        return replace(result(False, reason, 0.8), sentence=contrary_sentence)
     if not stems and not quantities:
         return result(True, "no checkable content", NO_CONTENT_CONFIDENCE)
     if share < min_support:
@@ -105,6 +110,20 @@ def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) 
     return any(asked & sentence.scope for sentence in index.sentences
                if all(s in sentence.scope or (index.has(s) and any(
                    related(s, o) for o in sentence.scope)) for s in stems))
+
+
+def _contrary_sentence(claim: Claim, stems: list[str], index: EvidenceIndex,
+                       best: EvidenceSentence | None) -> tuple[str, EvidenceSentence] | None:
+    """Another sentence about the same thing that says the opposite ("open on Sundays" against
+    "It is closed on Sundays")."""
+    about = set(stems) - GENERIC
+    for sentence in index.sentences:
+        if sentence is best or not about & sentence.stems:
+            continue
+        reason = negation.opposed(claim.text, sentence.text)
+        if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:
+            return reason, sentence
+    return None
 
 
 def _quote_failure(text: str, index: EvidenceIndex,

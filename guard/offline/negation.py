@@ -56,6 +56,11 @@ def flipped(claim: str, evidence_sentence: str) -> str | None:
     return _opposite_words(claim, evidence_sentence)
 
 
+def opposed(claim: str, evidence_sentence: str) -> str | None:
+    """Why the claim uses the opposite of a word of the sentence, or None."""
+    return _opposite_words(claim, evidence_sentence)
+
+
 def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
     claim_stems = {stem(w) for w in words(claim)}
     evidence_stems = {stem(w) for w in words(evidence_sentence)}

@@ -43,7 +43,7 @@ _WORD_NUMBERS = {
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
     "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
     "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-    "seventy": 70, "eighty": 80, "ninety": 90, "a": 1, "an": 1, "a dozen": 12, "dozen": 12,
+    "seventy": 70, "eighty": 80, "ninety": 90, "a dozen": 12, "dozen": 12,
     "a hundred": 100, "a thousand": 1000, "half a": 0.5,
 }
 _ORDINAL_WORDS = {

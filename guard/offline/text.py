@@ -42,7 +42,8 @@ around approximately roughly nearly almost exactly just some
 GENERIC = _word_set("""
 thing things item items stuff people person someone something anything everything way ways kind
 kinds type types part parts lot number amount use used using include includes included including
-known called named several various certain also
+known called named several various certain also come comes came go goes went take takes took
+give gives gave put puts keep keeps seem seems become becomes
 """)
 
 # Small groups of words that say the same thing; each maps to its group's first word.
@@ -68,6 +69,7 @@ _SYNONYM_GROUPS = (
     ("show", "display"),
     ("require", "need"),
     ("receive", "get"),
+    ("deliver", "delivery", "arrive", "arrival"),
     ("write", "wrote", "written", "author"),
 )
 SYNONYMS: dict[str, str] = {}
@@ -128,7 +130,9 @@ def stem(word: str) -> str:
     if w in SYNONYMS:
         return SYNONYMS[w]
     w = _strip_suffix(w)
-    return SYNONYMS.get(w, w)
+    if w in SYNONYMS:
+        return SYNONYMS[w]
+    return w[:-1] if len(w) > 4 and w.endswith("e") and w.isalpha() else w
 
 
 def _strip_suffix(w: str) -> str:
