@@ -7,7 +7,6 @@ more than ordinary words, and very general words ("thing", "item") weigh less.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -116,12 +115,21 @@ def _root(word: str) -> str:
     return word[:6] if len(word) >= 7 else word
 
 
+def _common_prefix(a: str, b: str) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
 def _demonym_of(demonym: str, place: str) -> bool:
     """"scottish" / "scotland", "indian" / "india", "english" / "england"."""
     for suffix in _DEMONYM_SUFFIXES:
         if demonym.endswith(suffix) and len(demonym) - len(suffix) >= 4:
             root = demonym[: len(demonym) - len(suffix)]
-            shared = len(os.path.commonprefix([root, place]))
+            shared = _common_prefix(root, place)
             return shared >= 4 and shared >= len(root) - 1
     return False
 
