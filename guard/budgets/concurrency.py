@@ -1,4 +1,5 @@
-"""The judge concurrency bound, and retries of transient errors beneath it."""
+"""The judge concurrency bound, and retries of transient errors beneath it (the rate limiter
+sits beneath both, so each attempt is admitted at the moment it is made)."""
 
 from __future__ import annotations
 

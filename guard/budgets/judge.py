@@ -2,12 +2,13 @@
 
 The layers, outermost first::
 
-    sampling -> cache -> cost budget -> breaker -> rate limit -> concurrency -> retry -> provider
+    sampling -> cache -> cost budget -> breaker -> concurrency -> retry -> rate limit -> provider
 
 so an unsampled message or a cache hit costs nothing and waits for nothing; a spent budget is
 decided before the breaker or the provider's limits are consulted; an open breaker fails fast
-instead of queueing on the rate limiter; and callers waiting on the rate limiter hold no
-concurrency slot.
+instead of queueing; every provider call, retries included, passes the rate limiter at the
+moment it is made (a caller admitted earlier cannot fire into a 429 pause); and a 429 goes
+past the retry policy to the rate limiter, which pauses every caller, not just one.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from guard.retry import RetryPolicy
 class BudgetStats:
     """Everything the budget layers know, in one snapshot for metrics and logs."""
 
-    provider_calls: int  # calls that reached the provider judge (before its own retries)
+    provider_calls: int  # calls made to the provider judge, retries included
     in_flight: int
     peak_in_flight: int
     max_in_flight: int
@@ -63,13 +64,13 @@ class BudgetedJudge:
         self.settings = settings
         self._provider_judge, self._fallback = provider_judge, fallback
         semaphore = asyncio.Semaphore(settings.max_in_flight)
-        inner: Judge = RetryingJudge(provider_judge, retry) if retry else provider_judge
-        self._slots = ConcurrencyLimitedJudge(inner, semaphore)
         self.limiter = RateLimiter(rpm=settings.rpm, tpm=settings.tpm,
                                    max_wait_s=settings.max_rate_wait_s,
                                    cooldown_s=settings.rate_limit_cooldown_s, clock=clock)
-        limited = RateLimitedJudge(self._slots, self.limiter,
-                                   max_attempts=settings.max_rate_limited_attempts)
+        self._limited = RateLimitedJudge(provider_judge, self.limiter,
+                                         max_attempts=settings.max_rate_limited_attempts)
+        inner: Judge = RetryingJudge(self._limited, retry) if retry else self._limited
+        self._slots = ConcurrencyLimitedJudge(inner, semaphore)
         b = settings.breaker
         self.breaker = CircuitBreaker(failure_threshold=b.failure_threshold,
                                       open_for_s=b.open_for_s,
@@ -77,7 +78,7 @@ class BudgetedJudge:
         self._fallback_slots = (ConcurrencyLimitedJudge(fallback, semaphore)
                                 if fallback is not None else None)
         self._cost = CostBudgetJudge(
-            BreakerJudge(limited, self.breaker), CostBudget(settings.cost_limits(), clock),
+            BreakerJudge(self._slots, self.breaker), CostBudget(settings.cost_limits(), clock),
             price=price, policy=settings.on_budget_exhausted, fallback=self._fallback_slots,
             max_pause_s=settings.max_pause_s, clock=clock)
         self._cache = (CachedJudge(self._cost, VerdictCache(max_size=settings.cache_size,
@@ -100,7 +101,7 @@ class BudgetedJudge:
     def stats(self) -> BudgetStats:
         fb = self._fallback_slots
         return BudgetStats(
-            provider_calls=self._slots.calls,
+            provider_calls=self._limited.calls,
             in_flight=self._slots.in_flight + (fb.in_flight if fb else 0),
             peak_in_flight=self._slots.peak_in_flight, max_in_flight=self.settings.max_in_flight,
             cache=self._cache.snapshot() if self._cache else None,

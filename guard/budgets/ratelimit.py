@@ -227,12 +227,14 @@ class RateLimitedJudge(JudgeLayer):
     def __init__(self, inner: Judge, limiter: RateLimiter, *, max_attempts: int) -> None:
         super().__init__(inner)
         self.limiter, self._max_attempts = limiter, max_attempts
+        self.calls = 0
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         tokens = total_tokens(estimate_usage(case))
         deadline = self.limiter.deadline()
         for attempt in range(1, self._max_attempts + 1):
             permit = await self.limiter.acquire(tokens, deadline)
+            self.calls += 1
             try:
                 outcome = await self.inner.assess(case)
             except RateLimited as exc:

@@ -1,0 +1,55 @@
+"""Build the budgeted judge the settings ask for: provider judge, fallback, prices, retries.
+
+Kept apart from :mod:`guard.budgets` (which :mod:`guard.settings` imports) because it needs the
+provider factory, which imports the settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from guard.budgets.clock import Clock
+from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
+from guard.errors import ConfigError
+from guard.providers.base import Judge
+from guard.providers.factory import LLM_PROVIDERS, make_judge, make_pricer
+from guard.retry import RetryPolicy
+from guard.settings import JudgeSettings
+
+NO_RETRY = RetryPolicy(max_retries=0)
+
+
+def make_budgeted_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
+                        retry: RetryPolicy | None = None,
+                        clock: Clock | None = None) -> BudgetedJudge:
+    """The judge of ``settings`` inside every layer of ``settings.budget``.
+
+    Retries move out of the provider into the budget stack, beneath the concurrency bound and
+    the rate limiter, so a 429 pauses every caller rather than each retrying on its own.
+    ``retry`` defaults to ``settings.max_retries`` with the default backoff. Unknown prices
+    (for the judge's model and the fallback model) are a :class:`ConfigError` here, at start-up.
+    """
+    price = make_pricer(settings)
+    judge = make_judge(settings, environ, retry=NO_RETRY)
+    fallback = make_fallback(settings, environ)
+    return build_budgeted_judge(judge, settings.budget, price=price, fallback=fallback,
+                                retry=retry or RetryPolicy(max_retries=settings.max_retries),
+                                clock=clock)
+
+
+def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge | None:
+    """The judge for the ``fallback`` budget policy: the offline judge, or the same provider
+    with ``fallback_model`` (its price checked now). None when no fallback is configured."""
+    budget = settings.budget
+    if budget.fallback_to_offline:
+        from guard.offline import OfflineJudge
+
+        return OfflineJudge(settings)
+    if budget.fallback_model is None:
+        return None
+    if settings.provider not in LLM_PROVIDERS:
+        raise ConfigError("budget.fallback_model", f"the {settings.provider.value} judge has no "
+                          "cheaper model", "use fallback_to_offline, or an LLM provider")
+    cheaper = settings.model_copy(update={"model": budget.fallback_model})
+    make_pricer(cheaper)
+    return make_judge(cheaper, environ)  # not behind the rate limiter: it retries itself
