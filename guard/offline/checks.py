@@ -62,7 +62,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
     quantities = numbers.extract(claim.text)
     query = stems + sorted(premise.stems) if claim.short_answer else stems
     sentence, overlap = best_sentence(query, quantities, index)
-    names = entities.names(claim.text)
+    names = entities.names(claim.text, whole_answer=claim.short_answer)
     name_stems = {part for name in names for part in name.parts}
     new = [s for s in stems if s not in premise.stems or not index.has(s)]
     found = sum(1 for q in quantities if numbers.supported(q, index.quantities))
@@ -90,7 +90,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
         return result(True, "no checkable content", NO_CONTENT_CONFIDENCE)
     if share < min_support:
         return result(False, f"low content-word support {share:.2f} (missing: "
-                      f"{', '.join(missing[:5])})", 0.5 + min(0.45, (min_support - share) * 1.5))
+                      f"{', '.join(missing[:5])})", 0.5 + min(0.35, (min_support - share) * 1.2))
     if not claim.short_answer and local < MIN_LOCAL_SUPPORT:
         return result(False, f"not stated together: the best-matching sentence supports only "
                       f"{local:.2f} of the claim", 0.5 + (MIN_LOCAL_SUPPORT - local))

@@ -34,14 +34,17 @@ class Name:
     parts: tuple[str, ...]
 
 
-def names(text: str) -> list[Name]:
-    """The names in one sentence or clause of text."""
+def names(text: str, *, whole_answer: bool = False) -> list[Name]:
+    """The names in one sentence or clause of text. In a ``whole_answer`` (a bare short
+    answer such as "Mumbai") an opening capitalised word is a name too."""
     tokens = _TOKEN.findall(text)
     found: list[Name] = []
     run: list[str] = []
     for index, token in enumerate(tokens):
         joins = bool(run) and token.lower() in _NAME_JOINERS
-        if _is_name_word(tokens, index) or (joins and _is_name_word(tokens, index + 1)):
+        opening = whole_answer and index == 0 and token.lower() not in STOPWORDS
+        if ((opening and bool(_CAPITALISED.fullmatch(token))) or _is_name_word(tokens, index)
+                or (joins and _is_name_word(tokens, index + 1))):
             run.append(token)
         else:
             _close(run, found)

@@ -1,0 +1,157 @@
+"""The offline judge end to end: the issue's reference examples, claims, quotes, confidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard import Guard, JudgeSettings
+from guard.assessment import BinaryAssessment, Scale5Assessment
+from guard.case import PreparedCase
+from guard.models import JudgeRequest, Label, ScoringMode
+from guard.offline import OfflineJudge
+from guard.providers.base import JudgeOutcome
+
+RETURNS = "Our return policy allows returns within 30 days."
+PARIS = "Paris is the capital of France. It has a population of 2.1 million."
+
+
+def prepared(output: str, context: str | list[str], question: str | None = None,
+             mode: ScoringMode = ScoringMode.SCALE5) -> PreparedCase:
+    settings = JudgeSettings(mode=mode)
+    case = Guard(OfflineJudge(settings), settings).prepare(
+        JudgeRequest(output=output, context=context, question=question))
+    assert isinstance(case, PreparedCase)
+    return case
+
+
+async def assess(output: str, context: str | list[str], question: str | None = None,
+                 mode: ScoringMode = ScoringMode.SCALE5) -> JudgeOutcome:
+    return await OfflineJudge().assess(prepared(output, context, question, mode))
+
+
+def grounded(outcome: JudgeOutcome) -> bool:
+    a = outcome.assessment
+    return a.grounded if isinstance(a, BinaryAssessment) else a.score >= 3
+
+
+class TestReferenceExamples:
+    async def test_a_wrong_return_window_fails_naming_both_numbers(self) -> None:
+        outcome = await assess("You can return items within 90 days for a full refund.", RETURNS)
+        assert not grounded(outcome)
+        reason = outcome.assessment.claims[0].reason
+        assert "90 days" in reason
+        assert "30 days" in reason
+
+    async def test_an_invented_founding_date_fails(self) -> None:
+        outcome = await assess("Paris, the capital of France, was founded in 250 BC.", PARIS)
+        assert not grounded(outcome)
+        assert "250 BC" in outcome.assessment.claims[0].reason
+
+    @pytest.mark.parametrize(("output", "context"), [
+        ("Paris, the capital of France, has about 2.1 million residents.", PARIS),
+        ("You can return items within 30 days.", RETURNS),
+    ])
+    async def test_faithful_paraphrases_pass(self, output: str, context: str) -> None:
+        assert grounded(await assess(output, context))
+
+
+class TestVerdictShape:
+    async def test_outcome_is_offline_tier_with_a_confidence_and_no_usage(self) -> None:
+        outcome = await assess("You can return items within 30 days.", RETURNS)
+        assert outcome.tier == "offline"
+        assert outcome.provider == "offline"
+        assert outcome.confidence is not None
+        assert 0.0 <= outcome.confidence <= 1.0
+        assert outcome.usage.input_tokens == 0
+
+    async def test_binary_mode_gives_a_binary_assessment(self) -> None:
+        good = await assess("You can return items within 30 days.", RETURNS,
+                            mode=ScoringMode.BINARY)
+        bad = await assess("You can return items within 60 days.", RETURNS,
+                           mode=ScoringMode.BINARY)
+        assert isinstance(good.assessment, BinaryAssessment)
+        assert good.assessment.grounded
+        assert isinstance(bad.assessment, BinaryAssessment)
+        assert not bad.assessment.grounded
+
+    async def test_each_claim_gets_a_verdict_and_quotes_are_exact_evidence_spans(self) -> None:
+        case = prepared("Paris is the capital of France. It has 3 million residents.", PARIS)
+        outcome = await OfflineJudge().assess(case)
+        assert isinstance(outcome.assessment, Scale5Assessment)
+        assert [c.supported for c in outcome.assessment.claims] == [True, False]
+        quotes = [c.evidence_quote for c in outcome.assessment.claims]
+        assert all(q is not None and q in case.evidence for q in quotes)
+
+    async def test_some_claims_unsupported_scores_below_the_pass_mark(self) -> None:
+        outcome = await assess("Paris is the capital of France. It was founded by Lyon.", PARIS)
+        assert isinstance(outcome.assessment, Scale5Assessment)
+        assert outcome.assessment.score <= 2
+        assert "name 'Lyon' not in evidence" in outcome.assessment.explanation
+
+    async def test_quoted_titles_must_occur_in_the_evidence(self) -> None:
+        context = 'The film "Song of the South" was released in 1946.'
+        assert grounded(await assess('"Song of the South" was released in 1946.', context))
+        outcome = await assess('"Song of the North" was released in 1946.', context)
+        assert not grounded(outcome)
+        assert "quoted string 'Song of the North'" in outcome.assessment.claims[0].reason
+
+    async def test_a_negated_claim_fails_on_a_positive_sentence(self) -> None:
+        outcome = await assess("Our return policy does not allow returns within 30 days.",
+                               RETURNS)
+        assert not grounded(outcome)
+        assert "negation" in outcome.assessment.claims[0].reason
+
+
+class TestShortAnswers:
+    CONTEXT = ("The Oberoi family is an Indian family famous for hotels. The Oberoi Group is a "
+               "hotel company with its head office in Delhi.")
+    QUESTION = "The Oberoi family is part of a hotel company with a head office in what city?"
+
+    async def test_a_short_answer_found_with_the_question_subject_passes(self) -> None:
+        assert grounded(await assess("Delhi", self.CONTEXT, self.QUESTION))
+
+    async def test_a_short_answer_absent_from_the_evidence_fails(self) -> None:
+        outcome = await assess("Mumbai", self.CONTEXT, self.QUESTION)
+        assert not grounded(outcome)
+        assert "Mumbai" in outcome.assessment.claims[0].reason
+
+    async def test_a_bare_yes_cannot_be_checked_so_confidence_is_low(self) -> None:
+        outcome = await assess("Yes", self.CONTEXT, "Is the Oberoi Group a hotel company?")
+        assert outcome.confidence is not None
+        assert outcome.confidence < 0.5
+
+
+class TestConfidence:
+    async def test_a_number_conflict_is_more_certain_than_a_vague_paraphrase(self) -> None:
+        conflict = await assess("You can return items within 90 days.", RETURNS)
+        vague = await assess("Returns are possible for a while.", RETURNS)
+        assert conflict.confidence is not None
+        assert vague.confidence is not None
+        assert conflict.confidence > vague.confidence
+
+    async def test_full_support_is_more_certain_than_partial_support(self) -> None:
+        full = await assess("Paris is the capital of France.", PARIS)
+        partial = await assess("Paris is the lovely capital of France.", PARIS)
+        assert full.confidence is not None
+        assert partial.confidence is not None
+        assert grounded(full)
+        assert full.confidence > partial.confidence
+
+    async def test_the_same_case_always_gets_the_same_outcome(self) -> None:
+        case = prepared("Paris, the capital of France, has about 2.1 million residents.", PARIS)
+        judge = OfflineJudge()
+        first, second = await judge.assess(case), await judge.assess(case)
+        assert first == second
+
+
+async def test_guard_with_the_offline_judge_passes_and_fails_requests() -> None:
+    settings = JudgeSettings()
+    guard = Guard(OfflineJudge(settings), settings)
+    good = await guard.judge_payload({"output": "You can return items within 30 days.",
+                                      "context": RETURNS})
+    bad = await guard.judge_payload({"output": "You can return items within 90 days.",
+                                     "context": [RETURNS]})
+    assert good.label is Label.PASS
+    assert bad.label is Label.FAIL
+    assert bad.judge.tier == "offline"
+    assert bad.quote_check.fabricated == 0
