@@ -117,6 +117,22 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
 )
 
 
+# Words every match of the pattern at the same index must contain (lowercased). A pattern runs
+# only when one occurs in the text: plain substring tests are far cheaper than these regexes.
+_TRIGGERS: tuple[tuple[str, ...], ...] = (
+    ("ignore", "disregard", "forget", "override", "bypass"),
+    ("instruction", "judge", "evaluator", "grader", "llm", "language"),
+    ("rate", "score", "grade", "mark", "rank", "give", "label", "classify", "judge", "evaluate",
+     "grounded", "faithful", "supported"),
+    ("score", "grounded", "hallucinated", "label", "verdict", "faithful", "supported"),
+    ("system", "assistant", "developer", "user", "human", "<|", "inst]", "sys>>", "##",
+     "instruction"),
+    ("<<", "begin_", "end_"),
+)
+# The only non-ASCII characters IGNORECASE matches to ASCII letters, folded for the prefilter.
+_IGNORECASE_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
 def _excerpt(text: str, start: int, end: int) -> str:
     piece = text[max(0, start - EXCERPT_MARGIN): end + EXCERPT_MARGIN]
     piece = " ".join(piece.split())
@@ -127,7 +143,10 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     """Instruction-like text aimed at the judge found in ``text``, at most a bounded number."""
     findings: list[InjectionFinding] = []
     seen: set[tuple[str, str]] = set()
-    for kind, pattern in _PATTERNS:
+    lowered = text.translate(_IGNORECASE_TWINS).lower()
+    for (kind, pattern), triggers in zip(_PATTERNS, _TRIGGERS, strict=True):
+        if not any(word in lowered for word in triggers):
+            continue
         for match in pattern.finditer(text):
             excerpt = _excerpt(text, match.start(), match.end())
             if (kind, excerpt) not in seen:
