@@ -28,7 +28,7 @@ from guard.providers.base import JudgeOutcome
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 
-_RATE_PREFIXES = ("anthropic-ratelimit-", "retry-after")
+_RATE_PREFIXES = ("anthropic-ratelimit-",)
 _TOOL_DESCRIPTION = "Record the groundedness assessment of the OUTPUT against the EVIDENCE."
 
 

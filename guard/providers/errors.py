@@ -15,6 +15,7 @@ Messages never include API keys: anything that looks like one is redacted.
 from __future__ import annotations
 
 import email.utils
+import json
 import re
 import time
 from collections.abc import Mapping
@@ -100,7 +101,7 @@ _CONNECTION = (openai.APIConnectionError, anthropic.APIConnectionError)
 _STATUS = (openai.APIStatusError, anthropic.APIStatusError)
 _MALFORMED = (openai.APIResponseValidationError, anthropic.APIResponseValidationError,
               openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError,
-              pydantic.ValidationError, ValueError)
+              pydantic.ValidationError, json.JSONDecodeError)
 
 SDK_ERRORS: tuple[type[BaseException], ...] = (
     *_TIMEOUTS, *_CONNECTION, *_STATUS, *_MALFORMED, openai.OpenAIError,

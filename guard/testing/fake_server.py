@@ -25,7 +25,8 @@ As a process (for benches and fault tests in other processes)::
     python -m guard.testing.fake_server --port 0 --latency-ms 20
 
 prints ``FAKE_LLM_URL=http://127.0.0.1:PORT`` and serves ``GET /_stats``, ``POST /_faults``,
-``POST /_script`` and ``POST /_reset`` until SIGINT/SIGTERM.
+``POST /_script`` and ``POST /_reset`` until SIGINT/SIGTERM. The wire formats (replies, error
+bodies, verdict scripts) live in :mod:`guard.testing.fake_api`.
 """
 
 from __future__ import annotations
@@ -34,59 +35,40 @@ import argparse
 import asyncio
 import contextlib
 import random
-import re
 import signal
 import threading
-import time
-import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
-VerdictScript = Callable[[dict[str, Any], str], dict[str, Any]]
-"""``(request body, text of all messages) -> assessment dict``.
-
-The dict may hold ``score`` (1-5) or ``grounded`` (bool) or both; the missing one is derived so
-that it fits the schema the client asked for. Two special keys change the reply itself:
-``_refusal`` (a refusal text) and ``_raw_text`` (sent verbatim as the model's text).
-"""
-
-FaultKind = Literal[
-    "rate_limit", "quota", "unauthorized", "bad_request", "server_error", "overloaded",
-    "hang", "malformed",
-]
-FAULT_KINDS: tuple[str, ...] = (
-    "rate_limit", "quota", "unauthorized", "bad_request", "server_error", "overloaded",
-    "hang", "malformed",
+from guard.testing.fake_api import (
+    FAULT_KINDS,
+    HALLUCINATION_MARKER,
+    REPLY_BUILDERS,
+    Fault,
+    FaultKind,
+    Reply,
+    VerdictScript,
+    default_verdict,
+    estimate_tokens,
+    fault_reply,
+    fenced_text,
+    fit_to_schema,
+    json_reply,
+    new_id,
+    numbers_verdict,
+    prompt_text,
+    route,
 )
-HALLUCINATION_MARKER = "HALLUCINATED"
+
 _MAX_BODY = 16 * 1024 * 1024
 _RATE_LIMIT_REQUESTS = 10_000
 _RATE_LIMIT_TOKENS = 2_000_000
 
 
-@dataclass(frozen=True)
-class Fault:
-    """One injected failure.
-
-    ``rate_limit``: 429 with ``Retry-After`` (and ``retry-after-ms``) of ``retry_after_s``
-    (omitted when None). ``quota``: 429 ``insufficient_quota`` (OpenAI) or a spend-limit 429
-    (Anthropic). ``unauthorized``: 401. ``bad_request``: 400. ``server_error``: 500.
-    ``overloaded``: 529. ``hang``: wait ``hang_s`` seconds, then answer normally.
-    ``malformed``: 200 with a body that is not JSON. ``path`` limits the fault to requests whose
-    path ends with it (e.g. ``"/messages"``).
-    """
-
-    kind: FaultKind
-    retry_after_s: float | None = 1.0
-    hang_s: float = 3600.0
-    path: str | None = None
-
-    def applies_to(self, path: str) -> bool:
-        return self.path is None or path.endswith(self.path)
 
 
 @dataclass
@@ -105,309 +87,6 @@ class _Stats:
     by_path: Counter[str] = field(default_factory=Counter)
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
-
-
-# --------------------------------------------------------------------------- verdicts
-
-
-def default_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
-    """Score 1 (not grounded) when the marker ``HALLUCINATED`` occurs anywhere in the prompt
-    text, else score 5 with one supported claim that quotes the evidence verbatim."""
-    del body
-    output = fenced_text(text, "OUTPUT") or text
-    if HALLUCINATION_MARKER in text:
-        claim = {"claim": _sentence_with(output, HALLUCINATION_MARKER),
-                 "reason": "The evidence does not say this.", "evidence_quote": None,
-                 "supported": False}
-        return {"explanation": "The output makes a claim the evidence does not support.",
-                "claims": [claim], "score": 1, "grounded": False}
-    quote = _first_sentence(_strip_label(fenced_text(text, "EVIDENCE") or "")) or None
-    claim = {"claim": _first_sentence(output) or "The output.",
-             "reason": "The evidence states it.", "evidence_quote": quote, "supported": True}
-    return {"explanation": "Every claim of the output is supported by the evidence.",
-            "claims": [claim], "score": 5, "grounded": True}
-
-
-def numbers_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
-    """A stricter script: like :func:`default_verdict`, and also not grounded when the output
-    holds a number that the evidence does not (``90 days`` against ``30 days``)."""
-    output, evidence = fenced_text(text, "OUTPUT"), fenced_text(text, "EVIDENCE")
-    if output is not None and evidence is not None:
-        missing = [n for n in _NUMBER.findall(output) if n not in _NUMBER.findall(evidence)]
-        if missing:
-            claim = {"claim": _sentence_with(output, missing[0]),
-                     "reason": f"The evidence does not mention {missing[0]}.",
-                     "evidence_quote": None, "supported": False}
-            return {"explanation": f"The output states {missing[0]}, which the evidence does "
-                    "not support.", "claims": [claim], "score": 1, "grounded": False}
-    return default_verdict(body, text)
-
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_FENCED = "<<BEGIN_{label}_([0-9A-Za-z]+)>>\n(.*?)\n<<END_{label}_\\1>>"
-_LABEL_PREFIX = re.compile(r"^(\[[^\]]*\]\s*(\([^)]*\)\s*)?)?([A-Z][A-Z ]*(\([^)]*\))?:\s*)?")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-
-
-def fenced_text(text: str, label: str) -> str | None:
-    """The text inside this project's fence markers for ``label`` (``EVIDENCE``, ``OUTPUT``)."""
-    match = re.search(_FENCED.format(label=label), text, re.DOTALL)
-    return match.group(2) if match else None
-
-
-def _strip_label(evidence: str) -> str:
-    """The first evidence line with a letter, without its ``[1]``/``[turn 1] USER:`` label."""
-    for line in evidence.splitlines():
-        body = _LABEL_PREFIX.sub("", line.strip(), count=1)
-        if any(ch.isalpha() for ch in body):
-            return body
-    return ""
-
-
-def _first_sentence(text: str) -> str:
-    match = _SENTENCE.search(text.strip())
-    return match.group(0).strip() if match else ""
-
-
-def _sentence_with(text: str, needle: str) -> str:
-    for match in _SENTENCE.finditer(text):
-        if needle in match.group(0):
-            return match.group(0).strip()
-    return " ".join(text.split())[:200]
-
-
-def fit_to_schema(verdict: dict[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Derive ``score``/``grounded`` from each other and keep only the schema's properties."""
-    out = dict(verdict)
-    if "score" in out and "grounded" not in out:
-        out["grounded"] = int(out["score"]) >= 4
-    if "grounded" in out and "score" not in out:
-        out["score"] = 5 if out["grounded"] else 1
-    props = (schema or {}).get("properties")
-    if isinstance(props, Mapping) and props:
-        out = {k: v for k, v in out.items() if k in props or k.startswith("_")}
-    return out
-
-
-# --------------------------------------------------------------------------- request parsing
-
-
-def _text_of(content: Any) -> str:
-    """Text of a message content: a string, or a list of typed parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_text_of(part.get("text", part.get("content", "")))
-                         for part in content if isinstance(part, Mapping))
-    return ""
-
-
-def prompt_text(body: Mapping[str, Any]) -> str:
-    """All prompt text of a chat, responses or messages request, joined by newlines."""
-    parts = [_text_of(body.get("system")), _text_of(body.get("instructions"))]
-    items = body.get("messages") or body.get("input") or []
-    if isinstance(items, str):
-        parts.append(items)
-    else:
-        parts.extend(_text_of(m.get("content")) for m in items if isinstance(m, Mapping))
-    return "\n".join(p for p in parts if p)
-
-
-def _chat_schema(body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-    """(schema, forced tool name) of a chat completions request."""
-    fmt = body.get("response_format") or {}
-    if fmt.get("type") == "json_schema":
-        return fmt.get("json_schema", {}).get("schema"), None
-    choice = body.get("tool_choice")
-    if isinstance(choice, Mapping) and choice.get("type") == "function":
-        name = choice["function"]["name"]
-        for tool in body.get("tools") or []:
-            if tool.get("function", {}).get("name") == name:
-                return tool["function"].get("parameters"), name
-    return None, None
-
-
-def _responses_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
-    fmt = (body.get("text") or {}).get("format") or {}
-    return fmt.get("schema") if fmt.get("type") == "json_schema" else None
-
-
-def _anthropic_schema(body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-    """(schema, forced tool name) of an Anthropic messages request."""
-    choice = body.get("tool_choice")
-    if isinstance(choice, Mapping) and choice.get("type") == "tool":
-        for tool in body.get("tools") or []:
-            if tool.get("name") == choice.get("name"):
-                return tool.get("input_schema"), tool["name"]
-    fmt = (body.get("output_config") or {}).get("format") or body.get("output_format") or {}
-    return (fmt.get("schema") if fmt.get("type") == "json_schema" else None), None
-
-
-# --------------------------------------------------------------------------- replies
-
-
-@dataclass(frozen=True)
-class _Reply:
-    status: int
-    body: bytes
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-def _json_reply(status: int, payload: Any, headers: tuple[tuple[str, str], ...] = ()) -> _Reply:
-    return _Reply(status, orjson.dumps(payload), headers)
-
-
-def _estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def _new_id(prefix: str) -> str:
-    return f"{prefix}{uuid.uuid4().hex[:24]}"
-
-
-def _chat_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
-                ) -> dict[str, Any]:
-    schema, tool = _chat_schema(body)
-    fitted = fit_to_schema(verdict, schema)
-    message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
-    finish = "stop"
-    if "_refusal" in fitted:
-        message["refusal"] = str(fitted["_refusal"])
-    elif "_raw_text" in fitted:
-        message["content"] = str(fitted["_raw_text"])
-    elif tool is not None:
-        message["tool_calls"] = [{"id": _new_id("call_"), "type": "function",
-                                  "function": {"name": tool,
-                                               "arguments": orjson.dumps(fitted).decode()}}]
-        finish = "tool_calls"
-    else:
-        message["content"] = orjson.dumps(fitted).decode()
-    return {
-        "id": _new_id("chatcmpl-"), "object": "chat.completion", "created": int(time.time()),
-        "model": body.get("model", "fake"), "system_fingerprint": "fp_fake",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish,
-                     "logprobs": None}],
-        "usage": {"prompt_tokens": usage["input"], "completion_tokens": usage["output"],
-                  "total_tokens": usage["input"] + usage["output"],
-                  "prompt_tokens_details": {"cached_tokens": usage["cached"]},
-                  "completion_tokens_details": {"reasoning_tokens": 0}},
-    }
-
-
-def _responses_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
-                     ) -> dict[str, Any]:
-    fitted = fit_to_schema(verdict, _responses_schema(body))
-    if "_refusal" in fitted:
-        part: dict[str, Any] = {"type": "refusal", "refusal": str(fitted["_refusal"])}
-    else:
-        text = fitted.get("_raw_text")
-        part = {"type": "output_text", "annotations": [], "logprobs": [],
-                "text": str(text) if text is not None else orjson.dumps(fitted).decode()}
-    return {
-        "id": _new_id("resp_"), "object": "response", "created_at": time.time(),
-        "status": "completed", "model": body.get("model", "fake"), "error": None,
-        "incomplete_details": None, "instructions": body.get("instructions"),
-        "output": [{"type": "message", "id": _new_id("msg_"), "status": "completed",
-                    "role": "assistant", "content": [part]}],
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-        "temperature": body.get("temperature"), "text": body.get("text"),
-        "usage": {"input_tokens": usage["input"], "output_tokens": usage["output"],
-                  "total_tokens": usage["input"] + usage["output"],
-                  "input_tokens_details": {"cached_tokens": usage["cached"]},
-                  "output_tokens_details": {"reasoning_tokens": 0}},
-    }
-
-
-def _anthropic_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
-                     ) -> dict[str, Any]:
-    schema, tool = _anthropic_schema(body)
-    fitted = fit_to_schema(verdict, schema)
-    stop = "end_turn"
-    if "_refusal" in fitted:
-        content: list[dict[str, Any]] = [{"type": "text", "text": str(fitted["_refusal"])}]
-        stop = "refusal"
-    elif "_raw_text" in fitted:
-        content = [{"type": "text", "text": str(fitted["_raw_text"])}]
-    elif tool is not None:
-        content = [{"type": "tool_use", "id": _new_id("toolu_"), "name": tool, "input": fitted}]
-        stop = "tool_use"
-    else:
-        content = [{"type": "text", "text": orjson.dumps(fitted).decode()}]
-    return {
-        "id": _new_id("msg_"), "type": "message", "role": "assistant",
-        "model": body.get("model", "fake"), "content": content, "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {"input_tokens": usage["input"], "output_tokens": usage["output"],
-                  "cache_read_input_tokens": usage["cached"],
-                  "cache_creation_input_tokens": 0},
-    }
-
-
-_BUILDERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any], dict[str, int]],
-                              dict[str, Any]]] = {
-    "chat": _chat_reply, "responses": _responses_reply, "messages": _anthropic_reply,
-}
-
-
-def _route(path: str) -> str | None:
-    for suffix, name in (("/chat/completions", "chat"), ("/responses", "responses"),
-                         ("/messages", "messages")):
-        if path.endswith(suffix):
-            return name
-    return None
-
-
-def _fault_reply(fault: Fault, api: str) -> _Reply:
-    """The HTTP reply for a fault, shaped like the provider's own error bodies."""
-    anthropic = api == "messages"
-    if fault.kind == "malformed":
-        return _Reply(200, b'{"id": "broken", "choices": [', ())
-    headers: tuple[tuple[str, str], ...] = ()
-    if fault.kind == "rate_limit" and fault.retry_after_s is not None:
-        headers = (("retry-after", f"{fault.retry_after_s:g}"),
-                   ("retry-after-ms", f"{fault.retry_after_s * 1000:g}"))
-    status, etype, code, message = _FAULT_BODIES[fault.kind][int(anthropic)]
-    if anthropic:
-        payload: dict[str, Any] = {"type": "error", "error": {"type": etype, "message": message}}
-    else:
-        payload = {"error": {"message": message, "type": etype, "param": None, "code": code}}
-    return _json_reply(status, payload, headers)
-
-
-# kind -> (openai (status, type, code, message), anthropic (status, type, code, message))
-_FAULT_BODIES: dict[str, tuple[tuple[int, str, str | None, str], ...]] = {
-    "rate_limit": (
-        (429, "requests", "rate_limit_exceeded", "Rate limit reached for requests."),
-        (429, "rate_limit_error", None, "Number of request tokens has exceeded your rate limit."),
-    ),
-    "quota": (
-        (429, "insufficient_quota", "insufficient_quota",
-         "You exceeded your current quota, please check your plan and billing details."),
-        (429, "rate_limit_error", None,
-         "You have reached your specified API usage limits. You will regain access on "
-         "2099-01-01 at 00:00 UTC."),
-    ),
-    "unauthorized": (
-        (401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
-        (401, "authentication_error", None, "invalid x-api-key"),
-    ),
-    "bad_request": (
-        (400, "invalid_request_error", None, "Invalid request."),
-        (400, "invalid_request_error", None, "Invalid request."),
-    ),
-    "server_error": (
-        (500, "server_error", None, "The server had an error while processing your request."),
-        (500, "api_error", None, "Internal server error"),
-    ),
-    "overloaded": (
-        (529, "server_error", None, "The engine is currently overloaded."),
-        (529, "overloaded_error", None, "Overloaded"),
-    ),
-    "hang": (
-        (500, "server_error", None, "unreachable"),
-        (500, "api_error", None, "unreachable"),
-    ),
-}
 
 
 # --------------------------------------------------------------------------- the server
@@ -644,7 +323,7 @@ class FakeLLMServer:
         return await reader.readexactly(length) if length else b""
 
     @staticmethod
-    def _encode(reply: _Reply, keep_alive: bool) -> bytes:
+    def _encode(reply: Reply, keep_alive: bool) -> bytes:
         reason = _REASONS.get(reply.status, "Status")
         lines = [f"HTTP/1.1 {reply.status} {reason}",
                  "content-type: application/json",
@@ -654,12 +333,12 @@ class FakeLLMServer:
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + reply.body
 
     async def _dispatch(self, method: str, path: str, headers: Mapping[str, str],
-                        raw: bytes) -> _Reply:
+                        raw: bytes) -> Reply:
         if path.startswith("/_"):
             return self._control(method, path, raw)
-        api = _route(path)
+        api = route(path)
         if method != "POST" or api is None:
-            return _json_reply(404, {"error": {"message": f"no route {method} {path}"}})
+            return json_reply(404, {"error": {"message": f"no route {method} {path}"}})
         self._enter(path)
         try:
             reply = await self._model_call(api, path, headers, raw)
@@ -682,11 +361,11 @@ class FakeLLMServer:
             self._stats.in_flight -= 1
 
     async def _model_call(self, api: str, path: str, headers: Mapping[str, str],
-                          raw: bytes) -> _Reply:
+                          raw: bytes) -> Reply:
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            return _json_reply(400, {"error": {"message": "body is not JSON"}})
+            return json_reply(400, {"error": {"message": "body is not JSON"}})
         self._remember(path, headers, body)
         fault = self._next_fault(path)
         if fault is not None and fault.kind == "hang":
@@ -694,13 +373,13 @@ class FakeLLMServer:
             fault = None
         await self._sleep_latency(body)
         if fault is not None:
-            return self._with_rate_headers(_fault_reply(fault, api), api, 0)
+            return self._with_rate_headers(fault_reply(fault, api), api, 0)
         text = prompt_text(body)
         verdict = self.verdict(body, text)
-        usage = {"input": _estimate_tokens(text) + 12, "cached": self.cached_tokens,
-                 "output": _estimate_tokens(orjson.dumps(verdict).decode())}
-        payload = _BUILDERS[api](body, verdict, usage)
-        return self._with_rate_headers(_json_reply(200, payload), api, usage["input"])
+        usage = {"input": estimate_tokens(text) + 12, "cached": self.cached_tokens,
+                 "output": estimate_tokens(orjson.dumps(verdict).decode())}
+        payload = REPLY_BUILDERS[api](body, verdict, usage)
+        return self._with_rate_headers(json_reply(200, payload), api, usage["input"])
 
     def _remember(self, path: str, headers: Mapping[str, str], body: Any) -> None:
         if not isinstance(body, dict) or self.keep_requests <= 0:
@@ -731,7 +410,7 @@ class FakeLLMServer:
                 return Fault(self.fail_kind, retry_after_s=0.05, hang_s=1.0)
         return None
 
-    def _with_rate_headers(self, reply: _Reply, api: str, tokens: int) -> _Reply:
+    def _with_rate_headers(self, reply: Reply, api: str, tokens: int) -> Reply:
         with self._lock:
             n = self._stats.requests_total
         remaining_req = str(max(0, _RATE_LIMIT_REQUESTS - n % _RATE_LIMIT_REQUESTS))
@@ -743,7 +422,7 @@ class FakeLLMServer:
                      ("anthropic-ratelimit-tokens-limit", str(_RATE_LIMIT_TOKENS)),
                      ("anthropic-ratelimit-tokens-remaining", remaining_tok),
                      ("anthropic-ratelimit-tokens-reset", "2099-01-01T00:00:00Z"),
-                     ("request-id", _new_id("req_")))
+                     ("request-id", new_id("req_")))
         else:
             extra = (("x-ratelimit-limit-requests", str(_RATE_LIMIT_REQUESTS)),
                      ("x-ratelimit-remaining-requests", remaining_req),
@@ -751,29 +430,29 @@ class FakeLLMServer:
                      ("x-ratelimit-limit-tokens", str(_RATE_LIMIT_TOKENS)),
                      ("x-ratelimit-remaining-tokens", remaining_tok),
                      ("x-ratelimit-reset-tokens", "1ms"),
-                     ("x-request-id", _new_id("req_")))
-        return _Reply(reply.status, reply.body, reply.headers + extra)
+                     ("x-request-id", new_id("req_")))
+        return Reply(reply.status, reply.body, reply.headers + extra)
 
     # ------------------------------------------------------------------ control endpoints
 
-    def _control(self, method: str, path: str, raw: bytes) -> _Reply:
+    def _control(self, method: str, path: str, raw: bytes) -> Reply:
         """``GET /_stats``; ``POST /_faults``, ``/_script``, ``/_reset`` (see module doc)."""
         try:
             if method == "GET" and path == "/_stats":
-                return _json_reply(200, self.stats())
+                return json_reply(200, self.stats())
             if method == "POST" and path == "/_reset":
                 self.clear_faults()
                 self.reset_stats()
-                return _json_reply(200, {"ok": True})
+                return json_reply(200, {"ok": True})
             if method == "POST" and path == "/_faults":
                 self._apply_faults(orjson.loads(raw or b"{}"))
-                return _json_reply(200, {"ok": True})
+                return json_reply(200, {"ok": True})
             if method == "POST" and path == "/_script":
                 self._apply_script(orjson.loads(raw or b"{}"))
-                return _json_reply(200, {"ok": True})
+                return json_reply(200, {"ok": True})
         except (ValueError, TypeError, KeyError) as exc:
-            return _json_reply(400, {"error": {"message": str(exc)}})
-        return _json_reply(404, {"error": {"message": f"no route {method} {path}"}})
+            return json_reply(400, {"error": {"message": str(exc)}})
+        return json_reply(404, {"error": {"message": f"no route {method} {path}"}})
 
     def _apply_faults(self, spec: Mapping[str, Any]) -> None:
         """``{"faults": [{"kind": ..., "retry_after_s": ..., "hang_s": ..., "path": ...,
@@ -797,15 +476,22 @@ class FakeLLMServer:
             self.latency_s = float(spec["latency_ms"]) / 1000
 
     def _apply_script(self, spec: Mapping[str, Any]) -> None:
-        """``{"verdict": {...} | null}``: answer every call with this assessment (null: the
-        default script)."""
+        """``{"verdict": {...}}``: answer every call with this assessment;
+        ``{"script": "default" | "numbers"}``: a named script (see :data:`SCRIPTS`)."""
         fixed = spec.get("verdict")
-        if fixed is None:
-            self.set_verdict(None)
+        if fixed is not None:
+            if not isinstance(fixed, dict):
+                raise TypeError("verdict must be an object or null")
+            self.set_verdict(lambda _body, _text: dict(fixed))
             return
-        if not isinstance(fixed, dict):
-            raise TypeError("verdict must be an object or null")
-        self.set_verdict(lambda _body, _text: dict(fixed))
+        name = spec.get("script", "default")
+        if name not in SCRIPTS:
+            raise ValueError(f"unknown script {name!r}; known: {sorted(SCRIPTS)}")
+        self.set_verdict(SCRIPTS[name])
+
+
+SCRIPTS: dict[str, VerdictScript] = {"default": default_verdict, "numbers": numbers_verdict}
+"""Named verdict scripts, for ``--script`` and ``POST /_script``."""
 
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
@@ -826,6 +512,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--fail-kind", choices=FAULT_KINDS, default="server_error")
     parser.add_argument("--cached-tokens", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--script", choices=sorted(SCRIPTS), default="default",
+                        help="verdict script: default (marker HALLUCINATED fails) or numbers "
+                        "(also fails numbers missing from the evidence)")
     return parser.parse_args(argv)
 
 
@@ -834,7 +523,8 @@ def main(argv: list[str] | None = None) -> None:
     args = _parse_args(argv)
     server = FakeLLMServer(host=args.host, port=args.port, latency_s=args.latency_ms / 1000,
                            fail_rate=args.fail_rate, fail_kind=args.fail_kind,
-                           cached_tokens=args.cached_tokens, seed=args.seed)
+                           cached_tokens=args.cached_tokens, seed=args.seed,
+                           verdict=SCRIPTS[args.script])
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
@@ -849,11 +539,14 @@ def main(argv: list[str] | None = None) -> None:
 __all__ = [
     "FAULT_KINDS",
     "HALLUCINATION_MARKER",
+    "SCRIPTS",
     "FakeLLMServer",
     "Fault",
     "VerdictScript",
     "default_verdict",
+    "fenced_text",
     "fit_to_schema",
+    "numbers_verdict",
     "prompt_text",
 ]
 

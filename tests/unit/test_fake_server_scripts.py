@@ -75,3 +75,15 @@ def test_control_rejects_unknown_fault_kinds() -> None:
 def test_only_loopback_hosts_are_allowed() -> None:
     with pytest.raises(ValueError, match="loopback"):
         FakeLLMServer(host="0.0.0.0")
+
+
+def test_script_endpoint_selects_named_or_fixed_verdicts() -> None:
+    srv = FakeLLMServer()
+    assert srv._control("POST", "/_script", b'{"script": "numbers"}').status == 200
+    assert srv.verdict is numbers_verdict
+    assert srv._control("POST", "/_script", b'{"script": "psychic"}').status == 400
+    fixed = b'{"verdict": {"explanation": "x", "claims": [], "score": 2}}'
+    assert srv._control("POST", "/_script", fixed).status == 200
+    assert srv.verdict({}, "")["score"] == 2
+    assert srv._control("POST", "/_script", b"{}").status == 200
+    assert srv.verdict is default_verdict
