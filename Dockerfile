@@ -27,7 +27,7 @@ COPY --from=build /opt/groundguard /opt/groundguard
 ENV PATH=/opt/groundguard/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    GROUNDGUARD_LOG_FORMAT=json
+    GROUNDGUARD_LOG__FORMAT=json
 WORKDIR /tmp
 USER 10001:10001
 EXPOSE 9464

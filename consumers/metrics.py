@@ -7,7 +7,8 @@ Two kinds of sources feed :class:`Metrics`:
   :meth:`Metrics.judge_retried`;
 * state read at scrape time: the :class:`~consumers.stats.ServiceStats` the service keeps
   (messages consumed, quarantined, dead-lettered by reason, in flight, lag per partition, intake
-  stopped...) and optional probes for the circuit breaker and the cost budget.
+  stopped...) and the judge's budget layers (:meth:`guard.budgets.judge.BudgetedJudge.stats`:
+  breaker state, USD left per budget window, provider calls), or explicit probes for them.
 
 Every name starts with ``groundguard_``; counters end in ``_total`` as Prometheus expects.
 """
@@ -39,13 +40,17 @@ BudgetProbe = Callable[[], Mapping[str, float]]
 class Metrics:
     """The service's metrics. ``stats`` is read at every scrape; call the methods on events."""
 
-    def __init__(self, stats: Any | None = None, *, breaker: BreakerProbe | None = None,
-                 budget: BudgetProbe | None = None,
+    def __init__(self, stats: Any | None = None, *, judge: Any | None = None,
+                 breaker: BreakerProbe | None = None, budget: BudgetProbe | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        """``judge``: a judge with a ``stats()`` snapshot (the budgeted judge) supplies the
+        breaker and budget probes; anything else is ignored."""
         self.registry = CollectorRegistry(auto_describe=True)
         self.stats = stats
-        self.breaker = breaker
-        self.budget = budget
+        snapshot = getattr(judge, "stats", None)
+        self.judge_stats: Callable[[], Any] | None = snapshot if callable(snapshot) else None
+        self.breaker = breaker or (_breaker_of(self.judge_stats) if self.judge_stats else None)
+        self.budget = budget or (_budget_of(self.judge_stats) if self.judge_stats else None)
         self._verdicts = Counter(f"{NS}_verdicts", "Verdicts published, by label and judge tier.",
                                  ["label", "tier"], registry=self.registry)
         self._latency = Histogram(f"{NS}_judge_latency_seconds",
@@ -122,6 +127,11 @@ class _StateCollector(Collector):
             yield from self._partitions(stats)
         yield from self._breaker()
         yield from self._budget()
+        if self._metrics.judge_stats is not None:
+            calls = getattr(self._metrics.judge_stats(), "provider_calls", None)
+            if calls is not None:
+                yield _counter("judge_provider_calls", "Calls made to the judge provider, "
+                               "retries included.", float(calls))
 
     def _service(self, stats: Any) -> Iterable[Metric]:
         for attr, name, doc in _COUNTERS:
@@ -185,6 +195,19 @@ class _StateCollector(Collector):
         for window, left in sorted(self._metrics.budget().items()):
             family.add_metric([window], float(left))
         yield family
+
+
+def _breaker_of(snapshot: Callable[[], Any]) -> BreakerProbe:
+    def probe() -> str:
+        state = snapshot().breaker.state
+        return str(getattr(state, "value", state))
+    return probe
+
+
+def _budget_of(snapshot: Callable[[], Any]) -> BudgetProbe:
+    def probe() -> dict[str, float]:
+        return {w.window: float(w.left_usd) for w in snapshot().cost.windows}
+    return probe
 
 
 def split_partition_key(key: Any) -> tuple[str, str]:

@@ -141,6 +141,8 @@ class MetricsSettings(_Section):
 class LogSettings(_Section):
     level: str = Field(default="info", pattern="(?i)^(debug|info|warning|error|critical)$")
     format: str = Field(default="auto", pattern="^(auto|json|console)$")
+    debug_payloads: bool = Field(default=False, description="Log message bodies (payload, "
+                                 "output, context, messages); never in production.")
 
 
 class ServiceSettings(BaseSettings):

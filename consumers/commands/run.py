@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(settings: ServiceSettings, guard: Any, environ: Mapping[str, str]) -> None:
     stats = ServiceStats()
-    server, metrics = await _start_health(settings, stats)
+    server, metrics = await _start_health(settings, stats, guard)
     try:
         await run_service(settings, guard, environ=environ, stats=stats,
                           on_verdict=metrics.observe_verdict if metrics else None)
@@ -63,13 +63,14 @@ async def _serve(settings: ServiceSettings, guard: Any, environ: Mapping[str, st
             await server.close()
 
 
-async def _start_health(settings: ServiceSettings, stats: ServiceStats) -> tuple[Any, Any]:
+async def _start_health(settings: ServiceSettings, stats: ServiceStats,
+                        guard: Any) -> tuple[Any, Any]:
     if not settings.metrics.enabled:
         return None, None
     from consumers.health import HealthServer
     from consumers.metrics import Metrics
 
-    metrics = Metrics(stats)
+    metrics = Metrics(stats, judge=getattr(guard, "backend", None))
     server = HealthServer(metrics=metrics, stats=stats, host=settings.metrics.host,
                           port=settings.metrics.port,
                           stall_after_s=settings.metrics.stall_after_s)
@@ -81,4 +82,5 @@ def _configure_logging(settings: ServiceSettings) -> None:
     from consumers.logging import configure_logging
 
     configure_logging(log_format=settings.log.format,  # type: ignore[arg-type]
-                      level=settings.log.level.lower())
+                      level=settings.log.level.lower(),
+                      debug_payloads=settings.log.debug_payloads)

@@ -36,7 +36,8 @@ def problems(text: str) -> list[str]:
             found.append(f"FROM {image}: pin a full version tag (x.y.z) or digest, never latest")
     final = steps[max(i for i, (w, _) in enumerate(steps) if w == "FROM"):]
     users = [rest for word, rest in final if word == "USER"]
-    if not users or users[-1].split(":")[0] in ("root", "0") or not users[-1].split(":")[0].isdigit():
+    uid = users[-1].split(":")[0] if users else ""
+    if not uid.isdigit() or uid == "0":
         found.append("final stage: needs USER <numeric uid> (non-root; runAsNonRoot checks uids)")
     found += [f"ADD {rest}: use COPY; never ADD a URL" for word, rest in steps if word == "ADD"]
     if not any(w == "RUN" and "constraints.txt" in r for w, r in steps):

@@ -164,3 +164,19 @@ def test_each_metrics_instance_has_its_own_registry() -> None:
     first, second = Metrics(ServiceStats()), Metrics(ServiceStats())
     assert first.registry is not second.registry
     assert b"groundguard_messages_consumed_total 0.0" in first.render()
+
+
+async def test_breaker_budget_and_provider_calls_come_from_the_budgeted_judge() -> None:
+    from guard.budgets.judge import build_budgeted_judge
+    from guard.budgets.settings import BudgetSettings
+
+    judge = build_budgeted_judge(FakeJudge(), BudgetSettings(cost_per_day_usd=2.0),
+                                 price=lambda model, usage: 0.5)
+    guard = Guard(judge, JudgeSettings(provider="fake"))
+    await guard.judge_request(JudgeRequest(output="Paris", context="Paris is big."))
+    await guard.aclose()
+    got = samples(Metrics(ServiceStats(), judge=judge).render().decode())
+    assert got[("groundguard_breaker_state", (("state", "closed"),))] == 1
+    assert got[("groundguard_breaker_open", ())] == 0
+    assert got[("groundguard_budget_left_usd", (("window", "day"),))] == 1.5
+    assert got[("groundguard_judge_provider_calls_total", ())] == 1
