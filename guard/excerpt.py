@@ -12,6 +12,7 @@ to the query, is truncated (its opening kept).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -20,7 +21,7 @@ from guard.truncate import SENTENCE_END, truncate
 GAP = "[…]"
 _GAP_COST = len(GAP) + 4  # the marker and the blanks around it, at most "\n\n[…]\n\n"
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-_WORD = re.compile(r"\w{3,}|\d+")
+_WORD = re.compile(r"\w+")
 _STOPWORDS = frozenset({
     "the", "and", "for", "are", "was", "were", "with", "that", "this", "from", "you", "your",
     "our", "can", "has", "have", "had", "not", "but", "all", "any", "its", "into", "will", "may",
@@ -31,8 +32,9 @@ _STOPWORDS = frozenset({
 
 
 def words(text: str) -> set[str]:
-    """The distinct content words (3+ letters, or numbers) of ``text``, lowercased."""
-    return set(_WORD.findall(text.lower())) - _STOPWORDS
+    """The distinct content words (3+ characters, or numbers) of ``text``, lowercased."""
+    found = {w for w in _WORD.findall(text.lower()) if len(w) >= 3 or w.isdigit()}
+    return found - _STOPWORDS
 
 
 def _spans(text: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -65,13 +67,27 @@ def _join(text: str, spans: Sequence[tuple[int, int]], chosen: Sequence[int]) ->
     return "".join(pieces)
 
 
+def overlap_counts(text: str, spans: Sequence[tuple[int, int]], wanted: set[str]) -> list[int]:
+    """How many distinct ``wanted`` words each span holds (one pass over ``text``)."""
+    hits: list[set[str]] = [set() for _ in spans]
+    if not wanted or not spans:
+        return [0] * len(spans)
+    alternatives = "|".join(map(re.escape, sorted(wanted, key=len, reverse=True)))
+    starts = [start for start, _ in spans]
+    for match in re.finditer(rf"\b(?:{alternatives})\b", text, re.IGNORECASE):
+        i = bisect_right(starts, match.start()) - 1
+        if i >= 0 and match.end() <= spans[i][1]:
+            hits[i].add(match.group().lower())
+    return [len(found) for found in hits]
+
+
 def excerpt(text: str, budget: int, query: str) -> str:
     """At most ``budget`` characters of ``text``: its units most related to ``query``."""
     if len(text) <= budget:
         return text
     spans = units(text)
     wanted = words(query)
-    overlaps = [len(wanted & words(text[start:end])) for start, end in spans]
+    overlaps = overlap_counts(text, spans, wanted)
     if len(spans) > 1 and any(overlaps):
         order = sorted(range(len(spans)), key=lambda i: (-overlaps[i], i))
         chosen: list[int] = []
