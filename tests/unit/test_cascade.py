@@ -6,8 +6,8 @@ import pytest
 
 from guard import Guard, JudgeSettings
 from guard.assessment import Scale5Assessment
-from guard.case import PreparedCase
 from guard.cascade import CascadeJudge
+from guard.case import PreparedCase
 from guard.errors import ConfigError, JudgeTimeout
 from guard.models import JudgeRequest, Label
 from guard.offline import OfflineJudge

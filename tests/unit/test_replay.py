@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 from collections.abc import AsyncIterator
+from typing import ClassVar
 
 import pytest
 
@@ -109,7 +110,7 @@ class TestGoodFile:
 
 
 class TestBadFile:
-    LINES = [
+    LINES: ClassVar[list[str]] = [
         request("ok-1", "You can return items within 30 days."),
         '{"id": "truncated", "output": "x"',  # 2: invalid JSON
         "",  # 3: blank, ignored
@@ -140,7 +141,7 @@ class TestBadFile:
 
 
 class TestLabelledMetrics:
-    ROWS = [
+    ROWS: ClassVar[list[tuple[str, str, bool]]] = [
         ("You can return items within 30 days.", RETURNS, False),
         ("You can return items within 90 days.", RETURNS, True),
         ("Returns are not allowed within 30 days.", RETURNS, True),
