@@ -49,6 +49,25 @@ class BudgetStats:
     def breaker_state(self) -> BreakerState:
         return self.breaker.state
 
+    def fields(self) -> dict[str, float | int | str]:
+        """Flat ``name -> value`` pairs for a log line or gauges (``spent_usd.day`` ...)."""
+        out: dict[str, float | int | str] = {
+            "provider_calls": self.provider_calls, "in_flight": self.in_flight,
+            "peak_in_flight": self.peak_in_flight, "unsampled": self.unsampled,
+            "budget_paused": self.budget_paused, "fallbacks": self.fallbacks,
+            "breaker_state": self.breaker.state.value, "breaker_opened": self.breaker.opened,
+            "breaker_rejected": self.breaker.rejected, "provider_429s": self.rate.provider_429s,
+            "rate_waits": self.rate.waits, "budget_refusals": self.cost.exhausted,
+            "spent_usd": self.cost.total_spent_usd,
+            "fallback_spent_usd": self.cost.fallback_spent_usd}
+        if self.cache is not None:
+            out |= {"cache_hits": self.cache.hits, "cache_misses": self.cache.misses,
+                    "cache_shared": self.cache.shared, "cache_size": self.cache.size}
+        for w in self.cost.windows:
+            out |= {f"spent_usd.{w.window}": w.spent_usd, f"left_usd.{w.window}": w.left_usd,
+                    f"resets_in_s.{w.window}": w.resets_in_s}
+        return out
+
 
 class BudgetedJudge:
     """A :class:`~guard.providers.base.Judge` with every budget layer around ``provider_judge``.

@@ -30,6 +30,7 @@ def make_budgeted_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
     (for the judge's model and the fallback model) are a :class:`ConfigError` here, at start-up.
     """
     price = make_pricer(settings)
+    check_fallback(settings)  # before any client is made, so a bad setting leaks none
     judge = make_judge(settings, environ, retry=NO_RETRY)
     fallback = make_fallback(settings, environ)
     return build_budgeted_judge(judge, settings.budget, price=price, fallback=fallback,
@@ -45,11 +46,20 @@ def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge 
         from guard.offline import OfflineJudge
 
         return OfflineJudge(settings)
-    if budget.fallback_model is None:
+    cheaper = check_fallback(settings)
+    if cheaper is None:
+        return None
+    return make_judge(cheaper, environ)  # not behind the rate limiter: it retries itself
+
+
+def check_fallback(settings: JudgeSettings) -> JudgeSettings | None:
+    """The settings of the fallback model's judge, checked (LLM provider, known price)."""
+    model = settings.budget.fallback_model
+    if model is None:
         return None
     if settings.provider not in LLM_PROVIDERS:
         raise ConfigError("budget.fallback_model", f"the {settings.provider.value} judge has no "
                           "cheaper model", "use fallback_to_offline, or an LLM provider")
-    cheaper = settings.model_copy(update={"model": budget.fallback_model})
+    cheaper = settings.model_copy(update={"model": model})
     make_pricer(cheaper)
-    return make_judge(cheaper, environ)  # not behind the rate limiter: it retries itself
+    return cheaper

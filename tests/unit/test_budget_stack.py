@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from guard.budgets import BreakerState, BudgetSettings, VirtualClock, build_budgeted_judge
 from guard.engine import Guard
 from guard.errors import JudgeError, JudgeUnavailable, RateLimited
@@ -110,3 +112,15 @@ async def test_stats_report_calls_cache_breaker_and_spend() -> None:
     (day,) = stats.cost.windows
     assert (day.window, round(day.spent_usd, 6), round(day.left_usd, 6)) == ("day", 0.002, 9.998)
     await judge.aclose()
+
+
+async def test_stats_fields_flatten_for_logs_and_gauges() -> None:
+    """fields() names the spend and budget left per window, and the breaker state."""
+    judge = build_budgeted_judge(FakeJudge([GROUNDED]),
+                                 BudgetSettings(cost_per_hour_usd=1.0), price=PRICE)
+    await judge.assess(case(1))
+    fields = judge.stats().fields()
+    assert fields["spent_usd.hour"] == fields["spent_usd"] == pytest.approx(0.001)
+    assert fields["left_usd.hour"] == pytest.approx(0.999)
+    assert fields["breaker_state"] == "closed"
+    assert fields["cache_misses"] == 1
