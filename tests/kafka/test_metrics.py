@@ -13,8 +13,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema import Draft202012Validator
 from prometheus_client.parser import text_string_to_metric_families
 
+from consumers import schemas
 from consumers.health import HealthServer
 from consumers.metrics import Metrics
 from consumers.service import GuardService
@@ -132,7 +134,7 @@ def settings_for(bootstrap: str, topics: Any, **overrides: Any) -> ServiceSettin
 async def test_scraped_counters_move_as_the_service_judges(kafka_bootstrap: str) -> None:
     """Consumed, verdicts by label and tier, quarantined, dead-lettered by reason, tokens and
     latency all move on /metrics; the lag gauge covers each assigned partition and drains to 0
-    once the offsets are committed."""
+    once the offsets are committed. Every published record obeys its JSON Schema."""
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=2)
     settings = settings_for(kafka_bootstrap, topics, concurrency=8)
@@ -145,7 +147,10 @@ async def test_scraped_counters_move_as_the_service_judges(kafka_bootstrap: str)
                    *[(None, ungrounded(i), None) for i in range(4)],
                    (None, b'{"output": "half', None)]
         await produce(kafka_bootstrap, topics.requests, records)
-        await read_until(kafka_bootstrap, topics.verdicts, expected=10)
+        published = {"verdict": await read_until(kafka_bootstrap, topics.verdicts, expected=10),
+                     "quarantine": await read_until(kafka_bootstrap, topics.quarantine,
+                                                    expected=4),
+                     "dead-letter": await read_until(kafka_bootstrap, topics.dlq, expected=1)}
         after: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
         for _ in range(POLLS):
             after = await scrape(port)
@@ -164,6 +169,10 @@ async def test_scraped_counters_move_as_the_service_judges(kafka_bootstrap: str)
     assert value(after, "groundguard_judge_tokens_total", model="fake-judge", kind="input") > 0
     assert value(after, "groundguard_assigned_partitions") == 2
     assert lags(after) == {"0": 0.0, "1": 0.0}, "lag per partition, drained once committed"
+    for name, records in published.items():
+        validator = Draft202012Validator(schemas.load(name))
+        for record in records:
+            assert list(validator.iter_errors(json.loads(record.value))) == [], name
 
 
 async def test_readyz_turns_unready_while_the_judge_hangs_and_ready_when_it_progresses(
