@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -88,23 +88,6 @@ def describe_validation_error(exc: ValidationError) -> str:
     return f"{text}; and {extra} more" if extra > 0 else text
 
 
-# --------------------------------------------------------------------------- the judge handle
-
-
-class _JudgeHandle:
-    """``guard.judge``: awaiting ``guard.judge(request)`` judges a request; its attributes are
-    those of the configured :class:`~guard.providers.base.Judge` (``guard.judge.provider``)."""
-
-    def __init__(self, guard: Guard) -> None:
-        self._guard = guard
-
-    def __call__(self, request: JudgeRequest) -> Awaitable[Verdict]:
-        return self._guard.judge_request(request)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._guard.backend, name)
-
-
 # --------------------------------------------------------------------------- the guard
 
 
@@ -125,10 +108,12 @@ class Guard:
         self._price = price
         self._clock = clock
 
-    @property
-    def judge(self) -> _JudgeHandle:
-        """Call to judge a request (``await guard.judge(request)``); attributes are the judge's."""
-        return _JudgeHandle(self)
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        """The verdict on ``request``; never raises for judge errors or skipped judgements.
+
+        The configured :class:`~guard.providers.base.Judge` itself is ``guard.backend``.
+        """
+        return await self.judge_request(request)
 
     # ---------------------------------------------------------------- parse
 

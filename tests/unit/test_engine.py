@@ -334,7 +334,7 @@ class TestDecidedVerdicts:
     def test_the_judge_handle_exposes_the_judges_attributes(self) -> None:
         judge = FakeJudge([scale5(5)], model="m-1")
         guard = guard_with(judge)
-        assert (guard.judge.provider, guard.judge.model) == ("fake", "m-1")
+        assert (guard.backend.provider, guard.backend.model) == ("fake", "m-1")
         assert guard.backend is judge
 
     async def test_aclose_closes_the_judge(self) -> None:
