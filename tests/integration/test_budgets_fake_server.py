@@ -28,9 +28,10 @@ def server() -> Iterator[FakeLLMServer]:
         yield srv
 
 
-def _guard(server: FakeLLMServer, **budget: object) -> tuple[Guard, BudgetedJudge]:
+def _guard(server: FakeLLMServer, timeout_s: float = 5.0,
+           **budget: object) -> tuple[Guard, BudgetedJudge]:
     settings = JudgeSettings(provider="openai", base_url=server.openai_base_url,  # type: ignore[arg-type]
-                             timeout_s=0.3,
+                             timeout_s=timeout_s,
                              budget=BudgetSettings.model_validate({"cache_size": 0} | budget))
     judge = make_budgeted_judge(settings, ENV, retry=FAST_RETRY)
     return Guard(judge, settings), judge
@@ -84,17 +85,17 @@ async def test_outage_of_hangs_and_500s_every_request_gets_a_verdict(
     verdict (`error` while down, `pass` after), the breaker closes again, and the guard never
     has more than max_in_flight calls open (the server may hold more: a call the client gave up
     on at its timeout still hangs there)."""
-    server.inject(Fault("hang", hang_s=0.5), times=6)
+    server.inject(Fault("hang", hang_s=0.8), times=6)
     server.inject(Fault("server_error"), times=None)
-    guard, judge = _guard(server, max_in_flight=4,
+    guard, judge = _guard(server, timeout_s=0.4, max_in_flight=4,
                           breaker={"failure_threshold": 3, "open_for_s": 0.2})
 
     async def outage_ends() -> None:
-        await asyncio.sleep(1.2)
+        await asyncio.sleep(1.0)
         server.clear_faults()
 
     try:
-        verdicts, _ = await asyncio.gather(_judge_all(guard, 80, spacing_s=0.025),
+        verdicts, _ = await asyncio.gather(_judge_all(guard, 80, spacing_s=0.03),
                                            outage_ends())
     finally:
         await guard.aclose()
