@@ -526,8 +526,9 @@ class GuardService:
             for part in parts:
                 self._partitions.pop(part.tp, None)
             self._refresh_partition_stats()
-        log.info("partitions.revoked", partitions=sorted(p.name for p in parts),
-                 finished_in_time=finished)
+        if parts:
+            log.info("partitions.revoked", partitions=sorted(p.name for p in parts),
+                     finished_in_time=finished)
 
     async def _settle(self, parts: list[_Partition], timeout_s: float) -> bool:
         """Drop waiting messages; give in-flight ones ``timeout_s``; cancel the rest."""

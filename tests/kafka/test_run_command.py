@@ -1,0 +1,73 @@
+"""``groundguard run`` as a process: it screens the topic and stops cleanly on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.kafka.kafkautil import produce, read_until, unique
+from tests.kafka.servicekit import by_id, create_all, grounded, new_topics, wait_committed
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _config(tmp_path: Path, bootstrap: str, group: str, topics: object) -> Path:
+    config = {
+        "bootstrap_servers": bootstrap, "group_id": group, "instance_id": "proc",
+        "topics": {"requests": topics.requests, "verdicts": topics.verdicts,  # type: ignore[attr-defined]
+                   "quarantine": topics.quarantine, "dlq": topics.dlq},  # type: ignore[attr-defined]
+        "commit_interval_s": 0.5, "metrics": {"enabled": True, "port": 0},
+        "judge": {"provider": "offline"},
+    }
+    path = tmp_path / "groundguard.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+async def test_sigterm_drains_commits_and_exits_zero(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """The process judges every message, and on SIGTERM stops fetching, commits and exits 0
+    with the committed offsets at the end offsets."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=2)
+    group = unique("group")
+    config = _config(tmp_path, kafka_bootstrap, group, topics)
+    await produce(kafka_bootstrap, topics.requests,
+                  [(f"k{i}".encode(), grounded(i), None) for i in range(50)])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
+    log_path = tmp_path / "service.log"
+    with log_path.open("wb") as log_file:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "consumers", "run", "--config", str(config), cwd=REPO,
+            env=env, stdout=log_file, stderr=log_file)
+        try:
+            verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=50)
+            committed, ends = await wait_committed(kafka_bootstrap, group, topics.requests, 2)
+            proc.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(proc.wait(), timeout=60)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    stderr = log_path.read_bytes()
+    assert proc.returncode == 0, stderr.decode()[-3000:]
+    assert len(by_id(verdicts)) == 50, stderr.decode()[-3000:]
+    assert committed == ends
+    assert b"service.stopped" in stderr
+
+
+async def test_a_bad_setting_exits_2_naming_the_field_and_the_fix(tmp_path: Path) -> None:
+    """A bad setting stops the command before it connects, with the field and the fix."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
+    env["GROUNDGUARD_GUARANTEE"] = "exactly_once"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "consumers", "run", cwd=REPO, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, stderr = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode == 2
+    assert b"transactional_id_prefix" in stderr
+    assert b"GROUNDGUARD_TRANSACTIONAL_ID_PREFIX" in stderr
