@@ -16,7 +16,7 @@ from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 from guard.testing import FakeLLMServer, Fault
 
-ENV = {"OPENAI_API_KEY": "sk-test-budgets"}
+ENV = {"OPENAI_API_KEY": "sk-test-budgets", "ANTHROPIC_API_KEY": "sk-ant-test-budgets"}
 CONTEXT = ["Our return policy allows returns within 30 days."]
 FAST_RETRY = RetryPolicy(max_retries=1, base_delay_s=0.001, max_delay_s=0.002,
                          retry_after_cap_s=0.05, on_retry=None)
@@ -28,9 +28,10 @@ def server() -> Iterator[FakeLLMServer]:
         yield srv
 
 
-def _guard(server: FakeLLMServer, timeout_s: float = 5.0,
+def _guard(server: FakeLLMServer, timeout_s: float = 5.0, provider: str = "openai",
            **budget: object) -> tuple[Guard, BudgetedJudge]:
-    settings = JudgeSettings(provider="openai", base_url=server.openai_base_url,  # type: ignore[arg-type]
+    base_url = server.anthropic_base_url if provider == "anthropic" else server.openai_base_url
+    settings = JudgeSettings(provider=provider, base_url=base_url,  # type: ignore[arg-type]
                              timeout_s=timeout_s,
                              budget=BudgetSettings.model_validate({"cache_size": 0} | budget))
     judge = make_budgeted_judge(settings, ENV, retry=FAST_RETRY)
@@ -56,12 +57,13 @@ async def test_server_never_sees_more_than_max_in_flight(server: FakeLLMServer) 
     assert server.stats()["peak_in_flight"] == 6
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 async def test_429_storm_every_request_judged_without_retry_storm(
-        server: FakeLLMServer) -> None:
+        server: FakeLLMServer, provider: str) -> None:
     """Every call 429s (Retry-After 0.2 s) for 0.6 s: all 60 requests are judged, and the
     server sees the first wave plus about one probe per Retry-After, not one retry per caller."""
     server.inject(Fault("rate_limit", retry_after_s=0.2), times=None)
-    guard, judge = _guard(server, max_in_flight=8)
+    guard, judge = _guard(server, provider=provider, max_in_flight=8)
 
     async def storm_passes() -> None:
         await asyncio.sleep(0.6)
