@@ -20,6 +20,7 @@ _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
 _FIELD = re.compile(r"[A-Z][\w ]{0,24}:\s")  # "Status: shipped", "Estimated delivery: June 6"
+_DEFINITE = re.compile(r"(?:The|This|That|These|Those|Such) [a-z]")  # "The company employs"
 _PRONOUN_OPENERS = frozenset({"it", "he", "she", "they", "its", "his", "her", "their", "this",
                               "these", "those", "that", "there", "such", "both"})
 
@@ -69,24 +70,26 @@ def _sentences(passage: Passage) -> list[EvidenceSentence]:
     found: list[EvidenceSentence] = []
     previous: frozenset[str] = frozenset()
     previous_scope: frozenset[str] = frozenset()
+    topic: frozenset[str] = frozenset()  # the passage's opening sentence names its subject
     for span in split_sentences(passage.text):
         stems = frozenset(content_stems(span.text))
         first = span.text.split(None, 1)[0].lower() if span.text.split() else ""
         scope = stems
         if _FIELD.match(span.text):  # a field of a record continues the record
             scope = stems | previous_scope
-        elif first in _PRONOUN_OPENERS:
-            scope = stems | previous
+        elif first in _PRONOUN_OPENERS or _DEFINITE.match(span.text):
+            scope = stems | previous | topic
         found.append(EvidenceSentence(span.text, passage.label, stems,
                                       tuple(numbers.extract(span.text)), scope))
         previous, previous_scope = stems, scope
+        topic = topic or stems
     return found
 
 
 def local_support(stems: list[str], quantities: list[Quantity], sentence: EvidenceSentence | None,
                   name_stems: set[str]) -> float:
-    """The weighted share of a claim's words and amounts found together in one sentence (with
-    the sentence its opening pronoun refers back to)."""
+    """Of the claim's words and amounts the evidence has, the weighted share found together in
+    one sentence (with the sentence its opening pronoun refers back to)."""
     total = sum(weight(s, name_stems) for s in stems) + len(quantities)
     if not total:
         return 1.0

@@ -8,6 +8,7 @@ The first failed check decides, and its reason names what failed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 from guard.offline import entities, negation, numbers
 from guard.offline.align import (
@@ -67,7 +68,9 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
     new = [s for s in stems if s not in premise.stems or not index.has(s)]
     found = sum(1 for q in quantities if numbers.supported(q, index.quantities))
     share, missing = support(new, index, name_stems, found)
-    local = local_support(stems, quantities, sentence, name_stems)
+    known = [s for s in stems if index.has(s)]
+    local = local_support(known, [q for q in quantities if numbers.supported(q, index.quantities)],
+                          sentence, name_stems)
 
     def result(ok: bool, reason: str, confidence: float) -> ClaimResult:
         return ClaimResult(claim.text, ok, reason, round(confidence, 3), round(share, 3),
@@ -78,6 +81,9 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
                or _name_failure(names, index, premise))
     if failure is not None:
         return result(False, failure[0], failure[1])
+    apart = _names_apart(names, index)
+    if apart is not None:
+        return result(False, apart, 0.7)
     if sentence is not None and overlap >= ALIGN_FOR_POLARITY and not claim.short_answer:
         flip = negation.flipped(claim.text, sentence.text)
         if flip is not None:
@@ -124,6 +130,24 @@ def _contrary_sentence(claim: Claim, stems: list[str], index: EvidenceIndex,
         if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:
             return reason, sentence
     return None
+
+
+def _names_apart(names: list[entities.Name], index: EvidenceIndex) -> str | None:
+    """Why a claim relating two names is unsupported when no sentence mentions both."""
+    distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)}
+    if len(distinct) < 2:
+        return None
+    listed = list(distinct.values())
+    for first, second in pairwise(listed):
+        if not any(_mentions(first, s.scope) and _mentions(second, s.scope)
+                   for s in index.sentences):
+            return (f"names '{first.text}' and '{second.text}' never appear together in the "
+                    "evidence")
+    return None
+
+
+def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
+    return any(p in stems for p in name.parts if len(p) > 1)
 
 
 def _quote_failure(text: str, index: EvidenceIndex,

@@ -16,11 +16,16 @@ MIN_CLAUSE_CONTENT_WORDS = 3
 _CLAUSE_BREAK = re.compile(
     r";\s+|,\s+(?:and|but|whereas|while|although|though|however|yet|so|because|as long as|if|"
     r"provided that|unless)\s+|,\s+|\s+but\s+(?=\w+\s+\w+)"
-    r"|\s+and\s+(?=(?:no|the|it|they|we|you|he|she|this|our|your|their|its|there)\s)",
+    r"|\s+and\s+(?=(?:no|the|it|they|we|you|he|she|this|our|your|their|its|there|is|are|was|"
+    r"were|has|have|had|can|will|would|should|must|may|might)\s)",
     re.IGNORECASE,
 )
 _INTERJECTION = re.compile(r"^\s*(?:yes|no|yeah|nope|sure|correct|indeed)\b[,.!:;]?\s*",
                            re.IGNORECASE)
+_PAST_TENSE = frozenset({
+    "won", "wrote", "made", "began", "became", "led", "held", "took", "gave", "sang", "ran",
+    "built", "bought", "sold", "told", "said", "met", "left", "lost", "found", "got", "went",
+})
 _FINITE_VERBS = frozenset({
     "is", "are", "was", "were", "be", "been", "has", "have", "had", "does", "did", "do", "will",
     "would", "can", "could", "may", "might", "shall", "should", "must",
@@ -35,10 +40,11 @@ class Claim:
     short_answer: bool = False
 
 
-def split_claims(output: str) -> list[Claim]:
-    """The claims of ``output``, in order. An output with no words gives no claims."""
+def split_claims(output: str, *, answers_question: bool = True) -> list[Claim]:
+    """The claims of ``output``, in order. An output with no words gives no claims. A short
+    answer is recognised only when the output ``answers_question`` (a question was given)."""
     sentences = [s.text for s in split_sentences(output)]
-    if len(sentences) == 1 and is_short_answer(sentences[0]):
+    if answers_question and len(sentences) == 1 and is_short_answer(sentences[0]):
         stripped = _INTERJECTION.sub("", sentences[0]).strip()
         return [Claim(stripped or sentences[0], short_answer=True)]
     claims: list[Claim] = []
@@ -49,8 +55,16 @@ def split_claims(output: str) -> list[Claim]:
 
 
 def is_short_answer(text: str) -> bool:
-    tokens = [w.lower() for w in words(text)]
-    return len(tokens) <= SHORT_ANSWER_WORDS and not _FINITE_VERBS.intersection(tokens)
+    """A few words without a verb: "Delhi", "6.213 km long", "President Richard Nixon"."""
+    tokens = words(text)
+    return len(tokens) <= SHORT_ANSWER_WORDS and not any(_looks_like_verb(t) for t in tokens)
+
+
+def _looks_like_verb(word: str) -> bool:
+    lower = word.lower()
+    if lower in _FINITE_VERBS or lower in _PAST_TENSE:
+        return True
+    return word.islower() and len(word) >= 5 and lower.endswith("ed")
 
 
 def _clauses(sentence: str) -> list[str]:

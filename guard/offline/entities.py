@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from guard.offline.text import STOPWORDS, normalize, stem
+from guard.offline.text import STOPWORDS, content_stems, normalize
 
 _CAPITALISED = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’.&-]*")
 _NAME_JOINERS = frozenset({"of", "de", "del", "der", "van", "von", "da", "di", "la", "le", "du",
@@ -72,7 +72,8 @@ def _close(run: list[str], found: list[Name]) -> None:
         run.pop()
     if not run:
         return
-    parts = tuple(stem(w.rstrip(".")) for w in run if w.lower() not in _NAME_JOINERS)
+    parts = tuple(part for w in run if w.lower() not in _NAME_JOINERS
+                  for part in content_stems(w))
     text = " ".join(run)
     if not _INITIALS.search(text):
         text = text.rstrip(".")

@@ -42,7 +42,7 @@ class OfflineJudge:
         index = EvidenceIndex.build(case.passages, case.evidence)
         premise = Premise.of(case.question)
         return [check_claim(claim, index, premise, self.min_support)
-                for claim in split_claims(case.output)]
+                for claim in split_claims(case.output, answers_question=bool(case.question))]
 
     async def aclose(self) -> None:
         return None

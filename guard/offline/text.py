@@ -35,7 +35,8 @@ other some such own same just also only very too quite rather really much many l
 never none neither n't cannot can't don't doesn't didn't isn't aren't wasn't weren't won't wouldn't
 shouldn't couldn't hasn't haven't hadn't one ones yes yeah ok okay well still even ever yet already
 again further once like get gets got getting make makes made let lets via per please thank thanks
-around approximately roughly nearly almost exactly just some
+around approximately roughly nearly almost exactly just some because due although though
+while whereas however therefore thus hundred thousand million billion trillion percent
 """)
 
 # Nouns and verbs so general that their absence from the evidence says little.
@@ -43,7 +44,8 @@ GENERIC = _word_set("""
 thing things item items stuff people person someone something anything everything way ways kind
 kinds type types part parts lot number amount use used using include includes included including
 known called named several various certain also come comes came go goes went take takes took
-give gives gave put puts keep keeps seem seems become becomes
+give gives gave put puts keep keeps seem seems become becomes need needs located situated
+based made make makes
 """)
 
 # Small groups of words that say the same thing; each maps to its group's first word.
@@ -70,6 +72,9 @@ _SYNONYM_GROUPS = (
     ("require", "need"),
     ("receive", "get"),
     ("deliver", "delivery", "arrive", "arrival"),
+    ("increase", "rise", "rose", "grow", "grew", "growth", "gain"),
+    ("decrease", "fall", "fell", "drop", "decline", "reduce", "reduction"),
+    ("previous", "prior", "preceding"),
     ("write", "wrote", "written", "author"),
 )
 SYNONYMS: dict[str, str] = {}
@@ -159,8 +164,9 @@ def content_stems(text: str) -> list[str]:
     """The stems of the content words of ``text``, in order, without repeats."""
     seen: dict[str, None] = {}
     for word in words(text):
-        if is_content(word):
-            seen.setdefault(stem(word), None)
+        for part in word.split("-") if "-" in word and word[0].isalpha() else [word]:
+            if is_content(part):
+                seen.setdefault(stem(part), None)
     return list(seen)
 
 
