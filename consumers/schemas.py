@@ -75,11 +75,22 @@ class _OutputSchema(GenerateJsonSchema):
         return super().field_is_required(field, total)
 
 
+def _request_leniency(body: dict[str, Any]) -> None:
+    """What :class:`JudgeRequest` accepts beyond its annotations (validators, aliases)."""
+    props = body["properties"]
+    props["id"]["anyOf"].insert(1, {"type": "integer"})
+    props["id"]["description"] = "Integer ids are accepted and used as their decimal text."
+    props["expectedOutput"] = {**props["expected_output"],
+                               "description": "Accepted spelling of expected_output."}
+
+
 def generate(message: MessageSchema) -> dict[str, Any]:
     """One message's JSON Schema, with ``$schema``, a versioned ``$id``, title and description."""
     body = message.model.model_json_schema(mode=message.mode, schema_generator=_OutputSchema)
     body.pop("title", None)
     body.pop("description", None)
+    if message.model is JudgeRequest:
+        _request_leniency(body)
     return {"$schema": DRAFT, "$id": message.schema_id, "title": message.title,
             "description": message.description, "x-schema-version": SCHEMA_VERSION, **body}
 

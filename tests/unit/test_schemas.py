@@ -15,6 +15,7 @@ from consumers import schemas
 from consumers.commands import schemas as command
 from consumers.records import DeadLetter, QuarantineRecord, SourceCoordinates, VerdictRecord
 from guard.defaults import SCHEMA_VERSION
+from guard.engine import Guard
 from guard.models import (
     ContextField,
     Cut,
@@ -25,6 +26,8 @@ from guard.models import (
     Truncation,
     Verdict,
 )
+from guard.settings import JudgeSettings
+from guard.testing import FakeJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 # A fenced block whose info string is ``json <message>``, e.g. ```json verdict
@@ -121,9 +124,15 @@ def test_documented_request_examples_are_accepted_by_the_model() -> None:
             JudgeRequest.model_validate(instance)
 
 
-def test_verdict_from_guard_code_validates() -> None:
-    """A verdict written by the models (as the service publishes it) obeys the verdict schema."""
-    record = VerdictRecord(**sample_verdict().model_dump(), input=coordinates())
+async def test_verdict_from_guard_code_validates() -> None:
+    """A verdict judged by the engine, recorded as the service publishes it, obeys the schema."""
+    guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
+    try:
+        verdict = await guard.judge_request(JudgeRequest(
+            id="r-1", output="The tower is in Rome.", context=["The tower is in Paris."]))
+    finally:
+        await guard.aclose()
+    record = VerdictRecord(**verdict.model_dump(), input=coordinates())
     assert errors_of("verdict", json.loads(record.model_dump_json())) == []
 
 
@@ -146,3 +155,25 @@ def test_schema_rejects_a_verdict_without_its_label() -> None:
 
 def test_request_schema_rejects_a_request_without_output() -> None:
     assert any("output" in e for e in errors_of("request", {"context": "evidence"}))
+
+
+@pytest.mark.parametrize("payload", [
+    {"output": "x"},
+    {"output": "x", "id": 7},
+    {"output": "x", "id": True},
+    {"output": "x", "expectedOutput": "y"},
+    {"output": "x", "expectedOutput": 3},
+    {"output": "x", "context": ["a", {"text": "b"}]},
+    {"output": "x", "context": [{"text": "b"}], "extra_field": {"ignored": True}},
+    {"output": "x", "messages": [{"role": "robot", "content": "hi"}]},
+    {"output": 1},
+    {"context": "no output"},
+])
+def test_request_schema_accepts_exactly_what_the_model_accepts(payload: dict[str, Any]) -> None:
+    """Producers can validate against the schema and trust the service to agree."""
+    try:
+        JudgeRequest.model_validate(payload)
+        model_ok = True
+    except ValueError:
+        model_ok = False
+    assert (errors_of("request", payload) == []) == model_ok
