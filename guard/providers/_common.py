@@ -6,12 +6,25 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
+import httpx2
+
 from guard.errors import JudgeError, JudgeTimeout
 from guard.providers.errors import SDK_ERRORS, map_sdk_error
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 
 T = TypeVar("T")
+
+SDK_MAX_CONNECTIONS = 1000  # the SDKs' own default pool size
+SDK_MAX_KEEPALIVE = 100  # the SDKs' own default number of idle connections kept
+
+
+def connection_limits(settings: JudgeSettings) -> httpx2.Limits:
+    """A connection pool that keeps one idle connection per allowed in-flight call
+    (``budget.max_in_flight``), so a busy judge reuses connections instead of reconnecting."""
+    in_flight = settings.budget.max_in_flight
+    return httpx2.Limits(max_connections=max(SDK_MAX_CONNECTIONS, in_flight),
+                         max_keepalive_connections=max(SDK_MAX_KEEPALIVE, in_flight))
 
 
 def default_retry(settings: JudgeSettings) -> RetryPolicy:

@@ -23,7 +23,12 @@ from guard.errors import MalformedJudgeOutput
 from guard.injection import Fence
 from guard.models import Usage
 from guard.prompts import JudgePrompt, build_prompt
-from guard.providers._common import default_retry, rate_limit_headers, retried_call
+from guard.providers._common import (
+    connection_limits,
+    default_retry,
+    rate_limit_headers,
+    retried_call,
+)
 from guard.providers.base import JudgeOutcome
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
@@ -51,7 +56,8 @@ class AnthropicJudge:
         self._retry = retry or default_retry(settings)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_s,
-            max_retries=0)
+            max_retries=0,
+            http_client=anthropic.DefaultAsyncHttpxClient(limits=connection_limits(settings)))
 
     def __repr__(self) -> str:
         return f"AnthropicJudge(model={self.model!r}, base_url={self.settings.base_url!r})"

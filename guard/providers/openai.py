@@ -20,7 +20,12 @@ from guard.errors import MalformedJudgeOutput
 from guard.injection import Fence
 from guard.models import Usage
 from guard.prompts import JudgePrompt, build_prompt
-from guard.providers._common import default_retry, rate_limit_headers, retried_call
+from guard.providers._common import (
+    connection_limits,
+    default_retry,
+    rate_limit_headers,
+    retried_call,
+)
 from guard.providers.base import JudgeOutcome
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
@@ -40,7 +45,8 @@ class OpenAIJudge:
         self._retry = retry or default_retry(settings)
         self._client = openai.AsyncOpenAI(
             api_key=api_key or PLACEHOLDER_KEY, base_url=settings.base_url,
-            timeout=settings.timeout_s, max_retries=0)
+            timeout=settings.timeout_s, max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(limits=connection_limits(settings)))
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, base_url={self.settings.base_url!r})"

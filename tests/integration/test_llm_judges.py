@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -344,3 +345,23 @@ async def test_api_key_never_logged_or_shown(server: FakeLLMServer, kind: str,
     assert SECRET not in str(settings.model_dump())
     assert SECRET not in repr(judge)
     assert SECRET not in str(err.value)
+
+
+@pytest.mark.parametrize("sdk", ["openai-chat", "anthropic"])
+async def test_busy_judge_reuses_one_connection_per_call_in_flight(server: FakeLLMServer,
+                                                                   sdk: str) -> None:
+    """With budget.max_in_flight=256, two waves of 256 concurrent calls open at most 256
+    connections: the pool keeps them all alive (the SDK default keeps only 100)."""
+    judge = make(server, sdk, budget={"max_in_flight": 256}, timeout_s=60.0)
+    server.latency_s = 0.5
+    try:
+        await asyncio.gather(*(judge.assess(case(GOOD)) for _ in range(256)))
+        server.latency_s = 0.0
+        await asyncio.gather(*(judge.assess(case(GOOD)) for _ in range(256)))
+    finally:
+        server.latency_s = 0.0
+        await judge.aclose()
+    stats = server.stats()
+    assert stats["requests_total"] == 512
+    assert stats["peak_in_flight"] > 100  # more than the SDK's default idle pool at once
+    assert stats["connections_total"] <= 256
