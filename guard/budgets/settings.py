@@ -10,7 +10,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-DEFAULT_MAX_IN_FLIGHT = 16
+DEFAULT_MAX_IN_FLIGHT = 256  # as the runtime's default concurrency: no hidden throughput cliff
 MAX_IN_FLIGHT_LIMIT = 10_000
 DEFAULT_MAX_RATE_WAIT_S = 120.0
 DEFAULT_RATE_LIMIT_COOLDOWN_S = 1.0
@@ -61,7 +61,8 @@ class BudgetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_in_flight: int = Field(default=DEFAULT_MAX_IN_FLIGHT, ge=1, le=MAX_IN_FLIGHT_LIMIT,
-                               description="Judge calls in flight at once.")
+                               description="Judge calls in flight at once (the runtime's "
+                               "concurrency bounds messages; this bounds calls to the provider).")
     rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the model.")
     tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the model.")
     max_rate_wait_s: float = Field(
