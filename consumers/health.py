@@ -160,7 +160,11 @@ class HealthServer:
             self._connections.add(task)
         try:
             path = await asyncio.wait_for(_read_request(reader), REQUEST_READ_TIMEOUT_S)
-            status, content_type, body = self._route(path)
+            try:
+                status, content_type, body = self._route(path)
+            except Exception:  # a failing probe must not take the endpoint down
+                log.exception("health.endpoint_failed path=%s", path)
+                status, content_type, body = 500, "text/plain", b"internal error\n"
             await _respond(writer, status, content_type, body)
         except (TimeoutError, ValueError, ConnectionError, asyncio.IncompleteReadError):
             pass
@@ -203,7 +207,8 @@ async def _read_request(reader: asyncio.StreamReader) -> str | None:
     return parts[1].split("?", 1)[0]
 
 
-_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
+_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error",
+            503: "Service Unavailable"}
 
 
 async def _respond(writer: asyncio.StreamWriter, status: int, content_type: str,

@@ -180,3 +180,17 @@ async def test_breaker_budget_and_provider_calls_come_from_the_budgeted_judge() 
     assert got[("groundguard_breaker_open", ())] == 0
     assert got[("groundguard_budget_left_usd", (("window", "day"),))] == 1.5
     assert got[("groundguard_judge_provider_calls_total", ())] == 1
+
+
+async def test_a_failing_probe_answers_500_and_the_server_keeps_serving(
+        caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> str:
+        raise RuntimeError("probe failed")
+
+    stats = running_stats(Clock())
+    health = HealthServer(metrics=Metrics(stats, breaker=broken), stats=stats, host="127.0.0.1",
+                          port=0)
+    async with health:
+        assert (await get(health.port, "/metrics"))[0] == 500
+        assert (await get(health.port, "/healthz"))[0] == 200
+    assert "health.endpoint_failed" in caplog.text
