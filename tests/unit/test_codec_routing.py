@@ -1,0 +1,165 @@
+"""Decoding records into requests or dead letters, and routing verdicts to their topics."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+
+import orjson
+import pytest
+
+from consumers.codec import Decoded, decode
+from consumers.records import DeadLetter
+from consumers.routing import quarantined, route_dead_letter, route_verdict
+from consumers.settings import FailurePolicy, TopicSettings
+from guard.engine import Guard
+from guard.models import Label, Verdict
+from guard.settings import JudgeSettings
+from guard.testing import FakeJudge
+
+GUARD = Guard(FakeJudge(), JudgeSettings())
+TOPICS = TopicSettings(requests="in", verdicts="v", quarantine="q", dlq="d", approved="a")
+
+
+@dataclass
+class Record:
+    value: bytes | None
+    key: bytes | None = b"user-1"
+    headers: list[tuple[str, bytes]] = field(default_factory=list)
+    topic: str = "in"
+    partition: int = 2
+    offset: int = 41
+    timestamp: int = 1_700_000_000_000
+
+
+def _decode(record: Record, max_bytes: int = 1000) -> Decoded | DeadLetter:
+    return decode(record, parse=GUARD.parse, max_bytes=max_bytes)
+
+
+class TestDecode:
+    def test_a_valid_request_keeps_its_id_and_coordinates(self) -> None:
+        decoded = _decode(Record(b'{"id": "r1", "output": "x", "context": "x"}'))
+        assert isinstance(decoded, Decoded)
+        assert decoded.request.id == "r1"
+        assert (decoded.source.topic, decoded.source.partition, decoded.source.offset) == (
+            "in", 2, 41)
+        assert decoded.source.key == "user-1"
+
+    def test_a_request_without_id_takes_the_request_id_header(self) -> None:
+        decoded = _decode(Record(b'{"output": "x"}', headers=[("X-Request-Id", b"hdr-7")]))
+        assert isinstance(decoded, Decoded)
+        assert decoded.request.id == "hdr-7"
+
+    def test_a_request_without_id_or_header_gets_its_coordinates_as_id(self) -> None:
+        decoded = _decode(Record(b'{"output": "x"}'))
+        assert isinstance(decoded, Decoded)
+        assert decoded.request.id == "in-2-41"
+
+    @pytest.mark.parametrize(("value", "reason"), [
+        (b'{"output": ', "invalid_json"),
+        (b'{"output": "\xc3\x28"}', "invalid_utf8"),
+        (b'"just a string"', "not_an_object"),
+        (b'{"context": "c"}', "invalid_request"),
+        (b'{"output": ["not", "text"]}', "invalid_request"),
+        (None, "invalid_request"),
+    ])
+    def test_undecodable_records_become_dead_letters_with_the_reason(
+            self, value: bytes | None, reason: str) -> None:
+        letter = _decode(Record(value, headers=[("traceparent", b"00-1-2-01")]))
+        assert isinstance(letter, DeadLetter)
+        assert letter.reason == reason
+        assert letter.detail
+        assert letter.input.offset == 41
+        assert letter.headers == {"traceparent": "00-1-2-01"}
+
+    def test_invalid_utf8_keeps_the_original_bytes_as_base64(self) -> None:
+        raw = b'{"output": "\xff"}'
+        letter = _decode(Record(raw))
+        assert isinstance(letter, DeadLetter)
+        assert letter.payload_text is None
+        assert base64.b64decode(letter.payload_base64 or "") == raw
+
+    def test_an_oversized_record_is_dead_lettered_with_its_first_bytes(self) -> None:
+        raw = b'{"output": "' + b"y" * 500 + b'"}'
+        letter = _decode(Record(raw), max_bytes=100)
+        assert isinstance(letter, DeadLetter)
+        assert letter.reason == "oversized"
+        assert letter.payload_truncated is True
+        assert letter.payload_bytes == len(raw)
+        assert letter.payload_text == raw[:100].decode()
+
+
+def _verdict(label: Label, reason: str | None = None) -> Verdict:
+    return Verdict.model_validate({
+        "request_id": "r1", "label": label, "reason": reason, "threshold": 0.5,
+        "mode": "scale5", "truncation": {
+            "context": {"original_chars": 1, "kept_chars": 1, "truncated": False},
+            "output": {"original_chars": 1, "kept_chars": 1, "truncated": False}},
+        "source": "context", "judge": {"provider": "fake", "model": "m", "prompt_version": "v"},
+    })
+
+
+class TestRouting:
+    @pytest.mark.parametrize(("label", "reason", "policy", "held"), [
+        (Label.PASS, None, FailurePolicy.FAIL_CLOSED, False),
+        (Label.FAIL, None, FailurePolicy.FAIL_OPEN, True),
+        (Label.ERROR, "judge_timeout", FailurePolicy.FAIL_CLOSED, True),
+        (Label.ERROR, "judge_timeout", FailurePolicy.FAIL_OPEN, False),
+        (Label.SKIPPED, "budget_exhausted:hour", FailurePolicy.FAIL_CLOSED, True),
+        (Label.SKIPPED, "not_sampled", FailurePolicy.FAIL_CLOSED, False),
+    ])
+    def test_quarantine_holds_failures_and_undecided_under_fail_closed(
+            self, label: Label, reason: str | None, policy: FailurePolicy, held: bool) -> None:
+        assert quarantined(_verdict(label, reason), policy) is held
+
+    def _decoded(self) -> Decoded:
+        decoded = _decode(Record(b'{"id": "r1", "output": "x"}',
+                                 headers=[("traceparent", b"tp"), ("x-b3-traceid", b"b3"),
+                                          ("secret-header", b"s")]))
+        assert isinstance(decoded, Decoded)
+        return decoded
+
+    def test_a_failing_verdict_goes_to_verdicts_and_quarantine_with_the_payload(self) -> None:
+        out = route_verdict(self._decoded(), _verdict(Label.FAIL), topics=TOPICS,
+                            policy=FailurePolicy.FAIL_CLOSED, key=b"user-1")
+        assert [(o.topic, o.kind) for o in out] == [("v", "verdict"), ("q", "quarantine")]
+        verdict = orjson.loads(out[0].value)
+        assert verdict["label"] == "fail"
+        assert verdict["input"] == {"topic": "in", "partition": 2, "offset": 41,
+                                    "timestamp_ms": 1_700_000_000_000, "key": "user-1"}
+        assert orjson.loads(out[1].value)["payload"] == {"id": "r1", "output": "x"}
+        assert all(o.key == b"user-1" for o in out)
+
+    def test_tracing_headers_are_carried_and_others_are_not(self) -> None:
+        out = route_verdict(self._decoded(), _verdict(Label.PASS), topics=TOPICS,
+                            policy=FailurePolicy.FAIL_CLOSED, key=None)
+        headers = dict(out[0].headers)
+        assert headers["traceparent"] == b"tp"
+        assert headers["x-b3-traceid"] == b"b3"
+        assert "secret-header" not in headers
+        assert headers["groundguard-label"] == b"pass"
+        assert headers["groundguard-source-offset"] == b"41"
+
+    def test_a_passing_verdict_is_approved_with_the_original_payload(self) -> None:
+        out = route_verdict(self._decoded(), _verdict(Label.PASS), topics=TOPICS,
+                            policy=FailurePolicy.FAIL_CLOSED, key=None)
+        assert [(o.topic, o.kind) for o in out] == [("v", "verdict"), ("a", "approved")]
+        assert out[1].value == b'{"id": "r1", "output": "x"}'
+
+    def test_without_an_approved_topic_a_pass_only_publishes_the_verdict(self) -> None:
+        topics = TOPICS.model_copy(update={"approved": None})
+        out = route_verdict(self._decoded(), _verdict(Label.PASS), topics=topics,
+                            policy=FailurePolicy.FAIL_CLOSED, key=None)
+        assert [o.kind for o in out] == ["verdict"]
+
+    def test_a_dead_letter_carries_reason_and_coordinates_in_headers(self) -> None:
+        letter = _decode(Record(b"nope", headers=[("traceparent", b"tp")]))
+        assert isinstance(letter, DeadLetter)
+        out = route_dead_letter(letter, headers=(("traceparent", b"tp"),), topics=TOPICS,
+                                key=b"user-1")
+        headers = dict(out.headers)
+        assert out.topic == "d"
+        assert headers["groundguard-dlq-reason"] == b"invalid_json"
+        assert headers["groundguard-source-partition"] == b"2"
+        assert headers["traceparent"] == b"tp"
+        assert orjson.loads(out.value)["payload_text"] == "nope"

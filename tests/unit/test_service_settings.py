@@ -1,0 +1,105 @@
+"""Service settings: file plus GROUNDGUARD_ environment, and bad settings that name the field
+and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from consumers.errors import SettingsError
+from consumers.settings import Guarantee, SecurityProtocol, load_settings
+
+
+def test_defaults_need_no_configuration() -> None:
+    settings = load_settings(None, {})
+    assert settings.topics.requests == "rag.responses"
+    assert settings.topics.verdicts == "guard.verdicts"
+    assert settings.topics.approved is None
+    assert settings.concurrency == 256
+    assert settings.guarantee is Guarantee.AT_LEAST_ONCE
+    assert settings.failure_policy.value == "fail_closed"
+
+
+def test_environment_overrides_the_file_field_by_field(tmp_path: Path) -> None:
+    config = tmp_path / "gg.yaml"
+    config.write_text("bootstrap_servers: kafka:9092\n"
+                      "topics: {requests: in, verdicts: out}\n"
+                      "judge: {provider: offline, threshold: 0.7}\n", encoding="utf-8")
+    settings = load_settings(config, {"GROUNDGUARD_TOPICS__VERDICTS": "verdicts-env",
+                                      "GROUNDGUARD_JUDGE__THRESHOLD": "0.9",
+                                      "GROUNDGUARD_CONCURRENCY": "32", "HOME": "/root"})
+    assert settings.bootstrap_servers == "kafka:9092"
+    assert settings.topics.requests == "in"
+    assert settings.topics.verdicts == "verdicts-env"
+    assert settings.judge.threshold == 0.9
+    assert settings.judge.provider.value == "offline"
+    assert settings.concurrency == 32
+
+
+def test_a_json_file_is_read_too(tmp_path: Path) -> None:
+    config = tmp_path / "gg.json"
+    config.write_text('{"group_id": "g-json", "ordering": "key"}', encoding="utf-8")
+    settings = load_settings(config, {})
+    assert settings.group_id == "g-json"
+    assert settings.ordering.value == "key"
+
+
+@pytest.mark.parametrize(("environ", "field", "fix_words"), [
+    ({"GROUNDGUARD_CONCURRENCY": "many"}, "concurrency", "whole number"),
+    ({"GROUNDGUARD_CONCURRENCY": "0"}, "concurrency", "GROUNDGUARD_CONCURRENCY"),
+    ({"GROUNDGUARD_GUARANTEE": "twice"}, "guarantee", "allowed values"),
+    ({"GROUNDGUARD_GUARANTEE": "exactly_once"}, "transactional_id_prefix",
+     "GROUNDGUARD_TRANSACTIONAL_ID_PREFIX"),
+    ({"GROUNDGUARD_SECURITY__PROTOCOL": "SASL_SSL"}, "security.sasl_username", "sasl_password"),
+    ({"GROUNDGUARD_SECURITY__SSL_CAFILE": "/nonexistent/ca.pem",
+      "GROUNDGUARD_SECURITY__PROTOCOL": "SSL"}, "security.ssl_cafile", "PEM"),
+    ({"GROUNDGUARD_JUDGE__THRESHOLD": "2"}, "judge.threshold", "lower the value"),
+    ({"GROUNDGUARD_JUDGE__PROVIDR": "openai"}, "judge.providr", "spelling"),
+    ({"GROUNDGUARD_TOPICS__VERDICTS": "rag.responses"}, "topics.requests", "distinct"),
+])
+def test_a_bad_setting_names_the_field_and_the_fix(environ: dict[str, str], field: str,
+                                                   fix_words: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(None, environ)
+    assert caught.value.field == field
+    assert fix_words in str(caught.value)
+
+
+def test_unknown_keys_in_the_file_are_rejected(tmp_path: Path) -> None:
+    config = tmp_path / "gg.yaml"
+    config.write_text("concurrancy: 10\n", encoding="utf-8")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(config, {})
+    assert caught.value.field == "concurrancy"
+
+
+def test_a_missing_or_broken_file_is_a_settings_error(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="does not exist"):
+        load_settings(tmp_path / "nope.yaml", {})
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("topics: [unclosed\n", encoding="utf-8")
+    with pytest.raises(SettingsError, match="not valid YAML"):
+        load_settings(broken, {})
+
+
+def test_exactly_once_gets_a_stable_transactional_id_per_instance() -> None:
+    settings = load_settings(None, {"GROUNDGUARD_GUARANTEE": "exactly_once",
+                                    "GROUNDGUARD_TRANSACTIONAL_ID_PREFIX": "gg",
+                                    "GROUNDGUARD_INSTANCE_ID": "pod-3"})
+    assert settings.transactional_id == "gg-pod-3"
+    assert load_settings(None, {"GROUNDGUARD_INSTANCE_ID": "pod-3"}).transactional_id is None
+
+
+def test_sasl_credentials_become_client_arguments_and_stay_secret() -> None:
+    settings = load_settings(None, {"GROUNDGUARD_SECURITY__PROTOCOL": "SASL_PLAINTEXT",
+                                    "GROUNDGUARD_SECURITY__SASL_MECHANISM": "SCRAM-SHA-512",
+                                    "GROUNDGUARD_SECURITY__SASL_USERNAME": "svc",
+                                    "GROUNDGUARD_SECURITY__SASL_PASSWORD": "hunter2"})
+    assert settings.security.protocol is SecurityProtocol.SASL_PLAINTEXT
+    kwargs = settings.security.client_kwargs()
+    assert kwargs["sasl_mechanism"] == "SCRAM-SHA-512"
+    assert kwargs["sasl_plain_username"] == "svc"
+    assert kwargs["sasl_plain_password"] == "hunter2"
+    assert kwargs["ssl_context"] is None
+    assert "hunter2" not in repr(settings)
