@@ -13,14 +13,25 @@ from dataclasses import dataclass, field
 from guard.case import Passage
 from guard.offline import numbers
 from guard.offline.numbers import Quantity
-from guard.offline.text import GENERIC, content_stems, normalize, split_sentences
+from guard.offline.text import GENERIC, content_stems, normalize, split_sentences, word_set
 
 MIN_PREFIX = 5
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
 _FIELD = re.compile(r"[A-Z][\w ]{0,24}:\s")  # "Status: shipped", "Estimated delivery: June 6"
-_DEFINITE = re.compile(r"(?:The|This|That|These|Those|Such) [a-z]")  # "The company employs"
+# "The company employs ...": a definite class noun refers back to the passage's subject.
+_DEFINITE = re.compile(r"(?:The|This|That|These|Those|Such) ([a-z]+)\b")
+_CLASS_NOUNS = word_set("""
+company companies firm group organization organisation business brand bank store shop chain
+tower building bridge church museum station airport hospital clinic school university college
+film movie album song single band series show episode book novel magazine newspaper game team
+club city town village country state region area island river lake mountain park product
+device model service plan policy program programme app application software system platform
+project event festival tournament race ship vessel aircraft car vehicle player actor actress
+singer artist writer author director president man woman person family couple order package
+item account course drug treatment procedure
+""")
 _PRONOUN_OPENERS = frozenset({"it", "he", "she", "they", "its", "his", "her", "their", "this",
                               "these", "those", "that", "there", "such", "both"})
 
@@ -77,13 +88,18 @@ def _sentences(passage: Passage) -> list[EvidenceSentence]:
         scope = stems
         if _FIELD.match(span.text):  # a field of a record continues the record
             scope = stems | previous_scope
-        elif first in _PRONOUN_OPENERS or _DEFINITE.match(span.text):
+        elif first in _PRONOUN_OPENERS or _refers_back(span.text):
             scope = stems | previous | topic
         found.append(EvidenceSentence(span.text, passage.label, stems,
                                       tuple(numbers.extract(span.text)), scope))
         previous, previous_scope = stems, scope
         topic = topic or stems
     return found
+
+
+def _refers_back(sentence: str) -> bool:
+    match = _DEFINITE.match(sentence)
+    return match is not None and match.group(1) in _CLASS_NOUNS
 
 
 def local_support(stems: list[str], quantities: list[Quantity], sentence: EvidenceSentence | None,

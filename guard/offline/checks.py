@@ -147,7 +147,10 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex) -> str | None
 
 
 def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
-    return any(p in stems for p in name.parts if len(p) > 1)
+    """Whether a sentence names ``name``: all its words, or two thirds of a long name."""
+    parts = [p for p in name.parts if len(p) > 1]
+    present = sum(p in stems for p in parts)
+    return present == len(parts) or (len(parts) >= 3 and present * 3 >= len(parts) * 2)
 
 
 def _quote_failure(text: str, index: EvidenceIndex,

@@ -20,11 +20,12 @@ _ABBREVIATIONS = frozenset({
 })
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][\w'’À-ÖØ-öø-ÿĀ-ſ-]*|\d+(?:[.,]\d+)*")
 
-def _word_set(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """The words of a whitespace-separated list."""
     return frozenset(text.split())
 
 
-STOPWORDS = _word_set("""
+STOPWORDS = word_set("""
 a an the and or but if then else so than that this these those there here of in on at to for from
 by with within without into onto over under about above below between among through during before
 after since until upon as is are was were be been being am do does did doing done have has had
@@ -40,7 +41,7 @@ while whereas however therefore thus hundred thousand million billion trillion p
 """)
 
 # Nouns and verbs so general that their absence from the evidence says little.
-GENERIC = _word_set("""
+GENERIC = word_set("""
 thing things item items stuff people person someone something anything everything way ways kind
 kinds type types part parts lot number amount use used using include includes included including
 known called named several various certain also come comes came go goes went take takes took

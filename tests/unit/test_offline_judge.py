@@ -155,3 +155,51 @@ async def test_guard_with_the_offline_judge_passes_and_fails_requests() -> None:
     assert bad.label is Label.FAIL
     assert bad.judge.tier == "offline"
     assert bad.quote_check.fabricated == 0
+
+
+class TestRelations:
+    EVIDENCE = ("Boston College is a private research university in Chestnut Hill, Massachusetts. "
+                "Stanford University is a private research university in Stanford, California.")
+
+    async def test_two_names_never_mentioned_together_are_not_related_by_the_evidence(
+            self) -> None:
+        outcome = await assess("Stanford University is in Chestnut Hill.", self.EVIDENCE)
+        assert not grounded(outcome)
+        assert "never appear together" in outcome.assessment.claims[0].reason
+
+    async def test_two_names_of_one_sentence_may_be_related(self) -> None:
+        assert grounded(await assess("Boston College is in Chestnut Hill.", self.EVIDENCE))
+
+    async def test_words_scattered_over_unrelated_sentences_are_not_stated_together(
+            self) -> None:
+        evidence = ("Alice Smith leads the finance team. The office cafeteria serves vegetarian "
+                    "lunches every Friday.")
+        outcome = await assess("Alice Smith serves vegetarian lunches every Friday.", evidence)
+        assert not grounded(outcome)
+        assert "not stated together" in outcome.assessment.claims[0].reason
+
+    async def test_a_sentence_opening_with_a_pronoun_continues_its_subject(self) -> None:
+        evidence = ("Acme Corp reported revenue of $4.2 billion for 2025. Net income fell to "
+                    "$310 million. The company employs about 18,000 people.")
+        assert grounded(await assess("Acme has roughly 18,000 employees.", evidence))
+
+    async def test_fields_of_a_tool_record_belong_to_the_record(self) -> None:
+        record = ("Order 48213: 1 x rain jacket. Status: shipped on June 3 via UPS. "
+                  "Estimated delivery: June 6.")
+        assert grounded(await assess(
+            "Order 48213 shipped on June 3 via UPS and should arrive on June 6.", record))
+        assert not grounded(await assess("Order 48213 shipped on June 3 via DHL.", record))
+
+    async def test_another_sentence_saying_the_opposite_fails_the_claim(self) -> None:
+        evidence = ("The clinic is open Monday to Friday from 8 a.m. to 6 p.m. and on Saturday "
+                    "from 9 a.m. to 1 p.m. It is closed on Sundays and public holidays.")
+        outcome = await assess("The clinic is open on Sundays from 9 a.m. to 1 p.m.", evidence)
+        assert not grounded(outcome)
+        assert "opposite meaning" in outcome.assessment.claims[0].reason
+
+    async def test_a_short_sentence_with_a_verb_is_a_claim_not_a_short_answer(self) -> None:
+        question = "Who directed Beowulf?"
+        evidence = ("Beowulf is a 2007 film directed by Robert Zemeckis. Neil Gaiman is an "
+                    "English author of comics.")
+        outcome = await assess("Neil Gaiman directed Beowulf.", evidence, question)
+        assert not grounded(outcome)
