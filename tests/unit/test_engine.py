@@ -331,7 +331,7 @@ class TestDecidedVerdicts:
         assert (case.output, case.evidence, case.question) == ("30 days", "[1] 30 days",
                                                                "how long?")
 
-    def test_the_judge_handle_exposes_the_judges_attributes(self) -> None:
+    def test_the_configured_judge_is_the_backend(self) -> None:
         judge = FakeJudge([scale5(5)], model="m-1")
         guard = guard_with(judge)
         assert (guard.backend.provider, guard.backend.model) == ("fake", "m-1")

@@ -1,0 +1,90 @@
+"""Judge options shared by the commands that judge (``check``, ``replay``), and the one place
+where a command turns them into a :class:`guard.engine.Guard`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from guard.budgets.wiring import make_budgeted_judge
+from guard.engine import Guard
+from guard.errors import ConfigError
+from guard.models import ContextField, ScoringMode
+from guard.providers.factory import make_pricer
+from guard.settings import JudgeSettings, Provider
+
+# flag dest -> JudgeSettings field
+_FLAG_FIELDS = {
+    "judge": "provider", "model": "model", "base_url": "base_url", "mode": "mode",
+    "threshold": "threshold", "context_field": "context_field", "timeout": "timeout_s",
+    "max_context_chars": "max_context_chars", "max_output_chars": "max_output_chars",
+    "api_key_file": "api_key_file", "price_file": "price_file",
+}
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("the judge")
+    group.add_argument("--config", type=Path,
+                       help="a YAML/JSON settings file; its `judge:` section (or the whole file) "
+                       "gives judge settings, which the flags below override")
+    group.add_argument("--judge", choices=[p.value for p in Provider],
+                       help="offline (default: no network, no key), openai, anthropic, "
+                       "cascade (offline first, LLM when unsure), fake (tests)")
+    group.add_argument("--model", help="judge model (default gpt-4o-mini)")
+    group.add_argument("--base-url", help="an OpenAI-compatible endpoint (vLLM, Ollama, proxy)")
+    group.add_argument("--mode", choices=[m.value for m in ScoringMode],
+                       help="scale5: raw 1-5, score (raw-1)/4 (default); binary: 1 grounded / 0")
+    group.add_argument("--threshold", type=float, help="pass at score >= threshold (default 0.5)")
+    group.add_argument("--context-field", choices=[c.value for c in ContextField],
+                       help="the grounding source (default context)")
+    group.add_argument("--timeout", type=float, help="seconds per judge call (default 30)")
+    group.add_argument("--max-context-chars", type=int, help="evidence kept (default 4000)")
+    group.add_argument("--max-output-chars", type=int, help="output kept (default 4000)")
+    group.add_argument("--api-key-file", type=Path,
+                       help="read the API key from this file instead of the environment")
+    group.add_argument("--price-file", type=Path, help="extra or overriding model prices (JSON)")
+
+
+def _config_section(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(str(path), "expected a mapping of settings", "write `key: value` lines")
+    section = loaded.get("judge", loaded)
+    if not isinstance(section, dict):
+        raise ConfigError("judge", "expected a mapping", "indent the judge settings under judge:")
+    return dict(section)
+
+
+def config_error(exc: ValidationError, prefix: str = "judge") -> ConfigError:
+    """The first problem of a validation error, as a ConfigError naming the field and a fix."""
+    first = exc.errors()[0]
+    field = ".".join([prefix, *(str(p) for p in first["loc"])])
+    allowed = first.get("ctx", {}).get("expected")
+    fix = f"use one of {allowed}" if allowed else "see `groundguard check --help` and README.md"
+    return ConfigError(field, first["msg"], fix)
+
+
+def judge_settings_from(args: argparse.Namespace) -> JudgeSettings:
+    values = _config_section(getattr(args, "config", None))
+    for flag, field in _FLAG_FIELDS.items():
+        value = getattr(args, flag, None)
+        if value is not None:
+            values[field] = value
+    try:
+        return JudgeSettings.model_validate(values)
+    except ValidationError as exc:
+        raise config_error(exc) from exc
+
+
+def build_guard(settings: JudgeSettings, environ: Mapping[str, str]) -> Guard:
+    """The whole judge stack of ``settings``: the provider inside its budget layers (sampling,
+    cache, cost budget, breaker, rate limits, concurrency, retries), priced. An unknown model
+    price or a missing API key is a :class:`ConfigError` here, before any message is read."""
+    return Guard(make_budgeted_judge(settings, environ), settings, price=make_pricer(settings))

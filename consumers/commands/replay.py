@@ -1,0 +1,113 @@
+"""``groundguard replay``: judge a JSONL file (or stdin) of requests without Kafka.
+
+Verdicts go out as JSONL in input order; progress shows on a terminal; a summary table ends the
+run (with a label column: balanced accuracy, precision and recall). Bad lines are reported with
+their line number and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from consumers.commands.judging import add_judge_arguments, build_guard, judge_settings_from
+from guard.errors import ConfigError
+from guard.replay import (
+    DEFAULT_CONCURRENCY,
+    BadLine,
+    ReplayProgress,
+    ReplaySummary,
+    format_progress,
+    format_summary,
+    replay,
+)
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="judge a JSONL file of requests, write verdicts as JSONL",
+        description="Judge every request of a JSONL file (or - for stdin) with any judge, under "
+        "the same budgets as the service; write verdicts as JSONL; print a summary. With "
+        "--label-field, also balanced accuracy, precision and recall (positive = hallucinated).",
+    )
+    parser.add_argument("path", type=Path, help="a JSONL file of requests, or - for stdin")
+    parser.add_argument("--out", type=Path, help="write verdicts here (default: stdout)")
+    parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY,
+                        help=f"requests judged at once (default {DEFAULT_CONCURRENCY})")
+    parser.add_argument("--label-field",
+                        help="a column saying whether the row is hallucinated (true/false)")
+    parser.add_argument("--invert-label", action="store_true",
+                        help="the label column says grounded (true = grounded) instead")
+    parser.add_argument("--no-progress", action="store_true", help="no progress line")
+    add_judge_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def _lines(source: TextIO) -> Iterator[str]:
+    yield from source
+
+
+def _count_lines(path: Path) -> int | None:
+    if str(path) == "-":
+        return None
+    with path.open("rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def _progress_printer(enabled: bool) -> Any:
+    if not enabled:
+        return None
+
+    def show(progress: ReplayProgress) -> None:
+        sys.stderr.write("\r\033[K" + format_progress(progress))
+        sys.stderr.flush()
+
+    return show
+
+
+def _report_bad_line(bad: BadLine) -> None:
+    sys.stderr.write(f"\rline {bad.line}: {bad.kind}: {bad.message}\033[K\n")
+
+
+async def _replay(args: argparse.Namespace, source: TextIO, out: TextIO) -> ReplaySummary:
+    guard = build_guard(judge_settings_from(args), os.environ)
+    show = _progress_printer(not args.no_progress and sys.stderr.isatty())
+    try:
+        return await replay(guard, _lines(source), out, concurrency=args.concurrency,
+                            label_field=args.label_field, invert_label=args.invert_label,
+                            total=_count_lines(args.path), on_progress=show,
+                            on_bad_line=_report_bad_line)
+    finally:
+        await guard.aclose()
+        if show is not None:
+            sys.stderr.write("\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.concurrency < 1:
+        print("groundguard replay: --concurrency must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with ExitStack() as stack:
+            source = sys.stdin if str(args.path) == "-" else stack.enter_context(
+                args.path.open(encoding="utf-8", errors="replace"))
+            out = sys.stdout if args.out is None else stack.enter_context(
+                args.out.open("w", encoding="utf-8"))
+            summary = asyncio.run(_replay(args, source, out))
+    except (ConfigError, OSError, ValidationError) as exc:
+        print(f"groundguard replay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    report = sys.stderr if args.out is None else sys.stdout
+    report.write(format_summary(summary) + "\n")
+    return EXIT_OK
