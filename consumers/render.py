@@ -20,7 +20,7 @@ def _claim_lines(verdict: Verdict) -> list[str]:
         if claim.reason:
             lines.append(f"              why: {claim.reason}")
         if claim.evidence_quote:
-            found = {True: "", False: "  [quote NOT found in evidence]", None: ""}[claim.quote_found]
+            found = "  [quote NOT found in evidence]" if claim.quote_found is False else ""
             lines.append(f"              quote: \"{claim.evidence_quote}\"{found}")
     return lines
 

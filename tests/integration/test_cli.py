@@ -101,7 +101,8 @@ class TestExitStatusAndSecrets:
         status, verdict, _ = check(capsys, "--judge", "openai", "--base-url",
                                    llm.openai_base_url, "--context", POLICY, "--output", "x y z")
         assert (status, verdict.label, verdict.hallucinated) == (3, Label.ERROR, None)
-        assert verdict.error is not None and verdict.error.kind == "judge_rejected"
+        assert verdict.error is not None
+        assert verdict.error.kind == "judge_rejected"
 
     def test_missing_output_is_a_usage_error(self, capsys: pytest.CaptureFixture[str]) -> None:
         status = main(["check", "--context", POLICY])
