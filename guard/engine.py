@@ -5,7 +5,8 @@ Verdicts decided without a judge (``judge.tier == "none"``):
 * empty output, or one without a single letter or digit (whitespace, invisible characters, a
   lone ":" -- such inputs are known to fool LLM judges) -> label ``error``, reason
   ``empty_output``, hallucinated None;
-* no grounding source, or an empty one, for the chosen ``context_field`` -> label ``fail``,
+* no grounding source, or an empty one, for the chosen ``context_field`` (the request's own
+  ``context_field`` when it has one, else the setting) -> label ``fail``,
   score 0, hallucinated True, reason ``no_evidence``: failing closed, never a silent pass.
 
 A judge that cannot decide gives label ``error`` with the error's ``kind`` as reason; a judgement
@@ -139,7 +140,8 @@ class Guard:
         output, output_cut = truncate(clean_output, s.max_output_chars)
         if not any(ch.isalnum() for ch in output):
             return self._empty_output(request, request_id, output_cut)
-        rendered = render_evidence(request, s.context_field, s.max_context_chars)
+        source = self.source_of(request)
+        rendered = render_evidence(request, source, s.max_context_chars)
         truncation = Truncation(context=rendered.cut, output=output_cut)
         if not rendered.passages:
             return self._no_evidence(request, request_id, truncation,
@@ -148,15 +150,19 @@ class Guard:
         injections = self._injections(request, clean_output, rendered, question)
         return PreparedCase(
             request_id=request_id, output=output, evidence=rendered.text,
-            passages=rendered.passages, source=s.context_field, mode=s.mode,
+            passages=rendered.passages, source=source, mode=s.mode,
             threshold=s.threshold, question=question, truncation=truncation,
             injections=injections,
         )
 
+    def source_of(self, request: JudgeRequest) -> ContextField:
+        """The grounding source: the request's own ``context_field``, else the setting's."""
+        return request.context_field or self.settings.context_field
+
     def _question(self, request: JudgeRequest) -> str | None:
         """The question the output answers: given, or the conversation's last user turn."""
         text = request.question
-        if text is None and self.settings.context_field is ContextField.MESSAGES:
+        if text is None and self.source_of(request) is ContextField.MESSAGES:
             users = [m.content for m in request.messages or [] if m.role == "user"]
             text = users[-1] if users else None
         if text is None:
@@ -167,7 +173,7 @@ class Guard:
     def _injections(self, request: JudgeRequest, output: str, rendered: RenderedEvidence,
                     question: str | None) -> tuple[InjectionFinding, ...]:
         evidence: list[str] = [p.text for p in rendered.passages]
-        if self.settings.context_field is ContextField.MESSAGES:
+        if self.source_of(request) is ContextField.MESSAGES:
             evidence += [sanitize(m.content) for m in request.messages or []
                          if m.role in ("assistant", "system")]
         if question:
@@ -215,7 +221,7 @@ class Guard:
                  **fields: Any) -> Verdict:
         fields.setdefault("judge", self._judge_info())
         return Verdict(request_id=request_id, threshold=self.settings.threshold,
-                       mode=self.settings.mode, source=self.settings.context_field,
+                       mode=self.settings.mode, source=self.source_of(request),
                        truncation=truncation, metadata=request.metadata, **fields)
 
     def _judge_info(self, outcome: JudgeOutcome | None = None) -> JudgeInfo:
@@ -236,7 +242,7 @@ class Guard:
 
     def _no_evidence(self, request: JudgeRequest, request_id: str, truncation: Truncation,
                      injections: list[InjectionFinding]) -> Verdict:
-        source = self.settings.context_field.value
+        source = self.source_of(request).value
         return self._verdict(
             request, request_id, truncation, label=Label.FAIL, reason="no_evidence",
             score=0.0, hallucinated=True, injections=injections[:MAX_INJECTION_FINDINGS],

@@ -65,7 +65,8 @@ class BudgetExhausted(GuardError):
     def __init__(self, window: str, resets_in_s: float) -> None:
         self.window = window
         self.resets_in_s = resets_in_s
-        super().__init__(f"cost budget for the {window} window is spent; resets in {resets_in_s:.0f}s")
+        super().__init__(
+            f"cost budget for the {window} window is spent; resets in {resets_in_s:.0f}s")
 
 
 class JudgementSkipped(GuardError):

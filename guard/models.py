@@ -82,6 +82,11 @@ class JudgeRequest(BaseModel):
     expected_output: str | None = Field(
         default=None, validation_alias=AliasChoices("expected_output", "expectedOutput")
     )
+    context_field: ContextField | None = Field(
+        default=None,
+        description="This request's grounding source, overriding the configured context_field "
+        "(e.g. 'messages' for agent conversations on a topic that mostly carries RAG answers).",
+    )
     id: str | None = None
     metadata: dict[str, Any] | None = Field(
         default=None, description="Passed through to the verdict untouched."

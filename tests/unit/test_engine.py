@@ -450,3 +450,33 @@ def test_verdicts_round_trip_through_json() -> None:
     verdict = guard.prepare(guard.parse({"output": "o"}))
     assert isinstance(verdict, Verdict)
     assert Verdict.model_validate_json(verdict.model_dump_json()) == verdict
+
+
+class TestRequestLevelGroundingSource:
+    """A request's own ``context_field`` overrides the setting, so one topic can carry RAG
+    answers (context) and agent conversations (messages)."""
+
+    CONVERSATION = [{"role": "user", "content": "Refund window?"},
+                    {"role": "tool", "name": "policy", "content": "Refunds: 30 days."}]
+
+    async def test_a_request_can_choose_messages_as_its_source(self) -> None:
+        guard = guard_with(FakeJudge([scale5(5)]))
+        request = guard.parse({"output": "30 days.", "messages": self.CONVERSATION,
+                               "context_field": "messages"})
+        case = guard.prepare(request)
+        assert isinstance(case, PreparedCase)
+        assert case.source is ContextField.MESSAGES
+        assert "TOOL RESULT from policy" in case.evidence
+        verdict = await guard.judge(request)
+        assert (verdict.source, verdict.label) == (ContextField.MESSAGES, Label.PASS)
+
+    async def test_without_it_the_setting_decides_and_fails_closed(self) -> None:
+        guard = guard_with(FakeJudge([scale5(5)]))
+        verdict = await guard.judge(guard.parse({"output": "30 days.",
+                                                 "messages": self.CONVERSATION}))
+        assert (verdict.source, verdict.label, verdict.reason) == (
+            ContextField.CONTEXT, Label.FAIL, "no_evidence")
+
+    def test_an_unknown_source_is_an_invalid_request(self) -> None:
+        with pytest.raises(InvalidRequest, match="context_field"):
+            guard_with().parse({"output": "x", "context_field": "vibes"})
