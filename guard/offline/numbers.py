@@ -60,6 +60,10 @@ _MONTHS = {m: i + 1 for i, m in enumerate(
 )}
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
+_LOWER_WORD = re.compile(r"[a-z]+")
+_NUMBER_WORDS = frozenset(
+    {w for key in _WORD_NUMBERS for w in key.split()} | set(_ORDINAL_WORDS) | set(_ORDINAL_TENS)
+) - {"a", "an"}
 _HEDGES = ("about", "around", "approximately", "approx", "roughly", "nearly", "almost", "some",
            "over", "more than", "less than", "under", "up to", "~", "circa", "c.", "estimated",
            "an estimated", "close to")
@@ -82,7 +86,7 @@ _DATE = re.compile(
 )
 _QUANTITY = re.compile(
     rf"(?P<sign>US\$|[$€£¥₹])?\s?"
-    rf"(?P<num>{_NUM}|(?:{_TENS})[- ](?:{_UNITS_WORDS})\b|(?:{_WORDNUM})\b)"
+    rf"(?P<num>{_NUM}|\b(?:{_TENS})[- ](?:{_UNITS_WORDS})\b|\b(?:{_WORDNUM})\b)"
     rf"(?:\s?(?P<scale>{_SCALE_ALT})\b)?"
     rf"(?:(?:\s|-)?(?P<unit>{_UNIT_ALT})(?:s|es)?\b|\s?(?P<pct>%))?"
     rf"(?:\s?(?P<era>BCE|BC|AD|CE)\b)?",
@@ -115,6 +119,8 @@ class Quantity:
 
 def extract(text: str) -> list[Quantity]:
     """Every quantity in ``text``: dates first, then amounts and ordinals outside the dates."""
+    if not _may_hold_numbers(text):
+        return []
     found: list[Quantity] = []
     taken: list[tuple[int, int]] = []
     for match in _DATE.finditer(text):
@@ -134,6 +140,13 @@ def extract(text: str) -> list[Quantity]:
             if quantity is not None:
                 found.append(quantity)
     return found
+
+
+def _may_hold_numbers(text: str) -> bool:
+    """A cheap pre-check: a digit, or a number word ("two", "third", "dozen")."""
+    if any(c.isdigit() for c in text):
+        return True
+    return not _NUMBER_WORDS.isdisjoint(_LOWER_WORD.findall(text.lower()))
 
 
 def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:

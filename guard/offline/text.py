@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # A sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket; or at a
 # full stop glued to the next sentence ("...century.First for Women"), common in scraped text.
@@ -19,6 +20,9 @@ _ABBREVIATIONS = frozenset({
     "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft", "gen", "col", "lt",
 })
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][\w'’À-ÖØ-öø-ÿĀ-ſ-]*|\d+(?:[.,]\d+)*")
+
+STEM_CACHE_SIZE = 65536  # distinct words whose stems are remembered
+
 
 def word_set(text: str) -> frozenset[str]:
     """The words of a whitespace-separated list."""
@@ -127,6 +131,7 @@ def words(text: str) -> list[str]:
     return [w.strip("'’-") for w in _WORD.findall(text) if w.strip("'’-")]
 
 
+@lru_cache(maxsize=STEM_CACHE_SIZE)
 def stem(word: str) -> str:
     """A light, rule-based stem: lower case, no possessive, no plural or common inflection."""
     w = word.lower().replace("’", "'")
