@@ -8,29 +8,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from consumers.broker import LocalBroker as ScriptBroker
+from consumers.broker import free_port_pair as free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "kafka"
 
-
-def free_port() -> int:
-    """A port with a free neighbour (the controller listens on port + 1)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        with socket.socket() as s2:
-            try:
-                s2.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free pair of loopback ports")
+__all__ = ["ROOT", "FixedBroker", "ScriptBroker", "free_port", "provide_broker"]
 
 
 def docker_engine_answers() -> bool:
@@ -41,31 +29,6 @@ def docker_engine_answers() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
-
-
-@dataclass
-class ScriptBroker:
-    """A broker started by ``scripts/kafka``; it can be stopped and started again (same data)."""
-
-    home: Path
-    port: int = field(default_factory=free_port)
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    restartable = True
-
-    def _run(self, *args: str) -> None:
-        env = {**os.environ, "GROUNDGUARD_KAFKA_HOME": str(self.home)}
-        subprocess.run([str(SCRIPT), *args, "--port", str(self.port)], env=env, check=True,
-                       timeout=180, stdout=subprocess.DEVNULL)
-
-    def start(self, *, fresh: bool = False) -> None:
-        self._run("start", *(["--fresh"] if fresh else []))
-
-    def stop(self) -> None:
-        self._run("stop")
 
 
 @dataclass
