@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
 from guard.assessment import BinaryAssessment, Scale5Assessment
@@ -203,3 +205,28 @@ class TestRelations:
                     "English author of comics.")
         outcome = await assess("Neil Gaiman directed Beowulf.", evidence, question)
         assert not grounded(outcome)
+
+
+_WORDS = st.sampled_from([
+    "Paris", "capital", "France", "returns", "30", "days", "90", "$5", "not", "never", "the",
+    "is", "was", "founded", "in", "250", "BC", "2.1", "million", "Lyon", '"quoted', 'text"',
+    "and", "but", ",", ".", ";", "Mr.", "D.C.", "twenty-first", "March", "5,", "2020", "it",
+    "The", "company", "–", "é", "\n", "?", "!", "50%", "per", "cent", "a", "week", "Yes,",
+])
+_TEXT = st.lists(_WORDS, min_size=1, max_size=30).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(output=_TEXT, evidence=_TEXT, question=st.none() | _TEXT)
+async def test_any_text_gets_a_bounded_confidence_and_only_real_quotes(
+        output: str, evidence: str, question: str | None) -> None:
+    settings_ = JudgeSettings()
+    case = Guard(OfflineJudge(settings_), settings_).prepare(
+        JudgeRequest(output=output, context=evidence, question=question))
+    if not isinstance(case, PreparedCase):
+        return  # nothing left to judge after sanitising: the engine decides, not the judge
+    outcome = await OfflineJudge().assess(case)
+    assert outcome.confidence is not None
+    assert 0.0 <= outcome.confidence <= 1.0
+    for claim in outcome.assessment.claims:
+        assert claim.evidence_quote is None or claim.evidence_quote in case.evidence
