@@ -36,6 +36,8 @@ _FALSE_WORDS = frozenset({"false", "0", "no", "n", "grounded", "pass", "passed",
 class ReplayGuard(Protocol):
     """What replay needs of :class:`guard.engine.Guard`."""
 
+    intake_stop_reason: str | None
+
     def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest: ...
 
     async def judge_request(self, request: JudgeRequest) -> Verdict: ...
@@ -137,6 +139,7 @@ class ReplaySummary:
     elapsed_s: float = 0.0
     label_field: str | None = None
     confusion: Confusion | None = None
+    stopped: str | None = None  # why reading stopped early (quota exhausted, key rejected)
 
 
 def parse_label(value: object, *, invert: bool = False) -> bool | None:
@@ -202,6 +205,9 @@ class _Run:
         seq = 0
         async for number, line in _numbered(lines):
             await self.window.acquire()
+            if self.guard.intake_stop_reason is not None:
+                self.window.release()
+                break
             if not line.strip():
                 self.complete(seq, None)
             else:
@@ -289,7 +295,8 @@ class _Run:
             bad_lines=sorted(self.bad, key=lambda b: b.line),
             mean_latency_ms=sum(self.latencies) / judged if judged else 0.0,
             cost_usd=self.cost, elapsed_s=time.monotonic() - self.started,
-            label_field=self.label_field, confusion=confusion)
+            label_field=self.label_field, confusion=confusion,
+            stopped=self.guard.intake_stop_reason)
 
 
 async def replay(guard: ReplayGuard, lines: Iterable[str] | AsyncIterable[str], out: TextIO, *,
@@ -301,6 +308,8 @@ async def replay(guard: ReplayGuard, lines: Iterable[str] | AsyncIterable[str], 
 
     ``total`` (the number of lines, when known) lets progress report an ETA. Bad lines never
     stop the run; errors of the judge become ``error`` verdicts (the guard never raises them).
+    An error that stops intake (quota exhausted, key rejected) stops reading: the lines in
+    flight finish, the rest are not read, and ``summary.stopped`` says why.
     """
     run = _Run(guard, out, concurrency=concurrency, label_field=label_field,
                invert_label=invert_label, total=total, on_progress=on_progress,
@@ -339,6 +348,8 @@ def format_summary(summary: ReplaySummary) -> str:
              ("cost", f"${summary.cost_usd:.6f}"),
              ("elapsed", f"{summary.elapsed_s:.2f} s ({rate:.1f} lines/s)")]
     lines = ["replay summary", *_table(rows)]
+    if summary.stopped:
+        lines.append(f"  STOPPED EARLY: {summary.stopped} (the remaining lines were not read)")
     if summary.confusion is not None:
         lines += _confusion_lines(summary.confusion, summary.label_field or "")
     if summary.bad_lines:

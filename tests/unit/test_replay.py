@@ -13,6 +13,7 @@ import pytest
 from guard import Guard, JudgeSettings
 from guard.assessment import Scale5Assessment
 from guard.case import PreparedCase
+from guard.errors import QuotaExhausted
 from guard.offline import OfflineJudge
 from guard.providers.base import JudgeOutcome
 from guard.replay import (
@@ -197,3 +198,15 @@ class TestLabelledMetrics:
 def test_label_values_are_read_as_hallucinated_or_not(value: object, invert: bool,
                                                       expected: bool | None) -> None:
     assert parse_label(value, invert=invert) is expected
+
+
+async def test_an_error_that_stops_intake_stops_reading_and_says_why() -> None:
+    judge = FakeJudge([QuotaExhausted("insufficient_quota", status=429)])
+    lines = [request(str(i), "You can return items within 30 days.") for i in range(50)]
+    out = io.StringIO()
+    summary = await replay(Guard(judge, JudgeSettings()), lines, out, concurrency=2)
+    assert summary.stopped == "quota_exhausted"
+    assert judge.calls < 50
+    assert summary.by_label == {"error": summary.judged}
+    assert len(written(out)) == summary.judged
+    assert "STOPPED EARLY: quota_exhausted" in format_summary(summary)
