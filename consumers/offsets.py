@@ -54,6 +54,11 @@ class OffsetTracker:
         return self._frontier
 
     @property
+    def next_offset(self) -> int | None:
+        """One past the last started offset (the committed offset before any start)."""
+        return self._next
+
+    @property
     def frontier(self) -> int | None:
         """The lowest unfinished offset (one past the last started when none is unfinished)."""
         return self._frontier

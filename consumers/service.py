@@ -42,7 +42,12 @@ from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
-from aiokafka.errors import CommitFailedError, KafkaConnectionError, KafkaError
+from aiokafka.errors import (
+    CommitFailedError,
+    IllegalStateError,
+    KafkaConnectionError,
+    KafkaError,
+)
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from consumers import codec, routing
@@ -187,7 +192,7 @@ class GuardService:
         poll_ms = self.settings.kafka.poll_timeout_ms
         while not self._stop.is_set():
             self._check_intake()
-            batch = await self._consumer.getmany(timeout_ms=poll_ms)
+            batch = await self._fetch(poll_ms)
             for tp, records in batch.items():
                 self._take(tp, records)
             self._relieve_backpressure()
@@ -196,11 +201,25 @@ class GuardService:
                 self._refresh_partition_stats()
                 self._last_commit = time.monotonic()
 
+    async def _fetch(self, poll_ms: int) -> dict[TopicPartition, list[ConsumerRecord[Any, Any]]]:
+        assert self._consumer is not None
+        try:
+            return await self._consumer.getmany(timeout_ms=poll_ms)
+        except KafkaError as exc:
+            if not exc.retriable:
+                raise
+            log.warning("fetch.retry", error=repr(exc))
+            await asyncio.sleep(poll_ms / 1000)
+            return {}
+
     def _take(self, tp: TopicPartition, records: list[ConsumerRecord[Any, Any]]) -> None:
         part = self._partitions.get(tp)
         if part is None or part.revoked or part.rewind:
             return  # fetched before a revoke or a rewind: it will be fetched again
         for record in records:
+            expected = part.tracker.next_offset
+            if expected is not None and record.offset < expected:
+                continue  # fetched again after a fetch-position reset: already taken
             part.tracker.start(record.offset)
             self.stats.consumed += 1
             previous = self._previous_for_key(part, record)
@@ -383,7 +402,7 @@ class GuardService:
             return
         try:
             await self._consumer.commit(offsets)  # type: ignore[arg-type]
-        except CommitFailedError as exc:
+        except (CommitFailedError, IllegalStateError) as exc:
             log.warning("commit.failed", reason="rebalance", error=str(exc))
             return
         except KafkaError as exc:

@@ -1,0 +1,141 @@
+"""The service's life: draining on stop and resuming after restart, a second consumer joining
+and leaving, and intake stopping when the judge account is unusable."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+
+from guard.assessment import Scale5Assessment
+from guard.case import PreparedCase
+from guard.errors import JudgeError, QuotaExhausted
+from guard.testing import FakeJudge
+from tests.kafka.kafkautil import produce, read_until
+from tests.kafka.servicekit import (
+    by_id,
+    create_all,
+    grounded,
+    guard_with,
+    make_settings,
+    new_topics,
+    running,
+    wait_committed,
+)
+
+
+def _inputs(records: list[Any]) -> dict[tuple[int, int], int]:
+    """(partition, offset) of the input of each verdict -> how many verdicts it has."""
+    counts: dict[tuple[int, int], int] = {}
+    for record in records:
+        source = orjson.loads(record.value)["input"]
+        key = (source["partition"], source["offset"])
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+async def test_stop_drains_in_flight_work_and_a_restart_finishes_the_rest(
+        kafka_bootstrap: str) -> None:
+    """Stopped mid-run, the service finishes every judgement it started (each one published),
+    commits only offsets whose messages have verdicts, and a restarted service judges the rest:
+    every input ends with a verdict, with at most the in-flight count judged twice."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=2)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=4, partition_buffer=10,
+                             drain_timeout_s=60)
+    await produce(kafka_bootstrap, topics.requests,
+                  [(f"k{i}".encode(), grounded(i), None) for i in range(40)])
+    first = FakeJudge(latency_s=0.2)
+    async with running(settings, guard_with(first, settings)):
+        await read_until(kafka_bootstrap, topics.verdicts, expected=6)
+    after_stop = await read_until(kafka_bootstrap, topics.verdicts, expected=40, timeout_s=3)
+    committed, _ = await wait_committed(kafka_bootstrap, settings.group_id, topics.requests, 2,
+                                        timeout_s=1)
+    judged = _inputs(after_stop)
+    assert len(after_stop) == first.calls  # every started judgement was published
+    assert len(after_stop) < 40
+    for tp, offset in committed.items():
+        assert all((tp.partition, o) in judged for o in range(offset))
+
+    second = FakeJudge(latency_s=0.01)
+    async with running(settings, guard_with(second, settings)):
+        everything = await read_until(kafka_bootstrap, topics.verdicts, expected=40,
+                                      settle_s=1.0)
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 2)
+    assert set(by_id(everything)) == {f"ok-{i}" for i in range(40)}
+    assert len(everything) - 40 <= settings.concurrency * 2  # re-judged: at most in flight
+    assert committed == ends
+
+
+async def test_a_consumer_joining_and_leaving_mid_run_loses_nothing(kafka_bootstrap: str) -> None:
+    """A second replica joins the group mid-run and later leaves: partitions move twice, and
+    every input still gets a verdict, with duplicates bounded by what was in flight."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=4)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=8, partition_buffer=16,
+                             revoke_timeout_s=10)
+    records = [(f"k{i}".encode(), grounded(i), None) for i in range(400)]
+    one, two = FakeJudge(latency_s=0.1), FakeJudge(latency_s=0.1)
+    async with running(settings, guard_with(one, settings)) as first:
+        await produce(kafka_bootstrap, topics.requests, records)
+        await read_until(kafka_bootstrap, topics.verdicts, expected=40)
+        other = settings.model_copy(update={"instance_id": "second"})
+        async with running(other, guard_with(two, other)) as second:
+            for _ in range(200):
+                if second.stats.consumed >= 20:
+                    break
+                await asyncio.sleep(0.1)
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=400,
+                                    settle_s=1.0, timeout_s=120)
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 4)
+        assert first.stats.rebalances >= 3
+    assert second.stats.consumed >= 20
+    assert set(by_id(verdicts)) == {f"ok-{i}" for i in range(400)}
+    assert len(verdicts) - 400 <= 2 * (settings.partition_buffer * 4)
+    assert committed == ends
+
+
+async def test_quota_exhaustion_stops_intake_and_resuming_judges_the_rest(
+        kafka_bootstrap: str) -> None:
+    """When the judge reports an exhausted quota, the service pauses every partition instead of
+    burning through the backlog (only messages already in flight get error verdicts), stays up
+    but unready, and once intake may resume it judges every remaining message."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=2)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=2, partition_buffer=20)
+    quota_left = {"ok": False}
+
+    def script(case: PreparedCase) -> Scale5Assessment | JudgeError:
+        if not quota_left["ok"]:
+            return QuotaExhausted("insufficient_quota", status=429)
+        return Scale5Assessment(explanation="ok", claims=[], score=5)
+
+    judge = FakeJudge(script=script, latency_s=0.02)
+    guard = guard_with(judge, settings)
+    async with running(settings, guard) as service:
+        await produce(kafka_bootstrap, topics.requests,
+                      [(f"k{i}".encode(), grounded(i), None) for i in range(100)])
+        for _ in range(100):
+            if service.stats.intake_stopped and service.stats.in_flight == 0:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # several more polls: nothing else may be judged
+        calls_while_stopped = judge.calls
+        assert service.stats.intake_stopped == "quota_exhausted"
+        assert service.stats.ready is False
+        assert calls_while_stopped <= 2 * settings.concurrency
+
+        quota_left["ok"] = True
+        guard.intake_stop_reason = None
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=100,
+                                    settle_s=1.0)
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 2)
+    labels = [orjson.loads(r.value)["label"] for r in verdicts]
+    assert labels.count("error") == calls_while_stopped
+    assert set(by_id(verdicts)) == {f"ok-{i}" for i in range(100)}
+    assert len(verdicts) == 100
+    assert committed == ends
