@@ -2,7 +2,9 @@
 
 Admission is a sliding 60 s window: in no 60 s span are more than ``rpm`` calls started or more
 than ``tpm`` tokens spent (each call is admitted on its estimate, which is replaced by the usage
-the response reports). The limiter also obeys the provider:
+the response reports). Within it, no second takes more than 1/60 of either limit (providers
+enforce per-minute limits over shorter periods, so a minute's allowance spent in one burst would
+draw 429s). The limiter also obeys the provider:
 
 * a 429 (:class:`~guard.errors.RateLimited`) stops **every** caller until its ``Retry-After``
   has passed; then one probe call goes first and the others follow once it succeeds, so a 429
@@ -30,6 +32,7 @@ from guard.errors import RateLimited
 from guard.providers.base import Judge, JudgeOutcome
 
 WINDOW_S = 60.0
+BURST_S = 1.0  # at most 1/60 of a per-minute limit starts within any second
 PROBE_POLL_S = 0.05  # how often callers check whether the post-429 probe has succeeded
 MIN_COOLDOWN_S = 0.001  # a 429 with Retry-After: 0 still stops callers for this long
 
@@ -199,7 +202,25 @@ class RateLimiter:
             return self._slots[0].at + WINDOW_S - now
         if self.tpm is not None and self._slots and self._tokens + tokens > self.tpm:
             return self._token_delay(now, tokens)
-        return 0.0
+        return self._burst_delay(now, tokens)
+
+    def _burst_delay(self, now: float, tokens: int) -> float:
+        """Seconds until a call fits the last second's share of the limits (1/60 of rpm and
+        tpm), so a minute's allowance is not spent in one burst that the provider (which
+        enforces its per-minute limits over shorter periods) would answer with 429s."""
+        if self.rpm is None and self.tpm is None:
+            return 0.0
+        recent_calls, recent_tokens, oldest = 0, 0, now
+        for slot in reversed(self._slots):
+            if slot.at <= now - BURST_S:
+                break
+            recent_calls, oldest = recent_calls + 1, slot.at
+            recent_tokens += slot.tokens
+        if not recent_calls:
+            return 0.0
+        calls_full = self.rpm is not None and recent_calls >= -(-self.rpm // 60)
+        tokens_full = self.tpm is not None and recent_tokens + tokens > self.tpm / 60
+        return oldest + BURST_S - now if calls_full or tokens_full else 0.0
 
     def _token_delay(self, now: float, tokens: int) -> float:
         """Seconds until enough tokens leave the window for ``tokens`` more to fit."""

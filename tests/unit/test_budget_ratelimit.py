@@ -43,6 +43,16 @@ async def test_tpm_holds_within_tolerance_after_usage_correction() -> None:
     assert 9_000 <= per_window <= 10_000 + 1_000
 
 
+async def test_a_minutes_allowance_is_not_spent_in_one_burst() -> None:
+    """rpm=120 admits at most 2 calls in any second (1/60 of the limit), not 120 at once."""
+    clock = VirtualClock()
+    fake = StampedJudge(clock)
+    judge = build_budgeted_judge(fake, _budget(rpm=120), price=flat_price(0.001), clock=clock)
+    await asyncio.gather(*(judge.assess(case(i)) for i in range(40)))
+    assert fake.calls == 40
+    assert max_in_any_window(fake.stamps, 1.0) == 2
+
+
 async def test_waiting_past_max_wait_raises_rate_limited() -> None:
     """A caller that cannot be admitted within max_rate_wait_s fails as rate_limited."""
     clock = VirtualClock()
