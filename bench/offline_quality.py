@@ -20,6 +20,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -57,14 +58,28 @@ def line(name: str, c: Confusion, rows_per_s: float | None = None) -> str:
             f"{f(c.tnr):>8}   tp={c.tp} fp={c.fp} tn={c.tn} fn={c.fn}{speed}")
 
 
-async def offline_run(lines: list[str]) -> tuple[Confusion, float]:
+async def offline_run(lines: list[str]) -> tuple[Confusion, float, list[dict[str, Any]]]:
     guard = Guard(OfflineJudge(JudgeSettings()), JudgeSettings())
+    out = io.StringIO()
     started = time.perf_counter()
-    summary = await replay(guard, lines, io.StringIO(), concurrency=1,
-                           label_field="hallucinated")
+    summary = await replay(guard, lines, out, concurrency=1, label_field="hallucinated")
     elapsed = time.perf_counter() - started
     assert summary.confusion is not None
-    return summary.confusion, len(lines) / elapsed
+    verdicts = [json.loads(x) for x in out.getvalue().splitlines()]
+    return summary.confusion, len(lines) / elapsed, verdicts
+
+
+def cascade_share(verdicts: list[dict[str, Any]], labels: list[bool],
+                  threshold: float) -> str:
+    """How much a cascade at ``threshold`` would leave to the offline judge, and how well the
+    offline judge does on that part."""
+    kept = [(bool(v["hallucinated"]), y) for v, y in zip(verdicts, labels, strict=True)
+            if (v["confidence"] or 0.0) >= threshold]
+    c = confusion([p for p, _ in kept], [y for _, y in kept]) if kept else Confusion()
+    ba = "n/a" if c.balanced_accuracy is None else f"{c.balanced_accuracy:.4f}"
+    acc = "n/a" if c.accuracy is None else f"{c.accuracy:.4f}"
+    return (f"cascade at confidence {threshold:.2f}: offline decides {len(kept)}/{len(labels)} "
+            f"({len(kept) / len(labels):.0%}); on those, accuracy {acc}, balanced accuracy {ba}")
 
 
 def main() -> int:
@@ -76,7 +91,7 @@ def main() -> int:
     rows = [json.loads(x) for x in lines]
     labels = [bool(r["hallucinated"]) for r in rows]
     runs = [asyncio.run(offline_run(lines)) for _ in range(max(1, args.rounds))]
-    offline, speed = runs[0][0], max(s for _, s in runs)
+    offline, speed, verdicts = runs[0][0], max(s for _, s, _ in runs), runs[0][2]
     started = time.perf_counter()
     scores = [overlap(r["output"], r["context"]) for r in rows]
     base_speed = len(rows) / (time.perf_counter() - started)
@@ -90,6 +105,8 @@ def main() -> int:
     print(line("offline judge (Guard + replay)", offline, speed))
     print(line("word overlap, threshold 0.50", fixed, base_speed))
     print(line(f"word overlap, best threshold {best_t:.2f}", best))
+    for threshold in (0.7, 0.8, 0.9):
+        print(cascade_share(verdicts, labels, threshold))
     return 0
 
 

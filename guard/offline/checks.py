@@ -24,6 +24,7 @@ from guard.offline.text import GENERIC, content_stems, normalize
 
 MIN_SUPPORT = 0.65
 MIN_LOCAL_SUPPORT = 0.75
+PASS_CONFIDENCE_CAP = 0.78
 ALIGN_FOR_POLARITY = 0.6
 NO_CONTENT_CONFIDENCE = 0.3
 
@@ -100,11 +101,23 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
     if not claim.short_answer and local < MIN_LOCAL_SUPPORT:
         return result(False, f"not stated together: the best-matching sentence supports only "
                       f"{local:.2f} of the claim", 0.5 + (MIN_LOCAL_SUPPORT - local))
-    confidence = 0.5 + min(0.45, (share - min_support) * 1.2)
-    if claim.short_answer:
-        confidence *= 0.9 if _answers_question(stems, premise, index) else 0.5
     return result(True, f"supported: content-word support {share:.2f}, amounts and names found",
-                  confidence)
+                  _pass_confidence(claim, share, local, min_support,
+                                   claim.short_answer and _answers_question(stems, premise, index)))
+
+
+def _pass_confidence(claim: Claim, share: float, local: float, min_support: float,
+                     answers: bool) -> float:
+    """How sure a pass is. Word checks prove absence (a number, name or quote the evidence
+    lacks) far better than presence: a sentence whose words are all found may still relate
+    them wrongly ("Hot Rod was founded in 1987" when 1987 is another magazine's year). So a
+    sentence's pass stays below PASS_CONFIDENCE_CAP, leaving it to an LLM in a cascade at the
+    default threshold; a bare answer found beside the question's subject is surer."""
+    strength = min(1.0, (min(share, local) - min_support) / (1.0 - min_support))
+    if not claim.short_answer:
+        return 0.5 + (PASS_CONFIDENCE_CAP - 0.5) * max(strength, 0.0)
+    base = 0.5 + min(0.45, (share - min_support) * 1.2)
+    return base * (0.9 if answers else 0.5)
 
 
 def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) -> bool:

@@ -139,6 +139,20 @@ class TestConfidence:
         assert grounded(full)
         assert full.confidence > partial.confidence
 
+    async def test_a_sentence_pass_stays_below_the_default_cascade_threshold(self) -> None:
+        """Words found do not prove their relation, so an LLM confirms sentence passes."""
+        outcome = await assess("Paris is the capital of France.", PARIS)
+        assert grounded(outcome)
+        assert outcome.confidence is not None
+        assert outcome.confidence < JudgeSettings().cascade_confidence
+
+    async def test_a_short_answer_beside_the_question_subject_is_a_confident_pass(
+            self) -> None:
+        outcome = await assess("Delhi", TestShortAnswers.CONTEXT, TestShortAnswers.QUESTION)
+        assert grounded(outcome)
+        assert outcome.confidence is not None
+        assert outcome.confidence >= JudgeSettings().cascade_confidence
+
     async def test_the_same_case_always_gets_the_same_outcome(self) -> None:
         case = prepared("Paris, the capital of France, has about 2.1 million residents.", PARIS)
         judge = OfflineJudge()
