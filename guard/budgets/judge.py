@@ -83,27 +83,19 @@ class BudgetedJudge:
         self.settings = settings
         self._provider_judge, self._fallback = provider_judge, fallback
         semaphore = asyncio.Semaphore(settings.max_in_flight)
-        self.limiter = RateLimiter(rpm=settings.rpm, tpm=settings.tpm,
-                                   max_wait_s=settings.max_rate_wait_s,
-                                   cooldown_s=settings.rate_limit_cooldown_s, clock=clock)
+        self.limiter = _rate_limiter(settings, clock)
         self._limited = RateLimitedJudge(provider_judge, self.limiter,
                                          max_attempts=settings.max_rate_limited_attempts)
         inner: Judge = RetryingJudge(self._limited, retry) if retry else self._limited
         self._slots = ConcurrencyLimitedJudge(inner, semaphore)
-        b = settings.breaker
-        self.breaker = CircuitBreaker(failure_threshold=b.failure_threshold,
-                                      open_for_s=b.open_for_s,
-                                      half_open_probes=b.half_open_probes, clock=clock)
+        self.breaker = _breaker(settings, clock)
         self._fallback_slots = (ConcurrencyLimitedJudge(fallback, semaphore)
                                 if fallback is not None else None)
         self._cost = CostBudgetJudge(
             BreakerJudge(self._slots, self.breaker), CostBudget(settings.cost_limits(), clock),
             price=price, policy=settings.on_budget_exhausted, fallback=self._fallback_slots,
             max_pause_s=settings.max_pause_s, clock=clock)
-        self._cache = (CachedJudge(self._cost, VerdictCache(max_size=settings.cache_size,
-                                                            ttl_s=settings.cache_ttl_s,
-                                                            clock=clock))
-                       if settings.cache_size > 0 else None)
+        self._cache = _cached(self._cost, settings, clock)
         self._sampler = SampledJudge(self._cache or self._cost, rate=settings.sample_rate,
                                      key=settings.sample_key)
 
@@ -127,6 +119,24 @@ class BudgetedJudge:
             unsampled=self._sampler.unsampled, budget_paused=self._cost.paused,
             fallbacks=self._cost.fallbacks, breaker=self.breaker.snapshot(),
             rate=self.limiter.snapshot(), cost=self._cost.budget.snapshot())
+
+
+def _rate_limiter(settings: BudgetSettings, clock: Clock) -> RateLimiter:
+    return RateLimiter(rpm=settings.rpm, tpm=settings.tpm, max_wait_s=settings.max_rate_wait_s,
+                       cooldown_s=settings.rate_limit_cooldown_s, clock=clock)
+
+
+def _breaker(settings: BudgetSettings, clock: Clock) -> CircuitBreaker:
+    b = settings.breaker
+    return CircuitBreaker(failure_threshold=b.failure_threshold, open_for_s=b.open_for_s,
+                          half_open_probes=b.half_open_probes, clock=clock)
+
+
+def _cached(inner: Judge, settings: BudgetSettings, clock: Clock) -> CachedJudge | None:
+    if settings.cache_size <= 0:
+        return None
+    cache = VerdictCache(max_size=settings.cache_size, ttl_s=settings.cache_ttl_s, clock=clock)
+    return CachedJudge(inner, cache)
 
 
 def build_budgeted_judge(judge: Judge, budget: BudgetSettings, *, price: PriceFn,
