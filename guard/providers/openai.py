@@ -1,18 +1,24 @@
 """The OpenAI judge: the official SDK with strict structured output.
 
-Chat completions (``chat.completions.parse(response_format=Model)``) by default, or the Responses
-API (``responses.parse(text_format=Model)``, ``store=False``) with ``openai_api="responses"``.
+Chat completions with a strict ``json_schema`` response format by default, or the Responses API
+(``text.format`` json_schema, ``store=False``) with ``openai_api="responses"``. The schema is
+built once per assessment model with the SDK's own converter (what ``parse`` does on every call,
+at about half the cost of a call) and the answer is validated against the pydantic model here.
 ``base_url`` points it at any OpenAI-compatible endpoint (vLLM, Ollama, a proxy). The SDK's own
 retries are off; :class:`guard.retry.RetryPolicy` retries transient errors only.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import openai
-from openai.types.chat import ParsedChatCompletion
-from openai.types.responses import ParsedResponse
+import pydantic
+from openai.lib._parsing._completions import type_to_response_format_param
+from openai.lib._parsing._responses import type_to_text_format_param
+from openai.types.chat import ChatCompletion
+from openai.types.responses import Response
 
 from guard.assessment import Assessment
 from guard.case import PreparedCase
@@ -29,6 +35,8 @@ from guard.providers._common import (
 from guard.providers.base import JudgeOutcome
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
+
+AssessmentModel = type[pydantic.BaseModel]
 
 PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible local servers usually ignore the key
 _RATE_PREFIXES = ("x-ratelimit-",)
@@ -68,41 +76,68 @@ class OpenAIJudge:
     # ------------------------------------------------------------------ chat completions
 
     async def _chat(self, prompt: JudgePrompt) -> JudgeOutcome:
-        limit = ({"max_tokens": self.settings.max_tokens} if self.settings.base_url
-                 else {"max_completion_tokens": self.settings.max_tokens})
-        raw = await self._client.chat.completions.with_raw_response.parse(
-            model=self.model, temperature=0, response_format=prompt.output_model,
+        # OpenAI deprecated max_tokens; OpenAI-compatible servers (vLLM, Ollama) still expect it.
+        compatible = self.settings.base_url is not None
+        limit = self.settings.max_tokens
+        raw = await self._client.chat.completions.with_raw_response.create(
+            model=self.model, temperature=0, response_format=_response_format(prompt.output_model),
             messages=[{"role": "system", "content": prompt.system},
                       {"role": "user", "content": prompt.user}],
-            **limit)  # type: ignore[arg-type]
-        completion: ParsedChatCompletion[Any] = raw.parse()
-        return self._outcome(_chat_assessment(completion), _chat_usage(completion), raw.headers)
+            max_tokens=limit if compatible else openai.omit,
+            max_completion_tokens=openai.omit if compatible else limit)
+        completion: ChatCompletion = raw.parse()
+        assessment = _validated(prompt, _chat_text(completion))
+        return self._outcome(assessment, _chat_usage(completion), raw.headers)
 
     # ------------------------------------------------------------------ responses API
 
     async def _responses(self, prompt: JudgePrompt) -> JudgeOutcome:
-        raw = await self._client.responses.with_raw_response.parse(
-            model=self.model, temperature=0, text_format=prompt.output_model, store=False,
-            instructions=prompt.system, input=[{"role": "user", "content": prompt.user}],
+        raw = await self._client.responses.with_raw_response.create(
+            model=self.model, temperature=0, text={"format": _text_format(prompt.output_model)},
+            store=False, instructions=prompt.system,
+            input=[{"role": "user", "content": prompt.user}],
             max_output_tokens=self.settings.max_tokens)
-        response: ParsedResponse[Any] = raw.parse()
-        return self._outcome(_responses_assessment(response), _responses_usage(response),
-                             raw.headers)
+        response: Response = raw.parse()
+        assessment = _validated(prompt, _responses_text(response))
+        return self._outcome(assessment, _responses_usage(response), raw.headers)
 
 
-def _chat_assessment(completion: ParsedChatCompletion[Any]) -> Assessment:
+@functools.cache
+def _response_format(model: AssessmentModel) -> Any:
+    """The strict json_schema response format for ``model`` (built once)."""
+    return type_to_response_format_param(model)
+
+
+@functools.cache
+def _text_format(model: AssessmentModel) -> Any:
+    """The strict json_schema ``text.format`` of the Responses API for ``model`` (built once)."""
+    return type_to_text_format_param(model)
+
+
+def _validated(prompt: JudgePrompt, text: str) -> Assessment:
+    """``text`` parsed strictly as the prompt's assessment model."""
+    try:
+        return prompt.output_model.model_validate_json(text)
+    except pydantic.ValidationError as exc:
+        raise MalformedJudgeOutput(
+            f"openai answer is not the {prompt.schema_name} schema "
+            f"({exc.error_count()} problems)") from exc
+
+
+def _chat_text(completion: ChatCompletion) -> str:
     if not completion.choices:
         raise MalformedJudgeOutput("openai answer has no choices")
-    message = completion.choices[0].message
-    if message.refusal:
-        raise MalformedJudgeOutput(f"openai judge refused: {message.refusal[:200]}")
-    if message.parsed is None:
-        raise MalformedJudgeOutput("openai answer has no parsed assessment")
-    parsed: Assessment = message.parsed
-    return parsed
+    choice = completion.choices[0]
+    if choice.message.refusal:
+        raise MalformedJudgeOutput(f"openai judge refused: {choice.message.refusal[:200]}")
+    if choice.finish_reason == "length":
+        raise MalformedJudgeOutput("openai answer was cut at max_tokens")
+    if not choice.message.content:
+        raise MalformedJudgeOutput("openai answer has no content")
+    return choice.message.content
 
 
-def _chat_usage(completion: ParsedChatCompletion[Any]) -> Usage:
+def _chat_usage(completion: ChatCompletion) -> Usage:
     usage = completion.usage
     if usage is None:
         return Usage()
@@ -111,21 +146,23 @@ def _chat_usage(completion: ParsedChatCompletion[Any]) -> Usage:
                  cached_tokens=(details.cached_tokens or 0) if details else 0)
 
 
-def _responses_assessment(response: ParsedResponse[Any]) -> Assessment:
+def _responses_text(response: Response) -> str:
+    if response.status == "incomplete":
+        raise MalformedJudgeOutput("openai response is incomplete (cut at max_output_tokens?)")
+    texts: list[str] = []
     for item in response.output:
         if item.type != "message":
             continue
         for part in item.content:
             if part.type == "refusal":
                 raise MalformedJudgeOutput(f"openai judge refused: {part.refusal[:200]}")
-    parsed = response.output_parsed
-    if parsed is None:
-        raise MalformedJudgeOutput("openai response has no parsed assessment")
-    result: Assessment = parsed
-    return result
+            texts.append(part.text)
+    if not texts:
+        raise MalformedJudgeOutput("openai response has no output text")
+    return "".join(texts)
 
 
-def _responses_usage(response: ParsedResponse[Any]) -> Usage:
+def _responses_usage(response: Response) -> Usage:
     usage = response.usage
     if usage is None:
         return Usage()

@@ -75,3 +75,12 @@ def test_pricer_prices_calls_and_treats_unpriced_local_models_as_free() -> None:
                                       base_url="http://127.0.0.1:8000/v1"))
     assert local("qwen2.5", usage) == 0.0
     assert make_pricer(JudgeSettings(provider=Provider.FAKE))("fake-judge", usage) == 0.0
+
+
+def test_connection_pool_keeps_one_idle_connection_per_call_in_flight() -> None:
+    from guard.providers._common import connection_limits
+
+    small = connection_limits(JudgeSettings.model_validate({"budget": {"max_in_flight": 8}}))
+    assert (small.max_connections, small.max_keepalive_connections) == (1000, 100)
+    big = connection_limits(JudgeSettings.model_validate({"budget": {"max_in_flight": 2000}}))
+    assert (big.max_connections, big.max_keepalive_connections) == (2000, 2000)
