@@ -10,6 +10,7 @@ No ``temperature`` is sent: the anthropic SDK 2.x removed the sampling parameter
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import anthropic
@@ -71,8 +72,7 @@ class AnthropicJudge:
         await self._client.close()
 
     async def _call(self, prompt: JudgePrompt) -> JudgeOutcome:
-        tool: Any = {"name": prompt.schema_name, "description": _TOOL_DESCRIPTION,
-                     "input_schema": prompt.output_model.model_json_schema(), "strict": True}
+        tool = _assessment_tool(prompt.output_model, prompt.schema_name)
         raw = await self._client.messages.with_raw_response.create(
             model=self.model, max_tokens=self.settings.max_tokens,
             system=prompt.system, messages=[{"role": "user", "content": prompt.user}],
@@ -81,6 +81,13 @@ class AnthropicJudge:
         return JudgeOutcome(assessment=_assessment(message, prompt), provider=self.provider,
                             model=self.model, usage=_usage(message),
                             rate_limit=rate_limit_headers(raw.headers, _RATE_PREFIXES))
+
+
+@functools.cache
+def _assessment_tool(model: type[pydantic.BaseModel], name: str) -> Any:
+    """The strict tool whose input is the assessment (built once per model)."""
+    return {"name": name, "description": _TOOL_DESCRIPTION,
+            "input_schema": model.model_json_schema(), "strict": True}
 
 
 def _assessment(message: Message, prompt: JudgePrompt) -> Assessment:
