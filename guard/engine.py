@@ -109,13 +109,6 @@ class Guard:
         self._price = price
         self._clock = clock
 
-    async def judge(self, request: JudgeRequest) -> Verdict:
-        """The verdict on ``request``; never raises for judge errors or skipped judgements.
-
-        The configured :class:`~guard.providers.base.Judge` itself is ``guard.backend``.
-        """
-        return await self.judge_request(request)
-
     # ---------------------------------------------------------------- parse
 
     def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest:
@@ -132,8 +125,11 @@ class Guard:
 
     # ---------------------------------------------------------------- prepare
 
-    def prepare(self, request: JudgeRequest) -> PreparedCase | Verdict:
-        """The case to show a judge, or a verdict when none is needed (empty output/evidence)."""
+    def prepare(self, request: JudgeRequest, *,
+                message_key: str | None = None) -> PreparedCase | Verdict:
+        """The case to show a judge, or a verdict when none is needed (empty output/evidence).
+
+        ``message_key`` is the stream's message key, for sampling by key."""
         s = self.settings
         request_id = request.id or uuid.uuid4().hex
         clean_output = sanitize(request.output)
@@ -152,7 +148,7 @@ class Guard:
             request_id=request_id, output=output, evidence=rendered.text,
             passages=rendered.passages, source=source, mode=s.mode,
             threshold=s.threshold, question=question, truncation=truncation,
-            injections=injections,
+            injections=injections, message_key=message_key,
         )
 
     def source_of(self, request: JudgeRequest) -> ContextField:
@@ -183,9 +179,13 @@ class Guard:
 
     # ---------------------------------------------------------------- judge
 
-    async def judge_request(self, request: JudgeRequest) -> Verdict:
-        """The verdict on ``request``; never raises for judge errors or skipped judgements."""
-        prepared = self.prepare(request)
+    async def judge(self, request: JudgeRequest, *, message_key: str | None = None) -> Verdict:
+        """The verdict on ``request``; never raises for judge errors or skipped judgements.
+
+        ``message_key``: the stream's message key (sampling by key uses it). The configured
+        :class:`~guard.providers.base.Judge` itself is ``guard.backend``.
+        """
+        prepared = self.prepare(request, message_key=message_key)
         if isinstance(prepared, Verdict):
             return prepared
         started = self._clock()
@@ -204,7 +204,7 @@ class Guard:
 
     async def judge_payload(self, payload: bytes | str | Mapping[str, Any]) -> Verdict:
         """Parse and judge; :class:`InvalidRequest` propagates (dead-letter it)."""
-        return await self.judge_request(self.parse(payload))
+        return await self.judge(self.parse(payload))
 
     async def aclose(self) -> None:
         await self.backend.aclose()

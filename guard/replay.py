@@ -40,7 +40,7 @@ class ReplayGuard(Protocol):
 
     def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest: ...
 
-    async def judge_request(self, request: JudgeRequest) -> Verdict: ...
+    async def judge(self, request: JudgeRequest) -> Verdict: ...
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,7 @@ class _Run:
             return _Result(number, bad=BadLine(number, "invalid_json", str(exc)))
         try:
             request = self.guard.parse(obj if isinstance(obj, Mapping) else line)
-            verdict = await self.guard.judge_request(request)
+            verdict = await self.guard.judge(request)
         except GuardError as exc:
             return _Result(number, bad=BadLine(number, exc.kind, str(exc)))
         label = None

@@ -62,3 +62,25 @@ async def test_guard_turns_unsampled_into_a_skipped_verdict() -> None:
                   settings)
     verdict = await guard.judge(JudgeRequest(id="x", output="Hi.", context=EVIDENCE))
     assert (verdict.label, verdict.reason) == (Label.SKIPPED, "not_sampled")
+
+
+async def test_sampling_by_key_follows_the_stream_key_given_to_the_guard() -> None:
+    """With ``sample_key: key`` the message key decides, whatever the request ids are."""
+    from guard.budgets.wiring import make_budgeted_judge
+    from guard.engine import Guard
+    from guard.models import JudgeRequest, Label
+    from guard.settings import JudgeSettings
+
+    settings = JudgeSettings.model_validate(
+        {"provider": "fake", "budget": {"sample_rate": 0.5, "sample_key": "key"}})
+    guard = Guard(make_budgeted_judge(settings, {}), settings)
+    labels: dict[str, set[Label]] = {}
+    for key in (f"user-{n}" for n in range(40)):
+        for request_id in ("a", "b", "c"):
+            request = JudgeRequest(id=f"{key}-{request_id}", output="Paris", context="Paris.")
+            verdict = await guard.judge(request, message_key=key)
+            labels.setdefault(key, set()).add(verdict.label)
+    await guard.aclose()
+    assert all(len(seen) == 1 for seen in labels.values())
+    skipped = sum(1 for seen in labels.values() if seen == {Label.SKIPPED})
+    assert 0 < skipped < 40

@@ -67,7 +67,7 @@ async def test_metrics_endpoint_reflects_stats_and_verdicts(
         server: tuple[HealthServer, ServiceStats, Clock]) -> None:
     health, stats, _ = server
     guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
-    verdict = await guard.judge_request(JudgeRequest(output="Paris", context="Paris is big."))
+    verdict = await guard.judge(JudgeRequest(output="Paris", context="Paris is big."))
     await guard.aclose()
     health.metrics.observe_verdict(verdict)
     stats.consumed += 3
@@ -173,7 +173,7 @@ async def test_breaker_budget_and_provider_calls_come_from_the_budgeted_judge() 
     judge = build_budgeted_judge(FakeJudge(), BudgetSettings(cost_per_day_usd=2.0),
                                  price=lambda model, usage: 0.5)
     guard = Guard(judge, JudgeSettings(provider="fake"))
-    await guard.judge_request(JudgeRequest(output="Paris", context="Paris is big."))
+    await guard.judge(JudgeRequest(output="Paris", context="Paris is big."))
     await guard.aclose()
     got = samples(Metrics(ServiceStats(), judge=judge).render().decode())
     assert got[("groundguard_breaker_state", (("state", "closed"),))] == 1

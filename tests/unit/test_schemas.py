@@ -128,7 +128,7 @@ async def test_verdict_from_guard_code_validates() -> None:
     """A verdict judged by the engine, recorded as the service publishes it, obeys the schema."""
     guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
     try:
-        verdict = await guard.judge_request(JudgeRequest(
+        verdict = await guard.judge(JudgeRequest(
             id="r-1", output="The tower is in Rome.", context=["The tower is in Paris."]))
     finally:
         await guard.aclose()
