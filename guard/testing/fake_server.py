@@ -207,6 +207,8 @@ class FakeLLMServer:
         """Start serving in a background thread; returns once the port is bound."""
         if self._thread is not None:
             raise RuntimeError("FakeLLMServer already started")
+        self._ready.clear()
+        self._startup_error = None
         self._thread = threading.Thread(target=self._thread_main, name="fake-llm-server",
                                         daemon=True)
         self._thread.start()

@@ -223,3 +223,20 @@ def test_runs_as_a_process_with_control_endpoints() -> None:
         assert proc.wait(timeout=10) == 0
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_restart_on_the_same_port() -> None:
+    """A stopped server starts again on the same port (a judge outage and recovery)."""
+    srv = FakeLLMServer()
+    srv.start()
+    port = srv.port
+    srv.stop()
+    srv.start()
+    try:
+        assert srv.port == port
+        client = openai.OpenAI(base_url=srv.openai_base_url, api_key="k", max_retries=0,
+                               timeout=10)
+        client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+        client.close()
+    finally:
+        srv.stop()
