@@ -117,6 +117,8 @@ class GuardService:
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._last_commit = time.monotonic()
+        self._commit_every_s = (settings.transaction_interval_s if self._exactly_once
+                                else settings.commit_interval_s)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -166,6 +168,7 @@ class GuardService:
         return AIOKafkaProducer(
             bootstrap_servers=s.bootstrap_servers, client_id=f"{s.client_id}-producer",
             acks="all", enable_idempotence=True, linger_ms=s.kafka.linger_ms,
+            max_batch_size=s.kafka.max_batch_size,
             request_timeout_ms=s.kafka.request_timeout_ms,
             max_request_size=max(1_048_576, 2 * s.max_message_bytes + 65_536),
             transactional_id=s.transactional_id,
@@ -196,7 +199,7 @@ class GuardService:
             for tp, records in batch.items():
                 self._take(tp, records)
             self._relieve_backpressure()
-            if time.monotonic() - self._last_commit >= self.settings.commit_interval_s:
+            if time.monotonic() - self._last_commit >= self._commit_every_s:
                 await self._commit(list(self._partitions.values()))
                 self._refresh_partition_stats()
                 self._last_commit = time.monotonic()

@@ -123,6 +123,10 @@ class KafkaTuning(_Section):
     heartbeat_interval_ms: int = Field(default=3_000, ge=100)
     request_timeout_ms: int = Field(default=40_000, ge=1000)
     linger_ms: int = Field(default=5, ge=0)
+    max_batch_size: int = Field(default=1_048_576, ge=16_384,
+                                description="Producer bytes buffered per partition; aiokafka's "
+                                            "16 KiB default caps throughput at a few hundred "
+                                            "verdicts/s.")
     poll_timeout_ms: int = Field(default=100, ge=1, le=5000,
                                  description="How long one getmany() waits for records.")
     transaction_timeout_ms: int = Field(default=60_000, ge=1000)
@@ -171,7 +175,11 @@ class ServiceSettings(BaseSettings):
         default=None, description="Exactly-once only; the transactional id is prefix-instance_id.")
     ordering: Ordering = Ordering.NONE
     failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
-    commit_interval_s: float = Field(default=1.0, gt=0, le=60)
+    commit_interval_s: float = Field(default=1.0, gt=0, le=60,
+                                     description="At-least-once: how often offsets are committed.")
+    transaction_interval_s: float = Field(default=0.1, gt=0, le=60,
+                                          description="Exactly-once: how often finished messages "
+                                                      "are published in one transaction.")
     drain_timeout_s: float = Field(default=30.0, ge=0,
                                    description="On SIGTERM, how long in-flight judgements may "
                                                "finish before the rest is left for redelivery.")
