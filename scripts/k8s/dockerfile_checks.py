@@ -2,13 +2,15 @@
 
 The final stage must run as a non-root numeric USER; every base image is pinned to a full
 version tag (never ``latest`` or a bare major); no ``ADD`` of URLs; the entrypoint is
-``groundguard run``; dependencies are installed against ``constraints.txt``. Exit 1 on failure.
+``groundguard run``; dependencies are installed against ``constraints.txt``, which pins every
+runtime dependency of ``pyproject.toml`` (regenerate it with ``scripts/lock``). Exit 1 on failure.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 PINNED = re.compile(r"^[\w./-]+:\d+\.\d+\.\d+[\w.-]*(@sha256:[0-9a-f]{64})?$|@sha256:[0-9a-f]{64}$")
@@ -47,9 +49,24 @@ def problems(text: str) -> list[str]:
     return found
 
 
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def unpinned(pyproject: Path, constraints: Path) -> list[str]:
+    """Runtime dependencies of ``pyproject`` without an ``==`` pin in ``constraints``."""
+    deps = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    names = {_norm(re.split(r"[\s\[<>=!~;]", dep, maxsplit=1)[0]) for dep in deps}
+    pinned = {_norm(line.split("==")[0]) for line in
+              constraints.read_text(encoding="utf-8").splitlines() if "==" in line}
+    return [f"{constraints}: {name} is a dependency without a pin; run scripts/lock"
+            for name in sorted(names - pinned)]
+
+
 def main() -> int:
     path = Path(sys.argv[1] if len(sys.argv) > 1 else "Dockerfile")
     found = problems(path.read_text(encoding="utf-8"))
+    found += unpinned(path.parent / "pyproject.toml", path.parent / "constraints.txt")
     for problem in found:
         print(f"  {path}: {problem}", file=sys.stderr)
     print(f"  {path}: policy checks {'failed' if found else 'passed'}")
