@@ -47,6 +47,7 @@ from aiokafka.errors import (
     IllegalStateError,
     KafkaConnectionError,
     KafkaError,
+    KafkaTimeoutError,
 )
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
@@ -62,6 +63,11 @@ from guard.models import Verdict
 
 log = structlog.get_logger("consumers.service")
 PUBLISH_BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)
+
+
+def _transient(exc: BaseException) -> bool:
+    """Worth retrying: the client says so, or a send timed out (e.g. during a broker restart)."""
+    return bool(getattr(exc, "retriable", False)) or isinstance(exc, KafkaTimeoutError)
 
 
 @dataclass(eq=False)
@@ -117,6 +123,7 @@ class GuardService:
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._last_commit = time.monotonic()
+        self._failing_since: float | None = None
         self._commit_every_s = (settings.transaction_interval_s if self._exactly_once
                                 else settings.commit_interval_s)
 
@@ -353,7 +360,7 @@ class GuardService:
                 return
             pending = [out for out, _ in failed]
             error = failed[0][1]
-            if not getattr(error, "retriable", False) or time.monotonic() >= deadline:
+            if not _transient(error) or time.monotonic() >= deadline:
                 self._fail(PublishFailed(f"{pending[0].kind} record to {pending[0].topic} was not "
                                          f"acknowledged: {error!r}"))
                 raise self._fatal or error
@@ -424,18 +431,22 @@ class GuardService:
                                                for tp, o in offsets.items()})
 
     async def _commit_transaction(self, parts: list[_Partition]) -> None:
+        """Publish the finished outputs below each frontier and commit the frontiers, atomically.
+        A transient failure aborts, puts the outputs back and retries at the next interval, for
+        at most ``publish_timeout_s``; then the service stops (a restart fences and aborts)."""
         assert self._producer is not None
         offsets: dict[TopicPartition, int] = {}
-        records: list[OutRecord] = []
+        taken: list[tuple[_Partition, int, list[OutRecord]]] = []
         for part in parts:
             frontier = part.tracker.committable
             if frontier is None:
                 continue
             for offset in sorted(o for o in part.ready if o < frontier):
-                records.extend(part.ready.pop(offset))
+                taken.append((part, offset, part.ready.pop(offset)))
             offsets[part.tp] = frontier
         if not offsets:
             return
+        records = [out for _, _, outs in taken for out in outs]
         try:
             async with self._producer.transaction():
                 failed = await self._send_all(records)
@@ -443,11 +454,24 @@ class GuardService:
                     raise failed[0][1]
                 await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
         except KafkaError as exc:
-            self._fail(PublishFailed(f"transaction failed: {exc!r}"))
-            raise self._fatal from exc  # type: ignore[misc]
+            for part, offset, outs in taken:
+                part.ready[offset] = outs
+            self._transaction_failed(exc)
+            return
+        self._failing_since = None
         self.stats.transactions += 1
         self.stats.published += len(records)
         self._committed(parts, offsets)
+
+    def _transaction_failed(self, exc: KafkaError) -> None:
+        now = time.monotonic()
+        self._failing_since = self._failing_since or now
+        if not _transient(exc) or now - self._failing_since >= self.settings.publish_timeout_s:
+            self._fail(PublishFailed(f"transaction failed: {exc!r}"))
+            raise self._fatal from exc  # type: ignore[misc]
+        self.stats.publish_retries += 1
+        log.warning("transaction.retry", error=repr(exc),
+                    failing_for_s=round(now - self._failing_since, 1))
 
     def _refresh_partition_stats(self) -> None:
         assert self._consumer is not None
@@ -512,6 +536,8 @@ class GuardService:
         unfinished offset, so the dropped messages are fetched again when intake resumes."""
         if stopped and not part.paused:
             self._pause(part, "intake_stopped")
+        if stopped and part.tracker.unfinished:
+            part.rewind = True  # e.g. records taken after a rebalance, left unjudged
         if not part.rewind or part.tasks or part.ready:
             return
         frontier = part.tracker.frontier
