@@ -398,6 +398,8 @@ class GuardService:
     # ------------------------------------------------------------------ commits
 
     async def _commit(self, parts: list[_Partition]) -> None:
+        if not self.stats.started or not parts:
+            return
         async with self._commit_lock:
             if self._exactly_once:
                 await self._commit_transaction(parts)
