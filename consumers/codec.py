@@ -82,7 +82,7 @@ def dead_letter(record: RecordLike, reason: str, detail: str, *,
     except UnicodeDecodeError:
         text, encoded = None, base64.b64encode(kept).decode("ascii")
     return DeadLetter(
-        reason=reason,  # type: ignore[arg-type]  # one of DeadLetter's literals by construction
+        reason=reason,  # one of the literals by construction
         detail=detail, input=source_of(record),
         payload_text=text, payload_base64=encoded,
         payload_truncated=len(kept) < len(value), payload_bytes=len(value),

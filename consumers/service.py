@@ -214,13 +214,15 @@ class GuardService:
     async def _fetch(self, poll_ms: int) -> dict[TopicPartition, list[ConsumerRecord[Any, Any]]]:
         assert self._consumer is not None
         try:
-            return await self._consumer.getmany(timeout_ms=poll_ms)
+            batch: dict[TopicPartition, list[ConsumerRecord[Any, Any]]] = (
+                await self._consumer.getmany(timeout_ms=poll_ms))
         except KafkaError as exc:
             if not exc.retriable:
                 raise
             log.warning("fetch.retry", error=repr(exc))
             await asyncio.sleep(poll_ms / 1000)
             return {}
+        return batch
 
     def _take(self, tp: TopicPartition, records: list[ConsumerRecord[Any, Any]]) -> None:
         part = self._partitions.get(tp)
@@ -283,7 +285,7 @@ class GuardService:
         decoded = codec.decode(record, parse=self.guard.parse,
                                max_bytes=self.settings.max_message_bytes)
         if isinstance(decoded, DeadLetter):
-            part.waiting.discard(asyncio.current_task())  # type: ignore[arg-type]
+            part.waiting.discard(asyncio.current_task())
             await self._deliver(part, record.offset, [self._dead_letter(decoded, record)])
             return
         judged = await self._judge(part, record, decoded)
@@ -302,7 +304,7 @@ class GuardService:
         finally:
             self.stats.waiting -= 1
         try:
-            part.waiting.discard(asyncio.current_task())  # type: ignore[arg-type]
+            part.waiting.discard(asyncio.current_task())
             if self._draining or part.revoked or part.rewind or self._intake_stopped():
                 return None  # left unfinished: fetched again after the rewind or rebalance
             self.stats.in_flight += 1
@@ -413,7 +415,7 @@ class GuardService:
         if not offsets:
             return
         try:
-            await self._consumer.commit(offsets)  # type: ignore[arg-type]
+            await self._consumer.commit(offsets)
         except (CommitFailedError, IllegalStateError) as exc:
             log.warning("commit.failed", reason="rebalance", error=str(exc))
             return
@@ -422,7 +424,7 @@ class GuardService:
                 raise
             log.warning("commit.retry_later", error=str(exc))
             return
-        self._committed(parts, offsets)  # type: ignore[arg-type]
+        self._committed(parts, offsets)
 
     def _committed(self, parts: list[_Partition], offsets: dict[TopicPartition, int]) -> None:
         for part in parts:
