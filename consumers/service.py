@@ -53,6 +53,7 @@ from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from consumers import codec, routing
 from consumers.errors import BrokerUnavailable, PublishFailed
+from consumers.logging import bind_record
 from consumers.offsets import OffsetTracker
 from consumers.records import DeadLetter
 from consumers.routing import OutRecord
@@ -272,7 +273,9 @@ class GuardService:
     async def _process(self, part: _Partition, record: ConsumerRecord[Any, Any],
                        previous: asyncio.Task[None] | None) -> None:
         try:
-            await self._process_one(part, record, previous)
+            with bind_record(topic=record.topic, partition=record.partition,
+                             offset=record.offset, headers=record.headers):
+                await self._process_one(part, record, previous)
         except Exception as exc:  # a bug here must stop the service, not stall a partition
             log.exception("message.crashed", topic=record.topic, partition=record.partition,
                           offset=record.offset)
@@ -288,12 +291,22 @@ class GuardService:
             part.waiting.discard(asyncio.current_task())
             await self._deliver(part, record.offset, [self._dead_letter(decoded, record)])
             return
-        judged = await self._judge(part, record, decoded)
-        if judged is None:
-            return
-        outputs, verdict = judged
-        await self._deliver(part, record.offset, outputs)
-        if verdict is not None and self.on_verdict is not None:
+        with structlog.contextvars.bound_contextvars(request_id=decoded.request.id):
+            judged = await self._judge(part, record, decoded)
+            if judged is None:
+                return
+            outputs, verdict = judged
+            await self._deliver(part, record.offset, outputs)
+            if verdict is not None:
+                self._published(verdict, outputs)
+
+    def _published(self, verdict: Verdict, outputs: list[OutRecord]) -> None:
+        held = any(out.kind == "quarantine" for out in outputs)
+        if held:
+            log.info("message.quarantined", label=verdict.label.value, reason=verdict.reason)
+        else:
+            log.debug("verdict.published", label=verdict.label.value, score=verdict.score)
+        if self.on_verdict is not None:
             self.on_verdict(verdict)
 
     async def _judge(self, part: _Partition, record: ConsumerRecord[Any, Any],
