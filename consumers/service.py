@@ -54,7 +54,7 @@ from aiokafka.structs import ConsumerRecord, TopicPartition
 from consumers import codec, routing
 from consumers.errors import BrokerUnavailable, PublishFailed
 from consumers.logging import bind_record
-from consumers.offsets import OffsetTracker
+from consumers.offsets import OffsetTracker, decode_finished, encode_finished
 from consumers.records import DeadLetter
 from consumers.routing import OutRecord
 from consumers.settings import Guarantee, Ordering, ServiceSettings
@@ -79,6 +79,8 @@ class _Partition:
     waiting: set[asyncio.Task[None]] = field(default_factory=set)  # not yet judging
     ready: dict[int, list[OutRecord]] = field(default_factory=dict)  # exactly-once: unpublished
     key_tails: dict[bytes, asyncio.Task[None]] = field(default_factory=dict)
+    skip: set[int] = field(default_factory=set)  # finished before a restart (commit metadata)
+    metadata: str = ""  # the metadata of the last commit
     revoked: bool = False
     paused: bool = False
     rewind: bool = False
@@ -100,7 +102,7 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         await self._service.on_revoked(revoked)
 
     async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
-        self._service.on_assigned(assigned)
+        await self._service.on_assigned(assigned)
 
 
 class GuardService:
@@ -234,6 +236,11 @@ class GuardService:
             if expected is not None and record.offset < expected:
                 continue  # fetched again after a fetch-position reset: already taken
             part.tracker.start(record.offset)
+            if record.offset in part.skip:  # finished before a restart: outputs were published
+                part.skip.discard(record.offset)
+                part.tracker.finish(record.offset)
+                self.stats.skipped_finished += 1
+                continue
             self.stats.consumed += 1
             previous = self._previous_for_key(part, record)
             task = asyncio.create_task(self._process(part, record, previous))
@@ -423,8 +430,16 @@ class GuardService:
 
     async def _commit_offsets(self, parts: list[_Partition]) -> None:
         assert self._consumer is not None
-        offsets = {p.tp: p.tracker.committable for p in parts
-                   if p.tracker.committable is not None}
+        offsets: dict[TopicPartition, tuple[int, str]] = {}
+        for part in parts:
+            offset = part.tracker.committable
+            if offset is None:
+                offset = part.tracker.committed
+            if offset is None:
+                continue
+            metadata = encode_finished(offset, part.tracker.finished_beyond())
+            if part.tracker.committable is not None or metadata != part.metadata:
+                offsets[part.tp] = (offset, metadata)
         if not offsets:
             return
         try:
@@ -437,7 +452,10 @@ class GuardService:
                 raise
             log.warning("commit.retry_later", error=str(exc))
             return
-        self._committed(parts, offsets)
+        for part in parts:
+            if part.tp in offsets:
+                part.metadata = offsets[part.tp][1]
+        self._committed(parts, {tp: offset for tp, (offset, _) in offsets.items()})
 
     def _committed(self, parts: list[_Partition], offsets: dict[TopicPartition, int]) -> None:
         for part in parts:
@@ -571,14 +589,39 @@ class GuardService:
 
     # ------------------------------------------------------------------ rebalances
 
-    def on_assigned(self, assigned: list[TopicPartition]) -> None:
+    async def on_assigned(self, assigned: list[TopicPartition]) -> None:
+        committed = await self._committed_with_metadata(assigned)
         for tp in assigned:
-            if tp not in self._partitions:
-                self._partitions[tp] = _Partition(tp)
+            if tp in self._partitions:
+                continue
+            part = _Partition(tp)
+            if tp in committed:
+                offset, metadata = committed[tp]
+                part.tracker = OffsetTracker(committed=offset)
+                part.skip = decode_finished(offset, metadata)
+                part.metadata = metadata
+            self._partitions[tp] = part
         self.stats.rebalances += 1
         self._refresh_partition_stats()
         log.info("partitions.assigned",
-                 partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned))
+                 partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned),
+                 finished_before_restart=sum(len(p.skip) for p in self._partitions.values()))
+
+    async def _committed_with_metadata(self, tps: list[TopicPartition]
+                                       ) -> dict[TopicPartition, tuple[int, str]]:
+        """The group's committed offsets and their metadata. aiokafka's public ``committed()``
+        drops the metadata, so this asks its coordinator, as ``committed()`` itself does; on any
+        failure nothing is skipped (messages are then only judged again)."""
+        coordinator = getattr(self._consumer, "_coordinator", None)
+        if not tps or coordinator is None:
+            return {}
+        try:
+            found = await coordinator.fetch_committed_offsets(tps)
+        except KafkaError as exc:
+            log.warning("offsets.metadata_unavailable", error=str(exc))
+            return {}
+        return {tp: (meta.offset, meta.metadata or "") for tp, meta in found.items()
+                if meta is not None and meta.offset >= 0}
 
     async def on_revoked(self, revoked: list[TopicPartition]) -> None:
         parts = [self._partitions[tp] for tp in revoked if tp in self._partitions]

@@ -27,6 +27,7 @@ class ServiceStats:
     """What the service has done so far. ``last_progress`` is a :func:`time.monotonic` time."""
 
     consumed: int = 0
+    skipped_finished: int = 0  # finished before a restart (per commit metadata): not judged again
     verdicts: Counter[str] = field(default_factory=Counter)
     quarantined: int = 0
     approved: int = 0

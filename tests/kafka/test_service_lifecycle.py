@@ -11,6 +11,7 @@ import orjson
 from guard.assessment import Scale5Assessment
 from guard.case import PreparedCase
 from guard.errors import JudgeError, QuotaExhausted
+from guard.providers.base import JudgeOutcome
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import produce, read_until
 from tests.kafka.servicekit import (
@@ -138,4 +139,43 @@ async def test_quota_exhaustion_stops_intake_and_resuming_judges_the_rest(
     assert labels.count("error") == calls_while_stopped
     assert set(by_id(verdicts)) == {f"ok-{i}" for i in range(100)}
     assert len(verdicts) == 100
+    assert committed == ends
+
+
+class _HangsOn(FakeJudge):
+    """A fake judge that never answers for one request id."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__()
+        self.request_id = request_id
+
+    async def assess(self, case: PreparedCase) -> JudgeOutcome:
+        if case.request_id == self.request_id:
+            await asyncio.Event().wait()  # until cancelled by the drain deadline
+        return await super().assess(case)
+
+
+async def test_messages_finished_behind_a_stuck_one_are_not_judged_again_after_restart(
+        kafka_bootstrap: str) -> None:
+    """One message hangs while the 29 after it finish: the commit stays at the stuck message, but
+    its metadata records the finished ones, so a restarted service judges only the stuck one."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=8, drain_timeout_s=0.5)
+    await produce(kafka_bootstrap, topics.requests, [(None, grounded(i), None) for i in range(30)])
+    async with running(settings, guard_with(_HangsOn("ok-0"), settings)):
+        await read_until(kafka_bootstrap, topics.verdicts, expected=29)
+    # stopped: the stuck judgement was cancelled at the drain deadline, the rest committed
+    committed, _ = await wait_committed(kafka_bootstrap, settings.group_id, topics.requests, 1,
+                                        timeout_s=0.5)
+    assert list(committed.values()) == [0]  # the stuck message holds the commit
+
+    second_judge = FakeJudge()
+    async with running(settings, guard_with(second_judge, settings)) as second:
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=30, settle_s=1.0)
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 1)
+    assert by_id(verdicts) == {f"ok-{i}": 1 for i in range(30)}
+    assert second_judge.calls == 1
+    assert second.stats.skipped_finished == 29
     assert committed == ends

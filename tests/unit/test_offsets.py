@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from consumers.offsets import OffsetTracker
+from consumers.offsets import OffsetTracker, decode_finished, encode_finished
 
 
 class TestOffsetTracker:
@@ -117,3 +117,44 @@ def test_committable_is_always_the_lowest_unfinished_offset(
         assert tracker.committable == expected
         assert all(o in finished for o in offsets if o < expected)
         assert tracker.unfinished == len(unfinished)
+
+
+class TestCommitMetadata:
+    def test_finished_offsets_beyond_the_commit_round_trip_as_runs(self) -> None:
+        finished = [11, 12, 13, 15, 40]
+        metadata = encode_finished(10, finished)
+        assert metadata == "gg1:1+3,5,1e"
+        assert decode_finished(10, metadata) == set(finished)
+
+    def test_nothing_finished_beyond_gives_empty_metadata(self) -> None:
+        assert encode_finished(10, []) == ""
+        assert decode_finished(10, "") == set()
+
+    @pytest.mark.parametrize("metadata", ["", "other-tool:1,2", "gg1:zz", "gg1:0", "gg1:1+0",
+                                          "gg1:1+fffffffff", None])
+    def test_foreign_or_broken_metadata_skips_nothing(self, metadata: str | None) -> None:
+        assert decode_finished(10, metadata) == set()
+
+    def test_metadata_beyond_the_limit_keeps_the_nearest_offsets(self) -> None:
+        finished = list(range(2, 20_000, 2))  # no runs: one entry each
+        metadata = encode_finished(0, finished, limit=200)
+        assert len(metadata) <= 200
+        kept = decode_finished(0, metadata)
+        assert kept
+        assert kept == set(finished[: len(kept)])
+
+    def test_the_tracker_reports_what_finished_beyond_its_frontier(self) -> None:
+        tracker = OffsetTracker()
+        for offset in range(5):
+            tracker.start(offset)
+        for offset in (1, 3, 4):
+            tracker.finish(offset)
+        assert tracker.committable == 0
+        assert tracker.finished_beyond() == [1, 3, 4]
+
+
+@given(st.integers(min_value=0, max_value=10**12),
+       st.sets(st.integers(min_value=1, max_value=5000), max_size=300))
+def test_commit_metadata_round_trips_any_finished_set(base: int, deltas: set[int]) -> None:
+    finished = {base + d for d in deltas}
+    assert decode_finished(base, encode_finished(base, sorted(finished))) == finished
