@@ -12,8 +12,10 @@ How it works
 * **At-least-once** (default): a message is finished when the broker acknowledged every output
   record (``acks=all``, idempotent producer); the committed offset of a partition is its lowest
   unfinished offset (:class:`consumers.offsets.OffsetTracker`), committed every
-  ``commit_interval_s``, on revoke and at shutdown. After a crash, at most the messages after
-  the last commit are judged again.
+  ``commit_interval_s``, on revoke and at shutdown. Messages finished behind an unfinished one
+  are listed in the commit's metadata (:func:`consumers.offsets.encode_finished`), so the next
+  owner of the partition skips them. After a crash, only what was in flight or finished since
+  the last commit is judged again.
 * **Exactly-once**: outputs of the finished messages below each partition's frontier and the
   offsets past them are published in one transaction (transactional id
   ``<prefix>-<instance_id>``, stable per replica, so a restarted replica fences its zombie).

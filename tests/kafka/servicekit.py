@@ -126,3 +126,13 @@ def by_id(records: list[ConsumerRecord[Any, Any]], field: str = "request_id") ->
         key = orjson.loads(record.value)[field]
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+async def partition_count(bootstrap: str, topic: str) -> int:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        described = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return len(described[0]["partitions"])

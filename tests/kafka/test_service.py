@@ -17,6 +17,7 @@ from tests.kafka.servicekit import (
     guard_with,
     make_settings,
     new_topics,
+    partition_count,
     running,
     ungrounded,
     wait_committed,
@@ -191,3 +192,16 @@ async def test_ordering_by_key_publishes_verdicts_of_one_key_in_input_order(
     for offsets in per_key.values():
         assert offsets == sorted(offsets)
     assert judge.peak_in_flight > 1
+
+
+async def test_topics_are_created_at_start_when_allowed(kafka_bootstrap: str) -> None:
+    """With create_topics, missing topics are created with the configured partitions, and the
+    service works on them straight away."""
+    topics = new_topics()
+    settings = make_settings(kafka_bootstrap, topics, create_topics=True, topic_partitions=2)
+    async with running(settings, guard_with(FakeJudge(), settings)):
+        await produce(kafka_bootstrap, topics.requests, [(None, grounded(1), None)])
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=1)
+    assert by_id(verdicts) == {"ok-1": 1}
+    assert await partition_count(kafka_bootstrap, topics.requests) == 2
+    assert await partition_count(kafka_bootstrap, topics.dlq) == 2
