@@ -575,11 +575,16 @@ class GuardService:
             self._pause(part, "intake_stopped")
         if stopped and part.tracker.unfinished:
             part.rewind = True  # e.g. records taken after a rebalance, left unjudged
-        if not part.rewind or part.tasks or part.ready:
+        if not part.rewind or part.tasks:
             return
         frontier = part.tracker.frontier
+        if frontier is not None and any(offset < frontier for offset in part.ready):
+            return  # exactly-once: the next transaction publishes them first
         if frontier is not None and part.tracker.committed != frontier:
             return  # the next commit moves the committed offset to the frontier first
+        if not self._exactly_once:  # their outputs are acknowledged: do not judge them again
+            part.skip.update(part.tracker.finished_beyond())
+        part.ready.clear()  # exactly-once: unpublished, judged again after the seek
         assert self._consumer is not None
         if frontier is not None:
             self._consumer.seek(part.tp, frontier)

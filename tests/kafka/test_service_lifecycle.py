@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import orjson
+import pytest
 
 from guard.assessment import Scale5Assessment
 from guard.case import PreparedCase
@@ -99,14 +100,16 @@ async def test_a_consumer_joining_and_leaving_mid_run_loses_nothing(kafka_bootst
     assert committed == ends
 
 
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 async def test_quota_exhaustion_stops_intake_and_resuming_judges_the_rest(
-        kafka_bootstrap: str) -> None:
+        kafka_bootstrap: str, guarantee: str) -> None:
     """When the judge reports an exhausted quota, the service pauses every partition instead of
     burning through the backlog (only messages already in flight get error verdicts), stays up
     but unready, and once intake may resume it judges every remaining message."""
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=2)
-    settings = make_settings(kafka_bootstrap, topics, concurrency=2, partition_buffer=20)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=4, partition_buffer=20,
+                             guarantee=guarantee, transactional_id_prefix=topics.requests)
     quota_left = {"ok": False}
 
     def script(case: PreparedCase) -> Scale5Assessment | JudgeError:
@@ -132,7 +135,7 @@ async def test_quota_exhaustion_stops_intake_and_resuming_judges_the_rest(
         quota_left["ok"] = True
         guard.intake_stop_reason = None
         verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=100,
-                                    settle_s=1.0)
+                                    settle_s=1.0, isolation_level="read_committed")
         committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
                                                topics.requests, 2)
     labels = [orjson.loads(r.value)["label"] for r in verdicts]
