@@ -43,6 +43,8 @@ _SECRET_TEXT = (
                 r"(['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{4,}"), r"\1\2" + REDACTED),
 )
 _HANDLER_NAME = "groundguard"
+PAYLOAD_LOGGERS = {"aiokafka": logging.WARNING, "openai": logging.INFO,
+                   "anthropic": logging.INFO, "httpx": logging.INFO, "httpcore": logging.INFO}
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
 
 
@@ -151,8 +153,15 @@ def configure_logging(*, log_format: LogFormat = "auto", level: str | int = "inf
     _remove_our_handlers(root)
     root.addHandler(handler)
     root.setLevel(numeric)
-    logging.getLogger("aiokafka").setLevel(max(numeric, logging.WARNING)
-                                           if numeric > logging.DEBUG else numeric)
+    _cap_library_loggers(numeric, debug_payloads=debug_payloads)
+
+
+def _cap_library_loggers(level: int, *, debug_payloads: bool) -> None:
+    """Library debug logs print message bodies and prompts (aiokafka's "Sending ... value=",
+    the SDKs' request options) inside their text, where no processor can tell them apart: they
+    stay at INFO and above unless ``debug_payloads`` is on. aiokafka's INFO chatter is dropped."""
+    for name, floor in PAYLOAD_LOGGERS.items():
+        logging.getLogger(name).setLevel(level if debug_payloads else max(level, floor))
 
 
 def _remove_our_handlers(root: logging.Logger) -> None:
@@ -164,6 +173,8 @@ def _remove_our_handlers(root: logging.Logger) -> None:
 def reset_logging() -> None:
     """Undo :func:`configure_logging` (for tests and embedding applications)."""
     _remove_our_handlers(logging.getLogger())
+    for name in PAYLOAD_LOGGERS:
+        logging.getLogger(name).setLevel(logging.NOTSET)
     structlog.reset_defaults()
     structlog.contextvars.clear_contextvars()
 

@@ -146,3 +146,16 @@ def test_scrub_text_replaces_key_shapes() -> None:
     assert OPENAI_KEY not in scrub_text(f"key is {OPENAI_KEY}.")
     assert "hunter2x" not in scrub_text("password: hunter2x")
     assert scrub_text("no secrets here") == "no secrets here"
+
+
+def test_library_debug_logs_that_print_bodies_are_held_back(output: io.StringIO) -> None:
+    """aiokafka and the SDKs print payloads in their debug text; at level debug they stay quiet
+    unless debug_payloads is on."""
+    configure_logging(log_format="json", stream=output, level="debug")
+    logging.getLogger("aiokafka.producer").debug("Sending (key=b'k' value=b'the secret answer')")
+    logging.getLogger("openai._base_client").debug("Request options: {'json_data': 'prompt'}")
+    get_logger("consumers.service").debug("verdict.published")
+    assert [e["event"] for e in lines(output)] == ["verdict.published"]
+    configure_logging(log_format="json", stream=output, level="debug", debug_payloads=True)
+    logging.getLogger("aiokafka.producer").debug("Sending (key=b'k' value=b'x')")
+    assert lines(output)[-1]["logger"] == "aiokafka.producer"
