@@ -200,8 +200,8 @@ def _short(text: str, width: int) -> str:
 def _why(verdict: dict[str, Any]) -> str:
     claims = verdict.get("unsupported_claims") or []
     if claims:
-        return claims[0]["reason"]
-    return verdict.get("reason") or ""
+        return str(claims[0]["reason"])
+    return str(verdict.get("reason") or "")
 
 
 def format_result(result: DemoResult) -> str:
