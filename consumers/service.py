@@ -331,7 +331,7 @@ class GuardService:
                 return None  # left unfinished: fetched again after the rewind or rebalance
             self.stats.in_flight += 1
             try:
-                verdict = await self.guard.judge(decoded.request)
+                verdict = await self.guard.judge(decoded.request, message_key=decoded.source.key)
             finally:
                 self.stats.in_flight -= 1
         except Exception as exc:  # a bug in the judge core must not stop the consumer

@@ -6,8 +6,12 @@ import asyncio
 
 import orjson
 
+from guard.budgets.judge import build_budgeted_judge
+from guard.budgets.settings import BudgetSettings, SampleKey
 from guard.case import PreparedCase
+from guard.engine import Guard
 from guard.providers.base import JudgeOutcome
+from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import produce, read_until
 from tests.kafka.servicekit import (
@@ -205,3 +209,30 @@ async def test_topics_are_created_at_start_when_allowed(kafka_bootstrap: str) ->
     assert by_id(verdicts) == {"ok-1": 1}
     assert await partition_count(kafka_bootstrap, topics.requests) == 2
     assert await partition_count(kafka_bootstrap, topics.dlq) == 2
+
+
+async def test_sampling_by_key_uses_the_kafka_message_key(kafka_bootstrap: str) -> None:
+    """With the budget's sampling keyed on the message key, the service hands the Kafka key to
+    the judge core: every message of one key is either judged or skipped as `not_sampled`, and
+    the unsampled ones are not quarantined."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=2)
+    budget = BudgetSettings(sample_rate=0.5, sample_key=SampleKey.KEY)
+    settings = make_settings(kafka_bootstrap, topics,
+                             judge=JudgeSettings(provider=Provider.FAKE, budget=budget))
+    judge = build_budgeted_judge(FakeJudge(), budget, price=lambda model, usage: 0.0)
+    keys = [f"user-{k}".encode() for k in range(12)]
+    async with running(settings, Guard(judge, settings.judge)):
+        await produce(kafka_bootstrap, topics.requests,
+                      [(keys[i % 12], grounded(i), None) for i in range(60)])
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=60)
+        quarantine = await read_until(kafka_bootstrap, topics.quarantine, expected=0,
+                                      settle_s=0.5)
+    labels_by_key: dict[bytes, set[str]] = {}
+    for record in verdicts:
+        body = orjson.loads(record.value)
+        labels_by_key.setdefault(record.key, set()).add(f"{body['label']}:{body['reason']}")
+    assert all(len(labels) == 1 for labels in labels_by_key.values())
+    outcomes = {next(iter(labels)) for labels in labels_by_key.values()}
+    assert outcomes == {"pass:None", "skipped:not_sampled"}
+    assert quarantine == []
