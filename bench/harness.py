@@ -9,6 +9,8 @@ import asyncio
 import contextlib
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -16,6 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,10 +180,10 @@ class ServiceProcess:
         path = self.workdir / f"service-{self.config['group_id']}.json"
         path.write_text(json.dumps(self.config))
         env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
+        cmd = [sys.executable, "-m", "consumers", "run", "--config", str(path)]
         with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "consumers", "run", "--config", str(path)], cwd=ROOT,
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
 
     def sample(self) -> None:
         if self.proc is not None and (s := sample_process(self.proc.pid)) is not None:
@@ -194,9 +197,10 @@ class ServiceProcess:
 
     def tail(self, lines: int = 20) -> str:
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+            text = self.log_path.read_text(errors="replace").splitlines()[-lines:]
         except FileNotFoundError:
             return ""
+        return "\n".join(line[:400] for line in text)
 
     def cpu_between(self, t0: float, t1: float) -> float:
         """CPU seconds the service used between two wall times (nearest samples)."""
@@ -223,9 +227,11 @@ _CONTEXT = (
 
 
 def request_payload(request_id: str, i: int) -> bytes:
-    """A RAG response of typical size (~1 KB); every tenth one is not grounded."""
-    output = ("The Eiffel Tower is 330 metres tall and was built from 1887 to 1889."
-              if i % 10 else "The Eiffel Tower HALLUCINATED was moved to Lyon in 1950.")
+    """A RAG response of typical size (~1 KB); every tenth one is not grounded. Each output is
+    different, so no verdict cache can answer it."""
+    output = (f"The Eiffel Tower is 330 metres tall and was built from 1887 to 1889 ({request_id})."
+              if i % 10 else
+              f"The Eiffel Tower HALLUCINATED was moved to Lyon in 1950 ({request_id}).")
     return orjson.dumps({"id": request_id, "question": "How tall is the Eiffel Tower?",
                          "output": output, "context": [_CONTEXT]})
 
@@ -320,3 +326,58 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+# --------------------------------------------------------------------------- profiling
+
+
+def py_spy() -> str | None:
+    """The py-spy executable next to this Python, or on PATH."""
+    local = Path(sys.executable).with_name("py-spy")
+    return str(local) if local.exists() else shutil.which("py-spy")
+
+
+def start_profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes] | None:
+    """Sample ``pid`` with py-spy (only while it holds the GIL: CPU, not waiting)."""
+    exe = py_spy()
+    if exe is None:
+        print("--profile: py-spy is not installed (pip install py-spy); no profile", flush=True)
+        return None
+    return subprocess.Popen([exe, "record", "--pid", str(pid), "--gil", "--rate", "250",
+                             "--duration", str(int(seconds)), "--format", "raw", "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+_FRAME = re.compile(r"^(?P<fn>.*?) \((?P<file>[^:]*?)(?::\d+)?\)$")
+
+
+def _short(frame: str) -> str:
+    match = _FRAME.match(frame)
+    if not match:
+        return frame
+    parts = Path(match["file"]).parts
+    return f"{match['fn']} ({'/'.join(parts[-2:])})"
+
+
+def summarize_profile(path: Path, top: int = 40) -> list[str]:
+    """Inclusive share of CPU samples per function, biggest first (folded py-spy stacks)."""
+    inclusive: Counter[str] = Counter()
+    total = 0
+    if not path.exists():
+        return []
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        total += int(count)
+        for frame in {_short(f) for f in stack.split(";")}:
+            inclusive[frame] += int(count)
+    skip = ("asyncio/", "runpy", "__main__", "cli.py", "run.py", "Thread", "threading")
+    rows, last = [], -1.0
+    for frame, n in inclusive.most_common():
+        share = 100 * n / total
+        if any(s in frame for s in skip) or abs(last - share) < 0.3:
+            continue  # a wrapper with the same share as the frame above adds nothing
+        rows.append(f"{share:5.1f}%  {frame}")
+        last = share
+    return rows[:top]

@@ -49,6 +49,8 @@ from harness import (
     produce_paced,
     read_topic,
     service_config,
+    start_profile,
+    summarize_profile,
 )
 from openai import AsyncOpenAI
 
@@ -74,6 +76,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ceiling-n", type=int, default=20000,
                    help="messages for the instant-judge ceiling and the copy loop")
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
+    p.add_argument("--profile", action="store_true",
+                   help="sample the slow-judge service with py-spy (CPU only) for 10 s of the "
+                   "backlog and print where its CPU goes")
+    p.add_argument("--workdir", type=Path,
+                   help="keep the service configs and logs here (default: a temporary folder)")
     p.add_argument("--skip", action="append", default=[],
                    choices=["service", "baseline", "ceiling", "copy"])
     return p.parse_args(argv)
@@ -111,7 +118,8 @@ def steady_rate(timestamps_ms: list[int]) -> Rate:
 
 async def run_service(bootstrap: str, workdir: Path, *, name: str, n: int, partitions: int,
                       concurrency: int, judge: dict[str, Any], timeout_s: float,
-                      after: Callable[[ServiceProcess, str, str], Awaitable[dict[str, Any]]]
+                      profile: Path | None = None,
+                      after: Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]]
                       | None = None) -> dict[str, Any]:
     """Backlog of ``n`` requests, then start the service and wait for every verdict."""
     requests, verdicts = unique(f"{name}-in"), unique(f"{name}-verdicts")
@@ -124,9 +132,13 @@ async def run_service(bootstrap: str, workdir: Path, *, name: str, n: int, parti
         concurrency=concurrency, judge=judge), workdir)
     started = time.time()
     service.start()
+    spy = None
 
-    def watch(_seen: int) -> None:
+    def watch(seen: int) -> None:
+        nonlocal spy
         service.sample()
+        if profile is not None and spy is None and seen > 0 and service.proc is not None:
+            spy = start_profile(service.proc.pid, min(10.0, 0.6 * n / concurrency), profile)
         if not service.alive():
             raise RuntimeError(f"the service exited early:\n{service.tail()}")
 
@@ -136,11 +148,15 @@ async def run_service(bootstrap: str, workdir: Path, *, name: str, n: int, parti
         service.sample()
         result = summarize_backlog(outs, n, service, started)
         if after is not None:
-            result |= await after(service, requests, verdicts)
+            result |= await after(service, requests, verdicts, result["rate"].per_s)
         service.sample()
         result["peak_rss_mb"] = service.peak_rss_mb
     finally:
+        if spy is not None:
+            spy.wait(30)
         result_status = service.stop()
+    if profile is not None:
+        result["profile"] = summarize_profile(profile)
     result["exit_status"] = result_status
     return result
 
@@ -158,11 +174,14 @@ def summarize_backlog(outs: list[Out], n: int, service: ServiceProcess,
 
 
 def paced_phase(args: argparse.Namespace, bootstrap: str
-                ) -> Callable[[ServiceProcess, str, str], Awaitable[dict[str, Any]]]:
-    """Feeds the running service below capacity and measures per-message added latency."""
+                ) -> Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]]:
+    """Feeds the running service at a fraction of what it just sustained (of C/L, if less),
+    so that nothing queues, and measures per-message added latency."""
 
-    async def run(service: ServiceProcess, requests: str, verdicts: str) -> dict[str, Any]:
-        rate = args.paced_fraction * args.concurrency / (args.latency_ms / 1000)
+    async def run(service: ServiceProcess, requests: str, verdicts: str,
+                  measured: float) -> dict[str, Any]:
+        ideal = args.concurrency / (args.latency_ms / 1000)
+        rate = args.paced_fraction * min(ideal, measured)
         sent = await produce_paced(bootstrap, requests, "paced", rate, args.paced_seconds)
         outs = await read_topic(bootstrap, verdicts, expected=args.n + len(sent),
                                 timeout_s=60 + args.paced_seconds,
@@ -313,6 +332,10 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
                   f"{svc['paced_got']}/{svc['paced_sent']} msgs at {svc['paced_rate']:.0f}/s)")
             print(f"  outside judge call    p50 {percentile(ac, 50):6.1f} ms   p99 "
                   f"{percentile(ac, 99):6.1f} ms   (same, minus the verdict's own latency_ms)")
+        if svc.get("profile"):
+            print("where the service's CPU goes (py-spy, inclusive share of CPU samples):")
+            for row in svc["profile"]:
+                print(f"    {row}")
     base = results.get("baseline")
     if base:
         print(f"baseline, 1 at a time   {base['per_s']:8.1f} verdicts/s   ideal P/L = "
@@ -332,12 +355,21 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     print("(rates: middle 80 % of output record timestamps; CPU-s: user+system of that process)")
 
 
+def instant_judge(workdir: Path) -> dict[str, Any]:
+    """The in-process fake judge (no latency). Its model gets a zero price: the service prices
+    every verdict and refuses models it has no price for."""
+    prices = workdir / "prices.json"
+    prices.write_text(orjson.dumps({"models": {"fake-judge": {"input": 0, "output": 0}}}).decode())
+    return {"provider": "fake", "price_file": str(prices)}
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with kafka_broker(args.bootstrap) as bootstrap, \
             FakeJudgeServer(args.latency_ms) as fake, \
             tempfile.TemporaryDirectory(prefix="gg-bench-") as tmp:
-        workdir = Path(tmp)
+        workdir = args.workdir or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
         ideal = args.concurrency / (args.latency_ms / 1000)
         if "service" not in args.skip:
             fake.reset()
@@ -346,7 +378,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             results["service"] = await run_service(
                 bootstrap, workdir, name="slow", n=args.n, partitions=args.partitions,
                 concurrency=args.concurrency, judge=judge,
-                timeout_s=60 + 10 * args.n / ideal, after=paced_phase(args, bootstrap))
+                timeout_s=60 + 10 * args.n / ideal, after=paced_phase(args, bootstrap),
+                profile=workdir / "profile-slow.txt" if args.profile else None)
             results["service"]["peak_in_flight"] = fake.stats()["peak_in_flight"]
         if "baseline" not in args.skip:
             results["baseline"] = await run_baseline(
@@ -356,7 +389,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             results["ceiling"] = await run_service(
                 bootstrap, workdir, name="ceiling", n=args.ceiling_n,
                 partitions=args.partitions, concurrency=args.concurrency,
-                judge={"provider": "fake"}, timeout_s=180)
+                judge=instant_judge(workdir), timeout_s=180)
         if "copy" not in args.skip:
             results["copy"] = await run_copy_loop(bootstrap, partitions=args.partitions,
                                                   n=args.ceiling_n)
