@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import pytest
@@ -456,7 +456,8 @@ class TestRequestLevelGroundingSource:
     """A request's own ``context_field`` overrides the setting, so one topic can carry RAG
     answers (context) and agent conversations (messages)."""
 
-    CONVERSATION = [{"role": "user", "content": "Refund window?"},
+    CONVERSATION: ClassVar[list[dict[str, str]]] = [
+                    {"role": "user", "content": "Refund window?"},
                     {"role": "tool", "name": "policy", "content": "Refunds: 30 days."}]
 
     async def test_a_request_can_choose_messages_as_its_source(self) -> None:
