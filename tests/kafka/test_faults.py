@@ -139,7 +139,7 @@ class Run:
             "drain_timeout_s": 10,
             "topics": {"requests": self.requests, "verdicts": self.verdicts,
                        "quarantine": f"{self.prefix}.quarantine", "dlq": f"{self.prefix}.dlq"},
-            "kafka": {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 1_000},
+            "kafka": {"session_timeout_ms": 6_000, "heartbeat_interval_ms": 1_000},
             "metrics": {"enabled": False},
             "judge": {"provider": "openai", "base_url": self.judge_url, "api_key": "test",
                       "timeout_s": 10, "max_retries": 2},
@@ -285,7 +285,8 @@ async def test_sigkill_mid_run_then_restart_gives_every_input_a_verdict(run: Run
 
 async def test_sigkill_mid_run_in_exactly_once_mode_leaves_no_duplicates(run: Run) -> None:
     """Exactly-once: a read_committed reader sees one verdict per input id, no more, even though
-    the service was killed with transactions open and restarted (same instance id)."""
+    the service was killed mid-run (outputs published only inside transactions, one possibly
+    open) and restarted with the same instance id, which fences and aborts the old one."""
     await run.produce(0, N)
     eos = {"guarantee": "exactly_once", "transactional_id_prefix": run.prefix}
     first = run.service("eos", **eos)
