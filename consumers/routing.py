@@ -37,6 +37,7 @@ class OutRecord:
     value: bytes
     headers: list[tuple[str, bytes]]
     kind: str  # "verdict" | "quarantine" | "approved" | "dead_letter"
+    tag: str = ""  # the verdict's label, or the dead letter's reason (for counters)
 
 
 def tracing_headers(headers: Headers) -> list[tuple[str, bytes]]:
@@ -77,14 +78,15 @@ def route_verdict(decoded: Decoded, verdict: Verdict, *, topics: TopicSettings,
             ("groundguard-label", verdict.label.value.encode()),
             ("content-type", b"application/json")]
     value = verdict_record(verdict, decoded.source).model_dump_json().encode()
-    out = [OutRecord(topics.verdicts, key, value, base, "verdict")]
+    label = verdict.label.value
+    out = [OutRecord(topics.verdicts, key, value, base, "verdict", label)]
     if quarantined(verdict, policy):
         record = QuarantineRecord(request_id=verdict.request_id, input=decoded.source,
                                   payload=payload_json(decoded.payload), verdict=verdict)
         out.append(OutRecord(topics.quarantine, key, record.model_dump_json().encode(), base,
-                             "quarantine"))
+                             "quarantine", label))
     elif topics.approved:
-        out.append(OutRecord(topics.approved, key, decoded.payload, base, "approved"))
+        out.append(OutRecord(topics.approved, key, decoded.payload, base, "approved", label))
     return out
 
 
@@ -93,4 +95,5 @@ def route_dead_letter(letter: DeadLetter, *, headers: Headers, topics: TopicSett
     extra = [*tracing_headers(headers), *_coordinates(letter.input),
              ("groundguard-dlq-reason", letter.reason.encode()),
              ("content-type", b"application/json")]
-    return OutRecord(topics.dlq, key, letter.model_dump_json().encode(), extra, "dead_letter")
+    return OutRecord(topics.dlq, key, letter.model_dump_json().encode(), extra, "dead_letter",
+                     letter.reason)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import signal
 import time
@@ -364,20 +365,19 @@ class GuardService:
     def _count(self, outputs: list[OutRecord]) -> None:
         for out in outputs:
             if out.kind == "verdict":
-                self.stats.verdicts[dict(out.headers).get("groundguard-label", b"?").decode()] += 1
+                self.stats.verdicts[out.tag] += 1
             elif out.kind == "quarantine":
                 self.stats.quarantined += 1
             elif out.kind == "approved":
                 self.stats.approved += 1
             else:
-                reason = dict(out.headers).get("groundguard-dlq-reason", b"?").decode()
-                self.stats.dead_lettered[reason] += 1
+                self.stats.dead_lettered[out.tag] += 1
 
     async def _publish(self, outputs: list[OutRecord]) -> None:
         """Send every record and wait for its acknowledgement, retrying transient failures."""
         deadline = time.monotonic() + self.settings.publish_timeout_s
         pending = list(outputs)
-        for attempt in range(1_000_000):
+        for attempt in itertools.count():  # bounded by the deadline
             failed = await self._send_all(pending)
             if not failed:
                 self.stats.published += len(outputs)

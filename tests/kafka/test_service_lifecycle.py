@@ -4,6 +4,7 @@ and leaving, and intake stopping when the judge account is unusable."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -73,31 +74,40 @@ async def test_stop_drains_in_flight_work_and_a_restart_finishes_the_rest(
 
 async def test_a_consumer_joining_and_leaving_mid_run_loses_nothing(kafka_bootstrap: str) -> None:
     """A second replica joins the group mid-run and later leaves: partitions move twice, and
-    every input still gets a verdict, with duplicates bounded by what was in flight."""
+    every input still gets a verdict, with duplicates bounded by what was held in memory."""
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=4)
     settings = make_settings(kafka_bootstrap, topics, concurrency=8, partition_buffer=16,
                              revoke_timeout_s=10)
-    records = [(f"k{i}".encode(), grounded(i), None) for i in range(400)]
-    one, two = FakeJudge(latency_s=0.1), FakeJudge(latency_s=0.1)
+    batches = [[(f"k{i}".encode(), grounded(i), None) for i in range(start, start + 150)]
+               for start in (0, 150, 300)]
+    one, two = FakeJudge(latency_s=0.05), FakeJudge(latency_s=0.05)
     async with running(settings, guard_with(one, settings)) as first:
-        await produce(kafka_bootstrap, topics.requests, records)
-        await read_until(kafka_bootstrap, topics.verdicts, expected=40)
+        await produce(kafka_bootstrap, topics.requests, batches[0])
+        await read_until(kafka_bootstrap, topics.verdicts, expected=20)
         other = settings.model_copy(update={"instance_id": "second"})
         async with running(other, guard_with(two, other)) as second:
-            for _ in range(200):
-                if second.stats.consumed >= 20:
-                    break
-                await asyncio.sleep(0.1)
-        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=400,
+            await _until(lambda: bool(second.stats.partitions))
+            await produce(kafka_bootstrap, topics.requests, batches[1])  # some land on its share
+            await _until(lambda: second.stats.consumed >= 20)
+        await produce(kafka_bootstrap, topics.requests, batches[2])  # the first takes all back
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=450,
                                     settle_s=1.0, timeout_s=120)
         committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
                                                topics.requests, 4)
         assert first.stats.rebalances >= 3
     assert second.stats.consumed >= 20
-    assert set(by_id(verdicts)) == {f"ok-{i}" for i in range(400)}
-    assert len(verdicts) - 400 <= 2 * (settings.partition_buffer * 4)
+    assert set(by_id(verdicts)) == {f"ok-{i}" for i in range(450)}
+    assert len(verdicts) - 450 <= 2 * (settings.partition_buffer * 4)
     assert committed == ends
+
+
+async def _until(condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    """Poll ``condition`` every 0.1 s, at most ``timeout_s``."""
+    for _ in range(int(timeout_s / 0.1)):
+        if condition():
+            return
+        await asyncio.sleep(0.1)
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
