@@ -77,8 +77,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="messages for the instant-judge ceiling and the copy loop")
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
     p.add_argument("--profile", action="store_true",
-                   help="sample the slow-judge service with py-spy (CPU only) for 10 s of the "
-                   "backlog and print where its CPU goes")
+                   help="sample the service with py-spy (CPU only) during the slow-judge and the "
+                   "instant-judge backlogs and print where its CPU goes")
     p.add_argument("--workdir", type=Path,
                    help="keep the service configs and logs here (default: a temporary folder)")
     p.add_argument("--skip", action="append", default=[],
@@ -348,6 +348,10 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
         print(f"ceiling, instant judge  {ceil['rate'].per_s:8.1f} verdicts/s   "
               f"{ceil['per_cpu_s']:8.1f} verdicts per CPU-s   peak RSS "
               f"{ceil['peak_rss_mb']:.0f} MB   ({args.ceiling_n} msgs)")
+        if ceil.get("profile"):
+            print("where the service's CPU goes with the instant judge (py-spy):")
+            for row in ceil["profile"]:
+                print(f"    {row}")
     copy = results.get("copy")
     if copy:
         print(f"copy loop, no judge     {copy['rate'].per_s:8.1f} msgs/s       "
@@ -389,7 +393,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             results["ceiling"] = await run_service(
                 bootstrap, workdir, name="ceiling", n=args.ceiling_n,
                 partitions=args.partitions, concurrency=args.concurrency,
-                judge=instant_judge(workdir), timeout_s=180)
+                judge=instant_judge(workdir), timeout_s=180,
+                profile=workdir / "profile-ceiling.txt" if args.profile else None)
         if "copy" not in args.skip:
             results["copy"] = await run_copy_loop(bootstrap, partitions=args.partitions,
                                                   n=args.ceiling_n)
