@@ -227,13 +227,17 @@ _CONTEXT = (
 
 
 def request_payload(request_id: str, i: int) -> bytes:
-    """A RAG response of typical size (~1 KB); every tenth one is not grounded. Each output is
-    different, so no verdict cache can answer it."""
-    output = (f"The Eiffel Tower is 330 metres tall and was built from 1887 to 1889 ({request_id})."
-              if i % 10 else
-              f"The Eiffel Tower HALLUCINATED was moved to Lyon in 1950 ({request_id}).")
+    """A RAG response of typical size (~1 KB). Each output is different, so no verdict cache can
+    answer it; nine in ten are grounded (their sentence is in the context, which both fake judges
+    accept), every tenth is not (and is quarantined)."""
+    if i % 10:
+        output = f"The tower is 330 metres tall, reference {request_id}."
+        context = [_CONTEXT, output]
+    else:
+        output = f"The Eiffel Tower HALLUCINATED was moved to Lyon in 1950 ({request_id})."
+        context = [_CONTEXT]
     return orjson.dumps({"id": request_id, "question": "How tall is the Eiffel Tower?",
-                         "output": output, "context": [_CONTEXT]})
+                         "output": output, "context": context})
 
 
 async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
