@@ -283,32 +283,32 @@ class GuardService:
     async def _process(self, part: _Partition, record: ConsumerRecord[Any, Any],
                        previous: asyncio.Task[None] | None) -> None:
         try:
+            if previous is not None:
+                await asyncio.wait({previous})
+            decoded = codec.decode(record, parse=self.guard.parse,
+                                   max_bytes=self.settings.max_message_bytes)
+            request_id = None if isinstance(decoded, DeadLetter) else decoded.request.id
             with bind_record(topic=record.topic, partition=record.partition,
-                             offset=record.offset, headers=record.headers):
-                await self._process_one(part, record, previous)
+                             offset=record.offset, request_id=request_id, headers=record.headers):
+                await self._handle(part, record, decoded)
         except Exception as exc:  # a bug here must stop the service, not stall a partition
             log.exception("message.crashed", topic=record.topic, partition=record.partition,
                           offset=record.offset)
             self._fail(exc)
 
-    async def _process_one(self, part: _Partition, record: ConsumerRecord[Any, Any],
-                           previous: asyncio.Task[None] | None) -> None:
-        if previous is not None:
-            await asyncio.wait({previous})
-        decoded = codec.decode(record, parse=self.guard.parse,
-                               max_bytes=self.settings.max_message_bytes)
+    async def _handle(self, part: _Partition, record: ConsumerRecord[Any, Any],
+                      decoded: codec.Decoded | DeadLetter) -> None:
         if isinstance(decoded, DeadLetter):
             part.waiting.discard(asyncio.current_task())
             await self._deliver(part, record.offset, [self._dead_letter(decoded, record)])
             return
-        with structlog.contextvars.bound_contextvars(request_id=decoded.request.id):
-            judged = await self._judge(part, record, decoded)
-            if judged is None:
-                return
-            outputs, verdict = judged
-            await self._deliver(part, record.offset, outputs)
-            if verdict is not None:
-                self._published(verdict, outputs)
+        judged = await self._judge(part, record, decoded)
+        if judged is None:
+            return
+        outputs, verdict = judged
+        await self._deliver(part, record.offset, outputs)
+        if verdict is not None:
+            self._published(verdict, outputs)
 
     def _published(self, verdict: Verdict, outputs: list[OutRecord]) -> None:
         held = any(out.kind == "quarantine" for out in outputs)
