@@ -24,6 +24,8 @@ from consumers.errors import SettingsError
 from guard.settings import JudgeSettings
 
 ENV_PREFIX = "GROUNDGUARD_"
+# GROUNDGUARD_ variables that are not service settings (used by scripts/kafka and scripts/check-*)
+NOT_SETTINGS = frozenset({"GROUNDGUARD_CACHE", "GROUNDGUARD_KAFKA_HOME", "GROUNDGUARD_TOOLS_CACHE"})
 
 
 class Guarantee(StrEnum):
@@ -307,8 +309,23 @@ def _as_settings_error(exc: ValidationError) -> SettingsError:
     return SettingsError(field, message, f"{fix} (file key '{field}' or env {env})")
 
 
+def _check_env_names(environ: Mapping[str, str]) -> None:
+    """A misspelt top-level variable would be ignored silently: refuse it instead. (Nested
+    sections forbid unknown keys themselves.)"""
+    fields = {name.upper() for name in ServiceSettings.model_fields}
+    for name in sorted(environ):
+        if not name.upper().startswith(ENV_PREFIX) or name.upper() in NOT_SETTINGS:
+            continue
+        top = name.upper()[len(ENV_PREFIX):].split("__", 1)[0]
+        if top not in fields:
+            raise SettingsError(name, "is not a setting of groundguard run",
+                                "check the spelling against consumers/settings.py (nested keys "
+                                "use __, e.g. GROUNDGUARD_TOPICS__VERDICTS) or unset it")
+
+
 def load_settings(path: Path | None, environ: Mapping[str, str]) -> ServiceSettings:
     """The settings from ``path`` (YAML or JSON) overlaid with ``GROUNDGUARD_...`` variables."""
+    _check_env_names(environ)
     file_values = _read_file(path) if path is not None else {}
     try:
         env_values = _MappingEnvSource(environ)()

@@ -103,3 +103,16 @@ def test_sasl_credentials_become_client_arguments_and_stay_secret() -> None:
     assert kwargs["sasl_plain_password"] == "hunter2"
     assert kwargs["ssl_context"] is None
     assert "hunter2" not in repr(settings)
+
+
+def test_a_misspelt_environment_variable_is_refused_not_ignored() -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(None, {"GROUNDGUARD_CONCURENCY": "64"})
+    assert caught.value.field == "GROUNDGUARD_CONCURENCY"
+    assert "spelling" in str(caught.value)
+
+
+def test_variables_of_the_project_scripts_are_not_settings_and_are_allowed() -> None:
+    settings = load_settings(None, {"GROUNDGUARD_KAFKA_HOME": "/tmp/k",
+                                    "GROUNDGUARD_CACHE": "/tmp/c"})
+    assert settings.concurrency == 256
