@@ -300,15 +300,29 @@ class GuardService:
                       decoded: codec.Decoded | DeadLetter) -> None:
         if isinstance(decoded, DeadLetter):
             part.waiting.discard(asyncio.current_task())
-            await self._deliver(part, record.offset, [self._dead_letter(decoded, record)])
+            letters = self._fit([self._dead_letter(decoded, record)], record)
+            await self._deliver(part, record.offset, letters[-1:])
             return
         judged = await self._judge(part, record, decoded)
         if judged is None:
             return
         outputs, verdict = judged
-        await self._deliver(part, record.offset, outputs)
+        await self._deliver(part, record.offset, self._fit(outputs, record))
         if verdict is not None:
             self._published(verdict, outputs)
+
+    def _fit(self, outputs: list[OutRecord], record: ConsumerRecord[Any, Any]) -> list[OutRecord]:
+        """Replace outputs the broker would refuse as too large by one dead letter, so a huge
+        message can never stop the service (the verdict stays when it fits)."""
+        limit = self.settings.max_output_bytes
+        too_big = [out for out in outputs if len(out.value) > limit]
+        if not too_big:
+            return outputs
+        detail = ", ".join(f"the {out.kind} record is {len(out.value)} bytes" for out in too_big)
+        letter = codec.dead_letter(record, "oversized", f"{detail}; max_output_bytes is {limit}",
+                                   keep_bytes=limit // 2)
+        kept = [out for out in outputs if len(out.value) <= limit]
+        return [*kept, self._dead_letter(letter, record)]
 
     def _published(self, verdict: Verdict, outputs: list[OutRecord]) -> None:
         held = any(out.kind == "quarantine" for out in outputs)

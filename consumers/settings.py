@@ -172,6 +172,10 @@ class ServiceSettings(BaseSettings):
                                               "or unacknowledged) before it is paused.")
     max_message_bytes: int = Field(default=512 * 1024, ge=64,
                                    description="Larger messages go to the dead-letter topic.")
+    max_output_bytes: int = Field(default=1_000_000, ge=1024,
+                                  description="An output record larger than this (the broker's "
+                                              "default max.message.bytes is ~1 MB) is replaced "
+                                              "by a dead letter instead of failing to publish.")
     guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
     transactional_id_prefix: str | None = Field(
         default=None, description="Exactly-once only; the transactional id is prefix-instance_id.")

@@ -15,6 +15,7 @@ from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import produce, read_until
 from tests.kafka.servicekit import (
+    EVIDENCE,
     by_id,
     create_all,
     grounded,
@@ -236,3 +237,28 @@ async def test_sampling_by_key_uses_the_kafka_message_key(kafka_bootstrap: str) 
     outcomes = {next(iter(labels)) for labels in labels_by_key.values()}
     assert outcomes == {"pass:None", "skipped:not_sampled"}
     assert quarantine == []
+
+
+async def test_an_output_too_large_for_the_broker_becomes_a_dead_letter(
+        kafka_bootstrap: str) -> None:
+    """A failing answer whose quarantine record (original payload + verdict) would exceed
+    max_output_bytes: its verdict is still published, the quarantine copy is replaced by an
+    `oversized` dead letter, and the service carries on."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    settings = make_settings(kafka_bootstrap, topics, max_output_bytes=6000)
+    big = orjson.dumps({"id": "big", "output": "The Eiffel Tower is in Rome",
+                        "context": EVIDENCE + " filler" * 800})
+    async with running(settings, guard_with(FakeJudge(), settings)):
+        await produce(kafka_bootstrap, topics.requests,
+                      [(b"a", big, None), (b"b", ungrounded(1), None)])
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=2)
+        quarantine = await read_until(kafka_bootstrap, topics.quarantine, expected=1,
+                                      settle_s=0.5)
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=1)
+    assert by_id(verdicts) == {"big": 1, "bad-1": 1}
+    assert by_id(quarantine) == {"bad-1": 1}
+    letter = orjson.loads(dlq[0].value)
+    assert letter["reason"] == "oversized"
+    assert "quarantine record" in letter["detail"]
+    assert letter["payload_truncated"] is True
