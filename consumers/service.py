@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 import signal
 import time
@@ -50,7 +49,6 @@ from aiokafka.errors import (
     IllegalStateError,
     KafkaConnectionError,
     KafkaError,
-    KafkaTimeoutError,
 )
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
@@ -58,6 +56,7 @@ from consumers import codec, routing
 from consumers.errors import BrokerUnavailable, PublishFailed
 from consumers.logging import bind_record
 from consumers.offsets import OffsetTracker, decode_finished, encode_finished
+from consumers.publisher import make_producer, publish, send_all, transient
 from consumers.records import DeadLetter
 from consumers.routing import OutRecord
 from consumers.settings import Guarantee, Ordering, ServiceSettings
@@ -66,14 +65,6 @@ from consumers.topics import ensure_topics
 from guard.models import Verdict
 
 log = structlog.get_logger("consumers.service")
-PUBLISH_BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)
-
-
-def _transient(exc: BaseException) -> bool:
-    """Worth retrying: the client says so, or a send timed out (e.g. during a broker restart)."""
-    return bool(getattr(exc, "retriable", False)) or isinstance(exc, KafkaTimeoutError)
-
-
 @dataclass(eq=False)
 class _Partition:
     tp: TopicPartition
@@ -152,7 +143,7 @@ class GuardService:
         s = self.settings
         if s.create_topics:
             await self._with_startup_deadline(lambda: ensure_topics(s), "create topics")
-        self._producer = self._make_producer()
+        self._producer = make_producer(s)
         await self._with_startup_deadline(self._producer.start, "start the producer")
         self._consumer = self._make_consumer()
         self._consumer.subscribe([s.topics.requests], listener=_Listener(self))
@@ -175,18 +166,6 @@ class GuardService:
                         f"within {self.settings.startup_timeout_s:.0f}s ({exc})") from exc
                 log.warning("broker.unreachable", action=what, error=str(exc))
                 await asyncio.sleep(1.0)
-
-    def _make_producer(self) -> AIOKafkaProducer:
-        s = self.settings
-        return AIOKafkaProducer(
-            bootstrap_servers=s.bootstrap_servers, client_id=f"{s.client_id}-producer",
-            acks="all", enable_idempotence=True, linger_ms=s.kafka.linger_ms,
-            max_batch_size=s.kafka.max_batch_size,
-            request_timeout_ms=s.kafka.request_timeout_ms,
-            max_request_size=max(1_048_576, 2 * s.max_message_bytes + 65_536),
-            transactional_id=s.transactional_id,
-            transaction_timeout_ms=s.kafka.transaction_timeout_ms,
-            **s.security.client_kwargs())
 
     def _make_consumer(self) -> AIOKafkaConsumer:
         s, k = self.settings, self.settings.kafka
@@ -388,44 +367,17 @@ class GuardService:
                 self.stats.dead_lettered[out.tag] += 1
 
     async def _publish(self, outputs: list[OutRecord]) -> None:
-        """Send every record and wait for its acknowledgement, retrying transient failures."""
-        deadline = time.monotonic() + self.settings.publish_timeout_s
-        pending = list(outputs)
-        for attempt in itertools.count():  # bounded by the deadline
-            failed = await self._send_all(pending)
-            if not failed:
-                self.stats.published += len(outputs)
-                return
-            pending = [out for out, _ in failed]
-            error = failed[0][1]
-            if not _transient(error) or time.monotonic() >= deadline:
-                self._fail(PublishFailed(f"{pending[0].kind} record to {pending[0].topic} was not "
-                                         f"acknowledged: {error!r}"))
-                raise self._fatal or error
-            self.stats.publish_retries += 1
-            log.warning("publish.retry", topic=pending[0].topic, attempt=attempt + 1,
-                        error=repr(error))
-            await asyncio.sleep(PUBLISH_BACKOFF_S[min(attempt, len(PUBLISH_BACKOFF_S) - 1)])
-
-    async def _send_all(self, outputs: list[OutRecord]) -> list[tuple[OutRecord, BaseException]]:
         assert self._producer is not None
-        futures: list[tuple[OutRecord, asyncio.Future[Any] | BaseException]] = []
-        for out in outputs:
-            try:
-                futures.append((out, await self._producer.send(
-                    out.topic, out.value, key=out.key, headers=out.headers)))
-            except KafkaError as exc:
-                futures.append((out, exc))
-        failed: list[tuple[OutRecord, BaseException]] = []
-        for out, future in futures:
-            if isinstance(future, BaseException):
-                failed.append((out, future))
-                continue
-            try:
-                await future
-            except KafkaError as exc:
-                failed.append((out, exc))
-        return failed
+        try:
+            await publish(self._producer, outputs, timeout_s=self.settings.publish_timeout_s,
+                          on_retry=self._count_retry)
+        except PublishFailed as exc:
+            self._fail(exc)
+            raise
+        self.stats.published += len(outputs)
+
+    def _count_retry(self) -> None:
+        self.stats.publish_retries += 1
 
     def _fail(self, exc: BaseException) -> None:
         if self._fatal is None:
@@ -500,7 +452,7 @@ class GuardService:
         records = [out for _, _, outs in taken for out in outs]
         try:
             async with self._producer.transaction():
-                failed = await self._send_all(records)
+                failed = await send_all(self._producer, records)
                 if failed:
                     raise failed[0][1]
                 await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
@@ -517,7 +469,7 @@ class GuardService:
     def _transaction_failed(self, exc: KafkaError) -> None:
         now = time.monotonic()
         self._failing_since = self._failing_since or now
-        if not _transient(exc) or now - self._failing_since >= self.settings.publish_timeout_s:
+        if not transient(exc) or now - self._failing_since >= self.settings.publish_timeout_s:
             self._fail(PublishFailed(f"transaction failed: {exc!r}"))
             raise self._fatal from exc  # type: ignore[misc]
         self.stats.publish_retries += 1

@@ -1,0 +1,86 @@
+"""Publishing output records: a message counts as done only when the broker acknowledged every
+one of its records (``acks=all``, idempotent producer)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError, KafkaTimeoutError
+
+from consumers.errors import PublishFailed
+from consumers.routing import OutRecord
+from consumers.settings import ServiceSettings
+
+log = structlog.get_logger("consumers.publisher")
+PUBLISH_BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)
+MIN_REQUEST_BYTES = 1_048_576
+
+
+def transient(exc: BaseException) -> bool:
+    """Worth retrying: the client says so, or a send timed out (e.g. during a broker restart)."""
+    return bool(getattr(exc, "retriable", False)) or isinstance(exc, KafkaTimeoutError)
+
+
+def make_producer(settings: ServiceSettings) -> AIOKafkaProducer:
+    """The service's producer: ``acks=all``, idempotent, transactional in exactly-once mode.
+
+    aiokafka's default ``max_batch_size`` (16 KiB) holds about ten verdicts per partition and
+    request, which capped the service at ~200 verdicts/s; the setting raises it."""
+    s, k = settings, settings.kafka
+    return AIOKafkaProducer(
+        bootstrap_servers=s.bootstrap_servers, client_id=f"{s.client_id}-producer",
+        acks="all", enable_idempotence=True, linger_ms=k.linger_ms,
+        max_batch_size=k.max_batch_size, request_timeout_ms=k.request_timeout_ms,
+        max_request_size=max(MIN_REQUEST_BYTES, s.max_output_bytes + 65_536),
+        transactional_id=s.transactional_id, transaction_timeout_ms=k.transaction_timeout_ms,
+        **s.security.client_kwargs())
+
+
+async def send_all(producer: AIOKafkaProducer,
+                   outputs: list[OutRecord]) -> list[tuple[OutRecord, BaseException]]:
+    """Send every record, then wait for each acknowledgement; the records that failed."""
+    futures: list[tuple[OutRecord, asyncio.Future[Any] | BaseException]] = []
+    for out in outputs:
+        try:
+            futures.append((out, await producer.send(out.topic, out.value, key=out.key,
+                                                     headers=out.headers)))
+        except KafkaError as exc:
+            futures.append((out, exc))
+    failed: list[tuple[OutRecord, BaseException]] = []
+    for out, future in futures:
+        if isinstance(future, BaseException):
+            failed.append((out, future))
+            continue
+        try:
+            await future
+        except KafkaError as exc:
+            failed.append((out, exc))
+    return failed
+
+
+async def publish(producer: AIOKafkaProducer, outputs: list[OutRecord], *, timeout_s: float,
+                  on_retry: Callable[[], None] | None = None) -> None:
+    """Publish ``outputs``, retrying the failed ones on transient errors for ``timeout_s``;
+    :class:`PublishFailed` when they cannot be delivered."""
+    deadline = time.monotonic() + timeout_s
+    pending = list(outputs)
+    for attempt in itertools.count():  # bounded by the deadline
+        failed = await send_all(producer, pending)
+        if not failed:
+            return
+        pending = [out for out, _ in failed]
+        error = failed[0][1]
+        if not transient(error) or time.monotonic() >= deadline:
+            raise PublishFailed(f"{pending[0].kind} record to {pending[0].topic} was not "
+                                f"acknowledged: {error!r}") from error
+        if on_retry is not None:
+            on_retry()
+        log.warning("publish.retry", topic=pending[0].topic, attempt=attempt + 1,
+                    error=repr(error))
+        await asyncio.sleep(PUBLISH_BACKOFF_S[min(attempt, len(PUBLISH_BACKOFF_S) - 1)])
