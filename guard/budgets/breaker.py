@@ -14,6 +14,7 @@ with a rejected request or malformed output, is up.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -22,6 +23,8 @@ from guard.budgets.layer import JudgeLayer
 from guard.case import PreparedCase
 from guard.errors import CircuitOpen, JudgeError, RateLimited
 from guard.providers.base import Judge, JudgeOutcome
+
+_log = logging.getLogger("guard.budgets")
 
 
 class BreakerState(StrEnum):
@@ -87,7 +90,8 @@ class CircuitBreaker:
                 self._open()
         elif exc is None or isinstance(exc, JudgeError):
             self._failures = 0
-            if probe:
+            if probe and self._state is not BreakerState.CLOSED:
+                _log.info("breaker.closed: a probe call succeeded")
                 self._state = BreakerState.CLOSED
 
     def snapshot(self) -> BreakerSnapshot:
@@ -96,6 +100,8 @@ class CircuitBreaker:
                                max(self._open_left(), 0.0) if state is BreakerState.OPEN else 0.0)
 
     def _open(self) -> None:
+        _log.warning("breaker.opened failures=%d open_for_s=%.1f: judge calls fail fast",
+                     self._failures, self._open_for_s)
         self.opened += 1
         self._state, self._opened_at, self._probes = BreakerState.OPEN, self._clock.now(), 0
 

@@ -16,6 +16,7 @@ replaced by the actual cost from the price function. A refused call follows the 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from guard.providers.base import Judge, JudgeOutcome
 PriceFn = Callable[[str, Usage], float]
 _SLACK = 1e-9  # float sums of prices must not refuse the call that exactly fills a window
 WINDOW_SECONDS = {"minute": 60.0, "hour": 3_600.0, "day": 86_400.0}
+_log = logging.getLogger("guard.budgets")
 
 
 @dataclass
@@ -41,11 +43,15 @@ class _Window:
     start: float = 0.0
     spent_usd: float = 0.0
     reserved_usd: float = 0.0
+    refusing: bool = False  # logged once per window, not once per refused call
 
     def roll(self, now: float) -> None:
         start = now - now % self.length_s
         if start != self.start:
+            if self.refusing:
+                _log.info("budget.window_rolled window=%s: judging resumes", self.name)
             self.start, self.spent_usd = start, 0.0  # reservations in flight carry over
+            self.refusing = False
 
     def admits(self, cost: float) -> bool:
         committed = self.spent_usd + self.reserved_usd
@@ -103,7 +109,13 @@ class CostBudget:
             window.roll(now)
             if not window.admits(cost_usd):
                 self.exhausted += 1
-                return self._snap(window, now)
+                snap = self._snap(window, now)
+                if not window.refusing:
+                    window.refusing = True
+                    _log.warning("budget.exhausted window=%s spent_usd=%.4f limit_usd=%.4f "
+                                 "resets_in_s=%.0f", snap.window, snap.spent_usd,
+                                 snap.limit_usd, snap.resets_in_s)
+                return snap
         for window in self._windows:
             window.reserved_usd += cost_usd
         return Reservation(cost_usd)

@@ -87,3 +87,19 @@ def test_a_failed_probe_reopens_for_another_period() -> None:
     clock.advance(1.0)
     assert breaker.state is BreakerState.HALF_OPEN
     assert breaker.snapshot().opened == 2
+
+
+def test_opening_and_closing_are_logged_once_each(caplog: pytest.LogCaptureFixture) -> None:
+    """Operators see the breaker's transitions in the logs, not one line per rejected call."""
+    clock = VirtualClock()
+    breaker = CircuitBreaker(failure_threshold=2, open_for_s=5, half_open_probes=1, clock=clock)
+    caplog.set_level("INFO", logger="guard.budgets")
+    for _ in range(2):
+        breaker.after_call(breaker.before_call(), JudgeUnavailable("down"))
+    for _ in range(3):
+        with pytest.raises(CircuitOpen):
+            breaker.before_call()
+    clock.advance(6)
+    breaker.after_call(breaker.before_call(), None)
+    messages = [r.getMessage().split(" ")[0].rstrip(":") for r in caplog.records]
+    assert messages == ["breaker.opened", "breaker.closed"]

@@ -111,3 +111,24 @@ def test_one_call_always_fits_an_untouched_window() -> None:
     budget = CostBudget({"minute": 0.001}, VirtualClock())
     assert isinstance(budget.try_reserve(0.01), Reservation)
     assert not isinstance(budget.try_reserve(0.01), Reservation)
+
+
+def test_a_spent_window_is_logged_once_and_its_rollover_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Spend so far and the budget are in the logs when a window is spent, once per window."""
+    from guard.budgets.clock import VirtualClock
+    from guard.budgets.cost import CostBudget, Reservation
+
+    clock = VirtualClock()
+    budget = CostBudget({"minute": 1.0}, clock)
+    caplog.set_level("INFO", logger="guard.budgets")
+    first = budget.try_reserve(0.9)
+    assert isinstance(first, Reservation)
+    budget.settle(first, 0.9)
+    refused = [budget.try_reserve(0.5) for _ in range(3)]
+    clock.advance(61)
+    assert isinstance(budget.try_reserve(0.5), Reservation)
+    assert not any(isinstance(r, Reservation) for r in refused)
+    events = [r.getMessage().split(" ")[0] for r in caplog.records]
+    assert events == ["budget.exhausted", "budget.window_rolled"]
+    assert "limit_usd=1.0000" in caplog.records[0].getMessage()
