@@ -360,8 +360,8 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
 
 
 def instant_judge(workdir: Path) -> dict[str, Any]:
-    """The in-process fake judge (no latency). Its model gets a zero price: the service prices
-    every verdict and refuses models it has no price for."""
+    """The in-process fake judge (no latency), with an explicit zero price for its model (older
+    builds of the service refused to price verdicts of models missing from the price table)."""
     prices = workdir / "prices.json"
     prices.write_text(orjson.dumps({"models": {"fake-judge": {"input": 0, "output": 0}}}).decode())
     return {"provider": "fake", "price_file": str(prices)}
