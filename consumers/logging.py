@@ -43,8 +43,12 @@ _SECRET_TEXT = (
                 r"(['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{4,}"), r"\1\2" + REDACTED),
 )
 _HANDLER_NAME = "groundguard"
+# The SDKs' HTTP transports (httpx2/httpcore2 under openai 3 and anthropic 2) log one INFO line
+# per request: chatter that costs CPU on every judge call, so they start at WARNING.
 PAYLOAD_LOGGERS = {"aiokafka": logging.WARNING, "openai": logging.INFO,
-                   "anthropic": logging.INFO, "httpx": logging.INFO, "httpcore": logging.INFO}
+                   "anthropic": logging.INFO, "httpx": logging.WARNING,
+                   "httpcore": logging.WARNING, "httpx2": logging.WARNING,
+                   "httpcore2": logging.WARNING}
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
 
 
@@ -159,7 +163,8 @@ def configure_logging(*, log_format: LogFormat = "auto", level: str | int = "inf
 def _cap_library_loggers(level: int, *, debug_payloads: bool) -> None:
     """Library debug logs print message bodies and prompts (aiokafka's "Sending ... value=",
     the SDKs' request options) inside their text, where no processor can tell them apart: they
-    stay at INFO and above unless ``debug_payloads`` is on. aiokafka's INFO chatter is dropped."""
+    stay at INFO and above unless ``debug_payloads`` is on. The INFO chatter of aiokafka and of
+    the HTTP transports is dropped."""
     for name, floor in PAYLOAD_LOGGERS.items():
         logging.getLogger(name).setLevel(level if debug_payloads else max(level, floor))
 
