@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from aiokafka.errors import KafkaError
+
 from consumers.errors import ConsumerError, SettingsError
 from consumers.service import build_guard, run_service
 from consumers.settings import ServiceSettings, load_settings
@@ -45,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
     _configure_logging(settings)
     try:
         asyncio.run(_serve(settings, guard, environ))
-    except ConsumerError as exc:
-        print(f"groundguard run: {exc}", file=sys.stderr)
+    except (ConsumerError, KafkaError) as exc:
+        print(f"groundguard run: {exc!r}" if isinstance(exc, KafkaError) else
+              f"groundguard run: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 

@@ -71,3 +71,17 @@ async def test_a_bad_setting_exits_2_naming_the_field_and_the_fix(tmp_path: Path
     assert proc.returncode == 2
     assert b"transactional_id_prefix" in stderr
     assert b"GROUNDGUARD_TRANSACTIONAL_ID_PREFIX" in stderr
+
+
+async def test_an_unreachable_broker_exits_1_with_a_clear_line() -> None:
+    """No broker at the configured address: the command gives up after startup_timeout_s and
+    exits 1, naming the address."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
+    env |= {"GROUNDGUARD_BOOTSTRAP_SERVERS": "127.0.0.1:1", "GROUNDGUARD_STARTUP_TIMEOUT_S": "1",
+            "GROUNDGUARD_METRICS__ENABLED": "false", "GROUNDGUARD_JUDGE__PROVIDER": "offline"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "consumers", "run", cwd=REPO, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, stderr = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode == 1
+    assert b"127.0.0.1:1 did not answer" in stderr
