@@ -4,7 +4,9 @@ Not a test: it prints figures. One run measures, on the same broker and machine:
 
 1. the service (a subprocess, ``python -m consumers run``) judging a backlog of N requests with
    the OpenAI provider against the loopback fake judge (its own process, latency L per call) at
-   concurrency C: verdicts/s, efficiency = verdicts/s / (C/L), peak RSS, CPU;
+   concurrency C: verdicts/s, efficiency = verdicts/s / (C/L), peak RSS, CPU; and the same with
+   the in-process fake judge sleeping L per call (``provider: fake``, ``fake_latency_s``): the
+   runtime's own parallelism, without the CPU the SDK's HTTP stack spends on every call;
 2. the same service fed at half the ideal rate: added latency per message (time in groundguard
    beyond the judge call);
 3. the baseline: a plain aiokafka loop, one message at a time per partition (what a plain
@@ -82,7 +84,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--workdir", type=Path,
                    help="keep the service configs and logs here (default: a temporary folder)")
     p.add_argument("--skip", action="append", default=[],
-                   choices=["service", "baseline", "ceiling", "copy"])
+                   choices=["service", "inprocess", "baseline", "ceiling", "copy"])
     return p.parse_args(argv)
 
 
@@ -336,6 +338,13 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
             print("where the service's CPU goes (py-spy, inclusive share of CPU samples):")
             for row in svc["profile"]:
                 print(f"    {row}")
+    inproc = results.get("inprocess")
+    if inproc:
+        rate = inproc["rate"]
+        print(f"service, in-process L   {rate.per_s:8.1f} verdicts/s   ideal C/L = {ideal:.0f}/s"
+              f"   efficiency {rate.per_s / ideal:.2f}   (fake judge sleeping L, no HTTP; "
+              f"{inproc['per_cpu_s']:.0f} verdicts per CPU-s, peak RSS "
+              f"{inproc['peak_rss_mb']:.0f} MB)")
     base = results.get("baseline")
     if base:
         print(f"baseline, 1 at a time   {base['per_s']:8.1f} verdicts/s   ideal P/L = "
@@ -385,6 +394,11 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 timeout_s=60 + 10 * args.n / ideal, after=paced_phase(args, bootstrap),
                 profile=workdir / "profile-slow.txt" if args.profile else None)
             results["service"]["peak_in_flight"] = fake.stats()["peak_in_flight"]
+        if "inprocess" not in args.skip:
+            judge = instant_judge(workdir) | {"fake_latency_s": args.latency_ms / 1000}
+            results["inprocess"] = await run_service(
+                bootstrap, workdir, name="inproc", n=args.n, partitions=args.partitions,
+                concurrency=args.concurrency, judge=judge, timeout_s=60 + 10 * args.n / ideal)
         if "baseline" not in args.skip:
             results["baseline"] = await run_baseline(
                 bootstrap, fake.url, partitions=args.partitions, seconds=args.baseline_seconds,

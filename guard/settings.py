@@ -58,6 +58,10 @@ class JudgeSettings(BaseModel):
         default=Provider.OPENAI, description="Cascade: the LLM judge consulted when the offline "
         "verdict is not confident enough (openai or anthropic).",
     )
+    fake_latency_s: float = Field(
+        default=0.0, ge=0.0, le=600.0,
+        description="provider fake only: seconds each judgement takes (tests and benchmarks).",
+    )
     budget: BudgetSettings = Field(
         default_factory=BudgetSettings,
         description="Concurrency, rate limits, cost budget, breaker, cache and sampling.",

@@ -28,7 +28,7 @@ def make_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
     if settings.provider is Provider.FAKE:
         from guard.testing.fake_judge import FakeJudge
 
-        return FakeJudge()
+        return FakeJudge(latency_s=settings.fake_latency_s)
     from guard.offline import OfflineJudge
 
     if settings.provider is Provider.OFFLINE:
