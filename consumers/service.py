@@ -271,8 +271,12 @@ class GuardService:
                              offset=record.offset, request_id=request_id, headers=record.headers):
                 await self._handle(part, record, decoded)
         except Exception as exc:  # a bug here must stop the service, not stall a partition
-            log.exception("message.crashed", topic=record.topic, partition=record.partition,
-                          offset=record.offset)
+            if self._fatal is None:  # the first failure gets a traceback, later ones a line
+                log.exception("message.crashed", topic=record.topic,
+                              partition=record.partition, offset=record.offset)
+            else:
+                log.debug("message.abandoned", topic=record.topic, partition=record.partition,
+                            offset=record.offset, error=type(exc).__name__)
             self._fail(exc)
 
     async def _handle(self, part: _Partition, record: ConsumerRecord[Any, Any],
