@@ -276,7 +276,7 @@ class GuardService:
                               partition=record.partition, offset=record.offset)
             else:
                 log.debug("message.abandoned", topic=record.topic, partition=record.partition,
-                            offset=record.offset, error=type(exc).__name__)
+                          offset=record.offset, error=type(exc).__name__)
             self._fail(exc)
 
     async def _handle(self, part: _Partition, record: ConsumerRecord[Any, Any],
