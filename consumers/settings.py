@@ -149,6 +149,9 @@ class LogSettings(_Section):
     format: str = Field(default="auto", pattern="^(auto|json|console)$")
     debug_payloads: bool = Field(default=False, description="Log message bodies (payload, "
                                  "output, context, messages); never in production.")
+    progress_interval_s: float = Field(
+        default=60.0, ge=0, description="Log a service.progress line (counts, lag, judge spend "
+        "and budget left) this often; 0 turns it off.")
 
 
 class ServiceSettings(BaseSettings):

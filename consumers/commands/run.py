@@ -18,6 +18,7 @@ from typing import Any
 from aiokafka.errors import KafkaError
 
 from consumers.errors import ConsumerError, SettingsError
+from consumers.logging import get_logger
 from consumers.service import build_guard, run_service
 from consumers.settings import ServiceSettings, load_settings
 from consumers.stats import ServiceStats
@@ -57,13 +58,28 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(settings: ServiceSettings, guard: Any, environ: Mapping[str, str]) -> None:
     stats = ServiceStats()
     server, metrics = await _start_health(settings, stats, guard)
+    progress = asyncio.create_task(log_progress(stats, guard, settings.log.progress_interval_s))
     try:
         await run_service(settings, guard, environ=environ, stats=stats,
                           on_verdict=metrics.observe_verdict if metrics else None)
     finally:
+        progress.cancel()
         await guard.aclose()
         if server is not None:
             await server.close()
+
+
+async def log_progress(stats: ServiceStats, guard: Any, interval_s: float) -> None:
+    """Every ``interval_s``: one ``service.progress`` line with the counters, the lag, and the
+    judge's spend so far and budget left (when the judge is the budgeted one)."""
+    if interval_s <= 0:
+        return
+    log = get_logger("consumers.progress")
+    while True:
+        await asyncio.sleep(interval_s)
+        budget = getattr(getattr(guard, "backend", None), "stats", None)
+        fields = stats.summary() | (budget().fields() if callable(budget) else {})
+        log.info("service.progress", **{k.replace(".", "_"): v for k, v in fields.items()})
 
 
 async def _start_health(settings: ServiceSettings, stats: ServiceStats,
