@@ -204,7 +204,11 @@ async def test_topics_are_created_at_start_when_allowed(kafka_bootstrap: str) ->
     service works on them straight away."""
     topics = new_topics()
     settings = make_settings(kafka_bootstrap, topics, create_topics=True, topic_partitions=2)
-    async with running(settings, guard_with(FakeJudge(), settings)):
+    async with running(settings, guard_with(FakeJudge(), settings)) as service:
+        for _ in range(300):  # produce only once the service made its topics (a broker that
+            if service.stats.started:  # auto-creates topics would make a 1-partition one)
+                break
+            await asyncio.sleep(0.1)
         await produce(kafka_bootstrap, topics.requests, [(None, grounded(1), None)])
         verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=1)
     assert by_id(verdicts) == {"ok-1": 1}
