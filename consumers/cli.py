@@ -24,13 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"consumers.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"consumers.commands.{name}":
-                raise
-            continue
-        module.register(subparsers)
+        importlib.import_module(f"consumers.commands.{name}").register(subparsers)
     return parser
 
 
