@@ -73,11 +73,18 @@ def readiness(stats: Any, *, stall_after_s: float, now: float) -> Health:
 
 
 def liveness(stats: Any, *, stall_after_s: float, now: float) -> Health:
-    """Alive unless stalled with pending work for ``LIVENESS_STALL_FACTOR * stall_after_s``."""
+    """Alive unless stalled with pending work for ``LIVENESS_STALL_FACTOR * stall_after_s``.
+
+    Waiting on purpose is not stuck: while intake is stopped (quota, credentials) or judge calls
+    are in flight (each bounded by its timeout; a spent budget under ``pause`` or a rate limit
+    holds them), a restart would only lose the budget's memory and spend again. What liveness
+    catches is pending work with nothing in flight and no progress (a consumer stuck after a
+    rebalance, aiokafka #1154)."""
     idle_s = max(0.0, now - stats.last_progress)
     limit = LIVENESS_STALL_FACTOR * stall_after_s
+    waiting = bool(getattr(stats, "intake_stopped", None)) or getattr(stats, "in_flight", 0) > 0
     stuck = (getattr(stats, "started", False) and not getattr(stats, "stopping", False)
-             and _pending(stats) > 0 and idle_s > limit)
+             and not waiting and _pending(stats) > 0 and idle_s > limit)
     detail = {"seconds_since_progress": round(idle_s, 3)}
     if stuck:
         return Health(False, f"stuck: no progress for {idle_s:.0f}s with work pending", detail)

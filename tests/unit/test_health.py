@@ -150,6 +150,20 @@ def test_liveness_fails_only_after_a_long_stall_with_work_pending() -> None:
     assert not liveness(stats, stall_after_s=STALL_S, now=clock.now).ok
 
 
+@pytest.mark.parametrize(("field", "value"), [
+    ("in_flight", 4),                     # judge calls held by a paused budget or a rate limit
+    ("intake_stopped", "quota_exhausted"),  # waiting for an operator, not stuck
+])
+def test_waiting_on_purpose_is_never_restarted(field: str, value: object) -> None:
+    """A restart would forget the spent budget and spend again: liveness stays ok."""
+    clock = Clock()
+    stats = running_stats(clock, lag=3)
+    setattr(stats, field, value)
+    clock.now += STALL_S * LIVENESS_STALL_FACTOR * 10
+    assert liveness(stats, stall_after_s=STALL_S, now=clock.now).ok
+    assert not readiness(stats, stall_after_s=STALL_S, now=clock.now).ok
+
+
 @pytest.mark.parametrize(("key", "expected"), [
     ("rag.responses-3", ("rag.responses", "3")),
     ("my-topic-12", ("my-topic", "12")),
