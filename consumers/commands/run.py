@@ -48,18 +48,22 @@ def run(args: argparse.Namespace) -> int:
     _configure_logging(settings)
     try:
         asyncio.run(_serve(settings, guard, environ))
-    except (ConsumerError, KafkaError) as exc:
+    except (ConsumerError, KafkaError, OSError) as exc:
         print(f"groundguard run: {exc!r}" if isinstance(exc, KafkaError) else
               f"groundguard run: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as exc:  # a bug: its traceback is in the log (message.crashed)
+        print(f"groundguard run: stopped by an internal error: {exc!r}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
 async def _serve(settings: ServiceSettings, guard: Any, environ: Mapping[str, str]) -> None:
     stats = ServiceStats()
-    server, metrics = await _start_health(settings, stats, guard)
+    server = metrics = None
     progress = asyncio.create_task(log_progress(stats, guard, settings.log.progress_interval_s))
     try:
+        server, metrics = await _start_health(settings, stats, guard)  # OSError: port in use
         await run_service(settings, guard, environ=environ, stats=stats,
                           on_verdict=metrics.observe_verdict if metrics else None)
     finally:

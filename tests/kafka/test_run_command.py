@@ -85,3 +85,24 @@ async def test_an_unreachable_broker_exits_1_with_a_clear_line() -> None:
     _, stderr = await asyncio.wait_for(proc.communicate(), timeout=60)
     assert proc.returncode == 1
     assert b"127.0.0.1:1 did not answer" in stderr
+
+
+async def test_a_metrics_port_in_use_exits_1_and_says_so() -> None:
+    """The health server cannot bind: a clear line and exit 1, not a traceback."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
+        env |= {"GROUNDGUARD_BOOTSTRAP_SERVERS": "127.0.0.1:1",
+                "GROUNDGUARD_METRICS__HOST": "127.0.0.1",
+                "GROUNDGUARD_METRICS__PORT": str(port), "GROUNDGUARD_JUDGE__PROVIDER": "offline"}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "consumers", "run", cwd=REPO, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, stderr = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode == 1
+    assert b"Traceback" not in stderr
+    assert b"address already in use" in stderr.lower()
