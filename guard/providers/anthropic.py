@@ -6,14 +6,20 @@ SDK's own retries are off; :class:`guard.retry.RetryPolicy` retries transient er
 
 No ``temperature`` is sent: the anthropic SDK 2.x removed the sampling parameters and API version
 2026-10-21 rejects them with a 400; the forced tool is what keeps the answer's shape fixed.
+
+As in :mod:`guard.providers.openai`, the body is a plain dict posted with the client's own
+``post``, the raw ``httpx2.Response`` is validated into the SDK's ``Message``, and calls are
+spread round-robin over several SDK clients sharing ``budget.max_in_flight``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
 import anthropic
+import httpx2
 import pydantic
 from anthropic.types import Message
 
@@ -25,10 +31,13 @@ from guard.injection import Fence
 from guard.models import Usage
 from guard.prompts import JudgePrompt, build_prompt
 from guard.providers._common import (
+    client_count,
     connection_limits,
     default_retry,
+    parse_body,
     rate_limit_headers,
     retried_call,
+    round_robin,
 )
 from guard.providers.base import JudgeOutcome
 from guard.retry import RetryPolicy
@@ -55,10 +64,13 @@ class AnthropicJudge:
         self.settings = settings
         self.model = anthropic_model(settings)
         self._retry = retry or default_retry(settings)
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_s,
-            max_retries=0,
-            http_client=anthropic.DefaultAsyncHttpxClient(limits=connection_limits(settings)))
+        self._clients = [
+            anthropic.AsyncAnthropic(
+                api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_s,
+                max_retries=0,
+                http_client=anthropic.DefaultAsyncHttpxClient(limits=connection_limits(settings)))
+            for _ in range(client_count(settings))]
+        self._turn = round_robin(self._clients)
 
     def __repr__(self) -> str:
         return f"AnthropicJudge(model={self.model!r}, base_url={self.settings.base_url!r})"
@@ -69,18 +81,19 @@ class AnthropicJudge:
                                   lambda: self._call(prompt))
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await asyncio.gather(*(client.close() for client in self._clients))
 
     async def _call(self, prompt: JudgePrompt) -> JudgeOutcome:
-        tool = _assessment_tool(prompt.output_model, prompt.schema_name)
-        raw = await self._client.messages.with_raw_response.create(
-            model=self.model, max_tokens=self.settings.max_tokens,
-            system=prompt.system, messages=[{"role": "user", "content": prompt.user}],
-            tools=[tool], tool_choice={"type": "tool", "name": prompt.schema_name})
-        message: Message = await raw.parse()
+        body = {"model": self.model, "max_tokens": self.settings.max_tokens,
+                "system": prompt.system, "messages": [{"role": "user", "content": prompt.user}],
+                "tools": [_assessment_tool(prompt.output_model, prompt.schema_name)],
+                "tool_choice": {"type": "tool", "name": prompt.schema_name}}
+        response = await next(self._turn).post("/v1/messages", body=body,
+                                               cast_to=httpx2.Response)
+        message = parse_body(Message, response, self.provider)
         return JudgeOutcome(assessment=_assessment(message, prompt), provider=self.provider,
                             model=self.model, usage=_usage(message),
-                            rate_limit=rate_limit_headers(raw.headers, _RATE_PREFIXES))
+                            rate_limit=rate_limit_headers(response.headers, _RATE_PREFIXES))
 
 
 @functools.cache

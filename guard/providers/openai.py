@@ -6,13 +6,22 @@ built once per assessment model with the SDK's own converter (what ``parse`` doe
 at about half the cost of a call) and the answer is validated against the pydantic model here.
 ``base_url`` points it at any OpenAI-compatible endpoint (vLLM, Ollama, a proxy). The SDK's own
 retries are off; :class:`guard.retry.RetryPolicy` retries transient errors only.
+
+Per call the judge spends CPU only where it must (``bench/judge_cpu.py``): the request body is a
+plain dict posted with the client's own ``post`` (``create`` would re-walk it through the SDK's
+typed-dict transform), the reply is taken as the raw ``httpx2.Response`` (headers for the rate
+limits) and validated into the SDK's response type, and the calls are spread round-robin over
+several SDK clients that share ``budget.max_in_flight`` (a pool's cost per call grows with the
+connections it holds).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any
 
+import httpx2
 import openai
 import pydantic
 from openai.lib._parsing._completions import type_to_response_format_param
@@ -27,10 +36,13 @@ from guard.injection import Fence
 from guard.models import Usage
 from guard.prompts import JudgePrompt, build_prompt
 from guard.providers._common import (
+    client_count,
     connection_limits,
     default_retry,
+    parse_body,
     rate_limit_headers,
     retried_call,
+    round_robin,
 )
 from guard.providers.base import JudgeOutcome
 from guard.retry import RetryPolicy
@@ -40,6 +52,7 @@ AssessmentModel = type[pydantic.BaseModel]
 
 PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible local servers usually ignore the key
 _RATE_PREFIXES = ("x-ratelimit-",)
+_POST_OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}  # as ``create`` sends
 
 
 class OpenAIJudge:
@@ -51,10 +64,14 @@ class OpenAIJudge:
         self.model = settings.model
         self.provider = "openai" if settings.base_url is None else "openai-compatible"
         self._retry = retry or default_retry(settings)
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key or PLACEHOLDER_KEY, base_url=settings.base_url,
-            timeout=settings.timeout_s, max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(limits=connection_limits(settings)))
+        self._clients = [
+            openai.AsyncOpenAI(
+                api_key=api_key or PLACEHOLDER_KEY, base_url=settings.base_url,
+                timeout=settings.timeout_s, max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(limits=connection_limits(settings)))
+            for _ in range(client_count(settings))]
+        self._turn = round_robin(self._clients)
+        self._fixed = self._fixed_fields()
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, base_url={self.settings.base_url!r})"
@@ -66,7 +83,23 @@ class OpenAIJudge:
                                   lambda: call(prompt))
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await asyncio.gather(*(client.close() for client in self._clients))
+
+    def _fixed_fields(self) -> dict[str, Any]:
+        """The body fields that are the same on every call."""
+        limit = self.settings.max_tokens
+        if self.settings.openai_api == "responses":
+            return {"model": self.model, "temperature": 0, "store": False,
+                    "max_output_tokens": limit}
+        # OpenAI deprecated max_tokens; OpenAI-compatible servers (vLLM, Ollama) still expect it.
+        compatible = self.settings.base_url is not None
+        return {"model": self.model, "temperature": 0,
+                "max_tokens" if compatible else "max_completion_tokens": limit}
+
+    async def _post(self, path: str, body: dict[str, Any]) -> httpx2.Response:
+        """``body`` posted as is by the next client; the SDK raises on error statuses."""
+        return await next(self._turn).post(path, body=body, cast_to=httpx2.Response,
+                                           options=_POST_OPTIONS)
 
     def _outcome(self, assessment: Assessment, usage: Usage,
                  headers: Any) -> JudgeOutcome:
@@ -76,30 +109,23 @@ class OpenAIJudge:
     # ------------------------------------------------------------------ chat completions
 
     async def _chat(self, prompt: JudgePrompt) -> JudgeOutcome:
-        # OpenAI deprecated max_tokens; OpenAI-compatible servers (vLLM, Ollama) still expect it.
-        compatible = self.settings.base_url is not None
-        limit = self.settings.max_tokens
-        raw = await self._client.chat.completions.with_raw_response.create(
-            model=self.model, temperature=0, response_format=_response_format(prompt.output_model),
-            messages=[{"role": "system", "content": prompt.system},
-                      {"role": "user", "content": prompt.user}],
-            max_tokens=limit if compatible else openai.omit,
-            max_completion_tokens=openai.omit if compatible else limit)
-        completion: ChatCompletion = raw.parse()
+        response = await self._post("/chat/completions", {
+            **self._fixed, "response_format": _response_format(prompt.output_model),
+            "messages": [{"role": "system", "content": prompt.system},
+                         {"role": "user", "content": prompt.user}]})
+        completion = parse_body(ChatCompletion, response, "openai")
         assessment = _validated(prompt, _chat_text(completion))
-        return self._outcome(assessment, _chat_usage(completion), raw.headers)
+        return self._outcome(assessment, _chat_usage(completion), response.headers)
 
     # ------------------------------------------------------------------ responses API
 
     async def _responses(self, prompt: JudgePrompt) -> JudgeOutcome:
-        raw = await self._client.responses.with_raw_response.create(
-            model=self.model, temperature=0, text={"format": _text_format(prompt.output_model)},
-            store=False, instructions=prompt.system,
-            input=[{"role": "user", "content": prompt.user}],
-            max_output_tokens=self.settings.max_tokens)
-        response: Response = raw.parse()
-        assessment = _validated(prompt, _responses_text(response))
-        return self._outcome(assessment, _responses_usage(response), raw.headers)
+        response = await self._post("/responses", {
+            **self._fixed, "text": {"format": _text_format(prompt.output_model)},
+            "instructions": prompt.system, "input": [{"role": "user", "content": prompt.user}]})
+        parsed = parse_body(Response, response, "openai")
+        assessment = _validated(prompt, _responses_text(parsed))
+        return self._outcome(assessment, _responses_usage(parsed), response.headers)
 
 
 @functools.cache
