@@ -22,6 +22,10 @@ from guard.models import JudgeRequest
 Headers = tuple[tuple[str, bytes], ...]
 REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-correlation-id", "correlation-id")
 DEAD_LETTER_REASONS = ("invalid_utf8", "invalid_json", "invalid_request", "not_an_object")
+DEAD_LETTER_MARGIN = 65_536  # room for everything but the payload in a shrunk dead letter
+DEAD_LETTER_HEADERS = 32  # headers copied into a shrunk dead letter
+DEAD_LETTER_HEADER_CHARS = 512  # characters kept of each of them
+DEAD_LETTER_DETAIL_CHARS = 4096
 
 
 class RecordLike(Protocol):
@@ -88,6 +92,45 @@ def dead_letter(record: RecordLike, reason: str, detail: str, *,
         payload_truncated=len(kept) < len(value), payload_bytes=len(value),
         headers={name: as_text(data) for name, data in headers_of(record)},
     )
+
+
+def dead_letter_size(letter: DeadLetter) -> int:
+    """Bytes of ``letter`` as published (its JSON)."""
+    return len(letter.model_dump_json().encode())
+
+
+def fit_dead_letter(letter: DeadLetter, original: bytes, limit: int) -> DeadLetter:
+    """``letter`` if its JSON is at most ``limit`` bytes, else a smaller copy that is.
+
+    JSON escaping can make a payload six times larger (control characters become ``\\u0001``),
+    so the copy keeps a base64 prefix of ``original`` instead (growth fixed at 4/3), of
+    ``(limit - margin) * 3 // 4`` bytes, with ``payload_truncated`` and ``payload_bytes`` set,
+    and caps the copied headers and the detail. When even that does not fit, the dead letter
+    goes without payload or headers: it must always be publishable."""
+    if dead_letter_size(letter) <= limit:
+        return letter
+    headers = {name[:DEAD_LETTER_HEADER_CHARS]: value[:DEAD_LETTER_HEADER_CHARS]
+               for name, value in list(letter.headers.items())[:DEAD_LETTER_HEADERS]}
+    detail = letter.detail[:DEAD_LETTER_DETAIL_CHARS]
+    keep = (limit - min(DEAD_LETTER_MARGIN, limit // 4)) * 3 // 4
+    if keep > 0:
+        kept = original[:keep]
+        smaller = letter.model_copy(update={
+            "detail": detail, "headers": headers, "payload_text": None,
+            "payload_base64": base64.b64encode(kept).decode("ascii"),
+            "payload_truncated": len(kept) < len(original), "payload_bytes": len(original)})
+        if dead_letter_size(smaller) <= limit:
+            return smaller
+    bare = letter.model_copy(update={
+        "detail": detail[:DEAD_LETTER_HEADER_CHARS], "headers": {}, "payload_text": None,
+        "payload_base64": None, "payload_truncated": bool(original),
+        "payload_bytes": len(original)})
+    if dead_letter_size(bare) <= limit:
+        return bare
+    key = bare.input.key[:DEAD_LETTER_HEADER_CHARS] if bare.input.key else bare.input.key
+    return bare.model_copy(update={  # a huge key or topic name: the coordinates, cut short
+        "detail": "", "input": bare.input.model_copy(update={
+            "key": key, "topic": bare.input.topic[:DEAD_LETTER_HEADER_CHARS]})})
 
 
 def _with_id(request: JudgeRequest, record: RecordLike, headers: Headers) -> JudgeRequest:

@@ -283,8 +283,7 @@ class GuardService:
                       decoded: codec.Decoded | DeadLetter) -> None:
         if isinstance(decoded, DeadLetter):
             part.waiting.discard(asyncio.current_task())
-            letters = self._fit([self._dead_letter(decoded, record)], record)
-            await self._deliver(part, record.offset, letters[-1:])
+            await self._deliver(part, record.offset, [self._dead_letter(decoded, record)])
             return
         judged = await self._judge(part, record, decoded)
         if judged is None:
@@ -302,8 +301,7 @@ class GuardService:
         if not too_big:
             return outputs
         detail = ", ".join(f"the {out.kind} record is {len(out.value)} bytes" for out in too_big)
-        letter = codec.dead_letter(record, "oversized", f"{detail}; max_output_bytes is {limit}",
-                                   keep_bytes=limit // 2)
+        letter = codec.dead_letter(record, "oversized", f"{detail}; max_output_bytes is {limit}")
         kept = [out for out in outputs if len(out.value) <= limit]
         return [*kept, self._dead_letter(letter, record)]
 
@@ -345,6 +343,9 @@ class GuardService:
         return outputs, verdict
 
     def _dead_letter(self, letter: DeadLetter, record: ConsumerRecord[Any, Any]) -> OutRecord:
+        """The dead-letter record, shrunk to ``max_output_bytes`` (see
+        :func:`codec.fit_dead_letter`): a dead letter never fails for its size."""
+        letter = codec.fit_dead_letter(letter, record.value or b"", self.settings.max_output_bytes)
         log.info("message.dead_lettered", reason=letter.reason, topic=record.topic,
                  partition=record.partition, offset=record.offset, detail=letter.detail[:300])
         return routing.route_dead_letter(letter, headers=codec.headers_of(record),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import orjson
+import pytest
 
 from guard.budgets.judge import build_budgeted_judge
 from guard.budgets.settings import BudgetSettings, SampleKey
@@ -266,3 +268,33 @@ async def test_an_output_too_large_for_the_broker_becomes_a_dead_letter(
     assert letter["reason"] == "oversized"
     assert "quarantine record" in letter["detail"]
     assert letter["payload_truncated"] is True
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
+async def test_a_dead_letter_that_json_escaping_makes_too_large_still_reaches_the_dlq(
+        kafka_bootstrap: str, guarantee: str) -> None:
+    """200 KB of \\x01 bytes (valid UTF-8, invalid JSON) would be a ~1.2 MB dead letter once
+    JSON-escaped; it is published shrunk (payload as base64) and the service keeps running,
+    judging the next message and committing past both."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    settings = make_settings(kafka_bootstrap, topics, guarantee=guarantee,
+                             transactional_id_prefix=topics.requests)
+    poison = b"\x01" * 200_000
+    async with running(settings, guard_with(FakeJudge(), settings)):
+        await produce(kafka_bootstrap, topics.requests, [(b"a", poison, None),
+                                                          (b"b", grounded(1), None)])
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=1,
+                               isolation_level="read_committed")
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=1,
+                                    isolation_level="read_committed")
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 1)
+    assert len(dlq) == 1
+    letter = orjson.loads(dlq[0].value)
+    assert letter["reason"] == "invalid_json"
+    assert len(dlq[0].value) <= settings.max_output_bytes
+    assert letter["payload_bytes"] == len(poison)
+    assert poison.startswith(base64.b64decode(letter["payload_base64"]))
+    assert by_id(verdicts) == {"ok-1": 1}
+    assert committed == ends

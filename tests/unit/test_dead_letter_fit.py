@@ -1,0 +1,79 @@
+"""Dead letters are shrunk to fit the producer's limit, whatever the payload looks like."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+
+import orjson
+
+from consumers.codec import dead_letter_size, decode, fit_dead_letter
+from consumers.records import DeadLetter
+from guard.engine import Guard
+from guard.settings import JudgeSettings
+from guard.testing import FakeJudge
+
+GUARD = Guard(FakeJudge(), JudgeSettings())
+LIMIT = 1_000_000  # the default max_output_bytes
+
+
+@dataclass
+class Record:
+    value: bytes | None
+    key: bytes | None = b"user-1"
+    headers: list[tuple[str, bytes]] = field(default_factory=list)
+    topic: str = "in"
+    partition: int = 0
+    offset: int = 7
+    timestamp: int = 1_700_000_000_000
+
+
+def test_control_bytes_that_grow_sixfold_in_json_are_kept_as_a_base64_prefix_that_fits() -> None:
+    """200 KB of \\x01 (valid UTF-8, invalid JSON) is a ~1.2 MB invalid_json dead letter; the
+    fitted one is at most the limit, keeps the reason, and carries a truncated base64 prefix."""
+    value = b"\x01" * 200_000
+    letter = decode(Record(value), parse=GUARD.parse, max_bytes=512 * 1024)
+    assert isinstance(letter, DeadLetter)
+    assert letter.reason == "invalid_json"
+    assert dead_letter_size(letter) > LIMIT
+
+    fitted = fit_dead_letter(letter, value, LIMIT)
+    assert dead_letter_size(fitted) <= LIMIT
+    assert fitted.reason == "invalid_json"
+    assert fitted.payload_text is None
+    assert fitted.payload_bytes == len(value)
+    assert fitted.payload_base64 is not None
+    kept = base64.b64decode(fitted.payload_base64)
+    assert value.startswith(kept)
+    assert len(kept) == (LIMIT - 65_536) * 3 // 4 or not fitted.payload_truncated
+    assert fitted.payload_truncated is (len(kept) < len(value))
+
+
+def test_a_dead_letter_that_fits_is_left_unchanged() -> None:
+    value = b'{"output": '
+    letter = decode(Record(value), parse=GUARD.parse, max_bytes=1000)
+    assert isinstance(letter, DeadLetter)
+    assert fit_dead_letter(letter, value, LIMIT) is letter
+
+
+def test_huge_headers_are_capped_and_a_tiny_limit_drops_the_payload() -> None:
+    """Headers are capped in count and length; when even a base64 prefix cannot fit, the dead
+    letter goes without payload, still marked truncated, still under the limit."""
+    value = b"\x01" * 50_000
+    headers = [(f"h{i}", b"\x02" * 10_000) for i in range(100)]
+    letter = decode(Record(value, headers=headers), parse=GUARD.parse, max_bytes=100_000)
+    assert isinstance(letter, DeadLetter)
+    for limit in (1024, 4096, 100_000, 300_000):
+        fitted = fit_dead_letter(letter, value, limit)
+        assert dead_letter_size(fitted) <= limit
+        assert len(fitted.headers) <= 32
+        assert all(len(v) <= 512 for v in fitted.headers.values())
+        assert fitted.payload_bytes == len(value)
+        kept = base64.b64decode(fitted.payload_base64 or "")
+        assert value.startswith(kept)
+        assert fitted.payload_truncated is (len(kept) < len(value))
+    bare = fit_dead_letter(letter, value, 1024)
+    assert bare.payload_base64 is None
+    assert bare.payload_text is None
+    assert bare.payload_truncated is True
+    assert orjson.loads(bare.model_dump_json())["reason"] == "invalid_json"
