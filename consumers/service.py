@@ -211,7 +211,10 @@ class GuardService:
 
     def _take(self, tp: TopicPartition, records: list[ConsumerRecord[Any, Any]]) -> None:
         part = self._partitions.get(tp)
-        if part is None or part.revoked or part.rewind:
+        if part is None:
+            self._unknown_partition(tp, records)
+            return
+        if part.revoked or part.rewind:
             return  # fetched before a revoke or a rewind: it will be fetched again
         for record in records:
             expected = part.tracker.next_offset
@@ -236,6 +239,19 @@ class GuardService:
                                                  part.buffered)
         if part.buffered >= self.settings.partition_buffer and not part.paused:
             self._pause(part, "buffer_full")
+
+    def _unknown_partition(self, tp: TopicPartition,
+                           records: list[ConsumerRecord[Any, Any]]) -> None:
+        """Records of a partition the service does not track (yet): the consumer's position
+        moved past them, so when the partition is still assigned, seek back to the first one;
+        they are fetched again once it is tracked. Never drop them silently."""
+        assert self._consumer is not None
+        if not records or tp not in self._consumer.assignment():
+            return  # no longer ours: the next owner starts from the committed offset
+        first = min(record.offset for record in records)
+        self._consumer.seek(tp, first)
+        log.warning("fetch.untracked_partition", topic=tp.topic, partition=tp.partition,
+                    offset=first, records=len(records), action="seek back")
 
     def _previous_for_key(self, part: _Partition,
                           record: ConsumerRecord[Any, Any]) -> asyncio.Task[None] | None:
@@ -568,7 +584,15 @@ class GuardService:
     # ------------------------------------------------------------------ rebalances
 
     async def on_assigned(self, assigned: list[TopicPartition]) -> None:
-        committed = await self._committed_with_metadata(assigned)
+        # aiokafka fetches the new partitions before this callback returns; records returned
+        # before they are tracked would move the position past never-judged messages. Records of
+        # a paused partition are discarded without moving it, so pause first, before any await.
+        self._pause_quietly(assigned)
+        try:
+            committed = await self._committed_with_metadata(assigned)
+        except BaseException:
+            self._resume_quietly(assigned)
+            raise
         for tp in assigned:
             if tp in self._partitions:
                 continue
@@ -579,11 +603,30 @@ class GuardService:
                 part.skip = decode_finished(offset, metadata)
                 part.metadata = metadata
             self._partitions[tp] = part
+        if self._draining or self._intake_stopped():
+            for tp in assigned:  # stay paused; the loop resumes them when intake does
+                self._partitions[tp].paused = True
+        else:
+            self._resume_quietly([tp for tp in assigned if not self._partitions[tp].paused])
         self.stats.rebalances += 1
         self._refresh_partition_stats()
         log.info("partitions.assigned",
                  partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned),
                  finished_before_restart=sum(len(p.skip) for p in self._partitions.values()))
+
+    def _pause_quietly(self, tps: list[TopicPartition]) -> None:
+        if self._consumer is None or not tps:
+            return
+        for tp in tps:
+            with contextlib.suppress(IllegalStateError):  # no longer assigned
+                self._consumer.pause(tp)
+
+    def _resume_quietly(self, tps: list[TopicPartition]) -> None:
+        if self._consumer is None or not tps:
+            return
+        for tp in tps:
+            with contextlib.suppress(IllegalStateError):
+                self._consumer.resume(tp)
 
     async def _committed_with_metadata(self, tps: list[TopicPartition]
                                        ) -> dict[TopicPartition, tuple[int, str]]:
