@@ -62,7 +62,7 @@ from consumers.routing import OutRecord
 from consumers.settings import Guarantee, Ordering, ServiceSettings
 from consumers.stats import PartitionStats, ServiceStats
 from consumers.topics import ensure_topics
-from guard.models import Verdict
+from guard.models import Label, Verdict
 
 log = structlog.get_logger("consumers.service")
 @dataclass(eq=False)
@@ -346,6 +346,8 @@ class GuardService:
                 verdict = await self.guard.judge(decoded.request, message_key=decoded.source.key)
             finally:
                 self.stats.in_flight -= 1
+            if self._stopped_intake(verdict):
+                return None  # left unfinished like the waiting ones: judged again on resume
         except Exception as exc:  # a bug in the judge core must not stop the consumer
             log.exception("judge.crashed", request_id=decoded.request.id, topic=record.topic,
                           partition=record.partition, offset=record.offset)
@@ -537,6 +539,14 @@ class GuardService:
 
     def _intake_stopped(self) -> bool:
         return getattr(self.guard, "intake_stop_reason", None) is not None
+
+    def _stopped_intake(self, verdict: Verdict) -> bool:
+        """Whether ``verdict`` is the judge's error that stopped intake (quota, auth): it says
+        nothing about the message, so it must not be published, quarantined or approved."""
+        reason = getattr(self.guard, "intake_stop_reason", None)
+        error = getattr(verdict, "error", None)
+        return (reason is not None and verdict.label is Label.ERROR and error is not None
+                and error.kind == reason)
 
     def _check_intake(self) -> None:
         reason = getattr(self.guard, "intake_stop_reason", None)
