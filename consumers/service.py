@@ -410,10 +410,16 @@ class GuardService:
 
     # ------------------------------------------------------------------ commits
 
-    async def _commit(self, parts: list[_Partition]) -> None:
+    async def _commit(self, parts: list[_Partition], *, revoking: bool = False) -> None:
+        """Commit ``parts`` (a transaction in exactly-once mode). Except for the revoke flush,
+        only partitions still owned when the lock is taken: a revoke may have run meanwhile."""
         if not self.stats.started or not parts:
             return
         async with self._commit_lock:
+            if not revoking:
+                parts = [p for p in parts if self._partitions.get(p.tp) is p]
+                if not parts:
+                    return
             if self._exactly_once:
                 await self._commit_transaction(parts)
             else:
@@ -660,7 +666,7 @@ class GuardService:
             part.revoked = True
         finished = await self._settle(parts, self.settings.revoke_timeout_s)
         try:
-            await self._commit(parts)
+            await self._commit(parts, revoking=True)
         finally:
             for part in parts:
                 self._partitions.pop(part.tp, None)
