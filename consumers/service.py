@@ -65,6 +65,7 @@ from consumers.topics import ensure_topics
 from guard.models import Label, Verdict
 
 log = structlog.get_logger("consumers.service")
+SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 @dataclass(eq=False)
 class _Partition:
     tp: TopicPartition
@@ -114,6 +115,7 @@ class GuardService:
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._partitions: dict[TopicPartition, _Partition] = {}
         self._commit_lock = asyncio.Lock()
+        self._abandoned: set[asyncio.Task[None]] = set()  # transactions that timed out
         self._fatal: BaseException | None = None
         self._draining = False
         self._exactly_once = settings.guarantee is Guarantee.EXACTLY_ONCE
@@ -410,22 +412,25 @@ class GuardService:
 
     # ------------------------------------------------------------------ commits
 
-    async def _commit(self, parts: list[_Partition], *, revoking: bool = False) -> None:
-        """Commit ``parts`` (a transaction in exactly-once mode). Except for the revoke flush,
-        only partitions still owned when the lock is taken: a revoke may have run meanwhile."""
+    async def _commit(self, parts: list[_Partition], *, revoking: bool = False,
+                      timeout_s: float | None = None) -> None:
+        """Commit ``parts`` (a transaction in exactly-once mode), within ``timeout_s`` (default
+        ``commit_timeout_s``). Except for the revoke flush, only partitions still owned when the
+        lock is taken: a revoke may have run meanwhile."""
         if not self.stats.started or not parts:
             return
+        timeout = self.settings.commit_timeout_s if timeout_s is None else timeout_s
         async with self._commit_lock:
             if not revoking:
                 parts = [p for p in parts if self._partitions.get(p.tp) is p]
                 if not parts:
                     return
             if self._exactly_once:
-                await self._commit_transaction(parts)
+                await self._commit_transaction(parts, timeout)
             else:
-                await self._commit_offsets(parts)
+                await self._commit_offsets(parts, timeout)
 
-    async def _commit_offsets(self, parts: list[_Partition]) -> None:
+    async def _commit_offsets(self, parts: list[_Partition], timeout_s: float) -> None:
         assert self._consumer is not None
         offsets: dict[TopicPartition, tuple[int, str]] = {}
         for part in parts:
@@ -439,8 +444,11 @@ class GuardService:
                 offsets[part.tp] = (offset, metadata)
         if not offsets:
             return
-        try:
-            await self._consumer.commit(offsets)
+        try:  # aiokafka retries retriable errors without end: bound it
+            await asyncio.wait_for(self._consumer.commit(offsets), timeout_s)
+        except TimeoutError:
+            log.warning("commit.timed_out", timeout_s=timeout_s, action="retry at next interval")
+            return
         except (CommitFailedError, IllegalStateError) as exc:
             log.warning("commit.failed", reason="rebalance", error=str(exc))
             return
@@ -462,10 +470,12 @@ class GuardService:
         log.debug("offsets.committed", offsets={f"{tp.topic}-{tp.partition}": o
                                                for tp, o in offsets.items()})
 
-    async def _commit_transaction(self, parts: list[_Partition]) -> None:
+    async def _commit_transaction(self, parts: list[_Partition], timeout_s: float) -> None:
         """Publish the finished outputs below each frontier and commit the frontiers, atomically.
         A transient failure aborts, puts the outputs back and retries at the next interval, for
-        at most ``publish_timeout_s``; then the service stops (a restart fences and aborts)."""
+        at most ``publish_timeout_s``; then the service stops (a restart fences and aborts).
+        A transaction that does not end within ``timeout_s`` has an unknown outcome (aiokafka
+        waits for the broker without end): the service stops, a restart fences and aborts it."""
         assert self._producer is not None
         offsets: dict[TopicPartition, int] = {}
         taken: list[tuple[_Partition, int, list[OutRecord]]] = []
@@ -479,12 +489,21 @@ class GuardService:
         if not offsets:
             return
         records = [out for _, _, outs in taken for out in outs]
+        task = asyncio.create_task(self._transact(records, offsets))
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+        if not done:  # not awaited after the cancel: aiokafka's abort may wait without end too
+            task.cancel()
+            self._abandoned.add(task)
+            task.add_done_callback(self._abandoned.discard)
+            message = (f"the transaction did not end within {timeout_s:.0f}s (commit_timeout_s); "
+                       "its outcome is unknown, a restart fences and aborts it")
+            if self._draining:
+                log.error("transaction.timed_out", error=message)
+                return
+            self._fail(PublishFailed(message))
+            raise self._fatal  # type: ignore[misc]
         try:
-            async with self._producer.transaction():
-                failed = await send_all(self._producer, records)
-                if failed:
-                    raise failed[0][1]
-                await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
+            task.result()
         except KafkaError as exc:
             for part, offset, outs in taken:
                 part.ready[offset] = outs
@@ -494,6 +513,15 @@ class GuardService:
         self.stats.transactions += 1
         self.stats.published += len(records)
         self._committed(parts, offsets)
+
+    async def _transact(self, records: list[OutRecord],
+                        offsets: dict[TopicPartition, int]) -> None:
+        assert self._producer is not None
+        async with self._producer.transaction():
+            failed = await send_all(self._producer, records)
+            if failed:
+                raise failed[0][1]
+            await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
 
     def _transaction_failed(self, exc: KafkaError) -> None:
         now = time.monotonic()
@@ -701,10 +729,12 @@ class GuardService:
             self._consumer.pause(*(p.tp for p in parts))
         log.info("service.draining", in_flight=self.stats.in_flight,
                  deadline_s=self.settings.drain_timeout_s)
+        deadline = time.monotonic() + self.settings.drain_timeout_s
         finished = await self._settle(parts, self.settings.drain_timeout_s)
         try:
-            if self._fatal is None or not self._exactly_once:
-                await self._commit(parts)
+            if self._fatal is None or not self._exactly_once:  # bounded by the drain deadline
+                left = max(SHUTDOWN_COMMIT_MIN_S, deadline - time.monotonic())
+                await self._commit(parts, timeout_s=min(left, self.settings.commit_timeout_s))
         except KafkaError as exc:
             log.error("commit.final_failed", error=str(exc))
         finally:
@@ -719,6 +749,10 @@ class GuardService:
         if self._producer is not None:
             with contextlib.suppress(KafkaError):
                 await self._producer.stop()
+        for task in list(self._abandoned):
+            task.cancel()
+        if self._abandoned:
+            await asyncio.wait(self._abandoned, timeout=SHUTDOWN_COMMIT_MIN_S)
 
 
 async def run_service(settings: ServiceSettings, guard: Any | None = None, *,

@@ -198,6 +198,11 @@ class ServiceSettings(BaseSettings):
     publish_timeout_s: float = Field(default=120.0, gt=0,
                                      description="How long one output may be retried before "
                                                  "the service stops (offsets stay uncommitted).")
+    commit_timeout_s: float = Field(default=30.0, gt=0,
+                                    description="How long one offset commit or one exactly-once "
+                                                "transaction may take; a commit that times out "
+                                                "is retried at the next interval, a transaction "
+                                                "that times out stops the service.")
     startup_timeout_s: float = Field(default=60.0, gt=0)
     create_topics: bool = False
     topic_partitions: int = Field(default=6, ge=1)
