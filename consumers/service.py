@@ -46,9 +46,11 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka.errors import (
     CommitFailedError,
+    CorruptRecordException,
     IllegalStateError,
     KafkaConnectionError,
     KafkaError,
+    UnsupportedCodecError,
 )
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
@@ -65,6 +67,12 @@ from consumers.topics import ensure_topics
 from guard.models import Label, Verdict
 
 log = structlog.get_logger("consumers.service")
+# Batches that cannot be decoded: retried after a delay that doubles per error, up to the max,
+# and starts over after FETCH_ERROR_RESET_S without one.
+UNDECODABLE_FETCH = (CorruptRecordException, UnsupportedCodecError)
+FETCH_ERROR_BACKOFF_S = 0.5
+FETCH_ERROR_BACKOFF_MAX_S = 10.0
+FETCH_ERROR_RESET_S = 60.0
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 @dataclass(eq=False)
 class _Partition:
@@ -122,6 +130,8 @@ class GuardService:
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._last_commit = time.monotonic()
+        self._fetch_errors = 0  # consecutive undecodable fetches
+        self._fetch_error_at = 0.0
         self._failing_since: float | None = None
         self._commit_every_s = (settings.transaction_interval_s if self._exactly_once
                                 else settings.commit_interval_s)
@@ -203,6 +213,9 @@ class GuardService:
         try:
             batch: dict[TopicPartition, list[ConsumerRecord[Any, Any]]] = (
                 await self._consumer.getmany(timeout_ms=poll_ms))
+        except UNDECODABLE_FETCH as exc:
+            await self._undecodable_fetch(exc)
+            return {}
         except KafkaError as exc:
             if not exc.retriable:
                 raise
@@ -210,6 +223,24 @@ class GuardService:
             await asyncio.sleep(poll_ms / 1000)
             return {}
         return batch
+
+    async def _undecodable_fetch(self, exc: KafkaError) -> None:
+        """A fetched batch could not be decoded (corrupt, or compressed with a codec that is not
+        installed). aiokafka fetches it again from the same position, so the partition holds at
+        that offset (its lag grows) while the others are served; wait a growing, bounded delay
+        so a batch that always fails does not spin. Stopping would only crash-loop."""
+        now = time.monotonic()
+        if now - self._fetch_error_at > FETCH_ERROR_RESET_S:
+            self._fetch_errors = 0
+        self._fetch_error_at = now
+        delay = min(FETCH_ERROR_BACKOFF_MAX_S, FETCH_ERROR_BACKOFF_S * 2 ** self._fetch_errors)
+        self._fetch_errors += 1
+        log.error("fetch.undecodable", error=type(exc).__name__, detail=str(exc),
+                  consecutive=self._fetch_errors, retry_in_s=delay,
+                  action="the partition holds at this offset; install the codec or check the "
+                         "broker's log segment")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), delay)
 
     def _take(self, tp: TopicPartition, records: list[ConsumerRecord[Any, Any]]) -> None:
         part = self._partitions.get(tp)
