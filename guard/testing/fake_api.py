@@ -264,7 +264,8 @@ def _responses_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: di
         "temperature": body.get("temperature"), "text": body.get("text"),
         "usage": {"input_tokens": usage["input"], "output_tokens": usage["output"],
                   "total_tokens": usage["input"] + usage["output"],
-                  "input_tokens_details": {"cached_tokens": usage["cached"]},
+                  "input_tokens_details": {"cached_tokens": usage["cached"],
+                                           "cache_write_tokens": 0},
                   "output_tokens_details": {"reasoning_tokens": 0}},
     }
 
