@@ -769,21 +769,47 @@ class GuardService:
         except KafkaError as exc:
             log.error("commit.final_failed", error=str(exc))
         finally:
-            await self._close_clients()
+            left = max(SHUTDOWN_COMMIT_MIN_S, deadline - time.monotonic())
+            await self._close_clients(min(left, self.settings.commit_timeout_s))
         log.info("service.stopped", drained=finished, consumed=self.stats.consumed,
                  commits=self.stats.commits)
 
-    async def _close_clients(self) -> None:
+    async def _close_clients(self, timeout_s: float) -> None:
         if self._consumer is not None:
             with contextlib.suppress(KafkaError):
                 await self._consumer.stop()
         if self._producer is not None:
-            with contextlib.suppress(KafkaError):
-                await self._producer.stop()
+            await self._stop_producer(self._producer, timeout_s)
         for task in list(self._abandoned):
             task.cancel()
         if self._abandoned:
             await asyncio.wait(self._abandoned, timeout=SHUTDOWN_COMMIT_MIN_S)
+
+
+    @staticmethod
+    async def _stop_producer(producer: AIOKafkaProducer, timeout_s: float) -> None:
+        """Stop the producer; its flush waits for the broker without end, so after ``timeout_s``
+        the records still unsent are failed. They belong to unfinished messages only (a message
+        is finished once its records are acknowledged), which are delivered again."""
+        stopping = asyncio.ensure_future(producer.stop())
+        done, _ = await asyncio.wait({stopping}, timeout=timeout_s)
+        if not done:
+            log.error("producer.close_timed_out", timeout_s=round(timeout_s, 1),
+                      action="unsent records dropped; their messages are not committed")
+            # aiokafka has no public abort: stop its sender, then fail what it still held
+            sender = getattr(getattr(producer, "_sender", None), "sender_task", None)
+            if sender is not None and not sender.done():
+                sender.cancel()
+                await asyncio.wait({sender}, timeout=SHUTDOWN_COMMIT_MIN_S)
+            accumulator = getattr(producer, "_message_accumulator", None)
+            if accumulator is not None and (sender is None or sender.done()):
+                accumulator.fail_all(KafkaConnectionError("the producer was closed"))
+            done, _ = await asyncio.wait({stopping}, timeout=SHUTDOWN_COMMIT_MIN_S)
+        if not done:
+            stopping.cancel()
+            return
+        with contextlib.suppress(KafkaError):
+            stopping.result()
 
 
 async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
