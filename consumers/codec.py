@@ -133,6 +133,18 @@ def fit_dead_letter(letter: DeadLetter, original: bytes, limit: int) -> DeadLett
             "key": key, "topic": bare.input.topic[:DEAD_LETTER_HEADER_CHARS]})})
 
 
+def bare_dead_letter(value: bytes) -> bytes:
+    """A published dead letter (its JSON) without payload or headers: the last resort when the
+    broker still refuses it as too large (e.g. a topic's max.message.bytes below the limit)."""
+    letter = DeadLetter.model_validate_json(value)
+    bare = letter.model_copy(update={
+        "payload_text": None, "payload_base64": None, "headers": {},
+        "payload_truncated": letter.payload_truncated or bool(letter.payload_text
+                                                             or letter.payload_base64),
+        "detail": letter.detail[:DEAD_LETTER_HEADER_CHARS]})
+    return bare.model_dump_json().encode()
+
+
 def _with_id(request: JudgeRequest, record: RecordLike, headers: Headers) -> JudgeRequest:
     if request.id:
         return request

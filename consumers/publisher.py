@@ -4,6 +4,7 @@ one of its records (``acks=all``, idempotent producer)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable
@@ -11,8 +12,9 @@ from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError, KafkaTimeoutError
+from aiokafka.errors import KafkaError, KafkaTimeoutError, MessageSizeTooLargeError
 
+from consumers.codec import bare_dead_letter
 from consumers.errors import PublishFailed
 from consumers.routing import OutRecord
 from consumers.settings import ServiceSettings
@@ -64,6 +66,23 @@ async def send_all(producer: AIOKafkaProducer,
     return failed
 
 
+def shrink_refused_dead_letters(outputs: list[OutRecord], error: BaseException) -> bool:
+    """When the broker refused records as too large, replace (in place) the dead letters among
+    ``outputs`` by their bare version (:func:`consumers.codec.bare_dead_letter`); whether any
+    changed. A dead letter must never stop the service."""
+    if not isinstance(error, MessageSizeTooLargeError):
+        return False
+    changed = False
+    for i, out in enumerate(outputs):
+        if out.kind != "dead_letter":
+            continue
+        bare = bare_dead_letter(out.value)
+        if bare != out.value:
+            outputs[i] = dataclasses.replace(out, value=bare)
+            changed = True
+    return changed
+
+
 async def publish(producer: AIOKafkaProducer, outputs: list[OutRecord], *, timeout_s: float,
                   on_retry: Callable[[], None] | None = None) -> None:
     """Publish ``outputs``, retrying the failed ones on transient errors for ``timeout_s``;
@@ -76,6 +95,10 @@ async def publish(producer: AIOKafkaProducer, outputs: list[OutRecord], *, timeo
             return
         pending = [out for out, _ in failed]
         error = failed[0][1]
+        if shrink_refused_dead_letters(pending, error):
+            log.warning("publish.dead_letter_refused", error=repr(error),
+                        action="sent again without payload")
+            continue
         if not transient(error) or time.monotonic() >= deadline:
             raise PublishFailed(f"{pending[0].kind} record to {pending[0].topic} was not "
                                 f"acknowledged: {error!r}") from error

@@ -15,7 +15,7 @@ from guard.engine import Guard
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeJudge
-from tests.kafka.kafkautil import produce, read_until
+from tests.kafka.kafkautil import create_topics, produce, read_until
 from tests.kafka.servicekit import (
     EVIDENCE,
     by_id,
@@ -296,5 +296,44 @@ async def test_a_dead_letter_that_json_escaping_makes_too_large_still_reaches_th
     assert len(dlq[0].value) <= settings.max_output_bytes
     assert letter["payload_bytes"] == len(poison)
     assert poison.startswith(base64.b64decode(letter["payload_base64"]))
+    assert by_id(verdicts) == {"ok-1": 1}
+    assert committed == ends
+
+
+async def test_a_dead_letter_the_broker_refuses_as_too_large_is_sent_without_payload(
+        kafka_bootstrap: str) -> None:
+    """At-least-once: the DLQ topic's max.message.bytes (8 KB) is below max_output_bytes, so the
+    broker refuses the 20 KB invalid_json dead letter; it is sent again without payload, and the
+    service goes on. (Exactly-once cannot do this: after the refusal aiokafka's transactional
+    producer fails with OutOfOrderSequenceNumber, so there max_output_bytes must fit the DLQ.)"""
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    topics = new_topics()
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topics.dlq, 1, 1,
+                                            topic_configs={"max.message.bytes": "8192"})])
+    finally:
+        await admin.close()
+    await create_topics(kafka_bootstrap, {topics.requests: 1, topics.verdicts: 1,
+                                          topics.quarantine: 1, topics.approved: 1})
+    settings = make_settings(kafka_bootstrap, topics)
+    poison = b"{" + b"x" * 20_000
+    async with running(settings, guard_with(FakeJudge(), settings)):
+        await produce(kafka_bootstrap, topics.requests, [(b"a", poison, None),
+                                                          (b"b", grounded(1), None)])
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=1,
+                               isolation_level="read_committed")
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=1,
+                                    isolation_level="read_committed")
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 1)
+    assert len(dlq) == 1
+    letter = orjson.loads(dlq[0].value)
+    assert letter["reason"] == "invalid_json"
+    assert letter["payload_text"] is None
+    assert letter["payload_truncated"] is True
+    assert letter["payload_bytes"] == len(poison)
     assert by_id(verdicts) == {"ok-1": 1}
     assert committed == ends

@@ -77,3 +77,30 @@ def test_huge_headers_are_capped_and_a_tiny_limit_drops_the_payload() -> None:
     assert bare.payload_text is None
     assert bare.payload_truncated is True
     assert orjson.loads(bare.model_dump_json())["reason"] == "invalid_json"
+
+
+def test_a_refused_dead_letter_is_replaced_by_its_bare_version_once() -> None:
+    """On MessageSizeTooLargeError, dead letters lose payload and headers (other records are
+    left alone); a second refusal changes nothing, so the caller's fatal path still ends."""
+    from aiokafka.errors import KafkaConnectionError, MessageSizeTooLargeError
+
+    from consumers.publisher import shrink_refused_dead_letters
+    from consumers.routing import OutRecord
+
+    value = b"x" * 5000
+    letter = decode(Record(value, headers=[("h", b"v")]), parse=GUARD.parse, max_bytes=10_000)
+    assert isinstance(letter, DeadLetter)
+    dead = OutRecord("d", None, letter.model_dump_json().encode(), [], "dead_letter", "x")
+    verdict = OutRecord("v", None, b"{}", [], "verdict", "pass")
+    outputs = [verdict, dead]
+    assert shrink_refused_dead_letters(outputs, KafkaConnectionError()) is False
+    assert shrink_refused_dead_letters(outputs, MessageSizeTooLargeError()) is True
+    assert outputs[0] is verdict
+    bare = orjson.loads(outputs[1].value)
+    assert bare["payload_text"] is None
+    assert bare["payload_base64"] is None
+    assert bare["headers"] == {}
+    assert bare["payload_truncated"] is True
+    assert bare["payload_bytes"] == len(value)
+    assert bare["reason"] == "invalid_json"
+    assert shrink_refused_dead_letters(outputs, MessageSizeTooLargeError()) is False
