@@ -52,7 +52,8 @@ class DeadLetter(BaseModel):
     payload_text: str | None = Field(default=None, description="Original bytes, if valid UTF-8.")
     payload_base64: str | None = Field(default=None, description="Original bytes otherwise.")
     payload_truncated: bool = Field(
-        default=False, description="Only the first max_message_bytes were kept (oversized)."
+        default=False, description="Only a prefix of the original value is kept (an oversized "
+        "input, or a dead letter shrunk to fit max_output_bytes).",
     )
     payload_bytes: int | None = Field(default=None, description="Size of the original value.")
     headers: dict[str, str] = Field(
