@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,27 +27,13 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from consumers.broker import LocalBroker
+
 ROOT = Path(__file__).resolve().parents[1]
-KAFKA_SCRIPT = ROOT / "scripts" / "kafka"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 # --------------------------------------------------------------------------- processes
-
-
-def free_port() -> int:
-    """A loopback port whose neighbour is free too (the Kafka controller uses port + 1)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        with socket.socket() as s2:
-            try:
-                s2.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free pair of loopback ports")
 
 
 @contextlib.contextmanager
@@ -57,16 +42,13 @@ def kafka_broker(bootstrap: str | None) -> Iterator[str]:
     if bootstrap:
         yield bootstrap
         return
-    port = free_port()
     with tempfile.TemporaryDirectory(prefix="gg-bench-kafka-") as home:
-        env = {**os.environ, "GROUNDGUARD_KAFKA_HOME": home}
-        cmd = [str(KAFKA_SCRIPT), "start", "--port", str(port), "--fresh"]
-        subprocess.run(cmd, env=env, check=True, timeout=240, stdout=subprocess.DEVNULL)
+        broker = LocalBroker(Path(home))
+        broker.start(fresh=True)
         try:
-            yield f"127.0.0.1:{port}"
+            yield broker.bootstrap
         finally:
-            subprocess.run([str(KAFKA_SCRIPT), "stop", "--port", str(port)], env=env,
-                           check=False, timeout=60, stdout=subprocess.DEVNULL)
+            broker.stop()
 
 
 @dataclass
