@@ -21,7 +21,8 @@ class PreparedCase:
 
     ``evidence`` is the rendered evidence text (numbered documents, or a transcript with a role
     label on every turn); ``passages`` are its evidence units, for the offline judge and the quote
-    check. ``transcript_prior`` holds earlier assistant turns, shown to LLM judges as not evidence.
+    check. Earlier assistant turns stay in ``evidence``, labelled as not evidence, and are never
+    passages.
     """
 
     request_id: str

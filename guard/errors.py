@@ -5,7 +5,6 @@ Hierarchy::
     GuardError                      root of every error raised by ``guard``
     ├── ConfigError                 a setting is invalid; says the field and the fix
     ├── InvalidRequest              a request cannot be judged (bad shape, bad types, too big)
-    ├── BudgetExhausted             a cost budget window is spent
     ├── JudgementSkipped            no judgement by design (sampling, budget ``skip`` policy)
     └── JudgeError                  the judge could not give a verdict
         ├── JudgeTimeout            the call exceeded its timeout            (retriable)
@@ -55,18 +54,6 @@ class InvalidRequest(GuardError):
     def __init__(self, message: str, *, reason: str = "invalid_request") -> None:
         self.reason = reason
         super().__init__(message)
-
-
-class BudgetExhausted(GuardError):
-    """A cost budget window is spent."""
-
-    kind = "budget_exhausted"
-
-    def __init__(self, window: str, resets_in_s: float) -> None:
-        self.window = window
-        self.resets_in_s = resets_in_s
-        super().__init__(
-            f"cost budget for the {window} window is spent; resets in {resets_in_s:.0f}s")
 
 
 class JudgementSkipped(GuardError):
