@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.kafka.broker import FixedBroker, ScriptBroker, provide_broker
+from tests.kafka.broker import FixedBroker, ScriptBroker, free_port, provide_broker
 
 
 @pytest.fixture(scope="session")
@@ -18,6 +20,19 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptBro
 @pytest.fixture(scope="session")
 def kafka_bootstrap(kafka_broker: ScriptBroker | FixedBroker) -> str:
     return kafka_broker.bootstrap
+
+
+@pytest.fixture
+def own_broker(tmp_path: Path) -> Iterator[ScriptBroker]:
+    """A broker of this test's own (restarting the session's broker would disturb others)."""
+    if shutil.which("java") is None:
+        pytest.skip("a broker of its own needs Java (scripts/kafka)")
+    broker = ScriptBroker(tmp_path / "kafka", free_port())
+    broker.start(fresh=True)
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

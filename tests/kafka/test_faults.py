@@ -12,7 +12,6 @@ import contextlib
 import json
 import math
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
 
 from guard.testing.fake_server import FakeLLMServer
-from tests.kafka.broker import ROOT, ScriptBroker, free_port
+from tests.kafka.broker import ROOT, ScriptBroker
 from tests.kafka.kafkautil import create_topics, produce, unique
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(180)]
@@ -331,19 +330,6 @@ async def test_second_instance_joining_then_leaving_loses_nothing(run: Run,
 
 
 # --------------------------------------------------------------------------- broker restart
-
-
-@pytest.fixture
-def own_broker(tmp_path: Path) -> Iterator[ScriptBroker]:
-    """A broker of this test's own (restarting the session's broker would disturb others)."""
-    if shutil.which("java") is None:
-        pytest.skip("a broker of its own needs Java (scripts/kafka)")
-    broker = ScriptBroker(tmp_path / "kafka", free_port())
-    broker.start(fresh=True)
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 async def test_broker_restart_mid_run_loses_nothing_and_the_service_survives(

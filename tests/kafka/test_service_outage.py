@@ -4,33 +4,17 @@ bounded by ``commit_timeout_s`` (aiokafka itself waits for the broker without en
 from __future__ import annotations
 
 import asyncio
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from consumers.errors import PublishFailed
 from consumers.service import GuardService
 from guard.testing import FakeJudge
-from tests.kafka.broker import ScriptBroker, free_port
+from tests.kafka.broker import ScriptBroker
 from tests.kafka.kafkautil import produce
 from tests.kafka.servicekit import create_all, grounded, guard_with, make_settings, new_topics
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(240)]
-
-
-@pytest.fixture
-def own_broker(tmp_path: Path) -> Iterator[ScriptBroker]:
-    """A broker of this test's own (stopping the session's broker would disturb others)."""
-    if shutil.which("java") is None:
-        pytest.skip("a broker of its own needs Java (scripts/kafka)")
-    broker = ScriptBroker(tmp_path / "kafka", free_port())
-    broker.start(fresh=True)
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
