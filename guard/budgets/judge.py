@@ -14,6 +14,7 @@ past the retry policy to the rate limiter, which pauses every caller, not just o
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from guard.budgets.breaker import BreakerJudge, BreakerSnapshot, BreakerState, CircuitBreaker
@@ -78,7 +79,8 @@ class BudgetedJudge:
     """
 
     def __init__(self, provider_judge: Judge, fallback: Judge | None, settings: BudgetSettings,
-                 *, price: PriceFn, retry: RetryPolicy | None, clock: Clock) -> None:
+                 *, price: PriceFn, retry: RetryPolicy | None, clock: Clock,
+                 screen: Callable[[Judge], Judge] | None = None) -> None:
         self.provider, self.model = provider_judge.provider, provider_judge.model
         self.settings = settings
         self._provider_judge, self._fallback = provider_judge, fallback
@@ -95,16 +97,22 @@ class BudgetedJudge:
             BreakerJudge(self._slots, self.breaker), CostBudget(settings.cost_limits(), clock),
             price=price, policy=settings.on_budget_exhausted, fallback=self._fallback_slots,
             max_pause_s=settings.max_pause_s, clock=clock)
-        self._cache = _cached(self._cost, settings, clock)
-        self._sampler = SampledJudge(self._cache or self._cost, rate=settings.sample_rate,
+        # A screen (the cascade's offline judge) decides before any budget is spent: only the
+        # cases it hands on reach the cost budget, breaker, concurrency and rate limits.
+        self.screen = screen(self._cost) if screen is not None else None
+        decider: Judge = self.screen or self._cost
+        self._cache = _cached(decider, settings, clock)
+        self._sampler = SampledJudge(self._cache or decider, rate=settings.sample_rate,
                                      key=settings.sample_key)
+        if self.screen is not None:
+            self.provider, self.model = self.screen.provider, self.screen.model
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         return await self._sampler.assess(case)
 
     async def aclose(self) -> None:
         try:
-            await self._provider_judge.aclose()
+            await (self.screen or self._provider_judge).aclose()
         finally:
             if self._fallback is not None:
                 await self._fallback.aclose()
@@ -141,12 +149,15 @@ def _cached(inner: Judge, settings: BudgetSettings, clock: Clock) -> CachedJudge
 
 def build_budgeted_judge(judge: Judge, budget: BudgetSettings, *, price: PriceFn,
                          fallback: Judge | None = None, retry: RetryPolicy | None = None,
-                         clock: Clock | None = None) -> BudgetedJudge:
+                         clock: Clock | None = None,
+                         screen: Callable[[Judge], Judge] | None = None) -> BudgetedJudge:
     """Wrap ``judge`` in every budget layer ``budget`` configures.
 
     ``price(model, usage)`` gives a call's cost in USD (e.g. ``PriceTable.cost``); ``fallback``
     is required when ``budget.on_budget_exhausted`` is ``fallback``; ``retry`` retries transient
     errors beneath the concurrency bound (leave it None when ``judge`` retries on its own).
+    ``screen(budgeted)`` builds a judge that decides first and calls ``budgeted`` (``judge`` in
+    its budget layers) only when it must: the cascade. Sampling and the cache stay outermost.
     """
     return BudgetedJudge(judge, fallback, budget, price=price, retry=retry,
-                         clock=clock or SystemClock())
+                         clock=clock or SystemClock(), screen=screen)

@@ -6,15 +6,16 @@ provider factory, which imports the settings.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from guard.budgets.clock import Clock
 from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
 from guard.errors import ConfigError
 from guard.providers.base import Judge
-from guard.providers.factory import LLM_PROVIDERS, make_judge, make_pricer
+from guard.providers.factory import LLM_PROVIDERS, make_judge, make_llm_judge, make_pricer
 from guard.retry import RetryPolicy
-from guard.settings import JudgeSettings
+from guard.settings import JudgeSettings, Provider
 
 NO_RETRY = RetryPolicy(max_retries=0)
 
@@ -31,11 +32,23 @@ def make_budgeted_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
     """
     price = make_pricer(settings)
     check_fallback(settings)  # before any client is made, so a bad setting leaks none
-    judge = make_judge(settings, environ, retry=NO_RETRY)
+    screen = None
+    if settings.provider is Provider.CASCADE:  # the offline tier spends no budget
+        judge = make_llm_judge(settings, environ, retry=NO_RETRY)
+        screen = functools.partial(_cascade, settings)
+    else:
+        judge = make_judge(settings, environ, retry=NO_RETRY)
     fallback = make_fallback(settings, environ)
     return build_budgeted_judge(judge, settings.budget, price=price, fallback=fallback,
                                 retry=retry or RetryPolicy(max_retries=settings.max_retries),
-                                clock=clock)
+                                clock=clock, screen=screen)
+
+
+def _cascade(settings: JudgeSettings, budgeted_llm: Judge) -> Judge:
+    from guard.cascade import CascadeJudge
+    from guard.offline import OfflineJudge
+
+    return CascadeJudge(OfflineJudge(settings), budgeted_llm, settings.cascade_confidence)
 
 
 def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge | None:

@@ -35,8 +35,19 @@ def make_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
         return OfflineJudge(settings)
     from guard.cascade import CascadeJudge
 
-    llm = _llm_judge(settings, cascade_llm_provider(settings), environ, retry)
+    llm = make_llm_judge(settings, environ, retry=retry)
     return CascadeJudge(OfflineJudge(settings), llm, settings.cascade_confidence)
+
+
+def make_llm_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
+                   retry: RetryPolicy | None = None) -> Judge:
+    """The LLM judge of ``settings``: its provider's, or the cascade's LLM tier."""
+    provider = (cascade_llm_provider(settings) if settings.provider is Provider.CASCADE
+                else settings.provider)
+    if provider not in LLM_PROVIDERS:
+        raise ConfigError("judge.provider", f"{provider.value} is not an LLM provider",
+                          "use openai, anthropic or cascade")
+    return _llm_judge(settings, provider, environ, retry)
 
 
 def cascade_llm_provider(settings: JudgeSettings) -> Provider:
