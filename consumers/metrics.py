@@ -3,12 +3,12 @@
 Two kinds of sources feed :class:`Metrics`:
 
 * events the service reports as they happen: :meth:`Metrics.observe_verdict` (verdicts by label
-  and judge tier, judge latency, tokens and cost by model, cache hits, error kinds) and
-  :meth:`Metrics.judge_retried`;
+  and judge tier, judge latency, tokens and cost by model, cache hits, error kinds);
 * state read at scrape time: the :class:`~consumers.stats.ServiceStats` the service keeps
   (messages consumed, quarantined, dead-lettered by reason, in flight, lag per partition, intake
   stopped...) and the judge's budget layers (:meth:`guard.budgets.judge.BudgetedJudge.stats`:
-  breaker state, USD left per budget window, provider calls), or explicit probes for them.
+  breaker state, USD left per budget window, provider calls, retries by error kind), or
+  explicit probes for them.
 
 Every name starts with ``groundguard_``; counters end in ``_total`` as Prometheus expects.
 """
@@ -65,8 +65,6 @@ class Metrics:
                                    registry=self.registry)
         self._errors = Counter(f"{NS}_judge_errors", "Verdicts with label error, by error kind.",
                                ["kind"], registry=self.registry)
-        self._retries = Counter(f"{NS}_judge_retries", "Judge calls retried, by error kind.",
-                                ["kind"], registry=self.registry)
         self.registry.register(_StateCollector(self, clock))
 
     # ------------------------------------------------------------------ events
@@ -89,10 +87,6 @@ class Metrics:
             self._cache_hits.inc()
         if verdict.error is not None:
             self._errors.labels(verdict.error.kind).inc()
-
-    def judge_retried(self, kind: str) -> None:
-        """Count one retried judge call (hook for :class:`guard.retry.RetryPolicy` ``on_retry``)."""
-        self._retries.labels(kind).inc()
 
     # ------------------------------------------------------------------ exposition
 
@@ -128,10 +122,18 @@ class _StateCollector(Collector):
         yield from self._breaker()
         yield from self._budget()
         if self._metrics.judge_stats is not None:
-            calls = getattr(self._metrics.judge_stats(), "provider_calls", None)
-            if calls is not None:
-                yield _counter("judge_provider_calls", "Calls made to the judge provider, "
-                               "retries included.", float(calls))
+            yield from self._judge(self._metrics.judge_stats())
+
+    def _judge(self, snapshot: Any) -> Iterable[Metric]:
+        calls = getattr(snapshot, "provider_calls", None)
+        if calls is not None:
+            yield _counter("judge_provider_calls", "Calls made to the judge provider, "
+                           "retries included.", float(calls))
+        retries = CounterMetricFamily(f"{NS}_judge_retries", "Judge calls retried, by error "
+                                      "kind.", labels=["kind"])
+        for kind, count in sorted(getattr(snapshot, "retries", {}).items()):
+            retries.add_metric([kind], float(count))
+        yield retries
 
     def _service(self, stats: Any) -> Iterable[Metric]:
         for attr, name, doc in _COUNTERS:

@@ -4,10 +4,12 @@ sits beneath both, so each attempt is admitted at the moment it is made)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from collections import Counter
 
 from guard.budgets.layer import JudgeLayer
 from guard.case import PreparedCase
-from guard.errors import RateLimited
+from guard.errors import JudgeError, RateLimited
 from guard.providers.base import Judge, JudgeOutcome
 from guard.retry import RetryPolicy
 
@@ -46,7 +48,14 @@ class RetryingJudge(JudgeLayer):
 
     def __init__(self, inner: Judge, policy: RetryPolicy) -> None:
         super().__init__(inner)
-        self._policy = policy
+        self.retries: Counter[str] = Counter()  # retried calls, by error kind
+        self._on_retry = policy.on_retry
+        self._policy = dataclasses.replace(policy, on_retry=self._count_retry)
+
+    def _count_retry(self, attempt: int, error: JudgeError, delay_s: float) -> None:
+        self.retries[error.kind] += 1
+        if self._on_retry is not None:
+            self._on_retry(attempt, error, delay_s)
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         async def attempt() -> JudgeOutcome:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from guard.budgets.breaker import BreakerJudge, BreakerSnapshot, BreakerState, CircuitBreaker
 from guard.budgets.cache import CachedJudge, CacheSnapshot, VerdictCache
@@ -45,6 +45,7 @@ class BudgetStats:
     breaker: BreakerSnapshot
     rate: RateSnapshot
     cost: CostSnapshot
+    retries: dict[str, int] = field(default_factory=dict)  # retried calls, by error kind
 
     @property
     def breaker_state(self) -> BreakerState:
@@ -88,7 +89,8 @@ class BudgetedJudge:
         self.limiter = _rate_limiter(settings, clock)
         self._limited = RateLimitedJudge(provider_judge, self.limiter,
                                          max_attempts=settings.max_rate_limited_attempts)
-        inner: Judge = RetryingJudge(self._limited, retry) if retry else self._limited
+        self._retrying = RetryingJudge(self._limited, retry) if retry else None
+        inner: Judge = self._retrying or self._limited
         self._slots = ConcurrencyLimitedJudge(inner, semaphore)
         self.breaker = _breaker(settings, clock)
         self._fallback_slots = (ConcurrencyLimitedJudge(fallback, semaphore)
@@ -126,7 +128,8 @@ class BudgetedJudge:
             cache=self._cache.snapshot() if self._cache else None,
             unsampled=self._sampler.unsampled, budget_paused=self._cost.paused,
             fallbacks=self._cost.fallbacks, breaker=self.breaker.snapshot(),
-            rate=self.limiter.snapshot(), cost=self._cost.budget.snapshot())
+            rate=self.limiter.snapshot(), cost=self._cost.budget.snapshot(),
+            retries=dict(self._retrying.retries) if self._retrying else {})
 
 
 def _rate_limiter(settings: BudgetSettings, clock: Clock) -> RateLimiter:
