@@ -7,6 +7,8 @@ with a confidence the cascade uses to decide whether to ask an LLM.
 
 from __future__ import annotations
 
+import unicodedata
+
 from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.case import PreparedCase
 from guard.models import ScoringMode, Usage
@@ -39,6 +41,8 @@ class OfflineJudge:
 
     def check(self, case: PreparedCase) -> list[ClaimResult]:
         """The per-claim results for ``case`` (synchronous; :meth:`assess` wraps it)."""
+        if not latin_script(case.output):
+            return []  # the rules read Latin-script languages only: nothing checkable
         index = EvidenceIndex.build(case.passages, case.evidence)
         premise = Premise.of(case.question)
         return [check_claim(claim, index, premise, self.min_support)
@@ -46,6 +50,18 @@ class OfflineJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+LATIN_SHARE = 0.7  # below this share of Latin letters the output is not checkable here
+
+
+def latin_script(text: str) -> bool:
+    """Whether most letters of ``text`` are Latin (the only script the rules read)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return True
+    latin = sum(1 for ch in letters if ch.isascii() or "LATIN" in unicodedata.name(ch, ""))
+    return latin / len(letters) >= LATIN_SHARE
 
 
 def confidence(results: list[ClaimResult]) -> float:
@@ -61,7 +77,7 @@ def confidence(results: list[ClaimResult]) -> float:
 def _assessment(case: PreparedCase, results: list[ClaimResult]) -> Assessment:
     claims = [_claim(case, r) for r in results]
     supported = sum(r.supported for r in results)
-    grounded = supported == len(results)
+    grounded = bool(results) and supported == len(results)  # nothing checked: never a pass
     explanation = _explain(results, supported)
     if case.mode is ScoringMode.BINARY:
         return BinaryAssessment(explanation=explanation, claims=claims, grounded=grounded)
@@ -69,8 +85,8 @@ def _assessment(case: PreparedCase, results: list[ClaimResult]) -> Assessment:
 
 
 def _score(results: list[ClaimResult]) -> int:
-    if not results:
-        return 3
+    if not results:  # e.g. a script the rules cannot read: fail closed, with low confidence
+        return 1
     supported = sum(r.supported for r in results) / len(results)
     if supported == 1.0:
         return 5 if confidence(results) >= 0.6 else 4
@@ -87,7 +103,8 @@ def _claim(case: PreparedCase, result: ClaimResult) -> ClaimAssessment:
 
 def _explain(results: list[ClaimResult], supported: int) -> str:
     if not results:
-        return "offline checks: the output has no checkable claims"
+        return ("offline checks: the output has no claims these rules can check (unsupported "
+                "script or no content words); not grounded until a judge that can read it says so")
     head = f"offline checks: {supported} of {len(results)} claims supported"
     failed = [f"'{_short(r.claim)}': {r.reason}" for r in results if not r.supported]
     return head + ("; " + "; ".join(failed) if failed else "")

@@ -244,3 +244,16 @@ async def test_any_text_gets_a_bounded_confidence_and_only_real_quotes(
     assert 0.0 <= outcome.confidence <= 1.0
     for claim in outcome.assessment.claims:
         assert claim.evidence_quote is None or claim.evidence_quote in case.evidence
+
+
+@pytest.mark.parametrize("mode", [ScoringMode.SCALE5, ScoringMode.BINARY])
+@pytest.mark.parametrize("output", ["Возврат невозможен, деньги не возвращаются.", "不能退货。",
+                                    "退货期为90天。", "لا يمكن إرجاع المنتجات."])
+async def test_text_the_rules_cannot_read_is_never_passed(output: str, mode: ScoringMode) -> None:
+    """No checkable claims is not grounded: it fails closed, with a low confidence, so a
+    cascade hands it to the LLM."""
+    outcome = await assess(output, "Our return policy allows returns within 30 days.",
+                           mode=mode)
+    assert not grounded(outcome)
+    assert outcome.confidence is not None
+    assert outcome.confidence < 0.5
