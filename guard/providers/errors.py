@@ -37,7 +37,11 @@ from guard.errors import (
 
 _KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_*\-]{4,}|[A-Za-z0-9_\-]{32,})")
 _QUOTA_WORDS = ("insufficient_quota", "exceeded your current quota", "credit balance",
-                "billing", "spend limit", "usage limit", "usage limits")
+                "spend limit", "usage limit")
+# OpenAI's code for an ordinary, transient rate limit decides before any message wording (its
+# text points at the billing page, which must not read as an exhausted quota). Anthropic marks
+# spend limits with type rate_limit_error too, so only the wording tells those apart.
+_RATE_LIMIT_CODE = "rate_limit_exceeded"
 _TRANSIENT_STATUSES = frozenset({408, 409})
 _MAX_MESSAGE = 300
 
@@ -75,8 +79,10 @@ def _is_quota(status: int, body: object) -> bool:
     if status == 402:
         return True
     etype, code, message = _error_fields(body)
-    if status == 429 and "insufficient_quota" in (etype, code):
+    if "insufficient_quota" in (etype, code):
         return True
+    if code == _RATE_LIMIT_CODE:
+        return False
     lowered = message.lower()
     return status in (400, 403, 429) and any(word in lowered for word in _QUOTA_WORDS)
 

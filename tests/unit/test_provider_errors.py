@@ -134,3 +134,21 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after({"retry-after": "soon"}) is None
     future = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25 < (parse_retry_after({"retry-after": future}) or 0) <= 31
+
+
+def test_an_ordinary_openai_rate_limit_mentioning_billing_is_not_an_exhausted_quota() -> None:
+    """OpenAI's usual 429 text points at the billing page; its code says it is a rate limit."""
+    from guard.errors import QuotaExhausted, RateLimited
+    from guard.providers.errors import from_status
+
+    body = {"error": {"type": "requests", "code": "rate_limit_exceeded",
+                      "message": "Rate limit reached for gpt-4o-mini on requests per min (RPM): "
+                      "Limit 500. You can increase your rate limit by adding a payment method "
+                      "to your account at https://platform.openai.com/account/billing."}}
+    error = from_status("openai", 429, {"retry-after": "2"}, body)
+    assert isinstance(error, RateLimited)
+    assert error.retriable
+    quota = from_status("openai", 429, {}, {"error": {"type": "insufficient_quota",
+                                                      "code": "insufficient_quota",
+                                                      "message": "You exceeded your quota."}})
+    assert isinstance(quota, QuotaExhausted)
