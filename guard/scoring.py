@@ -1,6 +1,7 @@
 """Turning a judge's assessment into a score and a label.
 
-* ``scale5``: raw 1-5, score = (raw - 1) / 4, pass iff score >= threshold.
+* ``scale5``: raw 1-5, score = (raw - 1) / 4, pass iff score >= threshold. A 5 (fully
+  grounded) that lists an unsupported claim contradicts itself and counts as 4.
 * ``binary``: raw 1 (grounded) or 0, score 1.0 or 0.0, pass iff grounded. A ``grounded: true``
   that lists an unsupported claim contradicts itself and fails closed.
 
@@ -31,6 +32,9 @@ def _scored(score: float, raw: int, passed: bool) -> Scored:
     return Scored(score=score, raw=raw, label=label, hallucinated=not passed)
 
 
+FULLY_GROUNDED = 5
+
+
 def _wrong_shape(mode: str, assessment: object) -> str:
     return f"expected a {mode} assessment, got {type(assessment).__name__}"
 
@@ -40,8 +44,11 @@ def score(assessment: Assessment, mode: ScoringMode, threshold: float) -> Scored
     if mode is ScoringMode.SCALE5:
         if not isinstance(assessment, Scale5Assessment):
             raise MalformedJudgeOutput(_wrong_shape("scale5", assessment))
-        value = (assessment.score - 1) / 4
-        return _scored(value, assessment.score, value >= threshold)
+        raw: int = assessment.score
+        if raw == FULLY_GROUNDED and not all(c.supported for c in assessment.claims):
+            raw = FULLY_GROUNDED - 1  # "fully grounded" yet a claim unsupported: self-contradiction
+        value = (raw - 1) / 4
+        return _scored(value, raw, value >= threshold)
     if not isinstance(assessment, BinaryAssessment):
         raise MalformedJudgeOutput(_wrong_shape("binary", assessment))
     grounded = assessment.grounded and all(c.supported for c in assessment.claims)

@@ -71,3 +71,17 @@ def test_a_scale5_assessment_in_binary_mode_is_malformed() -> None:
 def test_a_binary_assessment_in_scale5_mode_is_malformed() -> None:
     with pytest.raises(MalformedJudgeOutput, match="scale5"):
         score(binary(True), ScoringMode.SCALE5, 0.5)
+
+
+def test_full_marks_with_an_unsupported_claim_are_capped_below_full() -> None:
+    """A judge that says 5 (fully grounded) but lists an unsupported claim contradicts itself:
+    the raw score is taken as 4, so the verdict never claims full grounding."""
+    from guard.assessment import ClaimAssessment, Scale5Assessment
+    from guard.models import ScoringMode
+    from guard.scoring import score
+
+    claim = ClaimAssessment(claim="x", reason="not in evidence", evidence_quote=None,
+                            supported=False)
+    scored = score(Scale5Assessment(explanation="e", claims=[claim], score=5),
+                   ScoringMode.SCALE5, 0.9)
+    assert (scored.raw, scored.score, scored.label.value) == (4, 0.75, "fail")
