@@ -84,6 +84,11 @@ async def bounded_call(provider: str, timeout_s: float,
         raise
     except SDK_ERRORS as exc:
         raise map_sdk_error(provider, exc) from exc
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        # a 200 whose body is not the API's shape (OpenAI-compatible servers vary): leniently
+        # built SDK objects then miss fields where the answer is read
+        raise MalformedJudgeOutput(f"{provider} answer has an unexpected shape: "
+                                   f"{type(exc).__name__}") from exc
 
 
 async def retried_call(provider: str, settings: JudgeSettings, retry: RetryPolicy,

@@ -61,3 +61,19 @@ def test_reply_that_is_not_a_json_object_is_malformed_output(body: bytes) -> Non
     """A 200 body that is not a JSON object is MalformedJudgeOutput, naming the provider."""
     with pytest.raises(MalformedJudgeOutput, match="anthropic"):
         parse_body(Message, httpx2.Response(200, content=body), "anthropic")
+
+
+async def test_an_answer_of_the_wrong_shape_is_malformed_output_not_a_crash() -> None:
+    """A 200 body the SDK builds leniently can miss fields where the answer is read: that is a
+    judge error (an ``error`` verdict, routed by policy), never an exception that escapes."""
+    import pytest
+
+    from guard.errors import MalformedJudgeOutput
+    from guard.providers._common import bounded_call
+
+    async def read_answer() -> str:
+        message: object = "hi"  # {"choices": [{"message": "hi"}]}
+        return message.content  # type: ignore[attr-defined, no-any-return]
+
+    with pytest.raises(MalformedJudgeOutput, match="unexpected shape"):
+        await bounded_call("openai-compatible", 5.0, read_answer)
