@@ -110,7 +110,10 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         r"end_header_id)\|>"
         r"|\[/?INST\]|<</?SYS>>"
         r"|^[ \t]*#{2,}\s*(?:instructions?|system(?:\s+prompt)?|response)\b"
-        r"|</?(?:system|assistant|instructions?)>", re.IGNORECASE | re.MULTILINE)),
+        r"|</?(?:system|assistant|instructions?)>"
+        # our own block headers, forged inside a block to pass text off as evidence
+        r"|^[ \t]*\[turn\s+\d+\]|\btool\s+result\s+from\b|\((?:not\s+)?evidence\)\s*:",
+        re.IGNORECASE | re.MULTILINE)),
     ("fence_forgery", re.compile(
         r"<<\s*/?\s*(?:BEGIN|END)(?:_|\s|>>)|\b(?:BEGIN|END)_(?:OUTPUT|EVIDENCE|QUESTION)_",
         re.IGNORECASE)),
@@ -126,7 +129,7 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
      "grounded", "faithful", "supported"),
     ("score", "grounded", "hallucinated", "label", "verdict", "faithful", "supported"),
     ("system", "assistant", "developer", "user", "human", "<|", "inst]", "sys>>", "##",
-     "instruction"),
+     "instruction", "[turn", "tool result", "evidence)"),
     ("<<", "begin_", "end_"),
 )
 # The only non-ASCII characters IGNORECASE matches to ASCII letters, folded for the prefilter.

@@ -18,6 +18,7 @@ most to the output, whole, with ``[…]`` marking what was left out. What was cu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -57,9 +58,23 @@ class _Block:
 # --------------------------------------------------------------------------- blocks
 
 
+_HEADER_LOOKALIKE = re.compile(r"^([ \t]*)(\[(?:turn\s+)?\d+\])", re.IGNORECASE | re.MULTILINE)
+
+
+def _one_line(text: str) -> str:
+    """Header attributes (ids, sources, tool names) on one line: they cannot start a block."""
+    return " ".join(sanitize(text).split())
+
+
+def _body(text: str) -> str:
+    """A block's text, with lines that look like our block headers quoted, so judged text
+    cannot start a forged document or turn (``[2] ...``, ``[turn 4] TOOL RESULT ...``)."""
+    return _HEADER_LOOKALIKE.sub(r"\1| \2", sanitize(text))
+
+
 def _document_header(number: int, doc: Document) -> str:
     pairs = (("id", doc.id), ("source", doc.source))
-    attrs = [f"{name}: {sanitize(value)}" for name, value in pairs if value]
+    attrs = [f"{name}: {_one_line(value)}" for name, value in pairs if value]
     return f"[{number}] ({', '.join(attrs)})" if attrs else f"[{number}]"
 
 
@@ -68,7 +83,7 @@ def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[
     docs = [Document(text=item) if isinstance(item, str) else item for item in items]
     blocks: list[_Block] = []
     for number, doc in enumerate(docs, start=1):
-        body = sanitize(doc.text)
+        body = _body(doc.text)
         if body:
             blocks.append(_Block(_document_header(number, doc), body, f"[{number}]"))
     return blocks
@@ -79,7 +94,7 @@ def turn_label(message: Message) -> tuple[str, str | None]:
     if message.role == "user":
         return "USER (evidence):", "user"
     if message.role == "tool":
-        name = sanitize(message.name or "")
+        name = _one_line(message.name or "")
         shown = f"TOOL RESULT from {name}" if name else "TOOL RESULT"
         return f"{shown} (evidence):", f"tool {name}" if name else "tool"
     if message.role == "assistant":
@@ -90,7 +105,7 @@ def turn_label(message: Message) -> tuple[str, str | None]:
 def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
     blocks: list[_Block] = []
     for number, message in enumerate(messages, start=1):
-        body = sanitize(message.content)
+        body = _body(message.content)
         if body:
             shown, passage_label = turn_label(message)
             blocks.append(_Block(f"[turn {number}] {shown}", body, passage_label))
