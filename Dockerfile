@@ -26,8 +26,7 @@ RUN groupadd --system --gid 10001 groundguard \
 COPY --from=build /opt/groundguard /opt/groundguard
 ENV PATH=/opt/groundguard/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    GROUNDGUARD_LOG__FORMAT=json
+    PYTHONUNBUFFERED=1
 WORKDIR /tmp
 USER 10001:10001
 EXPOSE 9464
