@@ -45,7 +45,8 @@ def resolve_api_key(settings: JudgeSettings, environ: Mapping[str, str],
     if provider is Provider.OPENAI and settings.base_url is not None:
         return None
     raise ConfigError("judge.api_key", f"no API key for the {provider.value} judge",
-                      f"set the {var} environment variable or judge.api_key_file")
+                      f"set the {var} environment variable, judge.api_key "
+                      "(GROUNDGUARD_JUDGE__API_KEY) or judge.api_key_file")
 
 
 def _read_key_file(settings: JudgeSettings) -> str:

@@ -35,7 +35,8 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--judge", choices=[p.value for p in Provider],
                        help="offline (default: no network, no key), openai, anthropic, "
                        "cascade (offline first, LLM when unsure), fake (tests)")
-    group.add_argument("--model", help="judge model (default gpt-4o-mini)")
+    group.add_argument("--model",
+                       help="judge model (default gpt-4o-mini; claude-haiku-4-5 for anthropic)")
     group.add_argument("--base-url", help="an OpenAI-compatible endpoint (vLLM, Ollama, proxy)")
     group.add_argument("--mode", choices=[m.value for m in ScoringMode],
                        help="scale5: raw 1-5, score (raw-1)/4 (default); binary: 1 grounded / 0")
