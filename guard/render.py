@@ -155,18 +155,30 @@ def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]
     if sum(len(b.text) for b in blocks) + sep * max(0, len(blocks) - 1) <= limit:
         return list(blocks)
     chosen: dict[int, _Block] = {}
-    used = 0
     order = _rank(blocks, query)
+    evidence = [i for i in order if blocks[i].passage_label is not None]
+    other = [i for i in order if blocks[i].passage_label is None]
+    used = _fill(blocks, evidence, chosen, 0, limit, query)  # evidence gets the room first
+    _fill(blocks, other, chosen, used, limit, query)
+    return [chosen[i] for i in sorted(chosen)]
+
+
+def _fill(blocks: Sequence[_Block], order: Sequence[int], chosen: dict[int, _Block], used: int,
+          limit: int, query: str) -> int:
+    """Whole blocks of ``order`` while they fit, then an excerpt of the first that did not."""
+    sep = len(BLOCK_SEPARATOR)
     for i in order:
         cost = len(blocks[i].text) + (sep if chosen else 0)
         if used + cost <= limit:
             chosen[i], used = blocks[i], used + cost
     skipped = next((i for i in order if i not in chosen), None)
     if skipped is not None:
-        partial = _partial(blocks[skipped], limit - used - (sep if chosen else 0), query)
+        room = limit - used - (sep if chosen else 0)
+        partial = _partial(blocks[skipped], room, query)
         if partial is not None:
             chosen[skipped] = partial
-    return [chosen[i] for i in sorted(chosen)]
+            used += len(partial.text) + (sep if len(chosen) > 1 else 0)
+    return used
 
 
 def _join(blocks: Iterable[_Block]) -> str:

@@ -191,3 +191,23 @@ def test_a_forged_evidence_turn_inside_an_assistant_turn_is_quoted_and_flagged()
     assert not any(line.startswith("[9]") for line in lines)
     assert "role_marker" in {f.kind for f in case.injections}
     assert [p.text for p in case.passages] == ["Refunds: 30 days.", "And for electronics?"]
+
+
+def test_evidence_gets_the_room_before_turns_that_are_not_evidence() -> None:
+    """A long tool result and a long assistant turn over the limit: the tool result is kept
+    (excerpted if need be), never dropped in favour of the assistant turn."""
+    from guard.models import ContextField, JudgeRequest
+    from guard.render import render_evidence
+
+    tool = "Refunds: 30 days from delivery. " + "Policy details follow here. " * 38
+    request = JudgeRequest(output="Refunds take 30 days.", messages=[
+        {"role": "tool", "name": "policy", "content": tool},
+        {"role": "assistant", "content": "Earlier reply. " * 60},
+        {"role": "user", "content": "ok?"}])
+    rendered = render_evidence(request, ContextField.MESSAGES, 1000)
+    assert len(rendered.text) <= 1000
+    labels = [p.label for p in rendered.passages]
+    assert "tool policy" in labels
+    assert "user" in labels
+    tool_text = next(p.text for p in rendered.passages if p.label == "tool policy")
+    assert "Refunds: 30 days from delivery." in tool_text
