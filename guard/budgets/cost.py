@@ -25,7 +25,7 @@ from guard.budgets.estimate import estimate_usage
 from guard.budgets.layer import JudgeLayer
 from guard.budgets.settings import BudgetPolicy
 from guard.case import PreparedCase
-from guard.errors import ConfigError, JudgementSkipped
+from guard.errors import ConfigError, JudgementSkipped, JudgeTimeout, MalformedJudgeOutput
 from guard.models import Usage
 from guard.providers.base import Judge, JudgeOutcome
 
@@ -172,6 +172,12 @@ class CostBudgetJudge(JudgeLayer):
     async def _judge(self, case: PreparedCase, grant: Reservation) -> JudgeOutcome:
         try:
             outcome = await self.inner.assess(case)
+        except (MalformedJudgeOutput, JudgeTimeout):
+            # the provider got the request and may bill it (an answer cut at max_tokens, a
+            # refusal, a call we gave up on): count the estimate, so such failures cannot
+            # spend outside the budget
+            self.budget.settle(grant, grant.cost_usd)
+            raise
         except BaseException:
             self.budget.settle(grant, None)
             raise

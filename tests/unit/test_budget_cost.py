@@ -132,3 +132,27 @@ def test_a_spent_window_is_logged_once_and_its_rollover_once(
     events = [r.getMessage().split(" ")[0] for r in caplog.records]
     assert events == ["budget.exhausted", "budget.window_rolled"]
     assert "limit_usd=1.0000" in caplog.records[0].getMessage()
+
+
+async def test_failed_calls_the_provider_may_bill_count_their_estimate() -> None:
+    """Malformed answers and timed-out calls reached the provider: their estimated cost is
+    spent from the budget; calls refused before sending (circuit open) cost nothing."""
+    from guard.budgets.clock import VirtualClock
+    from guard.budgets.cost import CostBudget, CostBudgetJudge
+    from guard.budgets.settings import BudgetPolicy
+    from guard.errors import CircuitOpen, JudgeTimeout, MalformedJudgeOutput
+    from guard.testing import FakeJudge
+    from tests.unit.test_engine import guard_with
+
+    clock = VirtualClock()
+    budget = CostBudget({"hour": 100.0}, clock)
+    failures = FakeJudge([MalformedJudgeOutput("cut at max_tokens"), JudgeTimeout("slow"),
+                          CircuitOpen("open")])
+    layer = CostBudgetJudge(failures, budget, price=lambda model, usage: 1.0,
+                            policy=BudgetPolicy.SKIP, fallback=None, max_pause_s=1.0,
+                            clock=clock)
+    case = guard_with().prepare(guard_with().parse({"output": "x y", "context": "x y"}))
+    for _ in range(3):
+        with pytest.raises((MalformedJudgeOutput, JudgeTimeout, CircuitOpen)):
+            await layer.assess(case)  # type: ignore[arg-type]
+    assert budget.snapshot().total_spent_usd == 2.0
