@@ -37,7 +37,8 @@ class JudgeSettings(BaseModel):
     max_retries: int = Field(default=defaults.DEFAULT_MAX_RETRIES, ge=0, le=10)
     max_tokens: int = Field(default=defaults.DEFAULT_MAX_TOKENS, gt=0)
     mode: ScoringMode = ScoringMode.SCALE5
-    threshold: float = Field(default=defaults.DEFAULT_THRESHOLD, ge=0.0, le=1.0)
+    threshold: float = Field(default=defaults.DEFAULT_THRESHOLD, gt=0.0, le=1.0,
+                             description="Pass at score >= threshold; 0 would pass everything.")
     context_field: ContextField = ContextField.CONTEXT
     max_context_chars: int = Field(default=defaults.DEFAULT_MAX_CONTEXT_CHARS, ge=100)
     max_output_chars: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_CHARS, ge=100)
