@@ -33,6 +33,7 @@ PriceFn = Callable[[str, Usage], float]
 _SLACK = 1e-9  # float sums of prices must not refuse the call that exactly fills a window
 WINDOW_SECONDS = {"minute": 60.0, "hour": 3_600.0, "day": 86_400.0}
 _log = logging.getLogger("guard.budgets")
+RESERVATION_RECHECK_S = 1.0  # a caller refused by reservations in flight looks again this often
 
 
 @dataclass
@@ -195,7 +196,10 @@ class CostBudgetJudge(JudgeLayer):
         if now >= deadline:  # paused as long as allowed: fall back to the skip policy
             raise JudgementSkipped(f"budget_exhausted:{spent.window}")
         self.paused += 1
-        await self._clock.sleep(min(spent.resets_in_s, deadline - now))
+        wait = spent.resets_in_s
+        if spent.reserved_usd > 0:  # calls in flight may settle below their estimate: look again
+            wait = min(wait, RESERVATION_RECHECK_S)
+        await self._clock.sleep(min(wait, deadline - now))
 
     async def _fall_back(self, case: PreparedCase, window: str) -> JudgeOutcome:
         assert self._fallback is not None

@@ -156,3 +156,31 @@ async def test_failed_calls_the_provider_may_bill_count_their_estimate() -> None
         with pytest.raises((MalformedJudgeOutput, JudgeTimeout, CircuitOpen)):
             await layer.assess(case)  # type: ignore[arg-type]
     assert budget.snapshot().total_spent_usd == 2.0
+
+
+async def test_a_caller_refused_only_by_reservations_in_flight_does_not_sleep_the_window() -> None:
+    """Under pause, a call refused because others' estimates are still reserved looks again
+    soon: when those calls settle below their estimate, it runs long before the window ends."""
+    import asyncio
+
+    from guard.budgets.clock import VirtualClock
+    from guard.budgets.cost import CostBudget, CostBudgetJudge, Reservation
+    from guard.budgets.settings import BudgetPolicy
+    from guard.testing import FakeJudge
+    from tests.unit.test_engine import guard_with
+
+    clock = VirtualClock(start=3600.0 * 1000)  # the start of an hour window
+    budget = CostBudget({"hour": 1.5}, clock)
+    held = budget.try_reserve(1.0)  # another caller's estimate, still in flight
+    assert isinstance(held, Reservation)
+    layer = CostBudgetJudge(FakeJudge(), budget, price=lambda model, usage: 1.0,
+                            policy=BudgetPolicy.PAUSE, fallback=None, max_pause_s=7200.0,
+                            clock=clock)
+    case = guard_with().prepare(guard_with().parse({"output": "x y", "context": "x y"}))
+    task = asyncio.create_task(layer.assess(case))  # type: ignore[arg-type]
+    await asyncio.sleep(0)
+    budget.settle(held, 0.2)  # it cost far less than estimated
+    clock.advance(1.0)
+    outcome = await asyncio.wait_for(task, timeout=5)
+    assert outcome.provider == "fake"
+    assert clock.now() - 3600.0 * 1000 < 60  # not at the end of the hour window
