@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
 
 import orjson
 
 from consumers.codec import dead_letter_size, decode, fit_dead_letter
 from consumers.records import DeadLetter
-from guard.engine import Guard
-from guard.settings import JudgeSettings
-from guard.testing import FakeJudge
+from tests.unit.test_codec_routing import GUARD, Record
 
-GUARD = Guard(FakeJudge(), JudgeSettings())
 LIMIT = 1_000_000  # the default max_output_bytes
-
-
-@dataclass
-class Record:
-    value: bytes | None
-    key: bytes | None = b"user-1"
-    headers: list[tuple[str, bytes]] = field(default_factory=list)
-    topic: str = "in"
-    partition: int = 0
-    offset: int = 7
-    timestamp: int = 1_700_000_000_000
 
 
 def test_control_bytes_that_grow_sixfold_in_json_are_kept_as_a_base64_prefix_that_fits() -> None:
