@@ -2,19 +2,28 @@
 
 Validation itself is the judge core's (:meth:`guard.engine.Guard.parse`); this module adds what
 only the runtime knows: the size limit, tombstones, the record's coordinates and headers, and a
-request id for requests that carry none (a header, else the record's coordinates, so a replay of
-the same record gets the same id).
+request id for requests that carry none (a header of at most ``REQUEST_ID_MAX_CHARS``, else the
+record's coordinates, so a replay of the same record gets the same id).
+
+Integers too large for 64 bits (an ``id``, a ``metadata`` value) are kept exact: a payload with a
+run of 19 or more digits is read with the standard library's JSON parser (orjson would turn such
+integers into floats). A key longer than ``KEY_MAX_BYTES`` is shown as ``sha256:`` and its hex
+digest (see :mod:`consumers.fitting`).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
 
+from consumers.headers import safe_headers, shown_names
 from consumers.records import DeadLetter, SourceCoordinates
 from guard.errors import InvalidRequest
 from guard.models import JudgeRequest
@@ -26,6 +35,9 @@ DEAD_LETTER_MARGIN = 65_536  # room for everything but the payload in a shrunk d
 DEAD_LETTER_HEADERS = 32  # headers copied into a shrunk dead letter
 DEAD_LETTER_HEADER_CHARS = 512  # characters kept of each of them
 DEAD_LETTER_DETAIL_CHARS = 4096
+KEY_MAX_BYTES = 4096  # longer keys travel as sha256:<hex> (same key, same digest, same partition)
+REQUEST_ID_MAX_CHARS = 256  # a longer request-id header is not used as the request's id
+LONG_DIGITS = re.compile(rb"\d{19}")  # may be an integer beyond 64 bits
 
 
 class RecordLike(Protocol):
@@ -58,8 +70,27 @@ def as_text(data: bytes) -> str:
         return "base64:" + base64.b64encode(data).decode("ascii")
 
 
+def hashed_key(key: bytes) -> bytes | None:
+    """``sha256:<hex>`` for a key longer than ``KEY_MAX_BYTES``; None for a key that fits."""
+    if len(key) <= KEY_MAX_BYTES:
+        return None
+    return b"sha256:" + hashlib.sha256(key).hexdigest().encode("ascii")
+
+
+def key_text(key: bytes | None) -> str | None:
+    if key is None:
+        return None
+    hashed = hashed_key(key)
+    return hashed.decode("ascii") if hashed is not None else as_text(key)
+
+
+def header_name(name: str) -> str:
+    """A header name safe to write as JSON text (lone surrogates escaped)."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def source_of(record: RecordLike) -> SourceCoordinates:
-    key = as_text(record.key) if record.key is not None else None
+    key = key_text(record.key)
     return SourceCoordinates(topic=record.topic, partition=record.partition, offset=record.offset,
                              timestamp_ms=record.timestamp, key=key)
 
@@ -90,8 +121,16 @@ def dead_letter(record: RecordLike, reason: str, detail: str, *,
         detail=detail, input=source_of(record),
         payload_text=text, payload_base64=encoded,
         payload_truncated=len(kept) < len(value), payload_bytes=len(value),
-        headers={name: as_text(data) for name, data in headers_of(record)},
+        **dead_letter_headers(headers_of(record)),
     )
+
+
+def dead_letter_headers(headers: Headers) -> dict[str, Any]:
+    """The ``headers`` and ``headers_withheld`` fields of a dead letter: credentials are never
+    copied (:func:`consumers.headers.is_credential`), only named."""
+    kept, withheld = safe_headers(headers)
+    return {"headers": {header_name(name): as_text(data) for name, data in kept},
+            "headers_withheld": [header_name(name) for name in shown_names(withheld)]}
 
 
 def dead_letter_size(letter: DeadLetter) -> int:
@@ -149,14 +188,14 @@ def _with_id(request: JudgeRequest, record: RecordLike, headers: Headers) -> Jud
     if request.id:
         return request
     from_header = header(headers, *REQUEST_ID_HEADERS)
-    if from_header:
+    if from_header and len(from_header) <= REQUEST_ID_MAX_CHARS:
         request_id = as_text(from_header)
     else:
         request_id = f"{record.topic}-{record.partition}-{record.offset}"
     return request.model_copy(update={"id": request_id})
 
 
-def decode(record: RecordLike, *, parse: Callable[[bytes], JudgeRequest],
+def decode(record: RecordLike, *, parse: Callable[[Any], JudgeRequest],
            max_bytes: int) -> Decoded | DeadLetter:
     """The record's request, or a dead letter saying why there is none. Never raises."""
     value = record.value
@@ -167,7 +206,7 @@ def decode(record: RecordLike, *, parse: Callable[[bytes], JudgeRequest],
                            f"the value is {len(value)} bytes; the limit (max_message_bytes) is "
                            f"{max_bytes}", keep_bytes=max_bytes)
     try:
-        request = parse(value)
+        request = parse_exact(value, parse)
     except InvalidRequest as exc:
         reason = getattr(exc, "reason", "invalid_request")
         if reason not in DEAD_LETTER_REASONS:
@@ -178,6 +217,26 @@ def decode(record: RecordLike, *, parse: Callable[[bytes], JudgeRequest],
                    payload=value, headers=headers)
 
 
+def exact_json(value: bytes) -> Any | None:
+    """``value`` as JSON with integers beyond 64 bits kept exact, when it holds a long run of
+    digits and is valid JSON; None otherwise (then orjson's reading is as good)."""
+    if LONG_DIGITS.search(value) is None:
+        return None
+    try:
+        orjson.loads(value)  # the core's rules: the standard parser accepts NaN, lone surrogates
+        found = json.loads(value)
+    except (orjson.JSONDecodeError, ValueError, RecursionError):
+        return None
+    return found
+
+
+def parse_exact(value: bytes, parse: Callable[[Any], JudgeRequest]) -> JudgeRequest:
+    """``parse(value)``, but big integers reach the core as integers, not floats."""
+    exact = exact_json(value)
+    return parse(value if exact is None else exact)
+
+
 def payload_json(payload: bytes) -> Any:
-    """The payload as JSON (it was validated already)."""
-    return orjson.loads(payload)
+    """The payload as JSON (it was validated already), big integers kept exact."""
+    exact = exact_json(payload)
+    return orjson.loads(payload) if exact is None else exact

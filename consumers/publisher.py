@@ -66,38 +66,51 @@ async def send_all(producer: AIOKafkaProducer,
     return failed
 
 
-def shrink_refused_dead_letters(outputs: list[OutRecord], error: BaseException) -> bool:
-    """When the broker refused records as too large, replace (in place) the dead letters among
-    ``outputs`` by their bare version (:func:`consumers.codec.bare_dead_letter`); whether any
-    changed. A dead letter must never stop the service."""
-    if not isinstance(error, MessageSizeTooLargeError):
-        return False
+def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, BaseException]],
+                    refused: Callable[[str], OutRecord] | None) -> bool:
+    """Replace (in place) the records of ``outputs`` the broker refused as too large: a dead
+    letter by its bare version (:func:`consumers.codec.bare_dead_letter`), any other record by
+    one dead letter ``refused(detail)`` for the message. Whether anything changed: one message's
+    size must never stop the service."""
+    too_large = [out for out, error in failed if isinstance(error, MessageSizeTooLargeError)]
+    refused_ids = {id(out) for out in too_large}
     changed = False
     for i, out in enumerate(outputs):
-        if out.kind != "dead_letter":
-            continue
-        bare = bare_dead_letter(out.value)
-        if bare != out.value:
-            outputs[i] = dataclasses.replace(out, value=bare)
-            changed = True
+        if id(out) in refused_ids and out.kind == "dead_letter":
+            bare = bare_dead_letter(out.value)
+            if bare != out.value:
+                outputs[i] = dataclasses.replace(out, value=bare)
+                changed = True
+    others = [out for out in too_large if out.kind != "dead_letter"]
+    if others and refused is not None:
+        detail = ", ".join(f"the broker refused the {out.kind} record ({len(out.value)} bytes) "
+                           "as too large" for out in others)
+        gone = {id(out) for out in others}
+        outputs[:] = [out for out in outputs if id(out) not in gone] + [refused(detail)]
+        changed = True
     return changed
 
 
 async def publish(producer: AIOKafkaProducer, outputs: list[OutRecord], *, timeout_s: float,
-                  on_retry: Callable[[], None] | None = None) -> None:
+                  on_retry: Callable[[], None] | None = None,
+                  refused: Callable[[str], OutRecord] | None = None) -> list[OutRecord]:
     """Publish ``outputs``, retrying the failed ones on transient errors for ``timeout_s``;
-    :class:`PublishFailed` when they cannot be delivered."""
+    :class:`PublishFailed` when they cannot be delivered. Records refused as too large are
+    replaced (:func:`replace_refused`, ``refused`` builds the message's dead letter). Returns
+    the records delivered."""
     deadline = time.monotonic() + timeout_s
     pending = list(outputs)
+    delivered: list[OutRecord] = []
     for attempt in itertools.count():  # bounded by the deadline
         failed = await send_all(producer, pending)
+        delivered += [out for out in pending if all(out is not f for f, _ in failed)]
         if not failed:
-            return
+            return delivered
         pending = [out for out, _ in failed]
         error = failed[0][1]
-        if shrink_refused_dead_letters(pending, error):
-            log.warning("publish.dead_letter_refused", error=repr(error),
-                        action="sent again without payload")
+        if replace_refused(pending, failed, refused):
+            log.warning("publish.refused_as_too_large", error=repr(error),
+                        action="sent again as a smaller dead letter")
             continue
         if not transient(error) or time.monotonic() >= deadline:
             raise PublishFailed(f"{pending[0].kind} record to {pending[0].topic} was not "
@@ -107,3 +120,4 @@ async def publish(producer: AIOKafkaProducer, outputs: list[OutRecord], *, timeo
         log.warning("publish.retry", topic=pending[0].topic, attempt=attempt + 1,
                     error=repr(error))
         await asyncio.sleep(PUBLISH_BACKOFF_S[min(attempt, len(PUBLISH_BACKOFF_S) - 1)])
+    raise AssertionError("unreachable")  # pragma: no cover

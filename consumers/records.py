@@ -22,7 +22,9 @@ class SourceCoordinates(BaseModel):
     partition: int
     offset: int
     timestamp_ms: int | None = None
-    key: str | None = Field(default=None, description="The input key as text (base64 if binary).")
+    key: str | None = Field(default=None, description="The input key as text (base64: and its "
+                            "base64 if binary; sha256: and its hex digest if longer than 4096 "
+                            "bytes).")
 
 
 class VerdictRecord(Verdict):
@@ -37,7 +39,11 @@ class QuarantineRecord(BaseModel):
     schema_version: str = SCHEMA_VERSION
     request_id: str
     input: SourceCoordinates
-    payload: Any = Field(description="The original message, decoded as JSON.")
+    payload: Any = Field(description="The original message, decoded as JSON (null when omitted).")
+    payload_omitted: bool = Field(
+        default=False, description="The payload was left out so the record fits "
+        "max_output_bytes; read it from the input coordinates.")
+    payload_bytes: int | None = Field(default=None, description="Size of the original value.")
     verdict: Verdict
 
 
@@ -57,6 +63,9 @@ class DeadLetter(BaseModel):
     )
     payload_bytes: int | None = Field(default=None, description="Size of the original value.")
     headers: dict[str, str] = Field(
-        default_factory=dict, description="Original headers (values base64 if binary)."
+        default_factory=dict, description="Original headers (values base64 if binary), except "
+        "credentials (authorization, cookie, names with token, secret, password, key...).",
     )
+    headers_withheld: list[str] = Field(
+        default_factory=list, description="Names of input headers not copied: credentials.")
     failed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))

@@ -82,7 +82,8 @@ def route_verdict(decoded: Decoded, verdict: Verdict, *, topics: TopicSettings,
     out = [OutRecord(topics.verdicts, key, value, base, "verdict", label)]
     if quarantined(verdict, policy):
         record = QuarantineRecord(request_id=verdict.request_id, input=decoded.source,
-                                  payload=payload_json(decoded.payload), verdict=verdict)
+                                  payload=payload_json(decoded.payload),
+                                  payload_bytes=len(decoded.payload), verdict=verdict)
         out.append(OutRecord(topics.quarantine, key, record.model_dump_json().encode(), base,
                              "quarantine", label))
     elif topics.approved:

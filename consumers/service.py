@@ -54,10 +54,11 @@ from aiokafka.errors import (
 )
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from consumers import codec, routing
+from consumers import codec
 from consumers.errors import BrokerUnavailable, PublishFailed
 from consumers.logging import bind_record
 from consumers.offsets import OffsetTracker, decode_finished, encode_finished
+from consumers.pipeline import Pipeline
 from consumers.publisher import make_producer, publish, send_all, transient
 from consumers.records import DeadLetter
 from consumers.routing import OutRecord
@@ -121,6 +122,7 @@ class GuardService:
         self.stats = stats if stats is not None else ServiceStats()
         self._stop = stop or asyncio.Event()
         self._slots = asyncio.Semaphore(settings.concurrency)
+        self._pipeline = Pipeline(settings, guard.parse)
         self._partitions: dict[TopicPartition, _Partition] = {}
         self._commit_lock = asyncio.Lock()
         self._abandoned: set[asyncio.Task[None]] = set()  # transactions that timed out
@@ -313,46 +315,47 @@ class GuardService:
         try:
             if previous is not None:
                 await asyncio.wait({previous})
-            decoded = codec.decode(record, parse=self.guard.parse,
-                                   max_bytes=self.settings.max_message_bytes)
+            decoded = self._pipeline.decode(record)
             request_id = None if isinstance(decoded, DeadLetter) else decoded.request.id
             with bind_record(topic=record.topic, partition=record.partition,
                              offset=record.offset, request_id=request_id, headers=record.headers):
                 await self._handle(part, record, decoded)
-        except Exception as exc:  # a bug here must stop the service, not stall a partition
-            if self._fatal is None:  # the first failure gets a traceback, later ones a line
-                log.exception("message.crashed", topic=record.topic,
-                              partition=record.partition, offset=record.offset)
-            else:
-                log.debug("message.abandoned", topic=record.topic, partition=record.partition,
-                          offset=record.offset, error=type(exc).__name__)
-            self._fail(exc)
+        except PublishFailed as exc:  # the broker, not the message: stop, offsets uncommitted
+            self._abandon(record, exc)
+        except Exception as exc:  # anything else is this message's: dead-letter it
+            await self._last_resort(part, record, exc)
+
+    async def _last_resort(self, part: _Partition, record: ConsumerRecord[Any, Any],
+                           exc: Exception) -> None:
+        """A step outside the pipeline's own guard raised: publish the message's dead letter;
+        only a failure to publish that stops the service."""
+        log.exception("message.crashed", topic=record.topic, partition=record.partition,
+                      offset=record.offset)
+        try:
+            await self._deliver(part, record.offset,
+                                [self._pipeline.failed(record, "handling the message", exc)])
+        except Exception as again:
+            self._abandon(record, again)
+
+    def _abandon(self, record: ConsumerRecord[Any, Any], exc: BaseException) -> None:
+        if self._fatal is None:
+            log.error("message.abandoned", topic=record.topic, partition=record.partition,
+                      offset=record.offset, error=repr(exc))
+        self._fail(exc)
 
     async def _handle(self, part: _Partition, record: ConsumerRecord[Any, Any],
                       decoded: codec.Decoded | DeadLetter) -> None:
         if isinstance(decoded, DeadLetter):
             part.waiting.discard(asyncio.current_task())
-            await self._deliver(part, record.offset, [self._dead_letter(decoded, record)])
+            await self._deliver(part, record.offset, [self._pipeline.dead_letter(decoded, record)])
             return
         judged = await self._judge(part, record, decoded)
         if judged is None:
             return
         outputs, verdict = judged
-        await self._deliver(part, record.offset, self._fit(outputs, record))
+        await self._deliver(part, record.offset, outputs, record)
         if verdict is not None:
             self._published(verdict, outputs)
-
-    def _fit(self, outputs: list[OutRecord], record: ConsumerRecord[Any, Any]) -> list[OutRecord]:
-        """Replace outputs the broker would refuse as too large by one dead letter, so a huge
-        message can never stop the service (the verdict stays when it fits)."""
-        limit = self.settings.max_output_bytes
-        too_big = [out for out in outputs if len(out.value) > limit]
-        if not too_big:
-            return outputs
-        detail = ", ".join(f"the {out.kind} record is {len(out.value)} bytes" for out in too_big)
-        letter = codec.dead_letter(record, "oversized", f"{detail}; max_output_bytes is {limit}")
-        kept = [out for out in outputs if len(out.value) <= limit]
-        return [*kept, self._dead_letter(letter, record)]
 
     def _published(self, verdict: Verdict, outputs: list[OutRecord]) -> None:
         held = any(out.kind == "quarantine" for out in outputs)
@@ -384,29 +387,17 @@ class GuardService:
         except Exception as exc:  # a bug in the judge core must not stop the consumer
             log.exception("judge.crashed", request_id=decoded.request.id, topic=record.topic,
                           partition=record.partition, offset=record.offset)
-            letter = codec.dead_letter(record, "internal_error",
-                                       f"the judge raised {type(exc).__name__}: {exc}")
-            return [self._dead_letter(letter, record)], None
+            return [self._pipeline.failed(record, "the judge", exc)], None
         finally:
             self._slots.release()
-        outputs = routing.route_verdict(decoded, verdict, topics=self.settings.topics,
-                                        policy=self.settings.failure_policy, key=record.key)
-        return outputs, verdict
+        return self._pipeline.outputs(record, decoded, verdict), verdict
 
-    def _dead_letter(self, letter: DeadLetter, record: ConsumerRecord[Any, Any]) -> OutRecord:
-        """The dead-letter record, shrunk to ``max_output_bytes`` (see
-        :func:`codec.fit_dead_letter`): a dead letter never fails for its size."""
-        letter = codec.fit_dead_letter(letter, record.value or b"", self.settings.max_output_bytes)
-        log.info("message.dead_lettered", reason=letter.reason, topic=record.topic,
-                 partition=record.partition, offset=record.offset, detail=letter.detail[:300])
-        return routing.route_dead_letter(letter, headers=codec.headers_of(record),
-                                         topics=self.settings.topics, key=record.key)
-
-    async def _deliver(self, part: _Partition, offset: int, outputs: list[OutRecord]) -> None:
+    async def _deliver(self, part: _Partition, offset: int, outputs: list[OutRecord],
+                       record: ConsumerRecord[Any, Any] | None = None) -> None:
         if self._exactly_once:
             part.ready[offset] = outputs  # published with its offset in the next transaction
         else:
-            await self._publish(outputs)
+            await self._publish(outputs, record)
         part.tracker.finish(offset)
         self._count(outputs)
         self.stats.progressed()
@@ -422,11 +413,19 @@ class GuardService:
             else:
                 self.stats.dead_lettered[out.tag] += 1
 
-    async def _publish(self, outputs: list[OutRecord]) -> None:
+    async def _publish(self, outputs: list[OutRecord],
+                       record: ConsumerRecord[Any, Any] | None) -> None:
         assert self._producer is not None
+
+        def refused(detail: str) -> OutRecord:
+            assert record is not None
+            return self._pipeline.dead_letter(
+                codec.dead_letter(record, "oversized", detail), record)
+
         try:
             await publish(self._producer, outputs, timeout_s=self.settings.publish_timeout_s,
-                          on_retry=self._count_retry)
+                          on_retry=self._count_retry,
+                          refused=refused if record is not None else None)
         except PublishFailed as exc:
             self._fail(exc)
             raise

@@ -245,11 +245,11 @@ async def test_sampling_by_key_uses_the_kafka_message_key(kafka_bootstrap: str) 
     assert quarantine == []
 
 
-async def test_an_output_too_large_for_the_broker_becomes_a_dead_letter(
+async def test_a_quarantine_record_too_large_is_quarantined_without_its_payload(
         kafka_bootstrap: str) -> None:
     """A failing answer whose quarantine record (original payload + verdict) would exceed
-    max_output_bytes: its verdict is still published, the quarantine copy is replaced by an
-    `oversized` dead letter, and the service carries on."""
+    max_output_bytes: its verdict is published and it is still quarantined (it used to go to
+    the dead-letter topic), the copied payload left out and said so; the service carries on."""
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
     settings = make_settings(kafka_bootstrap, topics, max_output_bytes=6000)
@@ -259,15 +259,17 @@ async def test_an_output_too_large_for_the_broker_becomes_a_dead_letter(
         await produce(kafka_bootstrap, topics.requests,
                       [(b"a", big, None), (b"b", ungrounded(1), None)])
         verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=2)
-        quarantine = await read_until(kafka_bootstrap, topics.quarantine, expected=1,
+        quarantine = await read_until(kafka_bootstrap, topics.quarantine, expected=2,
                                       settle_s=0.5)
-        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=1)
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=0, timeout_s=1)
     assert by_id(verdicts) == {"big": 1, "bad-1": 1}
-    assert by_id(quarantine) == {"bad-1": 1}
-    letter = orjson.loads(dlq[0].value)
-    assert letter["reason"] == "oversized"
-    assert "quarantine record" in letter["detail"]
-    assert letter["payload_truncated"] is True
+    assert by_id(quarantine) == {"big": 1, "bad-1": 1}
+    held = {orjson.loads(r.value)["request_id"]: orjson.loads(r.value) for r in quarantine}
+    assert held["big"]["payload"] is None
+    assert held["big"]["payload_omitted"] is True
+    assert held["big"]["payload_bytes"] == len(big)
+    assert held["bad-1"]["payload_omitted"] is False
+    assert dlq == []
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])

@@ -65,27 +65,48 @@ def test_huge_headers_are_capped_and_a_tiny_limit_drops_the_payload() -> None:
 
 
 def test_a_refused_dead_letter_is_replaced_by_its_bare_version_once() -> None:
-    """On MessageSizeTooLargeError, dead letters lose payload and headers (other records are
-    left alone); a second refusal changes nothing, so the caller's fatal path still ends."""
+    """On MessageSizeTooLargeError, dead letters lose payload and headers; a second refusal
+    changes nothing, so the caller's fatal path still ends."""
     from aiokafka.errors import KafkaConnectionError, MessageSizeTooLargeError
 
-    from consumers.publisher import shrink_refused_dead_letters
+    from consumers.publisher import replace_refused
     from consumers.routing import OutRecord
 
     value = b"x" * 5000
     letter = decode(Record(value, headers=[("h", b"v")]), parse=GUARD.parse, max_bytes=10_000)
     assert isinstance(letter, DeadLetter)
     dead = OutRecord("d", None, letter.model_dump_json().encode(), [], "dead_letter", "x")
-    verdict = OutRecord("v", None, b"{}", [], "verdict", "pass")
-    outputs = [verdict, dead]
-    assert shrink_refused_dead_letters(outputs, KafkaConnectionError()) is False
-    assert shrink_refused_dead_letters(outputs, MessageSizeTooLargeError()) is True
-    assert outputs[0] is verdict
-    bare = orjson.loads(outputs[1].value)
+    outputs = [dead]
+    assert replace_refused(outputs, [(dead, KafkaConnectionError())], None) is False
+    assert replace_refused(outputs, [(dead, MessageSizeTooLargeError())], None) is True
+    bare = orjson.loads(outputs[0].value)
     assert bare["payload_text"] is None
     assert bare["payload_base64"] is None
     assert bare["headers"] == {}
     assert bare["payload_truncated"] is True
     assert bare["payload_bytes"] == len(value)
     assert bare["reason"] == "invalid_json"
-    assert shrink_refused_dead_letters(outputs, MessageSizeTooLargeError()) is False
+    assert replace_refused(outputs, [(outputs[0], MessageSizeTooLargeError())], None) is False
+
+
+def test_a_refused_verdict_or_quarantine_record_becomes_one_dead_letter() -> None:
+    """The broker may refuse a verdict its topic's max.message.bytes cannot hold: the message
+    gets one dead letter instead of stopping the service; records not refused stay."""
+    from aiokafka.errors import MessageSizeTooLargeError
+
+    from consumers.publisher import replace_refused
+    from consumers.routing import OutRecord
+
+    verdict = OutRecord("v", None, b"{}" * 10, [], "verdict", "fail")
+    quarantine = OutRecord("q", None, b"{}" * 20, [], "quarantine", "fail")
+    letter = OutRecord("d", None, b"{}", [], "dead_letter", "oversized")
+    details: list[str] = []
+
+    def refused(detail: str) -> OutRecord:
+        details.append(detail)
+        return letter
+
+    outputs = [verdict, quarantine]
+    assert replace_refused(outputs, [(quarantine, MessageSizeTooLargeError())], refused)
+    assert outputs == [verdict, letter]
+    assert details == ["the broker refused the quarantine record (40 bytes) as too large"]

@@ -1,0 +1,215 @@
+"""One message can never stop the guard: every record, however hostile, ends as records that fit
+the size limit, a verdict or a dead letter with its reason (issue 9)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from consumers import codec
+from consumers.fitting import KEY_HASHED_HEADER, record_size
+from consumers.headers import DROPPED_HEADER, is_credential
+from consumers.pipeline import Pipeline
+from consumers.routing import OutRecord
+from consumers.settings import FailurePolicy, ServiceSettings, TopicSettings
+from guard.engine import Guard
+from guard.settings import JudgeSettings
+from guard.testing import FakeJudge
+from tests.unit.test_codec_routing import Record
+
+LIMIT = 300_000
+SETTINGS = ServiceSettings.model_validate({
+    "topics": TopicSettings(requests="in", verdicts="v", quarantine="q", dlq="d", approved="a"),
+    "max_message_bytes": 200_000, "max_output_bytes": LIMIT,
+    "failure_policy": FailurePolicy.FAIL_CLOSED})
+GUARD = Guard(FakeJudge(), JudgeSettings())
+PIPELINE = Pipeline(SETTINGS, GUARD.parse)
+EVIDENCE = "The Eiffel Tower is in Paris. It was completed in 1889."
+
+
+def request(**fields: Any) -> bytes:
+    """A request as JSON (the standard library's writer: integers of any size)."""
+    base = {"output": "The Eiffel Tower is in Paris", "context": EVIDENCE}
+    return json.dumps(base | fields).encode()
+
+
+def handle(record: Record, pipeline: Pipeline = PIPELINE) -> list[OutRecord]:
+    """What the service does with one record, minus the broker."""
+    decoded = pipeline.decode(record)
+    if isinstance(decoded, codec.DeadLetter):
+        return [pipeline.dead_letter(decoded, record)]
+    verdict = asyncio.run(GUARD.judge(decoded.request, message_key=decoded.source.key))
+    return pipeline.outputs(record, decoded, verdict)
+
+
+def by_kind(outputs: list[OutRecord]) -> dict[str, dict[str, Any]]:
+    """Each output's JSON, read with the standard library (exact big integers)."""
+    return {out.kind: json.loads(out.value) for out in outputs}
+
+
+def check_publishable(outputs: list[OutRecord], record: Record) -> None:
+    """The guarantees every message's outputs keep."""
+    kinds = [out.kind for out in outputs]
+    assert "verdict" in kinds or "dead_letter" in kinds
+    for out in outputs:
+        assert record_size(out) <= LIMIT, (out.kind, record_size(out))
+        assert len(out.key or b"") <= codec.KEY_MAX_BYTES
+        orjson.loads(out.value)
+        for name, value in out.headers:
+            name.encode("utf-8")
+            assert isinstance(value, bytes)
+        if out.kind == "dead_letter":
+            letter = orjson.loads(out.value)
+            assert letter["reason"]
+            assert letter["input"]["offset"] == record.offset
+            assert not any(is_credential(name) for name in letter["headers"])
+
+
+class TestCrashLoopsFromOneMessage:
+    def test_metadata_nested_256_levels_is_dead_lettered_not_raised(self) -> None:
+        """618 bytes of nested metadata made building the verdict raise
+        PydanticSerializationError, which stopped the service."""
+        value = b'{"output":"The Eiffel Tower is in Paris","context":"' + EVIDENCE.encode() + \
+            b'","metadata":{"a":' + b"[" * 256 + b"]" * 256 + b"}}"
+        outputs = handle(Record(value))
+        assert [out.kind for out in outputs] == ["dead_letter"]
+        letter = orjson.loads(outputs[0].value)
+        assert letter["reason"] == "internal_error"
+        assert "building the verdict records" in letter["detail"]
+        assert "serializ" in letter["detail"].lower()
+        assert letter["payload_text"] == value.decode()
+
+    def test_a_600kb_key_is_hashed_in_every_output_which_fits(self) -> None:
+        key = b"k" * 600_000
+        outputs = handle(Record(request(id="r1"), key=key))
+        check_publishable(outputs, Record(b""))
+        verdict = next(out for out in outputs if out.kind == "verdict")
+        assert verdict.key is not None
+        assert verdict.key.startswith(b"sha256:")
+        assert (KEY_HASHED_HEADER, b"600000") in verdict.headers
+        assert orjson.loads(verdict.value)["input"]["key"] == verdict.key.decode()
+        again = handle(Record(request(id="r2"), key=key))
+        assert {out.key for out in again} == {verdict.key}  # same key, same partition
+
+    def test_a_400kb_request_id_header_is_dropped_named_and_not_used_as_id(self) -> None:
+        huge = b"r" * 400_000
+        outputs = handle(Record(request(), headers=[("x-request-id", huge),
+                                                    ("traceparent", b"00-ab-cd-01")]))
+        check_publishable(outputs, Record(b""))
+        verdict = next(out for out in outputs if out.kind == "verdict")
+        headers = dict(verdict.headers)
+        assert "x-request-id" not in headers
+        assert headers[DROPPED_HEADER] == b"x-request-id"
+        assert headers["traceparent"] == b"00-ab-cd-01"
+        assert orjson.loads(verdict.value)["request_id"] == "in-2-41"  # the coordinates
+
+
+class TestDegraded:
+    @pytest.mark.parametrize("rid", [42, 123456789012345678901234567890])
+    def test_an_integer_id_is_judged_with_the_id_as_text(self, rid: int) -> None:
+        outputs = handle(Record(request(id=rid)))
+        assert by_kind(outputs)["verdict"]["request_id"] == str(rid)
+
+    def test_big_integers_in_metadata_come_back_exact_in_verdict_and_quarantine(self) -> None:
+        big = 123456789012345678901234567890
+        value = request(output="The Eiffel Tower is in Rome",
+                        metadata={"n": big, "neg": -big, "ok": 7, "s": "1234567890123456789012"})
+        outputs = handle(Record(value))
+        records = by_kind(outputs)
+        for meta in (records["verdict"]["metadata"], records["quarantine"]["payload"]["metadata"]):
+            assert meta == {"n": big, "neg": -big, "ok": 7, "s": "1234567890123456789012"}
+            assert isinstance(meta["n"], int)
+
+    def test_a_quarantine_record_too_large_loses_its_payload_not_its_route(self) -> None:
+        """A failing answer whose metadata (copied into the verdict) makes payload plus verdict
+        exceed the limit used to go to the dead-letter topic."""
+        small = SETTINGS.model_copy(update={"max_output_bytes": 150_000})
+        value = request(output="The Eiffel Tower is in Rome", metadata={"blob": "p" * 80_000})
+        outputs = handle(Record(value), Pipeline(small, GUARD.parse))
+        assert [out.kind for out in outputs] == ["verdict", "quarantine"]
+        held = orjson.loads(outputs[1].value)
+        assert held["payload"] is None
+        assert held["payload_omitted"] is True
+        assert held["payload_bytes"] == len(value)
+        assert held["verdict"]["label"] == "fail"
+
+
+class TestDeadLetterHeaders:
+    def test_credentials_are_withheld_and_named_routing_keys_kept(self) -> None:
+        headers = [("authorization", b"Bearer sk-live"), ("Cookie", b"sid=1"),
+                   ("x-api-key", b"k"), ("x-auth-token", b"t"), ("client_secret", b"s"),
+                   ("traceparent", b"tp"), ("idempotency-key", b"i-1"), ("source", b"app")]
+        outputs = handle(Record(b"{not json", headers=headers))
+        letter = orjson.loads(outputs[0].value)
+        assert letter["headers"] == {"traceparent": "tp", "idempotency-key": "i-1",
+                                     "source": "app"}
+        assert letter["headers_withheld"] == ["authorization", "Cookie", "x-api-key",
+                                              "x-auth-token", "client_secret"]
+        assert b"sk-live" not in outputs[0].value
+
+
+class TestAnyExceptionDeadLetters:
+    def test_a_parser_that_raises_anything_dead_letters_the_message(self) -> None:
+        def broken(_: Any) -> Any:
+            raise RecursionError("maximum recursion depth exceeded")
+
+        outputs = handle(Record(request()), Pipeline(SETTINGS, broken))
+        letter = orjson.loads(outputs[0].value)
+        assert (letter["reason"], letter["detail"]) == (
+            "internal_error", "decoding raised RecursionError: maximum recursion depth exceeded")
+
+    def test_routing_that_raises_dead_letters_the_message(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        def broken(*_: Any, **__: Any) -> Any:
+            raise ValueError("boom")
+
+        monkeypatch.setattr("consumers.routing.route_verdict", broken)
+        outputs = handle(Record(request()))
+        assert [out.kind for out in outputs] == ["dead_letter"]
+        assert "ValueError: boom" in orjson.loads(outputs[0].value)["detail"]
+
+
+HEADER_NAMES = st.sampled_from(["x-request-id", "traceparent", "baggage", "authorization",
+                                "cookie", "x-api-key", "b3", "content-type", "x-b3-traceid"])
+BIG = st.builds(lambda n, b: b * n, st.integers(1, 450_000), st.binary(min_size=1, max_size=2))
+HEADERS = st.lists(st.tuples(HEADER_NAMES | st.text(max_size=30),
+                             st.binary(max_size=40) | BIG), max_size=6)
+JSON_LEAF = (st.none() | st.booleans() | st.integers(-(10**40), 10**40) | st.text(max_size=20)
+             | st.floats(allow_nan=False, allow_infinity=False))
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+FIELDS = st.fixed_dictionaries({}, optional={
+    "id": st.integers(-(10**30), 10**30) | st.text(max_size=50) | BIG.map(bytes.hex),
+    "metadata": st.dictionaries(st.text(max_size=5), JSON_LEAF, max_size=4)
+    | st.integers(0, 300).map(lambda d: {"deep": nested(d)}),
+    "output": st.text(max_size=200) | st.sampled_from(["The Eiffel Tower is in Rome"]),
+    "question": st.text(max_size=50),
+})
+VALUES = (st.none() | st.binary(max_size=300)
+          | FIELDS.map(lambda fields: request(**fields))
+          | st.builds(lambda n: request(padding="p" * n), st.integers(0, 250_000)))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.data_too_large])
+@given(key=st.none() | st.binary(max_size=40) | BIG, headers=HEADERS, value=VALUES)
+def test_any_record_ends_as_publishable_records_never_as_an_exception(
+        key: bytes | None, headers: list[tuple[str, bytes]], value: bytes | None) -> None:
+    record = Record(value, key=key, headers=headers)
+    outputs = handle(record)
+    check_publishable(outputs, record)
+    if key is not None and len(key) > codec.KEY_MAX_BYTES:
+        assert all(dict(out.headers).get(KEY_HASHED_HEADER) for out in outputs)
