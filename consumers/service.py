@@ -2,8 +2,11 @@
 
 How it works
 ------------
-* One ``getmany`` loop fetches records; each record becomes a task. Decoding happens at once
-  (poison messages go straight to the dead-letter topic); judging waits for one of
+* One ``getmany`` loop fetches records (header names that are not UTF-8 read leniently,
+  :mod:`consumers.batches`); each record becomes a task. Decoding happens at once; any
+  exception while handling one message (decode, judge, serialize, fit, a record refused as too
+  large) dead-letters it (:mod:`consumers.pipeline`), so one message never stops the service
+  or its partition; only a broker that cannot be reached does. Judging waits for one of
   ``concurrency`` slots shared by all assigned partitions, so messages of one partition are
   judged concurrently. The loop keeps calling ``getmany`` while judges work, so a slow judge
   never makes the consumer leave its group.
@@ -54,7 +57,7 @@ from aiokafka.errors import (
 )
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from consumers import codec
+from consumers import batches, codec
 from consumers.errors import BrokerUnavailable, PublishFailed
 from consumers.logging import bind_record
 from consumers.offsets import OffsetTracker, decode_finished, encode_finished
@@ -183,6 +186,7 @@ class GuardService:
 
     def _make_consumer(self) -> AIOKafkaConsumer:
         s, k = self.settings, self.settings.kafka
+        batches.install()  # a header name that is not UTF-8 must not break the fetch
         return AIOKafkaConsumer(
             bootstrap_servers=s.bootstrap_servers, group_id=s.group_id,
             client_id=f"{s.client_id}-{s.instance_id}", enable_auto_commit=False,
@@ -353,8 +357,8 @@ class GuardService:
         if judged is None:
             return
         outputs, verdict = judged
-        await self._deliver(part, record.offset, outputs, record)
-        if verdict is not None:
+        outputs = await self._deliver(part, record.offset, outputs, record)
+        if verdict is not None and any(out.kind == "verdict" for out in outputs):
             self._published(verdict, outputs)
 
     def _published(self, verdict: Verdict, outputs: list[OutRecord]) -> None:
@@ -393,14 +397,16 @@ class GuardService:
         return self._pipeline.outputs(record, decoded, verdict), verdict
 
     async def _deliver(self, part: _Partition, offset: int, outputs: list[OutRecord],
-                       record: ConsumerRecord[Any, Any] | None = None) -> None:
+                       record: ConsumerRecord[Any, Any] | None = None) -> list[OutRecord]:
+        """Publish (or, exactly-once, stage) ``outputs``; the records delivered."""
         if self._exactly_once:
             part.ready[offset] = outputs  # published with its offset in the next transaction
         else:
-            await self._publish(outputs, record)
+            outputs = await self._publish(outputs, record)
         part.tracker.finish(offset)
         self._count(outputs)
         self.stats.progressed()
+        return outputs
 
     def _count(self, outputs: list[OutRecord]) -> None:
         for out in outputs:
@@ -414,7 +420,8 @@ class GuardService:
                 self.stats.dead_lettered[out.tag] += 1
 
     async def _publish(self, outputs: list[OutRecord],
-                       record: ConsumerRecord[Any, Any] | None) -> None:
+                       record: ConsumerRecord[Any, Any] | None) -> list[OutRecord]:
+        """Publish ``outputs``; the records delivered (refused ones replaced)."""
         assert self._producer is not None
 
         def refused(detail: str) -> OutRecord:
@@ -423,13 +430,15 @@ class GuardService:
                 codec.dead_letter(record, "oversized", detail), record)
 
         try:
-            await publish(self._producer, outputs, timeout_s=self.settings.publish_timeout_s,
-                          on_retry=self._count_retry,
-                          refused=refused if record is not None else None)
+            delivered = await publish(self._producer, outputs,
+                                      timeout_s=self.settings.publish_timeout_s,
+                                      on_retry=self._count_retry,
+                                      refused=refused if record is not None else None)
         except PublishFailed as exc:
             self._fail(exc)
             raise
-        self.stats.published += len(outputs)
+        self.stats.published += len(delivered)
+        return delivered
 
     def _count_retry(self) -> None:
         self.stats.publish_retries += 1

@@ -1,0 +1,77 @@
+"""Poison messages through the real broker: the service stays up, each poison message ends as a
+verdict or a dead letter with its reason, and the good messages behind it on the same partition
+get their verdicts (issue 9). One service run covers every case."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+
+from guard.testing import FakeJudge
+from tests.kafka.kafkautil import produce, read_until
+from tests.kafka.servicekit import (
+    EVIDENCE,
+    by_id,
+    create_all,
+    grounded,
+    guard_with,
+    make_settings,
+    new_topics,
+    running,
+    wait_committed,
+)
+from tests.rawheaders import RawName, python_builder
+
+
+def with_id(rid: str, **fields: Any) -> bytes:
+    body = {"id": rid, "output": "The Eiffel Tower is in Paris", "context": EVIDENCE} | fields
+    return json.dumps(body).encode()
+
+
+DEEP = (b'{"id":"deep","output":"The Eiffel Tower is in Paris","context":"x","metadata":{"a":'
+        + b"[" * 256 + b"]" * 256 + b"}}")
+BIG = 123456789012345678901234567890
+
+
+async def test_poison_messages_never_stop_the_service_nor_the_partition(
+        kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    settings = make_settings(kafka_bootstrap, topics)
+    bad_json_headers = [("authorization", b"Bearer sk-live-123"), ("traceparent", b"00-aa-bb-01")]
+    async with running(settings, guard_with(FakeJudge(), settings)):
+        await produce(kafka_bootstrap, topics.requests, [
+            (b"a", grounded(0), None),
+            (b"a", DEEP, None),
+            (b"k" * 600_000, with_id("long-key"), None),
+            (b"a", grounded(1), [("x-request-id", b"r" * 400_000)]),
+        ])
+        with python_builder(monkeypatch):
+            await produce(kafka_bootstrap, topics.requests,
+                          [(b"a", with_id("bad-header-name"), [(RawName(b"n\xff\xfe"), b"v")])])
+        await produce(kafka_bootstrap, topics.requests, [
+            (b"a", b"{not json", bad_json_headers),
+            (b"a", with_id(str(BIG), metadata={"n": BIG}).replace(f'"{BIG}"'.encode(),
+                                                                   str(BIG).encode(), 1), None),
+            (b"a", grounded(2), None),
+        ])
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=6, settle_s=0.5)
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=2, settle_s=0.5)
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 1)
+    assert committed == ends
+    assert by_id(verdicts) == {"ok-0": 1, "long-key": 1, "ok-1": 1, "bad-header-name": 1,
+                               str(BIG): 1, "ok-2": 1}
+    by_request = {json.loads(r.value)["request_id"]: r for r in verdicts}
+    assert by_request["long-key"].key.startswith(b"sha256:")
+    assert json.loads(by_request[str(BIG)].value)["metadata"] == {"n": BIG}
+    letters = {orjson.loads(r.value)["input"]["offset"]: orjson.loads(r.value) for r in dlq}
+    assert letters[1]["reason"] == "internal_error"
+    assert "building the verdict records" in letters[1]["detail"]
+    assert letters[5]["reason"] == "invalid_json"
+    assert letters[5]["headers"] == {"traceparent": "00-aa-bb-01"}
+    assert letters[5]["headers_withheld"] == ["authorization"]
+    assert b"sk-live" not in dlq[0].value + dlq[1].value
