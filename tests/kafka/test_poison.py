@@ -42,22 +42,23 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
     await create_all(kafka_bootstrap, topics, partitions=1)
     settings = make_settings(kafka_bootstrap, topics)
     bad_json_headers = [("authorization", b"Bearer sk-live-123"), ("traceparent", b"00-aa-bb-01")]
+    # produced before the service starts: the builder patch must not reach its producer
+    await produce(kafka_bootstrap, topics.requests, [
+        (b"a", grounded(0), None),
+        (b"a", DEEP, None),
+        (b"k" * 600_000, with_id("long-key"), None),
+        (b"a", grounded(1), [("x-request-id", b"r" * 400_000)]),
+    ])
+    with python_builder(monkeypatch):
+        await produce(kafka_bootstrap, topics.requests,
+                      [(b"a", with_id("bad-header-name"), [(RawName(b"n\xff\xfe"), b"v")])])
+    await produce(kafka_bootstrap, topics.requests, [
+        (b"a", b"{not json", bad_json_headers),
+        (b"a", with_id(str(BIG), metadata={"n": BIG}).replace(f'"{BIG}"'.encode(),
+                                                               str(BIG).encode(), 1), None),
+        (b"a", grounded(2), None),
+    ])
     async with running(settings, guard_with(FakeJudge(), settings)):
-        await produce(kafka_bootstrap, topics.requests, [
-            (b"a", grounded(0), None),
-            (b"a", DEEP, None),
-            (b"k" * 600_000, with_id("long-key"), None),
-            (b"a", grounded(1), [("x-request-id", b"r" * 400_000)]),
-        ])
-        with python_builder(monkeypatch):
-            await produce(kafka_bootstrap, topics.requests,
-                          [(b"a", with_id("bad-header-name"), [(RawName(b"n\xff\xfe"), b"v")])])
-        await produce(kafka_bootstrap, topics.requests, [
-            (b"a", b"{not json", bad_json_headers),
-            (b"a", with_id(str(BIG), metadata={"n": BIG}).replace(f'"{BIG}"'.encode(),
-                                                                   str(BIG).encode(), 1), None),
-            (b"a", grounded(2), None),
-        ])
         verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=6, settle_s=0.5)
         dlq = await read_until(kafka_bootstrap, topics.dlq, expected=2, settle_s=0.5)
         committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
