@@ -95,6 +95,12 @@ def source_of(record: RecordLike) -> SourceCoordinates:
                              timestamp_ms=record.timestamp, key=key)
 
 
+def record_bytes(record: RecordLike) -> int:
+    """The bytes a fetched record holds: key, value and headers."""
+    headers = sum(len(name) + len(value or b"") for name, value in record.headers)
+    return len(record.key or b"") + len(record.value or b"") + headers
+
+
 def headers_of(record: RecordLike) -> Headers:
     return tuple((name, value if value is not None else b"") for name, value in record.headers)
 

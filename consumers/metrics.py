@@ -152,6 +152,9 @@ class _StateCollector(Collector):
         reason = getattr(stats, "intake_stopped", None)
         stopped.add_metric([str(reason or "")], 1.0 if reason else 0.0)
         yield stopped
+        yield _gauge("buffered_bytes", "Input bytes held (in flight, waiting, unacknowledged); "
+                     "partitions pause at max_buffered_bytes.",
+                     float(getattr(stats, "buffered_bytes", 0)))
         last = getattr(stats, "last_progress", None)
         if last is not None:
             yield _gauge("seconds_since_progress", "Seconds since a message last finished.",

@@ -10,8 +10,9 @@ How it works
   ``concurrency`` slots shared by all assigned partitions, so messages of one partition are
   judged concurrently. The loop keeps calling ``getmany`` while judges work, so a slow judge
   never makes the consumer leave its group.
-* A partition is paused when ``partition_buffer`` of its messages are outstanding and resumed
-  when half of them are done: memory stays bounded under any backlog.
+* A partition is paused when ``partition_buffer`` of its messages are outstanding, or when the
+  input bytes held over all partitions reach ``max_buffered_bytes``, and resumed when both are
+  below half: memory stays bounded under any backlog, however big the messages.
 * **At-least-once** (default): a message is finished when the broker acknowledged every output
   record (``acks=all``, idempotent producer); the committed offset of a partition is its lowest
   unfinished offset (:class:`consumers.offsets.OffsetTracker`), committed every
@@ -268,6 +269,7 @@ class GuardService:
             self.stats.consumed += 1
             previous = self._previous_for_key(part, record)
             task = asyncio.create_task(self._process(part, record, previous))
+            self._hold_bytes(task, record)
             part.tasks.add(task)
             part.waiting.add(task)
             task.add_done_callback(part.tasks.discard)
@@ -278,6 +280,20 @@ class GuardService:
                                                  part.buffered)
         if part.buffered >= self.settings.partition_buffer and not part.paused:
             self._pause(part, "buffer_full")
+        if self.stats.buffered_bytes >= self.settings.max_buffered_bytes and not part.paused:
+            self._pause(part, "bytes_full")
+
+    def _hold_bytes(self, task: asyncio.Task[None], record: ConsumerRecord[Any, Any]) -> None:
+        """Count the record's bytes as held until its task ends (however it ends)."""
+        size = codec.record_bytes(record)
+        self.stats.buffered_bytes += size
+        self.stats.peak_buffered_bytes = max(self.stats.peak_buffered_bytes,
+                                             self.stats.buffered_bytes)
+
+        def release(_: asyncio.Task[None]) -> None:
+            self.stats.buffered_bytes -= size
+
+        task.add_done_callback(release)
 
     def _unknown_partition(self, tp: TopicPartition,
                            records: list[ConsumerRecord[Any, Any]]) -> None:
@@ -604,6 +620,8 @@ class GuardService:
         if self._intake_stopped():
             return
         low = max(1, self.settings.partition_buffer // 2)
+        if self.stats.buffered_bytes >= self.settings.max_buffered_bytes // 2:
+            return
         for part in self._partitions.values():
             if part.paused and not part.rewind and part.buffered < low:
                 self._resume(part)

@@ -173,6 +173,11 @@ class ServiceSettings(BaseSettings):
     partition_buffer: int = Field(default=512, ge=1,
                                   description="Messages held per partition (in flight, waiting "
                                               "or unacknowledged) before it is paused.")
+    max_buffered_bytes: int = Field(
+        default=32 * 1024 * 1024, ge=1_048_576,
+        description="Input bytes (keys, values, headers) held over all partitions (in flight, "
+                    "waiting or unacknowledged) before partitions are paused: bounds memory "
+                    "when messages are big, as partition_buffer bounds their count.")
     max_message_bytes: int = Field(default=512 * 1024, ge=64,
                                    description="Larger messages go to the dead-letter topic.")
     max_output_bytes: int = Field(default=1_000_000, ge=1024,

@@ -41,6 +41,8 @@ class ServiceStats:
     rebalances: int = 0
     pauses: int = 0
     peak_partition_buffered: int = 0
+    buffered_bytes: int = 0  # input bytes held (see ServiceSettings.max_buffered_bytes)
+    peak_buffered_bytes: int = 0
     partitions: dict[str, PartitionStats] = field(default_factory=dict)
     started: bool = False
     ready: bool = False

@@ -76,3 +76,27 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
     assert letters[5]["headers"] == {"traceparent": "00-aa-bb-01"}
     assert letters[5]["headers_withheld"] == ["authorization"]
     assert b"sk-live" not in dlq[0].value + dlq[1].value
+
+
+async def test_big_messages_are_bounded_by_buffered_bytes_not_only_by_count(
+        kafka_bootstrap: str) -> None:
+    """partition_buffer x big messages reached 428 MB RSS: with max_buffered_bytes the service
+    pauses the partition once that many input bytes are held (plus at most one fetch), and
+    still judges every message."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    limit = 1_048_576
+    settings = make_settings(kafka_bootstrap, topics, concurrency=2, partition_buffer=512,
+                             max_buffered_bytes=limit)
+    padding = "p" * 100_000
+    await produce(kafka_bootstrap, topics.requests,
+                  [(b"a", with_id(f"big-{i}", padding=padding), None) for i in range(40)])
+    guard = guard_with(FakeJudge(latency_s=0.05), settings)
+    async with running(settings, guard) as service:
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=40)
+    assert len(by_id(verdicts)) == 40
+    assert service.stats.peak_partition_buffered <= 22  # 40 without the bound
+    one_fetch = max(1_048_576, 2 * settings.max_message_bytes)  # max_partition_fetch_bytes
+    assert service.stats.peak_buffered_bytes <= limit + one_fetch
+    assert service.stats.pauses >= 1
+    assert service.stats.buffered_bytes == 0
