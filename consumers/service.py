@@ -351,6 +351,8 @@ class GuardService:
         only a failure to publish that stops the service."""
         log.exception("message.crashed", topic=record.topic, partition=record.partition,
                       offset=record.offset)
+        if record.offset in part.ready or part.tracker.is_finished(record.offset):
+            return  # its outputs are out (or staged): a step after delivery raised, e.g. on_verdict
         try:
             await self._deliver(part, record.offset,
                                 [self._pipeline.failed(record, "handling the message", exc)])

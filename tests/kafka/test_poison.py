@@ -5,11 +5,13 @@ get their verdicts (issue 9). One service run covers every case."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pytest
 
+from guard.models import Verdict
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import produce, read_until
 from tests.kafka.servicekit import (
@@ -29,6 +31,14 @@ from tests.rawheaders import RawName, python_builder
 def with_id(rid: str, **fields: Any) -> bytes:
     body = {"id": rid, "output": "The Eiffel Tower is in Paris", "context": EVIDENCE} | fields
     return json.dumps(body).encode()
+
+
+def explode_on(request_id: str) -> Callable[[Verdict], None]:
+    def on_verdict(verdict: Verdict) -> None:
+        if verdict.request_id == request_id:
+            raise RuntimeError("a subscriber's callback failed")
+
+    return on_verdict
 
 
 DEEP = (b'{"id":"deep","output":"The Eiffel Tower is in Paris","context":"x","metadata":{"a":'
@@ -58,12 +68,14 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
                                                                str(BIG).encode(), 1), None),
         (b"a", grounded(2), None),
     ])
-    async with running(settings, guard_with(FakeJudge(), settings)):
+    async with running(settings, guard_with(FakeJudge(), settings)) as service:
+        service.on_verdict = explode_on("ok-1")  # a step after delivery raising: no dead letter
         verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=6, settle_s=0.5)
         dlq = await read_until(kafka_bootstrap, topics.dlq, expected=2, settle_s=0.5)
         committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
                                                topics.requests, 1)
     assert committed == ends
+    assert len(dlq) == 2
     assert by_id(verdicts) == {"ok-0": 1, "long-key": 1, "ok-1": 1, "bad-header-name": 1,
                                str(BIG): 1, "ok-2": 1}
     by_request = {json.loads(r.value)["request_id"]: r for r in verdicts}
