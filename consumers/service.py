@@ -336,7 +336,8 @@ class GuardService:
             if previous is not None:
                 await asyncio.wait({previous})
             decoded = self._pipeline.decode(record)
-            request_id = None if isinstance(decoded, DeadLetter) else decoded.request.id
+            request_id = (None if isinstance(decoded, DeadLetter) or decoded.request.id is None
+                          else decoded.request.id[:codec.REQUEST_ID_MAX_CHARS])  # log lines
             with bind_record(topic=record.topic, partition=record.partition,
                              offset=record.offset, request_id=request_id, headers=record.headers):
                 await self._handle(part, record, decoded)

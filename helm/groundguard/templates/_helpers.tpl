@@ -81,6 +81,11 @@ The settings file: .Values.config, with the TLS file paths filled in when a TLS 
 {{- if and .Values.keda.enabled (gt (int .Values.keda.maxReplicaCount) (int .Values.keda.topicPartitions)) }}
 {{- fail (printf "keda.maxReplicaCount (%d) exceeds keda.topicPartitions (%d): replicas beyond the partition count of the requests topic get no partition" (int .Values.keda.maxReplicaCount) (int .Values.keda.topicPartitions)) }}
 {{- end }}
+{{- with .Values.livenessProbe }}
+{{- if lt (mul (int (.periodSeconds | default 10)) (int (.failureThreshold | default 3))) 30 }}
+{{- fail "livenessProbe: periodSeconds x failureThreshold must be at least 30 s; a shorter window restarts pods on CPU throttling and redelivers their messages" }}
+{{- end }}
+{{- end }}
 {{- if and .Values.secrets.kafkaTls.keyKey (not .Values.secrets.kafkaTls.certKey) }}
 {{- fail "secrets.kafkaTls.keyKey is set without secrets.kafkaTls.certKey" }}
 {{- end }}
