@@ -75,4 +75,5 @@ def fit_outputs(outputs: list[OutRecord], limit: int,
         return fitted
     detail = ", ".join(f"the {out.kind} record is {record_size(out)} bytes" for out in too_big)
     kept = [out for out in fitted if record_size(out) <= limit]
-    return [*kept, oversized(f"{detail}; max_output_bytes is {limit}")]
+    return [*kept, oversized(f"{detail}; the output limit is {limit} bytes (max_output_bytes, "
+                             "or the output topics' max.message.bytes if lower)")]

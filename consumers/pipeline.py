@@ -33,10 +33,17 @@ def failure_detail(step: str, exc: BaseException) -> str:
 
 @dataclass(frozen=True)
 class Pipeline:
-    """The per-message steps for ``settings``; ``parse`` is the judge core's request parser."""
+    """The per-message steps for ``settings``; ``parse`` is the judge core's request parser;
+    ``output_limit`` the bytes an output record may have (default ``max_output_bytes``; the
+    service lowers it to the output topics' ``max.message.bytes``)."""
 
     settings: ServiceSettings
     parse: Callable[[Any], JudgeRequest]
+    output_limit: int | None = None
+
+    @property
+    def limit(self) -> int:
+        return self.output_limit or self.settings.max_output_bytes
 
     def decode(self, record: codec.RecordLike) -> codec.Decoded | DeadLetter:
         try:
@@ -53,7 +60,7 @@ class Pipeline:
         try:
             routed = routing.route_verdict(decoded, verdict, topics=s.topics,
                                            policy=s.failure_policy, key=record.key)
-            return fit_outputs(routed, s.max_output_bytes, lambda detail: self.dead_letter(
+            return fit_outputs(routed, self.limit, lambda detail: self.dead_letter(
                 codec.dead_letter(record, "oversized", detail), record))
         except Exception as exc:
             return [self.failed(record, "building the verdict records", exc)]
@@ -82,7 +89,7 @@ class Pipeline:
         out = fit_envelope(routing.route_dead_letter(letter, headers=codec.headers_of(record),
                                                      topics=self.settings.topics,
                                                      key=record.key))
-        room = self.settings.max_output_bytes - (record_size(out) - len(out.value))
+        room = self.limit - (record_size(out) - len(out.value))
         letter = codec.fit_dead_letter(letter, record.value or b"", max(room, 0))
         log.info("message.dead_lettered", reason=letter.reason, topic=record.topic,
                  partition=record.partition, offset=record.offset, detail=letter.detail[:300])

@@ -16,6 +16,7 @@ from aiokafka.errors import KafkaError, KafkaTimeoutError, MessageSizeTooLargeEr
 
 from consumers.codec import bare_dead_letter
 from consumers.errors import PublishFailed
+from consumers.fitting import record_size
 from consumers.routing import OutRecord
 from consumers.settings import ServiceSettings
 
@@ -29,16 +30,20 @@ def transient(exc: BaseException) -> bool:
     return bool(getattr(exc, "retriable", False)) or isinstance(exc, KafkaTimeoutError)
 
 
-def make_producer(settings: ServiceSettings) -> AIOKafkaProducer:
+def make_producer(settings: ServiceSettings, *,
+                  max_batch_size: int | None = None) -> AIOKafkaProducer:
     """The service's producer: ``acks=all``, idempotent, transactional in exactly-once mode.
 
     aiokafka's default ``max_batch_size`` (16 KiB) holds about ten verdicts per partition and
-    request, which capped the service at ~200 verdicts/s; the setting raises it."""
+    request, which capped the service at ~200 verdicts/s; the setting raises it. The service
+    lowers it (``max_batch_size``) below the output topics' ``max.message.bytes``: a batch the
+    broker refuses fails every record in it."""
     s, k = settings, settings.kafka
     return AIOKafkaProducer(
         bootstrap_servers=s.bootstrap_servers, client_id=f"{s.client_id}-producer",
         acks="all", enable_idempotence=True, linger_ms=k.linger_ms,
-        max_batch_size=k.max_batch_size, request_timeout_ms=k.request_timeout_ms,
+        max_batch_size=max_batch_size or k.max_batch_size,
+        request_timeout_ms=k.request_timeout_ms,
         max_request_size=max(MIN_REQUEST_BYTES, s.max_output_bytes + 65_536),
         transactional_id=s.transactional_id, transaction_timeout_ms=k.transaction_timeout_ms,
         **s.security.client_kwargs())
@@ -67,11 +72,16 @@ async def send_all(producer: AIOKafkaProducer,
 
 
 def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, BaseException]],
-                    refused: Callable[[str], OutRecord] | None) -> bool:
+                    refused: Callable[[str], OutRecord] | None, batch_bytes: int) -> bool:
     """Replace (in place) the records of ``outputs`` the broker refused as too large: a dead
     letter by its bare version (:func:`consumers.codec.bare_dead_letter`), any other record by
     one dead letter ``refused(detail)`` for the message. Whether anything changed: one message's
-    size must never stop the service."""
+    size must never stop the service.
+
+    Only a record larger than ``batch_bytes`` (the producer's ``max_batch_size``) travels alone
+    in its batch; a smaller one was refused with the records it was batched with, so the
+    topic's ``max.message.bytes`` is below the batch size: a setting to fix, not a message to
+    dead-letter (nothing changes, and the caller stops)."""
     too_large = [out for out, error in failed if isinstance(error, MessageSizeTooLargeError)]
     refused_ids = {id(out) for out in too_large}
     changed = False
@@ -82,7 +92,7 @@ def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, Base
                 outputs[i] = dataclasses.replace(out, value=bare)
                 changed = True
     others = [out for out in too_large if out.kind != "dead_letter"]
-    if others and refused is not None:
+    if others and refused is not None and all(record_size(out) > batch_bytes for out in others):
         detail = ", ".join(f"the broker refused the {out.kind} record ({len(out.value)} bytes) "
                            "as too large" for out in others)
         gone = {id(out) for out in others}
@@ -91,9 +101,18 @@ def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, Base
     return changed
 
 
+def _failure(out: OutRecord, error: BaseException, batch_bytes: int) -> PublishFailed:
+    message = f"{out.kind} record to {out.topic} was not acknowledged: {error!r}"
+    if isinstance(error, MessageSizeTooLargeError):
+        message += (f"; the topic's max.message.bytes is below kafka.max_batch_size "
+                    f"({batch_bytes}) or max_output_bytes: raise it, or lower those settings")
+    return PublishFailed(message)
+
+
 async def publish(producer: AIOKafkaProducer, outputs: list[OutRecord], *, timeout_s: float,
                   on_retry: Callable[[], None] | None = None,
-                  refused: Callable[[str], OutRecord] | None = None) -> list[OutRecord]:
+                  refused: Callable[[str], OutRecord] | None = None,
+                  batch_bytes: int = 16_384) -> list[OutRecord]:
     """Publish ``outputs``, retrying the failed ones on transient errors for ``timeout_s``;
     :class:`PublishFailed` when they cannot be delivered. Records refused as too large are
     replaced (:func:`replace_refused`, ``refused`` builds the message's dead letter). Returns
@@ -108,13 +127,12 @@ async def publish(producer: AIOKafkaProducer, outputs: list[OutRecord], *, timeo
             return delivered
         pending = [out for out, _ in failed]
         error = failed[0][1]
-        if replace_refused(pending, failed, refused):
+        if replace_refused(pending, failed, refused, batch_bytes):
             log.warning("publish.refused_as_too_large", error=repr(error),
                         action="sent again as a smaller dead letter")
             continue
         if not transient(error) or time.monotonic() >= deadline:
-            raise PublishFailed(f"{pending[0].kind} record to {pending[0].topic} was not "
-                                f"acknowledged: {error!r}") from error
+            raise _failure(pending[0], error, batch_bytes) from error
         if on_retry is not None:
             on_retry()
         log.warning("publish.retry", topic=pending[0].topic, attempt=attempt + 1,

@@ -68,7 +68,7 @@ from consumers.records import DeadLetter
 from consumers.routing import OutRecord
 from consumers.settings import Guarantee, Ordering, ServiceSettings
 from consumers.stats import PartitionStats, ServiceStats
-from consumers.topics import ensure_topics
+from consumers.topics import BATCH_OVERHEAD, ensure_topics, output_limits
 from guard.models import Label, Verdict
 
 log = structlog.get_logger("consumers.service")
@@ -78,6 +78,7 @@ UNDECODABLE_FETCH = (CorruptRecordException, UnsupportedCodecError)
 FETCH_ERROR_BACKOFF_S = 0.5
 FETCH_ERROR_BACKOFF_MAX_S = 10.0
 FETCH_ERROR_RESET_S = 60.0
+MIN_OUTPUT_BYTES = 1024  # the smallest output limit (max_output_bytes' own minimum)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 @dataclass(eq=False)
 class _Partition:
@@ -127,6 +128,7 @@ class GuardService:
         self._stop = stop or asyncio.Event()
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._pipeline = Pipeline(settings, guard.parse)
+        self._batch_bytes = settings.kafka.max_batch_size
         self._partitions: dict[TopicPartition, _Partition] = {}
         self._commit_lock = asyncio.Lock()
         self._abandoned: set[asyncio.Task[None]] = set()  # transactions that timed out
@@ -161,7 +163,8 @@ class GuardService:
         s = self.settings
         if s.create_topics:
             await self._with_startup_deadline(lambda: ensure_topics(s), "create topics")
-        self._producer = make_producer(s)
+        await self._with_startup_deadline(self._fit_to_topics, "read the output topics' limits")
+        self._producer = make_producer(s, max_batch_size=self._batch_bytes)
         await self._with_startup_deadline(self._producer.start, "start the producer")
         self._consumer = self._make_consumer()
         self._consumer.subscribe([s.topics.requests], listener=_Listener(self))
@@ -170,6 +173,28 @@ class GuardService:
         log.info("service.started", bootstrap=s.bootstrap_servers, topic=s.topics.requests,
                  group_id=s.group_id, guarantee=s.guarantee.value, concurrency=s.concurrency,
                  transactional_id=s.transactional_id)
+
+    async def _fit_to_topics(self) -> None:
+        """Lower the output limit and the producer's batch size below the output topics'
+        ``max.message.bytes`` (see :mod:`consumers.topics`), so the broker never refuses a
+        record for its size. Without the permission to describe topics, keep the settings."""
+        s = self.settings
+        try:
+            limits = await output_limits(s)
+        except KafkaConnectionError:
+            raise  # retried until the start-up deadline
+        except KafkaError as exc:
+            log.warning("topics.limits_unknown", error=repr(exc),
+                        action="outputs fitted to max_output_bytes only")
+            return
+        room = [limit - BATCH_OVERHEAD for limit in limits.values()]
+        limit = max(MIN_OUTPUT_BYTES, min([s.max_output_bytes, *room]))
+        if limit < s.max_output_bytes:
+            log.warning("outputs.limit_lowered", max_output_bytes=s.max_output_bytes,
+                        limit=limit, topics=limits, action="raise the topics' "
+                        "max.message.bytes or lower max_output_bytes")
+        self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit)
+        self._batch_bytes = max(MIN_OUTPUT_BYTES, min([s.kafka.max_batch_size, *room]))
 
     async def _with_startup_deadline(self, start: Any, what: str) -> None:
         deadline = time.monotonic() + self.settings.startup_timeout_s
@@ -452,7 +477,8 @@ class GuardService:
             delivered = await publish(self._producer, outputs,
                                       timeout_s=self.settings.publish_timeout_s,
                                       on_retry=self._count_retry,
-                                      refused=refused if record is not None else None)
+                                      refused=refused if record is not None else None,
+                                      batch_bytes=self._batch_bytes)
         except PublishFailed as exc:
             self._fail(exc)
             raise

@@ -10,6 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from guard.models import Verdict
 from guard.testing import FakeJudge
@@ -33,6 +35,17 @@ def with_id(rid: str, **fields: Any) -> bytes:
     return json.dumps(body).encode()
 
 
+async def limit_message_bytes(bootstrap: str, topic: str, limit: int) -> None:
+    """Lower a topic's max.message.bytes below max_output_bytes (a misconfigured topic)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
+                                                  {"max.message.bytes": str(limit)})])
+    finally:
+        await admin.close()
+
+
 def explode_on(request_id: str) -> Callable[[Verdict], None]:
     def on_verdict(verdict: Verdict) -> None:
         if verdict.request_id == request_id:
@@ -50,6 +63,7 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
         kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch) -> None:
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
+    await limit_message_bytes(kafka_bootstrap, topics.verdicts, 60_000)
     settings = make_settings(kafka_bootstrap, topics)
     bad_json_headers = [("authorization", b"Bearer sk-live-123"), ("traceparent", b"00-aa-bb-01")]
     # produced before the service starts: the builder patch must not reach its producer
@@ -66,16 +80,17 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
         (b"a", b"{not json", bad_json_headers),
         (b"a", with_id(str(BIG), metadata={"n": BIG}).replace(f'"{BIG}"'.encode(),
                                                                str(BIG).encode(), 1), None),
+        (b"a", with_id("verdict-refused", metadata={"blob": "m" * 100_000}), None),
         (b"a", grounded(2), None),
     ])
     async with running(settings, guard_with(FakeJudge(), settings)) as service:
         service.on_verdict = explode_on("ok-1")  # a step after delivery raising: no dead letter
         verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=6, settle_s=0.5)
-        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=2, settle_s=0.5)
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=3, settle_s=0.5)
         committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
                                                topics.requests, 1)
     assert committed == ends
-    assert len(dlq) == 2
+    assert len(dlq) == 3
     assert by_id(verdicts) == {"ok-0": 1, "long-key": 1, "ok-1": 1, "bad-header-name": 1,
                                str(BIG): 1, "ok-2": 1}
     by_request = {json.loads(r.value)["request_id"]: r for r in verdicts}
@@ -87,7 +102,9 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
     assert letters[5]["reason"] == "invalid_json"
     assert letters[5]["headers"] == {"traceparent": "00-aa-bb-01"}
     assert letters[5]["headers_withheld"] == ["authorization"]
-    assert b"sk-live" not in dlq[0].value + dlq[1].value
+    assert b"sk-live" not in b"".join(r.value for r in dlq)
+    assert letters[7]["reason"] == "oversized"  # the verdicts topic takes 60,000 bytes at most
+    assert "the verdict record is" in letters[7]["detail"]  # fitted before the broker saw it
 
 
 async def test_big_messages_are_bounded_by_buffered_bytes_not_only_by_count(
