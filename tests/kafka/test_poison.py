@@ -59,12 +59,14 @@ DEEP = (b'{"id":"deep","output":"The Eiffel Tower is in Paris","context":"x","me
 BIG = 123456789012345678901234567890
 
 
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 async def test_poison_messages_never_stop_the_service_nor_the_partition(
-        kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch, guarantee: str) -> None:
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
     await limit_message_bytes(kafka_bootstrap, topics.verdicts, 60_000)
-    settings = make_settings(kafka_bootstrap, topics)
+    settings = make_settings(kafka_bootstrap, topics, guarantee=guarantee,
+                             transactional_id_prefix=topics.requests)
     bad_json_headers = [("authorization", b"Bearer sk-live-123"), ("traceparent", b"00-aa-bb-01")]
     # produced before the service starts: the builder patch must not reach its producer
     await produce(kafka_bootstrap, topics.requests, [
@@ -85,8 +87,10 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
     ])
     async with running(settings, guard_with(FakeJudge(), settings)) as service:
         service.on_verdict = explode_on("ok-1")  # a step after delivery raising: no dead letter
-        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=6, settle_s=0.5)
-        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=3, settle_s=0.5)
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=6, settle_s=0.5,
+                                    isolation_level="read_committed")
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=3, settle_s=0.5,
+                               isolation_level="read_committed")
         committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
                                                topics.requests, 1)
     assert committed == ends
