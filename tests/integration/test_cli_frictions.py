@@ -35,13 +35,15 @@ class TestGroundingSourceOfCheck:
                        "--expected-output", PARIS, "--output", "Paris is in France."])
         out, err = capsys.readouterr()
         assert (status, Verdict.model_validate_json(out).reason) == (1, "no_evidence")
-        assert "hint:" in err and "--context" in err
+        assert "hint:" in err
+        assert "--context" in err
 
     def test_no_evidence_comes_with_a_hint_naming_the_source_that_was_given(
             self, capsys: pytest.CaptureFixture[str]) -> None:
         status = main(["check", "--input", PARIS, "--output", "Paris is in France."])
         out, err = capsys.readouterr()
-        assert status == 1 and "no_evidence" in out
+        assert status == 1
+        assert "no_evidence" in out
         assert "--context-field input" in err
 
 
@@ -78,4 +80,5 @@ class TestBadRequestFile:
         path.write_text("{oops", encoding="utf-8")
         assert main(["check", "--messages", str(path), "--output", "x"]) == 2
         err = capsys.readouterr().err
-        assert f"--messages {path}" in err and "not valid JSON" in err
+        assert f"--messages {path}" in err
+        assert "not valid JSON" in err
