@@ -57,7 +57,7 @@ def _say(text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         judge = _judge_for_demo(args)
-    except ConfigError as exc:
+    except (ConfigError, ConsumerError) as exc:
         print(f"groundguard demo: {exc}", file=sys.stderr)
         return EXIT_USAGE
     configure_logging(level="warning")

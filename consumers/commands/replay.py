@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from consumers.commands.judging import add_judge_arguments, build_guard, judge_settings_from
+from consumers.errors import ConsumerError
 from guard.errors import ConfigError
 from guard.replay import (
     DEFAULT_CONCURRENCY,
@@ -29,6 +30,7 @@ from guard.replay import (
     format_summary,
     replay,
 )
+from guard.settings import JudgeSettings
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -80,8 +82,9 @@ def _report_bad_line(bad: BadLine) -> None:
     sys.stderr.write(f"\rline {bad.line}: {bad.kind}: {bad.message}\033[K\n")
 
 
-async def _replay(args: argparse.Namespace, source: TextIO, out: TextIO) -> ReplaySummary:
-    guard = build_guard(judge_settings_from(args), os.environ)
+async def _replay(args: argparse.Namespace, judge: JudgeSettings, source: TextIO,
+                  out: TextIO) -> ReplaySummary:
+    guard = build_guard(judge, os.environ)
     show = _progress_printer(not args.no_progress and sys.stderr.isatty())
     try:
         return await replay(guard, _lines(source), out, concurrency=args.concurrency,
@@ -99,13 +102,14 @@ def run(args: argparse.Namespace) -> int:
         print("groundguard replay: --concurrency must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     try:
+        judge = judge_settings_from(args)
         with ExitStack() as stack:
             source = sys.stdin if str(args.path) == "-" else stack.enter_context(
                 args.path.open(encoding="utf-8", errors="replace"))
             out = sys.stdout if args.out is None else stack.enter_context(
                 args.out.open("w", encoding="utf-8"))
-            summary = asyncio.run(_replay(args, source, out))
-    except (ConfigError, OSError, ValidationError) as exc:
+            summary = asyncio.run(_replay(args, judge, source, out))
+    except (ConfigError, ConsumerError, OSError, ValidationError) as exc:
         print(f"groundguard replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     report = sys.stderr if args.out is None else sys.stdout
