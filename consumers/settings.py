@@ -232,7 +232,37 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
         problems.append(("transactional_id_prefix", "exactly_once needs a transactional id prefix",
                          "set transactional_id_prefix (GROUNDGUARD_TRANSACTIONAL_ID_PREFIX), "
                          "e.g. 'groundguard'; each replica adds its instance_id"))
-    sec = s.security
+    problems += _security_problems(s.security)
+    outputs = s.topics.outputs()
+    if s.topics.requests in outputs:
+        problems.append(("topics.requests", "the requests topic is also an output topic",
+                         "use distinct topic names so verdicts are not judged again"))
+    if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
+        problems.append(("judge.api_key_file", f"file {s.judge.api_key_file} does not exist",
+                         "point it at a file holding the API key"))
+    return problems
+
+
+_SASL_FIELDS = ("sasl_mechanism", "sasl_username", "sasl_password")
+_SSL_FIELDS = ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_key_password")
+
+
+def _security_problems(sec: SecuritySettings) -> list[tuple[str, str, str]]:
+    """Credentials the protocol would silently ignore are refused, as are missing ones."""
+    problems: list[tuple[str, str, str]] = []
+    sasl_set = [name for name in _SASL_FIELDS if getattr(sec, name) is not None]
+    if sasl_set and not sec.uses_sasl:
+        want = "SASL_SSL" if sec.uses_ssl else "SASL_SSL (or SASL_PLAINTEXT)"
+        problems.append(("security.protocol", f"{', '.join(sasl_set)} set, but protocol "
+                         f"{sec.protocol} does not use SASL, so they would be ignored",
+                         f"set security.protocol: {want} (GROUNDGUARD_SECURITY__PROTOCOL="
+                         "SASL_SSL), or remove the security.sasl_ settings"))
+    ssl_set = [name for name in _SSL_FIELDS if getattr(sec, name) is not None]
+    if ssl_set and not sec.uses_ssl:
+        problems.append(("security.protocol", f"{', '.join(ssl_set)} set, but protocol "
+                         f"{sec.protocol} does not use TLS, so they would be ignored",
+                         "set security.protocol to SSL or SASL_SSL "
+                         "(GROUNDGUARD_SECURITY__PROTOCOL), or remove the security.ssl_ settings"))
     if sec.uses_sasl and not (sec.sasl_username and sec.sasl_password):
         problems.append(("security.sasl_username", f"{sec.protocol} needs a user and password",
                          "set security.sasl_username and security.sasl_password "
@@ -245,13 +275,6 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
     if sec.ssl_keyfile and not sec.ssl_certfile:
         problems.append(("security.ssl_certfile", "a key file was given without a certificate",
                          "set security.ssl_certfile to the client certificate"))
-    outputs = s.topics.outputs()
-    if s.topics.requests in outputs:
-        problems.append(("topics.requests", "the requests topic is also an output topic",
-                         "use distinct topic names so verdicts are not judged again"))
-    if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
-        problems.append(("judge.api_key_file", f"file {s.judge.api_key_file} does not exist",
-                         "point it at a file holding the API key"))
     return problems
 
 
