@@ -20,11 +20,11 @@ from pydantic import ValidationError
 
 from consumers.commands.judging import add_judge_arguments, build_guard, judge_settings_from
 from consumers.errors import ConsumerError
+from consumers.render import StatusLine
 from guard.errors import ConfigError
 from guard.replay import (
     DEFAULT_CONCURRENCY,
     BadLine,
-    ReplayProgress,
     ReplaySummary,
     format_progress,
     format_summary,
@@ -67,34 +67,24 @@ def _count_lines(path: Path) -> int | None:
         return sum(1 for line in handle if line.strip())
 
 
-def _progress_printer(enabled: bool) -> Any:
-    if not enabled:
-        return None
-
-    def show(progress: ReplayProgress) -> None:
-        sys.stderr.write("\r\033[K" + format_progress(progress))
-        sys.stderr.flush()
-
-    return show
-
-
-def _report_bad_line(bad: BadLine) -> None:
-    sys.stderr.write(f"\rline {bad.line}: {bad.kind}: {bad.message}\033[K\n")
-
-
 async def _replay(args: argparse.Namespace, judge: JudgeSettings, source: TextIO,
                   out: TextIO) -> ReplaySummary:
     guard = build_guard(judge, os.environ)
-    show = _progress_printer(not args.no_progress and sys.stderr.isatty())
+    status = StatusLine(sys.stderr, enabled=not args.no_progress)
+
+    def bad_line(bad: BadLine) -> None:
+        status.note(f"line {bad.line}: {bad.kind}: {bad.message}")
+
     try:
         return await replay(guard, _lines(source), out, concurrency=args.concurrency,
                             label_field=args.label_field, invert_label=args.invert_label,
-                            total=_count_lines(args.path), on_progress=show,
-                            on_bad_line=_report_bad_line)
+                            total=_count_lines(args.path),
+                            on_progress=(lambda p: status.show(format_progress(p)))
+                            if status.live else None,
+                            on_bad_line=bad_line)
     finally:
         await guard.aclose()
-        if show is not None:
-            sys.stderr.write("\n")
+        status.close()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from importlib.metadata import version
 from pathlib import Path
 
@@ -82,3 +83,51 @@ class TestBadRequestFile:
         err = capsys.readouterr().err
         assert f"--messages {path}" in err
         assert "not valid JSON" in err
+
+
+class TestDemoJudge:
+    """The demo stays offline (free, no network) unless a judge is asked for by name."""
+
+    def _judge(self, *argv: str) -> str:
+        from consumers.cli import build_parser
+        from consumers.commands.demo import _judge_for_demo
+
+        return _judge_for_demo(build_parser().parse_args(["demo", *argv])).provider.value
+
+    def test_an_api_key_in_the_environment_does_not_switch_to_a_paid_judge(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used-0123456789")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used-0123456789")
+        assert self._judge() == "offline"
+
+    def test_judge_openai_asks_for_the_llm_judge(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used-0123456789")
+        assert self._judge("--judge", "openai") == "openai"
+
+    def test_the_help_says_the_demo_is_offline_unless_asked(
+            self, capsys: pytest.CaptureFixture[str]) -> None:
+        with pytest.raises(SystemExit):
+            main(["demo", "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "offline judge unless --judge" in text
+        assert "OPENAI_API_KEY, then" not in text
+
+
+def _requests(tmp_path: Path, rows: int, *, bad: bool = False) -> Path:
+    path = tmp_path / "requests.jsonl"
+    lines = [json.dumps({"id": f"r{i}", "context": PARIS, "output": "Paris is in France."})
+             for i in range(rows)]
+    path.write_text("\n".join([*lines, *(["{not json"] if bad else [])]) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def test_replay_writes_no_terminal_escape_codes_when_stderr_is_not_a_terminal(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["replay", str(_requests(tmp_path, 3, bad=True)), "--out",
+                 str(tmp_path / "v.jsonl")]) == 0
+    captured = capsys.readouterr()
+    assert "line 4: invalid_json" in captured.err
+    for stream in (captured.out, captured.err):
+        assert "\033" not in stream
+        assert "\r" not in stream
