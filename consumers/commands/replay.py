@@ -1,18 +1,19 @@
 """``groundguard replay``: judge a JSONL file (or stdin) of requests without Kafka.
 
-Verdicts go out as JSONL in input order; progress shows on a terminal; a summary table ends the
-run (with a label column: balanced accuracy, precision and recall). Bad lines are reported with
-their line number and skipped.
+Verdicts go out as JSONL in input order (``--out``, stdout, or nowhere with ``--summary-only``);
+progress shows on a terminal only; a summary table ends the run (with a label column: balanced
+accuracy, precision and recall). Bad lines are reported with their line number and skipped.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -44,7 +45,10 @@ def register(subparsers: Any) -> None:
         "--label-field, also balanced accuracy, precision and recall (positive = hallucinated).",
     )
     parser.add_argument("path", type=Path, help="a JSONL file of requests, or - for stdin")
-    parser.add_argument("--out", type=Path, help="write verdicts here (default: stdout)")
+    verdicts = parser.add_mutually_exclusive_group()
+    verdicts.add_argument("--out", type=Path, help="write verdicts here (default: stdout)")
+    verdicts.add_argument("--summary-only", action="store_true",
+                          help="write no verdicts; print only the summary (on stdout)")
     parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY,
                         help=f"requests judged at once (default {DEFAULT_CONCURRENCY})")
     parser.add_argument("--label-field",
@@ -87,6 +91,15 @@ async def _replay(args: argparse.Namespace, judge: JudgeSettings, source: TextIO
         status.close()
 
 
+def _verdict_sink(args: argparse.Namespace) -> AbstractContextManager[TextIO]:
+    """Where verdicts go: ``--out``, nowhere with ``--summary-only``, else stdout (left open)."""
+    if args.summary_only:
+        return open(os.devnull, "w", encoding="utf-8")
+    if args.out is not None:
+        return Path(args.out).open("w", encoding="utf-8")
+    return contextlib.nullcontext(sys.stdout)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         print("groundguard replay: --concurrency must be at least 1", file=sys.stderr)
@@ -96,12 +109,11 @@ def run(args: argparse.Namespace) -> int:
         with ExitStack() as stack:
             source = sys.stdin if str(args.path) == "-" else stack.enter_context(
                 args.path.open(encoding="utf-8", errors="replace"))
-            out = sys.stdout if args.out is None else stack.enter_context(
-                args.out.open("w", encoding="utf-8"))
+            out = stack.enter_context(_verdict_sink(args))
             summary = asyncio.run(_replay(args, judge, source, out))
     except (ConfigError, ConsumerError, OSError, ValidationError) as exc:
         print(f"groundguard replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    report = sys.stderr if args.out is None else sys.stdout
+    report = sys.stdout if args.out is not None or args.summary_only else sys.stderr
     report.write(format_summary(summary) + "\n")
     return EXIT_OK

@@ -131,3 +131,18 @@ def test_replay_writes_no_terminal_escape_codes_when_stderr_is_not_a_terminal(
     for stream in (captured.out, captured.err):
         assert "\033" not in stream
         assert "\r" not in stream
+
+
+def test_replay_summary_only_prints_the_summary_and_no_verdicts(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["replay", str(_requests(tmp_path, 20)), "--summary-only"]) == 0
+    out = capsys.readouterr().out
+    assert "{" not in out
+    assert "20" in out
+    assert "pass" in out
+
+
+def test_replay_summary_only_and_out_exclude_each_other(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["replay", str(_requests(tmp_path, 1)), "--summary-only", "--out", "v.jsonl"])
+    assert done.value.code == 2
