@@ -107,4 +107,5 @@ def _configure_logging(settings: ServiceSettings) -> None:
 
     configure_logging(log_format=settings.log.format,  # type: ignore[arg-type]
                       level=settings.log.level.lower(),
-                      debug_payloads=settings.log.debug_payloads)
+                      debug_payloads=settings.log.debug_payloads,
+                      startup_grace_s=settings.startup_timeout_s)
