@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import io
-import os
 import sys
 import time
-from pathlib import Path
 
 import orjson
 import pytest
@@ -21,9 +19,14 @@ from consumers.stats import ServiceStats
 from guard.engine import Guard
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import create_topics, produce, read_until
-from tests.kafka.servicekit import create_all, grounded, make_settings, new_topics
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.kafka.servicekit import (
+    REPO,
+    create_all,
+    grounded,
+    make_settings,
+    new_topics,
+    service_env,
+)
 
 
 async def test_a_missing_input_topic_is_named_once_and_start_fails_at_the_deadline(
@@ -100,14 +103,13 @@ async def test_run_exits_1_at_the_deadline_naming_the_topic_and_the_fix(
         kafka_bootstrap: str) -> None:
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
-    env |= {"GROUNDGUARD_BOOTSTRAP_SERVERS": kafka_bootstrap,
-            "GROUNDGUARD_TOPICS__REQUESTS": "gg-never-created-topic",
-            "GROUNDGUARD_TOPICS__VERDICTS": topics.verdicts,
-            "GROUNDGUARD_TOPICS__QUARANTINE": topics.quarantine,
-            "GROUNDGUARD_TOPICS__DLQ": topics.dlq,
-            "GROUNDGUARD_STARTUP_TIMEOUT_S": "2", "GROUNDGUARD_METRICS__ENABLED": "false",
-            "GROUNDGUARD_JUDGE__PROVIDER": "offline", "GROUNDGUARD_LOG__FORMAT": "json"}
+    env = service_env(GROUNDGUARD_BOOTSTRAP_SERVERS=kafka_bootstrap,
+                      GROUNDGUARD_TOPICS__REQUESTS="gg-never-created-topic",
+                      GROUNDGUARD_TOPICS__VERDICTS=topics.verdicts,
+                      GROUNDGUARD_TOPICS__QUARANTINE=topics.quarantine,
+                      GROUNDGUARD_TOPICS__DLQ=topics.dlq, GROUNDGUARD_STARTUP_TIMEOUT_S="2",
+                      GROUNDGUARD_METRICS__ENABLED="false", GROUNDGUARD_JUDGE__PROVIDER="offline",
+                      GROUNDGUARD_LOG__FORMAT="json")
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "consumers", "run", cwd=REPO, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
