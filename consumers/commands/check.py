@@ -40,12 +40,14 @@ def register(subparsers: Any) -> None:
     src.add_argument("--context-file", type=Path, action="append", default=None,
                      help="a file of evidence; repeat for several documents")
     src.add_argument("--messages", type=Path,
-                     help="a JSON file: a list of {role, content, name?} turns (the conversation)")
+                     help="a JSON file: a list of {role, content, name?} turns (the conversation; "
+                     "the grounding source when given without --context and --context-field)")
     src.add_argument("--question", help="the user's question, if any")
     src.add_argument("--input", help="the input (grounding source with --context-field input)")
     src.add_argument("--expected-output",
-                     help="the expected output (grounding source with --context-field "
-                     "expected_output)")
+                     help="the expected output: the grounding source when given without "
+                     "--context/--messages and without --context-field, or with "
+                     "--context-field expected_output")
     src.add_argument("--request", type=Path,
                      help="a whole request as JSON (use - for stdin); flags override its fields")
     add_judge_arguments(parser)
@@ -122,14 +124,14 @@ def _exit_status(verdict: Verdict) -> int:
 
 
 def _inferred_source(settings: JudgeSettings, request: dict[str, Any]) -> ContextField | None:
-    """The grounding source when the user named none and gave exactly one that is not
-    ``context``: a conversation alone, or an expected output alone, is the evidence."""
+    """The grounding source when the user named none and gave no context: the conversation if
+    there is one, else the expected output if there is one."""
     named = "context_field" in settings.model_fields_set or "context_field" in request
     if named or "context" in request:
         return None
     given = [source for source, keys in _SOURCE_KEYS.items()
              if any(request.get(key) for key in keys)]
-    return given[0] if len(given) == 1 else None
+    return given[0] if given else None
 
 
 _SOURCE_KEYS = {ContextField.MESSAGES: ("messages",),

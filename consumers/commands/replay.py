@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from consumers.commands.judging import add_judge_arguments, build_guard, judge_settings_from
 from consumers.errors import ConsumerError
 from consumers.render import StatusLine
+from guard.engine import describe_validation_error
 from guard.errors import ConfigError
 from guard.replay import (
     DEFAULT_CONCURRENCY,
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
             out = stack.enter_context(_verdict_sink(args))
             summary = asyncio.run(_replay(args, judge, source, out))
     except (ConfigError, ConsumerError, OSError, ValidationError) as exc:
-        print(f"groundguard replay: {exc}", file=sys.stderr)
+        problem = describe_validation_error(exc) if isinstance(exc, ValidationError) else exc
+        print(f"groundguard replay: {problem}", file=sys.stderr)  # never pydantic's input echo
         return EXIT_USAGE
     report = sys.stdout if args.out is not None or args.summary_only else sys.stderr
     report.write(format_summary(summary) + "\n")
