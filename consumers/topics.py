@@ -82,9 +82,9 @@ async def wait_for_topics(settings: ServiceSettings, *, deadline: float, stop: a
     ``topics.missing`` is logged once, then at most every ``MISSING_TOPIC_LOG_EVERY_S``. At
     ``deadline`` (a :func:`time.monotonic` time) :class:`TopicsMissing` is raised."""
     admin = _admin(settings)
-    await admin.start()
     started, logged_at = time.monotonic(), None
     try:
+        await admin.start()
         while not stop.is_set():
             existing = set(await admin.list_topics())
             missing = [name for name in wanted_topics(settings) if name not in existing]
