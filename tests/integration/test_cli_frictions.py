@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from consumers.cli import main
 from guard.models import Label, Verdict
@@ -146,3 +150,23 @@ def test_replay_summary_only_and_out_exclude_each_other(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as done:
         main(["replay", str(_requests(tmp_path, 1)), "--summary-only", "--out", "v.jsonl"])
     assert done.value.code == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(content=st.one_of(
+    st.binary(max_size=200),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                 lambda inner: st.lists(inner, max_size=3)
+                 | st.dictionaries(st.sampled_from(["output", "context", "messages", "id",
+                                                    "question", "x"]), inner, max_size=4),
+                 max_leaves=10).map(lambda value: json.dumps(value).encode())))
+def test_any_request_file_gets_a_verdict_or_a_usage_error_naming_it(
+        tmp_path_factory: pytest.TempPathFactory, content: bytes) -> None:
+    path = tmp_path_factory.mktemp("req") / "req.json"
+    path.write_bytes(content)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = main(["check", "--request", str(path)])
+    assert status in (0, 1, 2, 3)
+    if status == 2:
+        assert f"--request {path}" in err.getvalue()
