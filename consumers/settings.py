@@ -258,6 +258,7 @@ def _security_problems(sec: SecuritySettings) -> list[tuple[str, str, str]]:
                          f"set security.protocol: {want} (GROUNDGUARD_SECURITY__PROTOCOL="
                          "SASL_SSL), or remove the security.sasl_ settings"))
     ssl_set = [name for name in _SSL_FIELDS if getattr(sec, name) is not None]
+    ssl_set += ["ssl_check_hostname"] if "ssl_check_hostname" in sec.model_fields_set else []
     if ssl_set and not sec.uses_ssl:
         problems.append(("security.protocol", f"{', '.join(ssl_set)} set, but protocol "
                          f"{sec.protocol} does not use TLS, so they would be ignored",

@@ -59,6 +59,7 @@ def test_a_json_file_is_read_too(tmp_path: Path) -> None:
     ({"GROUNDGUARD_SECURITY__PROTOCOL": "SSL", "GROUNDGUARD_SECURITY__SASL_MECHANISM": "PLAIN"},
      "security.protocol", "remove the security.sasl_ settings"),
     ({"GROUNDGUARD_SECURITY__SSL_CAFILE": __file__}, "security.protocol", "SSL or SASL_SSL"),
+    ({"GROUNDGUARD_SECURITY__SSL_CHECK_HOSTNAME": "false"}, "security.protocol", "not use TLS"),
     ({"GROUNDGUARD_JUDGE__THRESHOLD": "2"}, "judge.threshold", "lower the value"),
     ({"GROUNDGUARD_JUDGE__PROVIDR": "openai"}, "judge.providr", "spelling"),
     ({"GROUNDGUARD_TOPICS__VERDICTS": "rag.responses"}, "topics.requests", "distinct"),
