@@ -11,9 +11,17 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 COMMANDS = ("check", "replay", "run", "demo", "schemas")
 EXIT_USAGE = 2
+
+
+def _version() -> str:
+    try:
+        return version("groundguard")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Catch ungrounded (hallucinated) RAG and agent answers before they reach "
         "people: judge one answer, replay files, or screen a Kafka stream.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
+                        help="print the installed version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"consumers.commands.{name}").register(subparsers)

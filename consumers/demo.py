@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import orjson
 
@@ -239,14 +239,6 @@ def progress_line(stats: ServiceStats, total: int) -> str:
     return (f"handled {_done(stats)}/{total}: verdicts ({labels or 'none yet'}), "
             f"quarantined {stats.quarantined}, dead-lettered {stats.dead_letters_total}, "
             f"in flight {stats.in_flight}")
-
-
-def write_progress(stream: TextIO, total: int) -> Callable[[ServiceStats], None]:
-    def tick(stats: ServiceStats) -> None:
-        stream.write("\r\033[K" + progress_line(stats, total))
-        stream.flush()
-
-    return tick
 
 
 __all__ = ["DemoResult", "Sample", "format_result", "load_samples", "run_demo", "screen"]

@@ -4,9 +4,10 @@ A tiny HTTP/1.1 server on asyncio streams, running in the service's own event lo
 at all proves the loop is responsive. Health means progress, not "process alive":
 
 * ``/readyz`` is 200 only while the consumer has partitions assigned and either has nothing to do
-  (no lag, nothing held) or finished a message within ``stall_after_s``. It is 503 while starting,
-  stopping, with intake stopped (quota spent, key rejected), without partitions (e.g. stuck after
-  a rebalance, aiokafka #847/#1154), or with work waiting and no progress (a hung judge).
+  (no lag, nothing held) or finished a message within ``stall_after_s``. It is 503 while starting
+  (saying what start-up waits for, e.g. a missing topic), stopping, with intake stopped (quota
+  spent, key rejected), without partitions (e.g. stuck after a rebalance, aiokafka #847/#1154),
+  or with work waiting and no progress (a hung judge).
 * ``/healthz`` is 200 while the loop answers, and 503 once the consumer has been stalled for
   ``LIVENESS_STALL_FACTOR`` times ``stall_after_s``: a consumer that stuck is restarted.
 
@@ -61,7 +62,8 @@ def readiness(stats: Any, *, stall_after_s: float, now: float) -> Health:
     if getattr(stats, "stopping", False):
         return Health(False, "stopping", detail)
     if not getattr(stats, "started", False):
-        return Health(False, "starting", detail)
+        waiting_for = getattr(stats, "waiting_for", None)
+        return Health(False, f"starting: {waiting_for}" if waiting_for else "starting", detail)
     if getattr(stats, "intake_stopped", None):
         return Health(False, f"intake stopped: {stats.intake_stopped}", detail)
     if not stats.partitions:

@@ -38,9 +38,9 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
@@ -63,7 +63,7 @@ from consumers.records import DeadLetter
 from consumers.routing import OutRecord
 from consumers.settings import Guarantee, Ordering, ServiceSettings
 from consumers.stats import PartitionStats, ServiceStats
-from consumers.topics import ensure_topics
+from consumers.topics import ensure_topics, wait_for_topics
 from guard.models import Label, Verdict
 
 log = structlog.get_logger("consumers.service")
@@ -73,6 +73,7 @@ UNDECODABLE_FETCH = (CorruptRecordException, UnsupportedCodecError)
 FETCH_ERROR_BACKOFF_S = 0.5
 FETCH_ERROR_BACKOFF_MAX_S = 10.0
 FETCH_ERROR_RESET_S = 60.0
+_T = TypeVar("_T")
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 @dataclass(eq=False)
 class _Partition:
@@ -141,8 +142,8 @@ class GuardService:
     async def run(self) -> None:
         """Run until stopped; raises :class:`PublishFailed` if an output could not be delivered."""
         try:
-            await self._start()
-            await self._loop()
+            if await self._start():
+                await self._loop()
         finally:
             await self._shutdown()
         if self._fatal is not None:
@@ -151,10 +152,15 @@ class GuardService:
     def stop(self) -> None:
         self._stop.set()
 
-    async def _start(self) -> None:
+    async def _start(self) -> bool:
+        """Start the clients once every topic exists; False when stopped while waiting."""
         s = self.settings
+        deadline = time.monotonic() + s.startup_timeout_s
         if s.create_topics:
             await self._with_startup_deadline(lambda: ensure_topics(s), "create topics")
+        if not await self._with_startup_deadline(lambda: self._topics_exist(deadline),
+                                                 "look up topics"):
+            return False
         self._producer = make_producer(s)
         await self._with_startup_deadline(self._producer.start, "start the producer")
         self._consumer = self._make_consumer()
@@ -164,13 +170,20 @@ class GuardService:
         log.info("service.started", bootstrap=s.bootstrap_servers, topic=s.topics.requests,
                  group_id=s.group_id, guarantee=s.guarantee.value, concurrency=s.concurrency,
                  transactional_id=s.transactional_id)
+        return True
 
-    async def _with_startup_deadline(self, start: Any, what: str) -> None:
+    async def _topics_exist(self, deadline: float) -> bool:
+        def waiting(reason: str | None) -> None:
+            self.stats.waiting_for = reason
+
+        return await wait_for_topics(self.settings, deadline=deadline, stop=self._stop,
+                                     on_missing=waiting)
+
+    async def _with_startup_deadline(self, start: Callable[[], Awaitable[_T]], what: str) -> _T:
         deadline = time.monotonic() + self.settings.startup_timeout_s
         while True:
             try:
-                await start()
-                return
+                return await start()
             except KafkaConnectionError as exc:
                 if time.monotonic() >= deadline:
                     raise BrokerUnavailable(

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from consumers.settings import read_config_file
 from guard.budgets.wiring import make_budgeted_judge
 from guard.engine import Guard
 from guard.errors import ConfigError
@@ -54,9 +54,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
 def _config_section(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
-    loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(loaded, dict):
-        raise ConfigError(str(path), "expected a mapping of settings", "write `key: value` lines")
+    loaded = read_config_file(path)
     section = loaded.get("judge", loaded)
     if not isinstance(section, dict):
         raise ConfigError("judge", "expected a mapping", "indent the judge settings under judge:")

@@ -1,8 +1,9 @@
 """``groundguard run``: screen a Kafka topic until SIGTERM/SIGINT (see :mod:`consumers.service`).
 
 Settings come from ``--config`` (YAML/JSON) and ``GROUNDGUARD_...`` environment variables. Exit
-status: 0 after a clean stop, 1 when the broker is unreachable or an output could not be
-delivered, 2 for a bad setting (the field and the fix are printed).
+status: 0 after a clean stop, 1 when the broker is unreachable or a topic is missing at
+``startup_timeout_s``, or an output could not be delivered, 2 for a bad setting (the field and the
+fix are printed).
 """
 
 from __future__ import annotations
@@ -106,4 +107,5 @@ def _configure_logging(settings: ServiceSettings) -> None:
 
     configure_logging(log_format=settings.log.format,  # type: ignore[arg-type]
                       level=settings.log.level.lower(),
-                      debug_payloads=settings.log.debug_payloads)
+                      debug_payloads=settings.log.debug_payloads,
+                      startup_grace_s=settings.startup_timeout_s)
