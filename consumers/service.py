@@ -856,7 +856,7 @@ async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
 
 def build_guard(settings: ServiceSettings, environ: Mapping[str, str]) -> Any:
     """The judge stack from ``settings.judge`` (unknown model price: ``ConfigError``)."""
-    from consumers.commands.judging import build_guard as build_judge_stack
+    from consumers.cli.commands.judging import build_guard as build_judge_stack
 
     return build_judge_stack(settings.judge, environ)
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consumers.cli import main
+from consumers.cli.main import main
 from guard.models import Label, Verdict
 
 
@@ -93,8 +93,8 @@ class TestDemoJudge:
     """The demo stays offline (free, no network) unless a judge is asked for by name."""
 
     def _judge(self, *argv: str) -> str:
-        from consumers.cli import build_parser
-        from consumers.commands.demo import _judge_for_demo
+        from consumers.cli.commands.demo import _judge_for_demo
+        from consumers.cli.main import build_parser
 
         return _judge_for_demo(build_parser().parse_args(["demo", *argv])).provider.value
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from consumers.broker import LocalBroker
+from consumers.cli.broker import LocalBroker
 from tests.kafka.kafkautil import create_topics, produce, read_until
 from tests.kafka.servicekit import command, grounded, service_env
 

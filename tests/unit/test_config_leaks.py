@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consumers.cli import main
+from consumers.cli.main import main
 from consumers.errors import SettingsError
 from consumers.settings import load_settings
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from consumers.broker import LocalBroker
+from consumers.cli.broker import LocalBroker
 from consumers.service import run_service
 from consumers.settings import MetricsSettings, ServiceSettings, TopicSettings
 from consumers.stats import ServiceStats
@@ -63,7 +63,7 @@ class DemoResult:
 
 
 def load_samples(path: Path | None = None) -> list[Sample]:
-    source = path or resources.files("consumers") / "data" / "sample_traffic.jsonl"
+    source = path or resources.files("consumers.cli") / "data" / "sample_traffic.jsonl"
     samples = []
     for line in source.read_text(encoding="utf-8").splitlines():
         if not line.strip():

@@ -1,6 +1,6 @@
 """The ``groundguard`` command line: a thin edge over the library.
 
-Each sub-command lives in :mod:`consumers.commands` as a module with ``register(subparsers)``;
+Each sub-command lives in :mod:`consumers.cli.commands` as a module with ``register(subparsers)``;
 the module sets ``func`` on its parser, a callable ``(args) -> int`` exit status.
 Exit statuses: 0 pass / success, 1 fail, 2 usage or configuration error, 3 judge error.
 """
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the installed version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        importlib.import_module(f"consumers.commands.{name}").register(subparsers)
+        importlib.import_module(f"consumers.cli.commands.{name}").register(subparsers)
     return parser
 
 

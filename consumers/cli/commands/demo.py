@@ -11,11 +11,11 @@ import logging
 import sys
 from typing import Any
 
-from consumers.commands.judging import add_judge_arguments, judge_settings_from
-from consumers.demo import format_result, load_samples, progress_line, run_demo
+from consumers.cli.commands.judging import add_judge_arguments, judge_settings_from
+from consumers.cli.demo import format_result, load_samples, progress_line, run_demo
+from consumers.cli.render import StatusLine
 from consumers.errors import ConsumerError
 from consumers.logging import configure_logging
-from consumers.render import StatusLine
 from guard.errors import ConfigError
 from guard.settings import JudgeSettings
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from consumers.commands.judging import add_judge_arguments, build_guard, judge_settings_from
+from consumers.cli.commands.judging import add_judge_arguments, build_guard, judge_settings_from
+from consumers.cli.render import render_verdict
 from consumers.errors import ConsumerError
-from consumers.render import render_verdict
 from guard.errors import ConfigError, InvalidRequest
 from guard.models import ContextField, Label, Verdict
 from guard.settings import JudgeSettings
