@@ -64,6 +64,8 @@ from consumers.routing import OutRecord
 from consumers.settings import Guarantee, Ordering, ServiceSettings
 from consumers.stats import PartitionStats, ServiceStats
 from consumers.topics import ensure_topics, wait_for_topics
+from guard.assembly import build_guard
+from guard.boundary import GuardCore
 from guard.models import Label, Verdict
 
 log = structlog.get_logger("consumers.service")
@@ -112,7 +114,7 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 class GuardService:
     """Runs the consume-judge-publish loop for one replica. See the module docstring."""
 
-    def __init__(self, settings: ServiceSettings, guard: Any, *,
+    def __init__(self, settings: ServiceSettings, guard: GuardCore, *,
                  stop: asyncio.Event | None = None,
                  on_verdict: Callable[[Verdict], None] | None = None,
                  stats: ServiceStats | None = None) -> None:
@@ -616,18 +618,17 @@ class GuardService:
     # ------------------------------------------------------------------ intake stop
 
     def _intake_stopped(self) -> bool:
-        return getattr(self.guard, "intake_stop_reason", None) is not None
+        return self.guard.intake_stop_reason is not None
 
     def _stopped_intake(self, verdict: Verdict) -> bool:
         """Whether ``verdict`` is the judge's error that stopped intake (quota, auth): it says
         nothing about the message, so it must not be published, quarantined or approved."""
-        reason = getattr(self.guard, "intake_stop_reason", None)
-        error = getattr(verdict, "error", None)
+        reason, error = self.guard.intake_stop_reason, verdict.error
         return (reason is not None and verdict.label is Label.ERROR and error is not None
                 and error.kind == reason)
 
     def _check_intake(self) -> None:
-        reason = getattr(self.guard, "intake_stop_reason", None)
+        reason = self.guard.intake_stop_reason
         if reason is not None and self.stats.intake_stopped is None:
             self.stats.intake_stopped = reason
             self.stats.ready = False
@@ -825,7 +826,7 @@ class GuardService:
             stopping.result()
 
 
-async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
+async def run_service(settings: ServiceSettings, guard: GuardCore | None = None, *,
                       stop: asyncio.Event | None = None,
                       environ: Mapping[str, str] | None = None,
                       on_start: Callable[[GuardService], None] | None = None,
@@ -840,7 +841,7 @@ async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
     """
     own_guard = guard is None
     if guard is None:
-        guard = build_guard(settings, environ if environ is not None else os.environ)
+        guard = build_guard(settings.judge, environ if environ is not None else os.environ)
     event = stop or asyncio.Event()
     service = GuardService(settings, guard, stop=event, on_verdict=on_verdict, stats=stats)
     remove_handlers = _install_signal_handlers(event) if stop is None else (lambda: None)
@@ -852,13 +853,6 @@ async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
         remove_handlers()
         if own_guard:
             await guard.aclose()
-
-
-def build_guard(settings: ServiceSettings, environ: Mapping[str, str]) -> Any:
-    """The judge stack from ``settings.judge`` (unknown model price: ``ConfigError``)."""
-    from consumers.cli.commands.judging import build_guard as build_judge_stack
-
-    return build_judge_stack(settings.judge, environ)
 
 
 def _install_signal_handlers(event: asyncio.Event) -> Any:

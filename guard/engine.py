@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
 from guard.defaults import PROMPT_VERSION
 from guard.errors import InvalidRequest, JudgeError, JudgementSkipped, MalformedJudgeOutput
@@ -93,7 +94,8 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 class Guard:
-    """Judges requests with ``judge`` under ``settings``; the single entry point of the core.
+    """Judges requests with ``judge`` under ``settings``; the single entry point of the core,
+    and the :class:`~guard.boundary.GuardCore` the runtime holds.
 
     ``price(model, usage)`` gives a call's cost in USD (0 when not given); ``clock`` measures
     judge latency. ``intake_stop_reason`` is set to the error kind when the judge reports an
@@ -205,6 +207,10 @@ class Guard:
     async def judge_payload(self, payload: bytes | str | Mapping[str, Any]) -> Verdict:
         """Parse and judge; :class:`InvalidRequest` propagates (dead-letter it)."""
         return await self.judge(self.parse(payload))
+
+    def budget_stats(self) -> BudgetStats | None:
+        """The budget layers' counters when ``backend`` is the budgeted judge, else None."""
+        return self.backend.stats() if isinstance(self.backend, BudgetedJudge) else None
 
     async def aclose(self) -> None:
         await self.backend.aclose()

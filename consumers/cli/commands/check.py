@@ -14,9 +14,10 @@ from typing import Any
 
 import orjson
 
-from consumers.cli.commands.judging import add_judge_arguments, build_guard, judge_settings_from
+from consumers.cli.commands.judging import add_judge_arguments, judge_settings_from
 from consumers.cli.render import render_verdict
 from consumers.errors import ConsumerError
+from guard.assembly import build_guard
 from guard.errors import ConfigError, InvalidRequest
 from guard.models import ContextField, Label, Verdict
 from guard.settings import JudgeSettings

@@ -1,21 +1,18 @@
-"""Judge options shared by the commands that judge (``check``, ``replay``), and the one place
-where a command turns them into a :class:`guard.engine.Guard`."""
+"""Judge options shared by the commands that judge (``check``, ``replay``, ``demo``): flags and a
+``--config`` file turned into :class:`~guard.settings.JudgeSettings`. The judge itself is built
+by :func:`guard.assembly.build_guard`."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from consumers.settings import read_config_file
-from guard.budgets.wiring import make_budgeted_judge
-from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.models import ContextField, ScoringMode
-from guard.providers.factory import make_pricer
 from guard.settings import JudgeSettings, Provider
 
 # flag dest -> JudgeSettings field
@@ -80,10 +77,3 @@ def judge_settings_from(args: argparse.Namespace) -> JudgeSettings:
         return JudgeSettings.model_validate(values)
     except ValidationError as exc:
         raise config_error(exc) from exc
-
-
-def build_guard(settings: JudgeSettings, environ: Mapping[str, str]) -> Guard:
-    """The whole judge stack of ``settings``: the provider inside its budget layers (sampling,
-    cache, cost budget, breaker, rate limits, concurrency, retries), priced. An unknown model
-    price or a missing API key is a :class:`ConfigError` here, before any message is read."""
-    return Guard(make_budgeted_judge(settings, environ), settings, price=make_pricer(settings))
