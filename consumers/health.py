@@ -29,6 +29,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from consumers.metrics import CONTENT_TYPE, NS, Metrics
+from consumers.stats import ServiceStats
 
 LIVENESS_STALL_FACTOR = 5.0
 REQUEST_READ_TIMEOUT_S = 5.0
@@ -47,24 +48,24 @@ class Health:
     detail: Mapping[str, Any]
 
 
-def _pending(stats: Any) -> int:
+def _pending(stats: ServiceStats) -> int:
     """Messages not yet finished: lag over assigned partitions plus what is held in memory."""
-    lag = sum(getattr(p, "lag", None) or 0 for p in (stats.partitions or {}).values())
-    held = sum(getattr(p, "outstanding", 0) for p in (stats.partitions or {}).values())
-    return max(lag, held, getattr(stats, "in_flight", 0) + getattr(stats, "waiting", 0))
+    lag = sum(p.lag or 0 for p in stats.partitions.values())
+    held = sum(p.outstanding for p in stats.partitions.values())
+    return max(lag, held, stats.in_flight + stats.waiting)
 
 
-def readiness(stats: Any, *, stall_after_s: float, now: float) -> Health:
+def readiness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Health:
     """Whether the consumer is making progress (see the module docstring for the rules)."""
     idle_s = max(0.0, now - stats.last_progress)
-    detail = {"assigned": len(stats.partitions or {}), "pending": _pending(stats),
+    detail = {"assigned": len(stats.partitions), "pending": _pending(stats),
               "seconds_since_progress": round(idle_s, 3)}
-    if getattr(stats, "stopping", False):
+    if stats.stopping:
         return Health(False, "stopping", detail)
-    if not getattr(stats, "started", False):
-        waiting_for = getattr(stats, "waiting_for", None)
+    if not stats.started:
+        waiting_for = stats.waiting_for
         return Health(False, f"starting: {waiting_for}" if waiting_for else "starting", detail)
-    if getattr(stats, "intake_stopped", None):
+    if stats.intake_stopped:
         return Health(False, f"intake stopped: {stats.intake_stopped}", detail)
     if not stats.partitions:
         return Health(False, "no partitions assigned", detail)
@@ -74,7 +75,7 @@ def readiness(stats: Any, *, stall_after_s: float, now: float) -> Health:
     return Health(True, "progressing" if detail["pending"] else "idle", detail)
 
 
-def liveness(stats: Any, *, stall_after_s: float, now: float) -> Health:
+def liveness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Health:
     """Alive unless stalled with pending work for ``LIVENESS_STALL_FACTOR * stall_after_s``.
 
     Waiting on purpose is not stuck: while intake is stopped (quota, credentials) or judge calls
@@ -84,8 +85,8 @@ def liveness(stats: Any, *, stall_after_s: float, now: float) -> Health:
     rebalance, aiokafka #1154)."""
     idle_s = max(0.0, now - stats.last_progress)
     limit = LIVENESS_STALL_FACTOR * stall_after_s
-    waiting = bool(getattr(stats, "intake_stopped", None)) or getattr(stats, "in_flight", 0) > 0
-    stuck = (getattr(stats, "started", False) and not getattr(stats, "stopping", False)
+    waiting = bool(stats.intake_stopped) or stats.in_flight > 0
+    stuck = (stats.started and not stats.stopping
              and not waiting and _pending(stats) > 0 and idle_s > limit)
     detail = {"seconds_since_progress": round(idle_s, 3)}
     if stuck:
@@ -113,8 +114,8 @@ class HealthServer:
     :meth:`start` and :meth:`close`.
     """
 
-    def __init__(self, *, metrics: Metrics, stats: Any, host: str = "0.0.0.0", port: int = 9464,
-                 stall_after_s: float = 120.0,
+    def __init__(self, *, metrics: Metrics, stats: ServiceStats, host: str = "0.0.0.0",
+                 port: int = 9464, stall_after_s: float = 120.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.metrics = metrics
         self.stats = stats

@@ -23,6 +23,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from consumers.stats import ServiceStats
 from guard.budgets.judge import BudgetStats
 from guard.models import Verdict
 
@@ -43,7 +44,8 @@ JudgeStatsProbe = Callable[[], BudgetStats | None]
 class Metrics:
     """The service's metrics. ``stats`` is read at every scrape; call the methods on events."""
 
-    def __init__(self, stats: Any | None = None, *, judge_stats: JudgeStatsProbe | None = None,
+    def __init__(self, stats: ServiceStats | None = None, *,
+                 judge_stats: JudgeStatsProbe | None = None,
                  breaker: BreakerProbe | None = None, budget: BudgetProbe | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         """``judge_stats``: the budget layers' counters (``guard.budget_stats``); they supply
@@ -137,30 +139,26 @@ class _StateCollector(Collector):
             retries.add_metric([kind], float(count))
         yield retries
 
-    def _service(self, stats: Any) -> Iterable[Metric]:
+    def _service(self, stats: ServiceStats) -> Iterable[Metric]:
         for attr, name, doc in _COUNTERS:
-            if hasattr(stats, attr):
-                yield _counter(name, doc, float(getattr(stats, attr)))
+            yield _counter(name, doc, float(getattr(stats, attr)))
         dead = CounterMetricFamily(f"{NS}_dead_lettered", "Messages dead-lettered, by reason.",
                                    labels=["reason"])
-        for reason, count in sorted(dict(getattr(stats, "dead_lettered", {})).items()):
+        for reason, count in sorted(stats.dead_lettered.items()):
             dead.add_metric([reason], float(count))
         yield dead
         for attr, name, doc in _GAUGES:
-            if hasattr(stats, attr):
-                yield _gauge(name, doc, float(getattr(stats, attr)))
+            yield _gauge(name, doc, float(getattr(stats, attr)))
         stopped = _gauge("intake_stopped", "1 when intake stopped (quota spent, key rejected), "
                          "by reason.", labels=["reason"])
-        reason = getattr(stats, "intake_stopped", None)
-        stopped.add_metric([str(reason or "")], 1.0 if reason else 0.0)
+        stop = stats.intake_stopped
+        stopped.add_metric([stop or ""], 1.0 if stop else 0.0)
         yield stopped
-        last = getattr(stats, "last_progress", None)
-        if last is not None:
-            yield _gauge("seconds_since_progress", "Seconds since a message last finished.",
-                         max(0.0, self._clock() - float(last)))
+        yield _gauge("seconds_since_progress", "Seconds since a message last finished.",
+                     max(0.0, self._clock() - stats.last_progress))
 
-    def _partitions(self, stats: Any) -> Iterable[Metric]:
-        parts: Mapping[str, Any] = getattr(stats, "partitions", {}) or {}
+    def _partitions(self, stats: ServiceStats) -> Iterable[Metric]:
+        parts = stats.partitions
         lag = _gauge("consumer_lag", "Messages not yet committed, per assigned partition.",
                      labels=["topic", "partition"])
         paused = _gauge("partition_paused", "1 while a partition is paused (buffer full).",
@@ -169,10 +167,10 @@ class _StateCollector(Collector):
                              labels=["topic", "partition"])
         for key, part in sorted(parts.items()):
             topic, partition = split_partition_key(key)
-            if getattr(part, "lag", None) is not None:
+            if part.lag is not None:
                 lag.add_metric([topic, partition], float(part.lag))
-            paused.add_metric([topic, partition], 1.0 if getattr(part, "paused", False) else 0.0)
-            outstanding.add_metric([topic, partition], float(getattr(part, "outstanding", 0)))
+            paused.add_metric([topic, partition], 1.0 if part.paused else 0.0)
+            outstanding.add_metric([topic, partition], float(part.outstanding))
         yield lag
         yield paused
         yield outstanding
