@@ -15,18 +15,21 @@ skipped on purpose gives label ``skipped``. :meth:`Guard.judge` never raises for
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
 from guard.case import PreparedCase
-from guard.defaults import PROMPT_VERSION
+from guard.defaults import OFFLOAD_MIN_CHARS, PREPARE_THREADS, PROMPT_VERSION
 from guard.errors import InvalidRequest, JudgeError, JudgementSkipped, MalformedJudgeOutput
-from guard.injection import scan
+from guard.injection import scan_request
 from guard.mapping import FieldMap
 from guard.models import (
     ClaimVerdict,
@@ -37,18 +40,20 @@ from guard.models import (
     JudgeInfo,
     JudgeRequest,
     Label,
+    OutputCoverage,
     Truncation,
     UnsupportedClaim,
     Usage,
     Verdict,
 )
+from guard.policies import apply_policies, combine
 from guard.providers.base import Judge, JudgeOutcome
 from guard.quotes import check_quotes
-from guard.render import RenderedEvidence, render_evidence
+from guard.render import render_evidence, request_chars
 from guard.sanitize import sanitize
 from guard.scoring import Scored, score
 from guard.settings import JudgeSettings
-from guard.truncate import truncate
+from guard.truncate import truncate, windows
 
 MAX_INJECTION_FINDINGS = 20
 MAX_VALIDATION_PROBLEMS = 5
@@ -108,6 +113,7 @@ class Guard:
         self.intake_stop_reason: str | None = None
         self._price = price
         self._clock = clock
+        self._executor: ThreadPoolExecutor | None = None
 
     # ---------------------------------------------------------------- parse
 
@@ -127,29 +133,46 @@ class Guard:
 
     def prepare(self, request: JudgeRequest, *,
                 message_key: str | None = None) -> PreparedCase | Verdict:
-        """The case to show a judge, or a verdict when none is needed (empty output/evidence).
+        """The case to show a judge (the output's first window), or a verdict when none is
+        needed (empty output/evidence). ``message_key`` is the stream's message key, for
+        sampling by key."""
+        cases = self.prepare_chunks(request, message_key=message_key)
+        return cases if isinstance(cases, Verdict) else cases[0]
 
-        ``message_key`` is the stream's message key, for sampling by key."""
+    def prepare_chunks(self, request: JudgeRequest, *,
+                       message_key: str | None = None) -> list[PreparedCase] | Verdict:
+        """One case per window of the output to judge (one unless ``on_truncated_output`` is
+        ``judge_chunks`` and the output is longer than ``max_output_chars``), or a verdict
+        when none is needed. Bounded work: linear in the request's size."""
         s = self.settings
         request_id = request.id or uuid.uuid4().hex
         clean_output = sanitize(request.output)
-        output, output_cut = truncate(clean_output, s.max_output_chars)
-        if not any(ch.isalnum() for ch in output):
+        most = s.max_output_chunks if s.on_truncated_output == "judge_chunks" else 1
+        pieces, complete = windows(clean_output, s.max_output_chars, most)
+        judged = sum(map(len, pieces))
+        output_cut = Cut(original_chars=len(clean_output), kept_chars=judged,
+                         truncated=not complete)
+        if not pieces or not any(ch.isalnum() for ch in pieces[0]):
             return self._empty_output(request, request_id, output_cut)
+        coverage = OutputCoverage(policy=s.on_truncated_output, total_chars=len(clean_output),
+                                  judged_chars=judged, chunks=len(pieces), complete=complete)
         source = self.source_of(request)
-        rendered = render_evidence(request, source, s.max_context_chars)
-        truncation = Truncation(context=rendered.cut, output=output_cut)
-        if not rendered.passages:
-            return self._no_evidence(request, request_id, truncation,
-                                     scan(clean_output, "output"))
         question = self._question(request)
-        injections = self._injections(request, clean_output, rendered, question)
-        return PreparedCase(
-            request_id=request_id, output=output, evidence=rendered.text,
-            passages=rendered.passages, source=source, mode=s.mode,
-            threshold=s.threshold, question=question, truncation=truncation,
-            injections=injections, message_key=message_key,
-        )
+        queries = [None] if len(pieces) == 1 else [f"{p} {question or ''}" for p in pieces]
+        renders = [render_evidence(request, source, s.max_context_chars, q) for q in queries]
+        if not renders[0].passages:
+            truncation = Truncation(context=renders[0].cut, output=output_cut)
+            return self._no_evidence(request, request_id, truncation, coverage,
+                                     scan_request(request, clean_output, (), None, source))
+        injections = tuple(scan_request(request, clean_output,
+                                        [p for r in renders for p in r.passages], question,
+                                        source)[:MAX_INJECTION_FINDINGS])
+        return [PreparedCase(
+            request_id=request_id, output=piece, evidence=rendered.text,
+            passages=rendered.passages, source=source, mode=s.mode, threshold=s.threshold,
+            question=question, truncation=Truncation(context=rendered.cut, output=output_cut),
+            injections=injections, message_key=message_key, coverage=coverage,
+        ) for piece, rendered in zip(pieces, renders, strict=True)]
 
     def source_of(self, request: JudgeRequest) -> ContextField:
         """The grounding source: the request's own ``context_field``, else the setting's."""
@@ -166,28 +189,38 @@ class Guard:
         question, _ = truncate(sanitize(text), self.settings.max_output_chars)
         return question or None
 
-    def _injections(self, request: JudgeRequest, output: str, rendered: RenderedEvidence,
-                    question: str | None) -> tuple[InjectionFinding, ...]:
-        evidence: list[str] = [p.text for p in rendered.passages]
-        if self.source_of(request) is ContextField.MESSAGES:
-            evidence += [sanitize(m.content) for m in request.messages or []
-                         if m.role in ("assistant", "system")]
-        if question:
-            evidence.append(question)
-        found = scan(output, "output") + [f for text in evidence for f in scan(text, "evidence")]
-        return tuple(_dedupe(found)[:MAX_INJECTION_FINDINGS])
-
     # ---------------------------------------------------------------- judge
 
     async def judge(self, request: JudgeRequest, *, message_key: str | None = None) -> Verdict:
         """The verdict on ``request``; never raises for judge errors or skipped judgements.
 
         ``message_key``: the stream's message key (sampling by key uses it). The configured
-        :class:`~guard.providers.base.Judge` itself is ``guard.backend``.
+        :class:`~guard.providers.base.Judge` itself is ``guard.backend``. Large requests are
+        prepared in a worker thread, so their CPU never blocks the event loop for long.
         """
-        prepared = self.prepare(request, message_key=message_key)
-        if isinstance(prepared, Verdict):
-            return prepared
+        cases = await self._prepare_off_loop(request, message_key)
+        if isinstance(cases, Verdict):
+            return cases
+        verdicts: list[Verdict] = []
+        for case in cases:  # windows of a long output, one after the other
+            verdicts.append(await self._judge_case(request, case))
+            if verdicts[-1].label is not Label.PASS:
+                break  # the first window that does not pass decides
+        return apply_policies(combine(verdicts), self.settings)
+
+    async def _prepare_off_loop(self, request: JudgeRequest,
+                                message_key: str | None) -> list[PreparedCase] | Verdict:
+        if request_chars(request) < OFFLOAD_MIN_CHARS:
+            return self.prepare_chunks(request, message_key=message_key)
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(PREPARE_THREADS,
+                                                thread_name_prefix="guard-prepare")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, functools.partial(self.prepare_chunks, request,
+                                              message_key=message_key))
+
+    async def _judge_case(self, request: JudgeRequest, prepared: PreparedCase) -> Verdict:
         started = self._clock()
         try:
             outcome = await self.backend.assess(prepared)
@@ -207,6 +240,9 @@ class Guard:
         return await self.judge(self.parse(payload))
 
     async def aclose(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
         await self.backend.aclose()
 
     def _elapsed_ms(self, started: float) -> float:
@@ -219,6 +255,7 @@ class Guard:
 
     def _verdict(self, request: JudgeRequest, request_id: str, truncation: Truncation,
                  **fields: Any) -> Verdict:
+        """A verdict on ``request`` with the fields every verdict carries."""
         fields.setdefault("judge", self._judge_info())
         return Verdict(request_id=request_id, threshold=self.settings.threshold,
                        mode=self.settings.mode, source=self.source_of(request),
@@ -241,17 +278,20 @@ class Guard:
                             retriable=False))
 
     def _no_evidence(self, request: JudgeRequest, request_id: str, truncation: Truncation,
+                     coverage: OutputCoverage,
                      injections: list[InjectionFinding]) -> Verdict:
         source = self.source_of(request).value
         return self._verdict(
             request, request_id, truncation, label=Label.FAIL, reason="no_evidence",
             score=0.0, hallucinated=True, injections=injections[:MAX_INJECTION_FINDINGS],
+            coverage=coverage,
             explanation=f"The grounding source '{source}' is missing or empty, so no claim of "
             "the output can be supported; failing closed.")
 
     def _skipped(self, request: JudgeRequest, case: PreparedCase, reason: str) -> Verdict:
         return self._verdict(request, case.request_id, case.truncation, label=Label.SKIPPED,
                              reason=reason, injections=list(case.injections),
+                             coverage=case.coverage,
                              explanation=f"Not judged: {reason}.")
 
     def _error(self, request: JudgeRequest, case: PreparedCase, exc: JudgeError,
@@ -265,7 +305,8 @@ class Guard:
             request, case.request_id, case.truncation, label=Label.ERROR, reason=exc.kind,
             explanation=f"The judge could not decide: {exc}",
             error=ErrorInfo(kind=exc.kind, message=str(exc), retriable=exc.retriable),
-            injections=list(case.injections), latency_ms=latency_ms, **spent)
+            injections=list(case.injections), coverage=case.coverage, latency_ms=latency_ms,
+            **spent)
 
     def _decided(self, request: JudgeRequest, case: PreparedCase, outcome: JudgeOutcome,
                  scored: Scored, latency_ms: float) -> Verdict:
@@ -278,7 +319,7 @@ class Guard:
             unsupported_claims=[UnsupportedClaim(claim=c.claim, reason=c.reason)
                                 for c in claims if not c.supported],
             quote_check=quote_check, injections=list(case.injections),
-            judge=self._judge_info(outcome),
+            coverage=case.coverage, judge=self._judge_info(outcome),
             confidence=outcome.confidence, usage=outcome.usage, cost_usd=self._cost(outcome),
             latency_ms=latency_ms)
 
@@ -290,14 +331,3 @@ def _claims(outcome: JudgeOutcome) -> list[ClaimVerdict]:
 
 def _no_cut() -> Cut:
     return Cut(original_chars=0, kept_chars=0, truncated=False)
-
-
-def _dedupe(findings: Iterable[InjectionFinding]) -> list[InjectionFinding]:
-    seen: set[tuple[str, str, str]] = set()
-    unique: list[InjectionFinding] = []
-    for finding in findings:
-        key = (finding.kind, finding.location, finding.excerpt)
-        if key not in seen:
-            seen.add(key)
-            unique.append(finding)
-    return unique

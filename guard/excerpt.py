@@ -12,7 +12,6 @@ to the query, is truncated (its opening kept).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -33,8 +32,8 @@ _STOPWORDS = frozenset({
 
 def words(text: str) -> set[str]:
     """The distinct content words (3+ characters, or numbers) of ``text``, lowercased."""
-    found = {w for w in _WORD.findall(text.lower()) if len(w) >= 3 or w.isdigit()}
-    return found - _STOPWORDS
+    found = set(_WORD.findall(text.lower()))
+    return {w for w in found if len(w) >= 3 or w.isdigit()} - _STOPWORDS
 
 
 def _spans(text: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -42,10 +41,10 @@ def _spans(text: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
     cuts = [0, *(m.end() for m in boundary.finditer(text)), len(text)]
     spans = []
     for start, end in pairwise(cuts):
-        piece = text[start:end]
-        if piece.strip():
-            lead = len(piece) - len(piece.lstrip())
-            spans.append((start + lead, start + len(piece.rstrip())))
+        piece = text[start:end].lstrip()
+        if piece:
+            first = end - len(piece)
+            spans.append((first, first + len(piece.rstrip())))
     return spans
 
 
@@ -68,17 +67,11 @@ def _join(text: str, spans: Sequence[tuple[int, int]], chosen: Sequence[int]) ->
 
 
 def overlap_counts(text: str, spans: Sequence[tuple[int, int]], wanted: set[str]) -> list[int]:
-    """How many distinct ``wanted`` words each span holds (one pass over ``text``)."""
-    hits: list[set[str]] = [set() for _ in spans]
-    if not wanted or not spans:
+    """How many distinct ``wanted`` words each span holds: one tokenizing pass over ``text``,
+    set lookups only, so linear in the text however many words ``wanted`` holds."""
+    if not wanted:
         return [0] * len(spans)
-    alternatives = "|".join(map(re.escape, sorted(wanted, key=len, reverse=True)))
-    starts = [start for start, _ in spans]
-    for match in re.finditer(rf"\b(?:{alternatives})\b", text, re.IGNORECASE):
-        i = bisect_right(starts, match.start()) - 1
-        if i >= 0 and match.end() <= spans[i][1]:
-            hits[i].add(match.group().lower())
-    return [len(found) for found in hits]
+    return [len(words(text[start:end]) & wanted) for start, end in spans]
 
 
 def excerpt(text: str, budget: int, query: str) -> str:

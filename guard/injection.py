@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from guard.models import InjectionFinding
+from guard.case import Passage
+from guard.models import ContextField, InjectionFinding, JudgeRequest
+from guard.sanitize import sanitize
 
 Kind = Literal["override_instructions", "score_request", "fake_verdict", "role_marker",
                "fence_forgery"]
@@ -158,3 +161,28 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
             if len(findings) >= MAX_FINDINGS_PER_TEXT:
                 return findings
     return findings
+
+
+def _dedupe(findings: Iterable[InjectionFinding]) -> list[InjectionFinding]:
+    seen: set[tuple[str, str, str]] = set()
+    unique: list[InjectionFinding] = []
+    for finding in findings:
+        key = (finding.kind, finding.location, finding.excerpt)
+        if key not in seen:
+            seen.add(key)
+            unique.append(finding)
+    return unique
+
+
+def scan_request(request: JudgeRequest, output: str, passages: Sequence[Passage],
+                 question: str | None, source: ContextField) -> list[InjectionFinding]:
+    """Every finding in what a judge of ``request`` reads: the sanitized ``output``, the
+    evidence ``passages``, the ``question`` and the shown non-evidence turns; deduplicated."""
+    evidence: list[str] = [p.text for p in passages]
+    if source is ContextField.MESSAGES:
+        evidence += [sanitize(m.content) for m in request.messages or []
+                     if m.role in ("assistant", "system")]
+    if question:
+        evidence.append(question)
+    found = scan(output, "output") + [f for text in evidence for f in scan(text, "evidence")]
+    return _dedupe(found)

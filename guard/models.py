@@ -144,6 +144,22 @@ class Truncation(BaseModel):
     output: Cut
 
 
+TruncatedOutputPolicy = Literal["fail", "judge_chunks", "pass"]
+
+
+class OutputCoverage(BaseModel):
+    """Which part of the output a judge saw, and what happened to the rest."""
+
+    policy: TruncatedOutputPolicy = Field(
+        description="on_truncated_output: 'judge_chunks' judges the output in consecutive "
+        "windows (up to max_output_chunks), 'fail' fails a pass that left text unjudged, "
+        "'pass' lets it pass (marked here).")
+    total_chars: int = Field(description="Characters of the sanitized output.")
+    judged_chars: int = Field(description="Characters shown to the judge, over all chunks.")
+    chunks: int = Field(description="How many windows of the output were prepared for judging.")
+    complete: bool = Field(description="Whether every part of the output was shown to a judge.")
+
+
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -197,6 +213,9 @@ class Verdict(BaseModel):
     quote_check: QuoteCheck = Field(default_factory=QuoteCheck)
     injections: list[InjectionFinding] = Field(default_factory=list)
     truncation: Truncation
+    coverage: OutputCoverage | None = Field(
+        default=None, description="Which part of the output was judged (None: no output to "
+        "judge). A pass never leaves text unjudged unless on_truncated_output is 'pass'.")
     source: ContextField
     judge: JudgeInfo
     confidence: float | None = Field(

@@ -7,6 +7,10 @@
   turns and system turns are shown, labelled *not evidence*, and are never passages.
 * ``input`` / ``expected_output`` is a single passage.
 
+At most :data:`~guard.defaults.MAX_EVIDENCE_ITEMS` documents (the first ones: retrieval order) or
+turns (the last ones: the most recent) are rendered, so the work per request is bounded however
+many tiny items a message holds; the others count as cut.
+
 Each piece is sanitized, then the whole is fitted to ``limit`` characters: whole blocks are
 preferred; when everything does not fit, evidence blocks go before non-evidence turns, and among
 them the blocks sharing the most words with the output (and question) go first, shown in their
@@ -23,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from guard.case import Passage
+from guard.defaults import MAX_EVIDENCE_ITEMS
 from guard.excerpt import excerpt, words
 from guard.models import ContextField, Cut, Document, JudgeRequest, Message
 from guard.sanitize import sanitize
@@ -80,9 +85,9 @@ def _document_header(number: int, doc: Document) -> str:
 
 def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[_Block]:
     items: list[str | Document] = [context] if isinstance(context, str) else list(context)
-    docs = [Document(text=item) if isinstance(item, str) else item for item in items]
     blocks: list[_Block] = []
-    for number, doc in enumerate(docs, start=1):
+    for number, item in enumerate(items[:MAX_EVIDENCE_ITEMS], start=1):
+        doc = Document(text=item) if isinstance(item, str) else item
         body = _body(doc.text)
         if body:
             blocks.append(_Block(_document_header(number, doc), body, f"[{number}]"))
@@ -104,7 +109,8 @@ def turn_label(message: Message) -> tuple[str, str | None]:
 
 def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
     blocks: list[_Block] = []
-    for number, message in enumerate(messages, start=1):
+    first = max(0, len(messages) - MAX_EVIDENCE_ITEMS)
+    for number, message in enumerate(messages[first:], start=first + 1):
         body = _body(message.content)
         if body:
             shown, passage_label = turn_label(message)
@@ -185,12 +191,45 @@ def _join(blocks: Iterable[_Block]) -> str:
     return BLOCK_SEPARATOR.join(b.text for b in blocks)
 
 
-def render_evidence(request: JudgeRequest, source: ContextField, limit: int) -> RenderedEvidence:
-    """Render, sanitize and fit the grounding source ``source`` of ``request`` to ``limit``."""
+def _unrendered_chars(request: JudgeRequest, source: ContextField) -> int:
+    """Characters of the items beyond :data:`MAX_EVIDENCE_ITEMS`, never rendered."""
+    items: Sequence[str | Document | Message] = ()
+    if source is ContextField.CONTEXT and isinstance(request.context, list):
+        items = request.context[MAX_EVIDENCE_ITEMS:]
+    elif source is ContextField.MESSAGES and request.messages:
+        items = request.messages[:-MAX_EVIDENCE_ITEMS]
+    return sum(len(_item_text(item)) for item in items)
+
+
+def request_chars(request: JudgeRequest) -> int:
+    """Characters of every text of ``request``: what preparing it costs, roughly."""
+    texts = (request.output, request.question, request.input, request.expected_output)
+    size = sum(len(t) for t in texts if t)
+    if isinstance(request.context, str):
+        size += len(request.context)
+    elif request.context:
+        size += sum(len(_item_text(item)) for item in request.context)
+    return size + sum(len(m.content) for m in request.messages or ())
+
+
+def _item_text(item: str | Document | Message) -> str:
+    if isinstance(item, str):
+        return item
+    return item.text if isinstance(item, Document) else item.content
+
+
+def render_evidence(request: JudgeRequest, source: ContextField, limit: int,
+                    query: str | None = None) -> RenderedEvidence:
+    """Render, sanitize and fit the grounding source ``source`` of ``request`` to ``limit``,
+    preferring what shares words with ``query`` (default: the output and question)."""
     blocks = source_blocks(request, source)
     full = _join(blocks)
-    kept = fit_blocks(blocks, limit, f"{request.output} {request.question or ''}")
+    if query is None:
+        query = f"{request.output} {request.question or ''}"
+    kept = fit_blocks(blocks, limit, query)
     text = _join(kept)
     passages = tuple(p for p in (b.passage() for b in kept) if p is not None)
-    cut = Cut(original_chars=len(full), kept_chars=len(text), truncated=text != full)
+    original = len(full) + _unrendered_chars(request, source)
+    cut = Cut(original_chars=original, kept_chars=len(text),
+              truncated=text != full or original != len(full))
     return RenderedEvidence(text=text, passages=passages, cut=cut)
