@@ -49,6 +49,7 @@ from guard.models import (
 from guard.policies import apply_policies, combine
 from guard.providers.base import Judge, JudgeOutcome
 from guard.quotes import check_quotes
+from guard.redact import redact
 from guard.render import render_evidence, request_chars
 from guard.sanitize import sanitize
 from guard.scoring import Scored, score
@@ -114,6 +115,8 @@ class Guard:
         self._price = price
         self._clock = clock
         self._executor: ThreadPoolExecutor | None = None
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        self._secrets = (key,) if key else ()
 
     # ---------------------------------------------------------------- parse
 
@@ -298,13 +301,14 @@ class Guard:
                latency_ms: float, outcome: JudgeOutcome | None = None) -> Verdict:
         if exc.stops_intake:
             self.intake_stop_reason = exc.kind
+        message = redact(str(exc), self._secrets)
         spent: dict[str, Any] = {}
         if outcome is not None:
             spent = {"usage": outcome.usage, "cost_usd": self._cost(outcome)}
         return self._verdict(
             request, case.request_id, case.truncation, label=Label.ERROR, reason=exc.kind,
-            explanation=f"The judge could not decide: {exc}",
-            error=ErrorInfo(kind=exc.kind, message=str(exc), retriable=exc.retriable),
+            explanation=f"The judge could not decide: {message}",
+            error=ErrorInfo(kind=exc.kind, message=message, retriable=exc.retriable),
             injections=list(case.injections), coverage=case.coverage, latency_ms=latency_ms,
             **spent)
 
