@@ -127,8 +127,11 @@ class InjectionFinding(BaseModel):
 
     kind: Literal["override_instructions", "score_request", "fake_verdict", "role_marker",
                   "fence_forgery"]
-    location: Literal["output", "evidence"]
-    excerpt: str
+    location: Literal["output", "evidence", "attribute"] = Field(
+        description="output; evidence (documents, turns, question); attribute (a document's "
+        "id or source, a tool's name).")
+    excerpt: str = Field(description="The text around the match; 'base64: ...' when the "
+                         "instruction was hidden in base64.")
 
 
 class Cut(BaseModel):
