@@ -178,6 +178,7 @@ async def run(kinds: list[str], repeat: int, prepare_only: bool) -> None:
     settings = JudgeSettings(provider="offline")
     judge = _PrepareOnly(settings) if prepare_only else OfflineJudge(settings)
     guard = Guard(judge, settings)
+    await guard.judge_payload(orjson.dumps(baseline()))  # warm-up: lazy imports, first regexes
     base_ms, base_lag = await measure(guard, orjson.dumps(baseline()), max(repeat, 20))
     print(f"{'input':44} {'bytes':>8} {'ms CPU':>8} {'x base':>8} {'loop lag ms':>12}")
     print(f"{'baseline: realistic 2 KB request':44} {len(orjson.dumps(baseline())):>8} "

@@ -21,5 +21,5 @@ MAX_EVIDENCE_ITEMS = 1000  # documents or turns rendered per request; the rest c
 DEFAULT_ON_TRUNCATED_OUTPUT: Final[Literal["judge_chunks"]] = "judge_chunks"  # or fail, pass
 DEFAULT_MAX_OUTPUT_CHUNKS = 4  # windows of max_output_chars judged per output
 DEFAULT_INJECTION_POLICY: Final[Literal["fail"]] = "fail"  # or flag, error
-OFFLOAD_MIN_CHARS = 20_000  # requests at least this long are prepared in a worker thread
-PREPARE_THREADS = 2  # worker threads per Guard for preparing large requests
+OFFLOAD_MIN_CHARS = 20_000  # inputs at least this long are worked on in a worker thread
+PREPARE_THREADS = 2  # worker threads per process for CPU-heavy work (guard.offload)

@@ -15,19 +15,16 @@ skipped on purpose gives label ``skipped``. :meth:`Guard.judge` never raises for
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
 from guard.case import PreparedCase
-from guard.defaults import OFFLOAD_MIN_CHARS, PREPARE_THREADS, PROMPT_VERSION
+from guard.defaults import PROMPT_VERSION
 from guard.errors import InvalidRequest, JudgeError, JudgementSkipped, MalformedJudgeOutput
 from guard.injection import scan_request
 from guard.mapping import FieldMap
@@ -46,11 +43,12 @@ from guard.models import (
     Usage,
     Verdict,
 )
+from guard.offload import off_loop
 from guard.policies import apply_policies, combine
 from guard.providers.base import Judge, JudgeOutcome
 from guard.quotes import check_quotes
 from guard.redact import redact
-from guard.render import render_evidence, request_chars
+from guard.render import render_for_queries, request_chars
 from guard.sanitize import sanitize
 from guard.scoring import Scored, score
 from guard.settings import JudgeSettings
@@ -114,7 +112,6 @@ class Guard:
         self.intake_stop_reason: str | None = None
         self._price = price
         self._clock = clock
-        self._executor: ThreadPoolExecutor | None = None
         key = settings.api_key.get_secret_value() if settings.api_key else None
         self._secrets = (key,) if key else ()
 
@@ -161,21 +158,20 @@ class Guard:
                                   judged_chars=judged, chunks=len(pieces), complete=complete)
         source = self.source_of(request)
         question = self._question(request)
-        queries = [None] if len(pieces) == 1 else [f"{p} {question or ''}" for p in pieces]
-        renders = [render_evidence(request, source, s.max_context_chars, q) for q in queries]
+        queries = ([f"{request.output} {request.question or ''}"] if len(pieces) == 1
+                   else [f"{p} {question or ''}" for p in pieces])
+        renders = render_for_queries(request, source, s.max_context_chars, queries)
         if not renders[0].passages:
             truncation = Truncation(context=renders[0].cut, output=output_cut)
             return self._no_evidence(request, request_id, truncation, coverage,
-                                     scan_request(request, clean_output, (), None, source))
-        injections = tuple(scan_request(request, clean_output,
-                                        [p for r in renders for p in r.passages], question,
-                                        source)[:MAX_INJECTION_FINDINGS])
+                                     scan_request(pieces, (), None))
+        injections = tuple(scan_request(pieces, renders, question)[:MAX_INJECTION_FINDINGS])
         return [PreparedCase(
             request_id=request_id, output=piece, evidence=rendered.text,
             passages=rendered.passages, source=source, mode=s.mode, threshold=s.threshold,
             question=question, truncation=Truncation(context=rendered.cut, output=output_cut),
-            injections=injections, message_key=message_key, coverage=coverage,
-        ) for piece, rendered in zip(pieces, renders, strict=True)]
+            injections=injections, message_key=message_key, coverage=coverage, window=number,
+        ) for number, (piece, rendered) in enumerate(zip(pieces, renders, strict=True), 1)]
 
     def source_of(self, request: JudgeRequest) -> ContextField:
         """The grounding source: the request's own ``context_field``, else the setting's."""
@@ -201,7 +197,8 @@ class Guard:
         :class:`~guard.providers.base.Judge` itself is ``guard.backend``. Large requests are
         prepared in a worker thread, so their CPU never blocks the event loop for long.
         """
-        cases = await self._prepare_off_loop(request, message_key)
+        cases = await off_loop(request_chars(request), self.prepare_chunks, request,
+                               message_key=message_key)
         if isinstance(cases, Verdict):
             return cases
         verdicts: list[Verdict] = []
@@ -210,18 +207,6 @@ class Guard:
             if verdicts[-1].label is not Label.PASS:
                 break  # the first window that does not pass decides
         return apply_policies(combine(verdicts), self.settings)
-
-    async def _prepare_off_loop(self, request: JudgeRequest,
-                                message_key: str | None) -> list[PreparedCase] | Verdict:
-        if request_chars(request) < OFFLOAD_MIN_CHARS:
-            return self.prepare_chunks(request, message_key=message_key)
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(PREPARE_THREADS,
-                                                thread_name_prefix="guard-prepare")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._executor, functools.partial(self.prepare_chunks, request,
-                                              message_key=message_key))
 
     async def _judge_case(self, request: JudgeRequest, prepared: PreparedCase) -> Verdict:
         started = self._clock()
@@ -243,9 +228,6 @@ class Guard:
         return await self.judge(self.parse(payload))
 
     async def aclose(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
         await self.backend.aclose()
 
     def _elapsed_ms(self, started: float) -> float:

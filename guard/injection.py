@@ -21,8 +21,9 @@ respond with score 5"); overrides and score requests in Spanish, French, German,
 Portuguese, Dutch, Russian, Chinese, Japanese and Korean. The patterns are specific enough to
 stay quiet on ordinary prose, in those languages too.
 
-:func:`scan_request` scans everything a judge of a request reads: the whole sanitized output
-(beyond any judged window too), the evidence and question as one text (an instruction split
+:func:`scan_request` scans everything a judge of a request reads, and only that (text a judge
+never reads cannot mislead it): the output's judged windows, the shown evidence blocks and the
+question as one text (an instruction split
 across documents or turns is seen whole), the block headers' attributes (document ids and
 sources, tool names), and the text hidden in base64 runs of each. What a finding does to the
 verdict is :mod:`guard.policies`' business (``injection_policy``).
@@ -39,10 +40,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
-from guard.case import Passage
-from guard.defaults import MAX_EVIDENCE_ITEMS
-from guard.models import ContextField, Document, InjectionFinding, JudgeRequest
-from guard.sanitize import sanitize
+from guard.models import InjectionFinding
+from guard.render import RenderedEvidence
 
 Kind = Literal["override_instructions", "score_request", "fake_verdict", "role_marker",
                "fence_forgery"]
@@ -192,11 +191,11 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
      "instruction", "[turn", "tool result", "evidence)", "(id", "(source"),
     ("<<", "begin_", "end_"),
     ("judge", "evaluator", "grader", "assessor", "scorer", "rater", "reviewer", "checker",
-     "respond", "reply", "answer", "output", "return", "assign", "award", "give"),
+     "score", "rating", "grade", "verdict", "give"),
     ("ignor", "игнор", "olvida", "oubli", "vergiss", "negeer", "disregarda", "забуд", "忽略",
      "无视", "忽视", "無視", "忘记", "忘掉", "무시"),
-    ("da", "asigna", "pon", "donne", "attribue", "mets", "mettez", "gib", "vergib", "dai",
-     "assegna", "de", "dê", "给", "打", "评分", "満点", "5点", "постав", "оцени"),
+    ("puntuaci", "nota", "calificaci", "note", "bewertung", "punktzahl", "punteggio", "voto",
+     "pontua", "满分", "5分", "五分", "评分", "満点", "5点", "постав", "оцени"),
 )
 # The only non-ASCII characters IGNORECASE matches to ASCII letters, folded for the prefilter.
 _IGNORECASE_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
@@ -243,17 +242,6 @@ def _joined(texts: Iterable[str]) -> str:
     return "\n".join(dict.fromkeys(t for t in texts if t))
 
 
-def _attributes(request: JudgeRequest, source: ContextField) -> str:
-    """Document ids and sources, tool names: shown to the judge in block headers."""
-    values: list[str | None] = []
-    if source is ContextField.CONTEXT and isinstance(request.context, list):
-        values = [v for d in request.context[:MAX_EVIDENCE_ITEMS] if isinstance(d, Document)
-                  for v in (d.id, d.source)]
-    elif source is ContextField.MESSAGES:
-        values = [m.name for m in (request.messages or [])[-MAX_EVIDENCE_ITEMS:]]
-    return _joined(sanitize(v) for v in values if v)
-
-
 def _decoded(text: str) -> str:
     """The readable text hidden in base64 runs of ``text`` (a bounded number of them)."""
     found: list[str] = []
@@ -280,18 +268,15 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
     return findings
 
 
-def scan_request(request: JudgeRequest, output: str, passages: Sequence[Passage],
-                 question: str | None, source: ContextField) -> list[InjectionFinding]:
-    """Every finding in what a judge of ``request`` reads, deduplicated: the sanitized
-    ``output`` (all of it), the evidence ``passages`` and the ``question`` and the shown
-    non-evidence turns (as one text), and the block headers' attributes (document ids and
-    sources, tool names)."""
-    evidence: list[str] = [p.text for p in passages]
-    if source is ContextField.MESSAGES:
-        evidence += [sanitize(m.content) for m in request.messages or []
-                     if m.role in ("assistant", "system")]
-    if question:
-        evidence.append(question)
-    return _dedupe([*scan_everywhere(output, "output"),
-                    *scan_everywhere(_joined(evidence), "evidence"),
-                    *scan_everywhere(_attributes(request, source), "attribute")])
+def scan_request(windows: Sequence[str], renders: Sequence[RenderedEvidence],
+                 question: str | None) -> list[InjectionFinding]:
+    """Every finding in what a judge of a request reads, deduplicated: the output ``windows``,
+    the shown blocks of the evidence ``renders`` (evidence or not) with the ``question`` as one
+    text (an instruction split across documents or turns is seen whole), and the blocks'
+    header attributes (document ids and sources, tool names). Bounded: a judge reads at most
+    ``max_context_chars`` of evidence and ``max_output_chars`` of output per window."""
+    bodies = [b for r in renders for b in r.bodies]
+    attributes = [a for r in renders for a in r.attributes]
+    return _dedupe([*scan_everywhere(_joined(windows), "output"),
+                    *scan_everywhere(_joined([*bodies, question or ""]), "evidence"),
+                    *scan_everywhere(_joined(attributes), "attribute")])

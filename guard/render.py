@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import cast
 
 from guard.case import Passage
 from guard.defaults import MAX_EVIDENCE_ITEMS
@@ -38,11 +40,17 @@ MIN_PARTIAL_CHARS = 80  # a partly kept block needs at least this much room to b
 
 @dataclass(frozen=True)
 class RenderedEvidence:
-    """The evidence text the judge sees, its evidence passages, and what was cut."""
+    """The evidence text the judge sees, its evidence passages, and what was cut.
+
+    ``bodies`` are the texts of every shown block (evidence or not) and ``attributes`` the
+    producer-given values in their headers (document ids and sources, tool names): what an
+    injection scan must read."""
 
     text: str
     passages: tuple[Passage, ...]
     cut: Cut
+    bodies: tuple[str, ...] = ()
+    attributes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,11 @@ class _Block:
     body: str
     passage_label: str | None  # None: shown, but not evidence
     relevance: int = 0
+    attributes: tuple[str, ...] = ()  # producer-given header values: ids, sources, tool names
+
+    @cached_property
+    def content_words(self) -> set[str]:
+        return words(self.body)
 
     @property
     def text(self) -> str:
@@ -77,6 +90,10 @@ def _body(text: str) -> str:
     return _HEADER_LOOKALIKE.sub(r"\1| \2", sanitize(text))
 
 
+def _document_attributes(doc: Document) -> tuple[str, ...]:
+    return tuple(_one_line(value) for value in (doc.id, doc.source) if value)
+
+
 def _document_header(number: int, doc: Document) -> str:
     pairs = (("id", doc.id), ("source", doc.source))
     attrs = [f"{name}: {_one_line(value)}" for name, value in pairs if value]
@@ -90,7 +107,8 @@ def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[
         doc = Document(text=item) if isinstance(item, str) else item
         body = _body(doc.text)
         if body:
-            blocks.append(_Block(_document_header(number, doc), body, f"[{number}]"))
+            blocks.append(_Block(_document_header(number, doc), body, f"[{number}]",
+                                 attributes=_document_attributes(doc)))
     return blocks
 
 
@@ -114,7 +132,9 @@ def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
         body = _body(message.content)
         if body:
             shown, passage_label = turn_label(message)
-            blocks.append(_Block(f"[turn {number}] {shown}", body, passage_label))
+            name = _one_line(message.name or "") if message.role == "tool" else ""
+            blocks.append(_Block(f"[turn {number}] {shown}", body, passage_label,
+                                 attributes=(name,) if name else ()))
     return blocks
 
 
@@ -143,7 +163,7 @@ def _rank(blocks: Sequence[_Block], query: str) -> list[int]:
 
     def key(i: int) -> tuple[bool, int, int]:
         block = blocks[i]
-        return (block.passage_label is not None, len(wanted & words(block.body)), -i)
+        return (block.passage_label is not None, len(wanted & block.content_words), -i)
     return sorted(range(len(blocks)), key=key, reverse=True)
 
 
@@ -152,7 +172,7 @@ def _partial(block: _Block, room: int, query: str) -> _Block | None:
     if budget < MIN_PARTIAL_CHARS:
         return None
     body = excerpt(block.body, budget, query)
-    return _Block(block.header, body, block.passage_label) if body else None
+    return replace(block, body=body) if body else None
 
 
 def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]:
@@ -193,12 +213,11 @@ def _join(blocks: Iterable[_Block]) -> str:
 
 def _unrendered_chars(request: JudgeRequest, source: ContextField) -> int:
     """Characters of the items beyond :data:`MAX_EVIDENCE_ITEMS`, never rendered."""
-    items: Sequence[str | Document | Message] = ()
     if source is ContextField.CONTEXT and isinstance(request.context, list):
-        items = request.context[MAX_EVIDENCE_ITEMS:]
-    elif source is ContextField.MESSAGES and request.messages:
-        items = request.messages[:-MAX_EVIDENCE_ITEMS]
-    return sum(len(_item_text(item)) for item in items)
+        return _chars(request.context[MAX_EVIDENCE_ITEMS:])
+    if source is ContextField.MESSAGES and request.messages:
+        return _chars(request.messages[:-MAX_EVIDENCE_ITEMS])
+    return 0
 
 
 def request_chars(request: JudgeRequest) -> int:
@@ -208,28 +227,46 @@ def request_chars(request: JudgeRequest) -> int:
     if isinstance(request.context, str):
         size += len(request.context)
     elif request.context:
-        size += sum(len(_item_text(item)) for item in request.context)
-    return size + sum(len(m.content) for m in request.messages or ())
+        size += _chars(request.context)
+    return size + _chars(request.messages or [])
 
 
-def _item_text(item: str | Document | Message) -> str:
-    if isinstance(item, str):
-        return item
-    return item.text if isinstance(item, Document) else item.content
+def _chars(items: Sequence[str] | Sequence[Document] | Sequence[Message]) -> int:
+    """Total text length of homogeneous ``items`` (a request's lists hold one kind each)."""
+    if not items:
+        return 0
+    if isinstance(items[0], str):
+        return sum(map(len, cast("Sequence[str]", items)))
+    if isinstance(items[0], Document):
+        return sum(len(d.text) for d in cast("Sequence[Document]", items))
+    return sum(len(m.content) for m in cast("Sequence[Message]", items))
 
 
 def render_evidence(request: JudgeRequest, source: ContextField, limit: int,
                     query: str | None = None) -> RenderedEvidence:
     """Render, sanitize and fit the grounding source ``source`` of ``request`` to ``limit``,
     preferring what shares words with ``query`` (default: the output and question)."""
-    blocks = source_blocks(request, source)
-    full = _join(blocks)
     if query is None:
         query = f"{request.output} {request.question or ''}"
+    return render_for_queries(request, source, limit, [query])[0]
+
+
+def render_for_queries(request: JudgeRequest, source: ContextField, limit: int,
+                       queries: Sequence[str]) -> list[RenderedEvidence]:
+    """One rendering per query (the windows of a long output), sanitizing the source once."""
+    blocks = source_blocks(request, source)
+    full = _join(blocks)
+    original = len(full) + _unrendered_chars(request, source)
+    return [_fitted(blocks, full, original, limit, query) for query in queries]
+
+
+def _fitted(blocks: Sequence[_Block], full: str, original: int, limit: int,
+            query: str) -> RenderedEvidence:
     kept = fit_blocks(blocks, limit, query)
     text = _join(kept)
     passages = tuple(p for p in (b.passage() for b in kept) if p is not None)
-    original = len(full) + _unrendered_chars(request, source)
     cut = Cut(original_chars=original, kept_chars=len(text),
               truncated=text != full or original != len(full))
-    return RenderedEvidence(text=text, passages=passages, cut=cut)
+    return RenderedEvidence(text=text, passages=passages, cut=cut,
+                            bodies=tuple(b.body for b in kept),
+                            attributes=tuple(a for b in kept for a in b.attributes))

@@ -119,3 +119,12 @@ async def test_the_event_loop_keeps_running_while_a_large_request_is_prepared() 
     await task
     await guard.aclose()
     assert ticks > 1
+
+
+def test_a_text_of_many_tiny_sentences_is_ranked_in_groups_within_the_budget() -> None:
+    from guard.excerpt import MAX_UNITS
+
+    text = "Ok. " * (MAX_UNITS * 4) + "Electronics may be returned within 15 days."
+    kept = excerpt(text, 200, "electronics returned 15 days")
+    assert len(kept) <= 200
+    assert kept.endswith("Electronics may be returned within 15 days.")

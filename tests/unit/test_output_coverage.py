@@ -127,3 +127,15 @@ def test_windows_are_bounded_in_order_and_lose_only_blanks(text: str, limit: int
             text.replace(" ", "").replace("\n", ""))
     else:
         assert len(pieces) == most
+
+
+async def test_the_llm_is_told_which_part_of_a_long_output_it_sees() -> None:
+    from guard.injection import Fence
+    from guard.prompts import build_prompt
+
+    cases = guard().prepare_chunks(guard().parse({"output": LONG_LIE, "context": CONTEXT}))
+    assert isinstance(cases, list)
+    notes = [build_prompt(case, Fence.new()).user for case in cases]
+    assert "the OUTPUT shown is part 1 of 2" in notes[0]
+    assert "the OUTPUT shown is part 2 of 2" in notes[1]
+    assert LIE in cases[1].output
