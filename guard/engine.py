@@ -15,6 +15,7 @@ skipped on purpose gives label ``skipped``. :meth:`Guard.judge` never raises for
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -55,6 +56,7 @@ from guard.settings import JudgeSettings
 from guard.truncate import truncate, windows
 
 MAX_INJECTION_FINDINGS = 20
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")  # what str.isalnum() accepts
 MAX_VALIDATION_PROBLEMS = 5
 
 Price = Callable[[str, Usage], float]
@@ -149,10 +151,11 @@ class Guard:
         clean_output = sanitize(request.output)
         most = s.max_output_chunks if s.on_truncated_output == "judge_chunks" else 1
         pieces, complete = windows(clean_output, s.max_output_chars, most)
+        pieces = [p for p in pieces if _LETTER_OR_DIGIT.search(p)]  # nothing to judge in others
         judged = sum(map(len, pieces))
         output_cut = Cut(original_chars=len(clean_output), kept_chars=judged,
                          truncated=not complete)
-        if not pieces or not any(ch.isalnum() for ch in pieces[0]):
+        if not pieces:
             return self._empty_output(request, request_id, output_cut)
         coverage = OutputCoverage(policy=s.on_truncated_output, total_chars=len(clean_output),
                                   judged_chars=judged, chunks=len(pieces), complete=complete)

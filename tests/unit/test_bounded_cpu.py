@@ -10,8 +10,11 @@ import asyncio
 import random
 import string
 import threading
+import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
 from guard.defaults import MAX_EVIDENCE_ITEMS
@@ -128,3 +131,16 @@ def test_a_text_of_many_tiny_sentences_is_ranked_in_groups_within_the_budget() -
     kept = excerpt(text, 200, "electronics returned 15 days")
     assert len(kept) <= 200
     assert kept.endswith("Electronics may be returned within 15 days.")
+
+
+@given(st.text(alphabet=st.sampled_from("ae \u0301\u0308\u0327\u0323\u05b0\u2028\u2029\r\n"),
+               max_size=300))
+def test_sanitized_text_has_no_long_mark_runs_and_no_exotic_line_breaks(text: str) -> None:
+    clean = sanitize(text)
+    assert "\u2028" not in clean
+    assert "\u2029" not in clean
+    assert "\r" not in clean
+    run = 0
+    for ch in clean:
+        run = run + 1 if unicodedata.combining(ch) else 0
+        assert run <= MAX_COMBINING_RUN

@@ -139,3 +139,18 @@ async def test_the_llm_is_told_which_part_of_a_long_output_it_sees() -> None:
     assert "the OUTPUT shown is part 1 of 2" in notes[0]
     assert "the OUTPUT shown is part 2 of 2" in notes[1]
     assert LIE in cases[1].output
+
+
+async def test_a_window_without_words_is_not_sent_to_the_judge() -> None:
+    judge = FakeJudge(lie_detector)
+    verdict = await guard(judge).judge_payload(
+        {"output": "-" * 4500 + " " + GROUNDED, "context": CONTEXT})
+    assert verdict.label is Label.PASS
+    assert judge.calls == 1
+    assert verdict.coverage is not None
+    assert verdict.coverage.complete
+
+
+async def test_an_output_of_punctuation_only_is_empty_however_long() -> None:
+    verdict = await guard().judge_payload({"output": ": " * 5000, "context": CONTEXT})
+    assert (verdict.label, verdict.reason) == (Label.ERROR, "empty_output")
