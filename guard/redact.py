@@ -1,10 +1,11 @@
 """Redaction: secrets never leave the core in an error message, a log line or a verdict.
 
 :func:`redact` replaces, in this order, every configured secret value (exact match), the value
-after a label that names a credential (``api key: ...``, ``token=...``, ``Bearer ...``,
-``password ...``), ``sk-``/``pk-``/``rk-`` keys, and any key-like token (16+ letters and digits
-without a separator, mixing both, or 32+ characters of ``[A-Za-z0-9_-]``), then bounds the
-text to :data:`MAX_REDACTED_CHARS` characters.
+(6+ characters, one a digit) after a label that names a credential (``api key: ...``,
+``token=...``, ``Bearer ...``, ``password ...``), ``sk-``/``pk-``/``rk-`` keys, and any key-like
+token (16+ letters and digits without a separator, mixing both, or 32+ characters of
+``[A-Za-z0-9_-]``), then bounds the text to :data:`MAX_REDACTED_CHARS` characters. Redacting
+twice changes nothing more.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ REDACTED = "[redacted]"
 _LABELLED = re.compile(
     r"(?i)\b(api[_ -]?key|x-api-key|access[_ -]?token|auth[_ -]?token|token|secret|password"
     r"|passwd|bearer|authorization|credential)(s?\b[^A-Za-z0-9\n]{0,3}"
-    r"(?:provided|is|was|given)?\s*[:=]?\s*[\"']?(?:(?:bearer|basic)\s+)?)([^\s,;\"'<>]{6,})")
+    r"(?:provided|is|was|given)?\s*[:=]?\s*[\"']?(?:(?:bearer|basic)\s+)?)"
+    r"((?=[^\s,;\"'<>]*[0-9])[^\s,;\"'<>]{6,})")
 _KEY_LIKE = re.compile(
     r"\b(?:sk|pk|rk)-[A-Za-z0-9_*\-]{4,}"
     r"|\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{16,}"

@@ -364,3 +364,40 @@ async def test_busy_judge_keeps_its_connections_alive(server: FakeLLMServer) -> 
     stats = server.stats()
     assert stats["requests_total"] == 512
     assert stats["connections_total"] < 412
+
+
+async def test_a_key_echoed_in_a_provider_error_never_reaches_the_verdict(
+        server: FakeLLMServer, kind: str) -> None:
+    """A gateway that repeats the presented key in its 401 message: the key (not shaped like
+    sk-..., shorter than 32 characters) is redacted from error.message and the explanation."""
+    key = "corp-7f3a9c2e"
+    settings = settings_for(server, kind, api_key=key, max_retries=0)
+    guard = Guard(make_judge(settings, {}), settings)
+    server.inject(Fault("unauthorized_echo"))
+    try:
+        verdict = await guard.judge(JudgeRequest(output=GOOD, context=CONTEXT))
+    finally:
+        await guard.aclose()
+    assert verdict.label is Label.ERROR
+    assert verdict.error is not None
+    assert verdict.error.kind == "judge_rejected"
+    assert "Invalid credentials presented" in verdict.error.message
+    assert key not in verdict.model_dump_json()
+
+
+async def test_a_hallucination_after_the_output_window_fails_through_the_sdk(
+        server: FakeLLMServer, kind: str) -> None:
+    """The fake model fails a prompt holding the HALLUCINATED marker: placed after 4,000
+    characters of grounded text, it is judged in the second window."""
+    settings = settings_for(server, kind)
+    guard = Guard(make_judge(settings, {"OPENAI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET}),
+                  settings)
+    long_output = GOOD + " " + "Returns are allowed within 30 days. " * 120 + BAD
+    try:
+        verdict = await guard.judge(JudgeRequest(output=long_output, context=CONTEXT))
+    finally:
+        await guard.aclose()
+    assert verdict.label is Label.FAIL
+    assert verdict.coverage is not None
+    assert (verdict.coverage.chunks, verdict.coverage.complete) == (2, True)
+    assert sum(server.stats()["by_path"].values()) == 2

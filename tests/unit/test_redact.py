@@ -67,3 +67,9 @@ async def test_a_provider_message_echoing_the_configured_key_never_reaches_the_v
     assert verdict.error is not None
     assert key not in verdict.model_dump_json()
     assert len(verdict.error.message) <= MAX_REDACTED_CHARS
+
+
+def test_redacting_twice_changes_nothing_more() -> None:
+    once = redact(f"Invalid credentials presented: {ODD_KEY}", secrets=(ODD_KEY,))
+    assert once == "Invalid credentials presented: [redacted]"
+    assert redact(once) == once
