@@ -19,7 +19,7 @@ from guard.errors import (
     MalformedJudgeOutput,
     QuotaExhausted,
 )
-from guard.models import JudgeRequest, Label, ScoringMode
+from guard.models import ErrorInfo, JudgeRequest, Label, ScoringMode
 from guard.providers.anthropic import AnthropicJudge
 from guard.providers.base import Judge
 from guard.providers.factory import make_judge, make_pricer
@@ -249,15 +249,21 @@ async def test_timeout_becomes_an_error_verdict(server: FakeLLMServer, kind: str
     """Through the Guard, a judge timeout is an ``error`` verdict, not an exception."""
     settings = settings_for(server, kind, timeout_s=0.2, max_retries=0)
     judge = make(server, kind, retry=fast_retry(max_retries=0), timeout_s=0.2)
-    guard = Guard(judge, settings)
-    server.inject(Fault("hang", hang_s=30))
+    error, _ = await judge_error(server, Guard(judge, settings), Fault("hang", hang_s=30))
+    assert error.kind == "judge_timeout"
+
+
+async def judge_error(server: FakeLLMServer, guard: Guard, fault: Fault) -> tuple[ErrorInfo, str]:
+    """The error of the ``error`` verdict ``guard`` gives on a good answer while ``server``
+    injects ``fault``, and the whole verdict as JSON."""
+    server.inject(fault)
     try:
         verdict = await guard.judge(JudgeRequest(output=GOOD, context=CONTEXT))
     finally:
         await guard.aclose()
     assert verdict.label is Label.ERROR
     assert verdict.error is not None
-    assert verdict.error.kind == "judge_timeout"
+    return verdict.error, verdict.model_dump_json()
 
 
 @pytest.mark.parametrize("script", [
@@ -372,17 +378,11 @@ async def test_a_key_echoed_in_a_provider_error_never_reaches_the_verdict(
     sk-..., shorter than 32 characters) is redacted from error.message and the explanation."""
     key = "corp-7f3a9c2e"
     settings = settings_for(server, kind, api_key=key, max_retries=0)
-    guard = Guard(make_judge(settings, {}), settings)
-    server.inject(Fault("unauthorized_echo"))
-    try:
-        verdict = await guard.judge(JudgeRequest(output=GOOD, context=CONTEXT))
-    finally:
-        await guard.aclose()
-    assert verdict.label is Label.ERROR
-    assert verdict.error is not None
-    assert verdict.error.kind == "judge_rejected"
-    assert "Invalid credentials presented" in verdict.error.message
-    assert key not in verdict.model_dump_json()
+    error, verdict = await judge_error(server, Guard(make_judge(settings, {}), settings),
+                                       Fault("unauthorized_echo"))
+    assert error.kind == "judge_rejected"
+    assert "Invalid credentials presented" in error.message
+    assert key not in verdict
 
 
 async def test_a_hallucination_after_the_output_window_fails_through_the_sdk(
