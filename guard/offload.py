@@ -37,7 +37,9 @@ def _executor() -> ThreadPoolExecutor:
 
 async def off_loop(size: int, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
     """``fn(*args, **kwargs)``: inline when ``size`` (characters of input) is below
-    :data:`~guard.defaults.OFFLOAD_MIN_CHARS`, else in a worker thread."""
+    :data:`~guard.defaults.OFFLOAD_MIN_CHARS`, else in a worker thread. Work that is costly
+    even on small inputs (the offline judge's checks) passes a larger ``size``, e.g. its
+    estimated cost in characters of a linear scan."""
     if size < OFFLOAD_MIN_CHARS:
         return fn(*args, **kwargs)
     loop = asyncio.get_running_loop()
