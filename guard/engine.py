@@ -148,17 +148,9 @@ class Guard:
         when none is needed. Bounded work: linear in the request's size."""
         s = self.settings
         request_id = request.id or uuid.uuid4().hex
-        clean_output = sanitize(request.output)
-        most = s.max_output_chunks if s.on_truncated_output == "judge_chunks" else 1
-        pieces, complete = windows(clean_output, s.max_output_chars, most)
-        pieces = [p for p in pieces if _LETTER_OR_DIGIT.search(p)]  # nothing to judge in others
-        judged = sum(map(len, pieces))
-        output_cut = Cut(original_chars=len(clean_output), kept_chars=judged,
-                         truncated=not complete)
+        pieces, output_cut, coverage = self._output_windows(request)
         if not pieces:
             return self._empty_output(request, request_id, output_cut)
-        coverage = OutputCoverage(policy=s.on_truncated_output, total_chars=len(clean_output),
-                                  judged_chars=judged, chunks=len(pieces), complete=complete)
         source = self.source_of(request)
         question = self._question(request)
         queries = ([f"{request.output} {request.question or ''}"] if len(pieces) == 1
@@ -175,6 +167,20 @@ class Guard:
             question=question, truncation=Truncation(context=rendered.cut, output=output_cut),
             injections=injections, message_key=message_key, coverage=coverage, window=number,
         ) for number, (piece, rendered) in enumerate(zip(pieces, renders, strict=True), 1)]
+
+    def _output_windows(self, request: JudgeRequest) -> tuple[list[str], Cut, OutputCoverage]:
+        """The windows of the sanitized output a judge will see (those with a word), what was
+        cut, and the coverage the verdict reports."""
+        s = self.settings
+        clean = sanitize(request.output)
+        most = s.max_output_chunks if s.on_truncated_output == "judge_chunks" else 1
+        pieces, complete = windows(clean, s.max_output_chars, most)
+        pieces = [p for p in pieces if _LETTER_OR_DIGIT.search(p)]  # nothing to judge in others
+        judged = sum(map(len, pieces))
+        cut = Cut(original_chars=len(clean), kept_chars=judged, truncated=not complete)
+        coverage = OutputCoverage(policy=s.on_truncated_output, total_chars=len(clean),
+                                  judged_chars=judged, chunks=len(pieces), complete=complete)
+        return pieces, cut, coverage
 
     def source_of(self, request: JudgeRequest) -> ContextField:
         """The grounding source: the request's own ``context_field``, else the setting's."""
