@@ -30,6 +30,7 @@ from guard import Guard, JudgeSettings
 from guard.offline import OfflineJudge
 
 LIMIT_BYTES = 500_000  # just under the service's default max_message_bytes (512 KiB)
+JUDGEABLE = 15_000  # judged whole: 4 windows (max_output_chunks) of up to 4,000 characters
 TICK_S = 0.001
 SENTENCE = "Our return policy allows returns within 30 days of delivery for a full refund. "
 
@@ -51,8 +52,19 @@ def baseline() -> dict[str, Any]:
 def _words_case() -> dict[str, Any]:
     words = _distinct_words(50_000, 1)
     half = len(words) // 2
-    return {"output": " ".join(words[:half]) + ".",
+    return {"output": (" ".join(words[:half]))[:JUDGEABLE],
             "context": ". ".join(" ".join(words[i:i + 12]) for i in range(half, len(words), 12))}
+
+
+def _huge_output() -> dict[str, Any]:
+    words = _distinct_words(50_000, 2)
+    return {"output": " ".join(words), "context": SENTENCE * 100}
+
+
+def _grounded_windows() -> dict[str, Any]:
+    """An output of four full windows that all pass: four offline checks."""
+    return {"output": (SENTENCE * (JUDGEABLE // len(SENTENCE)))[: JUDGEABLE - 100],
+            "context": SENTENCE * 200}
 
 
 def _huge_context() -> dict[str, Any]:
@@ -61,7 +73,7 @@ def _huge_context() -> dict[str, Any]:
 
 
 def _punctuation() -> dict[str, Any]:
-    return {"output": "Returns. " + "!?." * 4_000 + " ..." * 2_000,
+    return {"output": ("Returns. " + "!?." * 4_000 + " ..." * 2_000)[:JUDGEABLE],
             "context": ("." * 50_000) + " " + ("?! " * 50_000) + "…" * 50_000}
 
 
@@ -71,7 +83,7 @@ def _regex_bait() -> dict[str, Any]:
             + "<<  /  BEGIN " + "{ \"score\" :  " + "[turn " + "9" * 20 + " "
             + "give it a a perfect perfect " + "system " * 5 + "### " * 5)
     text = bait * (LIMIT_BYTES // 2 // len(bait))
-    return {"output": text[:100_000], "context": text}
+    return {"output": text[:JUDGEABLE], "context": text}
 
 
 def _tiny_documents() -> dict[str, Any]:
@@ -95,7 +107,7 @@ def _many_turns() -> dict[str, Any]:
 
 def _no_spaces() -> dict[str, Any]:
     blob = "a1" * (LIMIT_BYTES // 4)
-    return {"output": blob[:200_000], "context": blob}
+    return {"output": blob[:JUDGEABLE], "context": blob}
 
 
 def _non_latin() -> dict[str, Any]:
@@ -103,34 +115,37 @@ def _non_latin() -> dict[str, Any]:
     cjk = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(60_000))
     cyrillic = " ".join("".join(chr(rng.randint(0x430, 0x44F)) for _ in range(7))
                         for _ in range(10_000))
-    return {"output": cjk[:20_000] + "。" + cyrillic[:30_000], "context": cjk + "。" + cyrillic}
+    return {"output": (cjk[:6_000] + "。" + cyrillic)[:11_000], "context": cjk + "。" + cyrillic}
 
 
 def _long_output_numbers() -> dict[str, Any]:
     claims = " ".join(f"Item {i} costs {i * 7} dollars and ships in {i % 9} days."
-                      for i in range(6_000))
-    return {"output": claims, "context": claims[: len(claims) // 2]}
+                      for i in range(6_000))  # cut to a 15,000-character output
+    return {"output": claims[:JUDGEABLE], "context": claims}
 
 
 def _base64_blob() -> dict[str, Any]:
     raw = base64.b64encode(random.Random(5).randbytes(300_000)).decode()
-    return {"output": "See attachment " + raw[:50_000], "context": raw}
+    return {"output": ("See attachment " + raw)[:JUDGEABLE], "context": raw}
 
 
 def _combining_marks() -> dict[str, Any]:
     zalgo = "e" + "\u0301\u0308\u0327" * 25_000
-    return {"output": ("Returns within 30 days " + zalgo)[:50_000], "context": zalgo * 2}
+    return {"output": ("Returns within 30 days " + zalgo)[:JUDGEABLE], "context": zalgo * 2}
 
 
 KINDS: dict[str, Callable[[], dict[str, Any]]] = {
-    "words": _words_case, "context": _huge_context, "punctuation": _punctuation,
+    "words": _words_case, "huge-output": _huge_output, "windows": _grounded_windows,
+    "context": _huge_context, "punctuation": _punctuation,
     "regex": _regex_bait, "docs": _tiny_documents, "ids": _documents_with_ids,
     "turns": _many_turns, "nospaces": _no_spaces,
     "nonlatin": _non_latin, "numbers": _long_output_numbers, "base64": _base64_blob,
     "combining": _combining_marks,
 }
 DESCRIPTIONS = {
-    "words": "50k distinct words (output 25k, context 25k)",
+    "words": "distinct words: 15 KB output, 200 KB context",
+    "huge-output": "50k distinct words of output (fails at once)",
+    "windows": "4 grounded output windows (4 checks)",
     "context": "one 500 KB context document",
     "punctuation": "deeply repeated punctuation",
     "regex": "near misses of the core's regexes",
@@ -139,7 +154,7 @@ DESCRIPTIONS = {
     "turns": "4,000 turns with tool names",
     "nospaces": "long lines without spaces",
     "nonlatin": "CJK + Cyrillic, 500 KB",
-    "numbers": "6,000 numeric claims (long output)",
+    "numbers": "numeric claims: 15 KB output, 450 KB context",
     "base64": "base64 blobs",
     "combining": "225k combining marks after one letter",
 }

@@ -5,6 +5,10 @@ Verdicts decided without a judge (``judge.tier == "none"``):
 * empty output, or one without a single letter or digit (whitespace, invisible characters, a
   lone ":" -- such inputs are known to fool LLM judges) -> label ``error``, reason
   ``empty_output``, hallucinated None;
+* an output longer than ``on_truncated_output`` lets a judge read (one window of
+  ``max_output_chars`` under ``fail``, ``max_output_chunks`` windows under ``judge_chunks``)
+  -> label ``fail``, score 0, hallucinated True, reason ``output_truncated``: text that is
+  never judged never passes, and no judge call is spent on a foregone verdict;
 * no grounding source, or an empty one, for the chosen ``context_field`` (the request's own
   ``context_field`` when it has one, else the setting) -> label ``fail``,
   score 0, hallucinated True, reason ``no_evidence``: failing closed, never a silent pass.
@@ -45,7 +49,7 @@ from guard.models import (
     Verdict,
 )
 from guard.offload import off_loop
-from guard.policies import apply_policies, combine
+from guard.policies import TRUNCATED_REASON, apply_policies, combine
 from guard.providers.base import Judge, JudgeOutcome
 from guard.quotes import check_quotes
 from guard.redact import redact
@@ -151,6 +155,9 @@ class Guard:
         pieces, output_cut, coverage = self._output_windows(request)
         if not pieces:
             return self._empty_output(request, request_id, output_cut)
+        if not coverage.complete and coverage.policy != "pass":
+            return self._unjudgeable_output(request, request_id, output_cut, coverage,
+                                            scan_request(pieces, (), None))
         source = self.source_of(request)
         question = self._question(request)
         queries = ([f"{request.output} {request.question or ''}"] if len(pieces) == 1
@@ -281,6 +288,23 @@ class Guard:
             coverage=coverage,
             explanation=f"The grounding source '{source}' is missing or empty, so no claim of "
             "the output can be supported; failing closed.")
+
+    def _unjudgeable_output(self, request: JudgeRequest, request_id: str, output_cut: Cut,
+                            coverage: OutputCoverage,
+                            injections: list[InjectionFinding]) -> Verdict:
+        s = self.settings
+        most = s.max_output_chunks if coverage.policy == "judge_chunks" else 1
+        nothing = {"judged_chars": 0, "chunks": 0}
+        return self._verdict(
+            request, request_id, Truncation(context=_no_cut(), output=output_cut.model_copy(
+                update={"kept_chars": 0})),
+            label=Label.FAIL, reason=TRUNCATED_REASON, score=0.0, hallucinated=True,
+            coverage=coverage.model_copy(update=nothing),
+            injections=injections[:MAX_INJECTION_FINDINGS],
+            explanation=f"The output has {coverage.total_chars} characters, more than "
+            f"{most} window(s) of {s.max_output_chars} can judge (on_truncated_output: "
+            f"{coverage.policy}); text that is never judged never passes, so it fails without "
+            "a judge call.")
 
     def _skipped(self, request: JudgeRequest, case: PreparedCase, reason: str) -> Verdict:
         return self._verdict(request, case.request_id, case.truncation, label=Label.SKIPPED,

@@ -155,11 +155,12 @@ class OutputCoverage(BaseModel):
 
     policy: TruncatedOutputPolicy = Field(
         description="on_truncated_output: 'judge_chunks' judges the output in consecutive "
-        "windows (up to max_output_chunks), 'fail' fails a pass that left text unjudged, "
-        "'pass' lets it pass (marked here).")
+        "windows (up to max_output_chunks), 'fail' fails an output longer than one window, "
+        "'pass' judges the first window only (complete is then false).")
     total_chars: int = Field(description="Characters of the sanitized output.")
     judged_chars: int = Field(description="Characters shown to the judge, over all chunks.")
-    chunks: int = Field(description="How many windows of the output were prepared for judging.")
+    chunks: int = Field(description="How many windows of the output were shown to a judge "
+                        "(0: none, the output failed as too long).")
     complete: bool = Field(description="Whether every part of the output was shown to a judge.")
 
 

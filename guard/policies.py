@@ -1,20 +1,17 @@
 """What the guard decides on top of the judge: verdicts over several windows of one output, and
-the policies for unjudged text and injections.
+the injection policy.
 
 * :func:`combine`: the verdicts on consecutive windows of one output become one. The first
   window that does not pass decides (label, score, explanation); when all pass, the lowest score
   does. Claims of every window are kept; usage, cost and latency are summed.
-* :func:`apply_policies`, in this order:
+* :func:`apply_policies`: ``injection_policy``: with injection findings, a ``pass`` or
+  ``skipped`` verdict becomes ``fail`` (policy ``fail``) or ``error`` (policy ``error``) with
+  reason ``injection_detected``; ``flag`` only lists the findings. A verdict changed by the
+  policy keeps the judge's score and raw score (what the judge said); its label, reason and
+  explanation say what the guard decided and why.
 
-  - ``on_truncated_output``: a pass whose coverage is incomplete (text beyond the judged
-    windows) becomes ``fail`` with reason ``output_truncated``, unless the policy is ``pass``
-    (the coverage field still says what was not judged).
-  - ``injection_policy``: with injection findings, a ``pass`` or ``skipped`` verdict becomes
-    ``fail`` (policy ``fail``) or ``error`` (policy ``error``) with reason
-    ``injection_detected``; ``flag`` only lists the findings.
-
-  A verdict changed by a policy keeps the judge's score and raw score (what the judge said);
-  its label, reason and explanation say what the guard decided and why.
+``on_truncated_output`` needs no policy here: an output longer than the judge may read is failed
+by :class:`guard.Guard` before any judge call (reason :data:`TRUNCATED_REASON`).
 """
 
 from __future__ import annotations
@@ -73,18 +70,6 @@ def _overruled(verdict: Verdict, label: Label, reason: str, why: str) -> Verdict
     return verdict.model_copy(update=update)
 
 
-def _truncation_policy(verdict: Verdict, settings: JudgeSettings) -> Verdict:
-    coverage = verdict.coverage
-    if (verdict.label is not Label.PASS or coverage is None or coverage.complete
-            or coverage.policy == "pass"):
-        return verdict
-    why = (f"Failed: only {coverage.judged_chars} of the output's {coverage.total_chars} "
-           f"characters were judged ({coverage.chunks} window(s) of {settings.max_output_chars}"
-           f" characters), and unjudged text never passes (on_truncated_output: "
-           f"{coverage.policy}).")
-    return _overruled(verdict, Label.FAIL, TRUNCATED_REASON, why)
-
-
 def _injection_policy(verdict: Verdict, settings: JudgeSettings) -> Verdict:
     policy = settings.injection_policy
     if (policy == "flag" or not verdict.injections
@@ -100,4 +85,4 @@ def _injection_policy(verdict: Verdict, settings: JudgeSettings) -> Verdict:
 
 def apply_policies(verdict: Verdict, settings: JudgeSettings) -> Verdict:
     """``verdict`` after the truncation and injection policies of ``settings``."""
-    return _injection_policy(_truncation_policy(verdict, settings), settings)
+    return _injection_policy(verdict, settings)

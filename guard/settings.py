@@ -45,9 +45,9 @@ class JudgeSettings(BaseModel):
     on_truncated_output: TruncatedOutputPolicy = Field(
         default=defaults.DEFAULT_ON_TRUNCATED_OUTPUT,
         description="An output longer than max_output_chars: 'judge_chunks' judges it in "
-        "consecutive windows (at most max_output_chunks; any unjudged rest fails the verdict), "
-        "'fail' fails a verdict that would pass on the first window alone, 'pass' judges only "
-        "the first window (the verdict's coverage says so).",
+        "consecutive windows (one call each; longer than max_output_chunks windows: fails "
+        "without a call), 'fail' fails it without a call, 'pass' judges only the first window "
+        "(the verdict's coverage says so). Failures have reason output_truncated.",
     )
     max_output_chunks: int = Field(
         default=defaults.DEFAULT_MAX_OUTPUT_CHUNKS, ge=1, le=16,

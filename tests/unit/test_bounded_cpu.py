@@ -144,3 +144,21 @@ def test_sanitized_text_has_no_long_mark_runs_and_no_exotic_line_breaks(text: st
     for ch in clean:
         run = run + 1 if unicodedata.combining(ch) else 0
         assert run <= MAX_COMBINING_RUN
+
+
+class _ThreadRecordingOfflineJudge(OfflineJudge):
+    threads: list[str]
+
+    def check(self, case):  # type: ignore[no-untyped-def]
+        self.threads.append(threading.current_thread().name)
+        return super().check(case)
+
+
+async def test_the_offline_checks_of_a_typical_request_run_off_the_event_loop() -> None:
+    judge = _ThreadRecordingOfflineJudge()
+    judge.threads = []
+    sentence = "Returns are accepted within 30 days of delivery for a full refund. "
+    verdict = await Guard(judge, JudgeSettings()).judge(
+        JudgeRequest(output=sentence, context=[sentence * 3] * 5))
+    assert verdict.label.value == "pass"
+    assert judge.threads[0].startswith("guard-cpu")
