@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
+from guard.case import PreparedCase
 from guard.defaults import MAX_EVIDENCE_ITEMS
 from guard.excerpt import excerpt
 from guard.models import JudgeRequest
@@ -59,9 +60,8 @@ def test_documents_beyond_the_item_cap_are_not_rendered_but_count_as_cut() -> No
     docs = ["filler"] * (MAX_EVIDENCE_ITEMS + extra)
     guard = Guard(OfflineJudge(), JudgeSettings(max_context_chars=100_000))
     case = guard.prepare(JudgeRequest(output="Filler.", context=docs))
-    assert not isinstance(case, type(None))
-    assert hasattr(case, "passages")
-    assert len(case.passages) == MAX_EVIDENCE_ITEMS  # type: ignore[union-attr]
+    assert isinstance(case, PreparedCase)
+    assert len(case.passages) == MAX_EVIDENCE_ITEMS
     cut = case.truncation.context
     assert cut.truncated
     assert cut.original_chars >= cut.kept_chars + extra * len("filler")
@@ -72,8 +72,8 @@ def test_the_most_recent_turns_are_kept_beyond_the_item_cap() -> None:
     guard = Guard(OfflineJudge(), JudgeSettings(context_field="messages",
                                                 max_context_chars=100_000))
     case = guard.prepare(JudgeRequest.model_validate({"output": "x", "messages": turns}))
-    assert hasattr(case, "evidence")
-    evidence = case.evidence  # type: ignore[union-attr]
+    assert isinstance(case, PreparedCase)
+    evidence = case.evidence
     assert f"turn {MAX_EVIDENCE_ITEMS + 9}" in evidence
     assert "turn 0\n" not in evidence
     assert not evidence.startswith("[turn 1]")
