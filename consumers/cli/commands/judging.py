@@ -42,7 +42,9 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the grounding source (default context)")
     group.add_argument("--timeout", type=float, help="seconds per judge call (default 30)")
     group.add_argument("--max-context-chars", type=int, help="evidence kept (default 4000)")
-    group.add_argument("--max-output-chars", type=int, help="output kept (default 4000)")
+    group.add_argument("--max-output-chars", type=int,
+                       help="output judged per window (default 4000; a longer output is judged "
+                       "in up to 4 windows, see on_truncated_output in README)")
     group.add_argument("--api-key-file", type=Path,
                        help="read the API key from this file instead of the environment")
     group.add_argument("--price-file", type=Path, help="extra or overriding model prices (JSON)")
