@@ -15,11 +15,13 @@ from guard.models import ScoringMode, Usage
 from guard.offline.align import EvidenceIndex
 from guard.offline.checks import MIN_SUPPORT, ClaimResult, Premise, check_claim
 from guard.offline.claims import split_claims
+from guard.offload import off_loop
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings
 
 OFFLINE_MODEL = "offline-v1"
 EMPTY_OUTPUT_CONFIDENCE = 0.2
+CHECK_COST = 20  # CPU of the checks per character, in characters of a linear scan (guard.offload)
 
 
 class OfflineJudge:
@@ -34,7 +36,9 @@ class OfflineJudge:
         self.min_support = min_support
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        results = self.check(case)
+        # the checks are CPU only, about CHECK_COST times a linear scan: off the event loop
+        cost = CHECK_COST * (len(case.output) + len(case.evidence))
+        results = await off_loop(cost, self.check, case)
         return JudgeOutcome(assessment=_assessment(case, results), provider=self.provider,
                             model=self.model, usage=Usage(), tier="offline",
                             confidence=confidence(results))
