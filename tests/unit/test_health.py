@@ -72,6 +72,7 @@ async def test_metrics_endpoint_reflects_stats_and_verdicts(
     health.metrics.observe_verdict(verdict)
     stats.consumed += 3
     stats.dead_lettered["invalid_json"] += 2
+    stats.buffered_bytes = 4096
     stats.partitions["rag.responses-0"].highwater = 15
     status, body = await get(health.port, "/metrics")
     assert status == 200
@@ -87,6 +88,7 @@ async def test_metrics_endpoint_reflects_stats_and_verdicts(
     assert got[("groundguard_breaker_open", ())] == 1
     assert got[("groundguard_budget_left_usd", (("window", "day"),))] == 4.5
     assert got[("groundguard_ready", ())] == 1
+    assert got[("groundguard_buffered_bytes", ())] == 4096
 
 
 async def test_readyz_turns_unready_when_stalled_with_lag_and_ready_on_progress(
