@@ -78,6 +78,8 @@ CASES: dict[str, Callable[[], Record]] = {
                                                  headers=[("x-request-id", b"r" * 400_000)]),
     "10,000 small headers": lambda: Record(request(), headers=[(f"h{i}", b"v") for i in
                                                                range(10_000)]),
+    "500,000 empty headers, invalid JSON (dead letter)": lambda: Record(
+        b"{bad", headers=[("", b"")] * 500_000),
     "control bytes, invalid JSON (dead letter)": lambda: Record(b"\x01" * (LIMIT - 1)),
     "oversized value (dead letter)": lambda: Record(b"x" * (2 * LIMIT)),
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -37,6 +38,8 @@ DEAD_LETTER_HEADER_CHARS = 512  # characters kept of each of them
 DEAD_LETTER_DETAIL_CHARS = 4096
 KEY_MAX_BYTES = 4096  # longer keys travel as sha256:<hex> (same key, same digest, same partition)
 REQUEST_ID_MAX_CHARS = 256  # a longer request-id header is not used as the request's id
+MAX_HEADERS = 256  # headers read per record (a 1 MB record can carry 500,000 empty ones)
+HEADER_MEMORY = 160  # bytes of Python objects per fetched header, besides its name and value
 LONG_DIGITS = re.compile(rb"\d{19}")  # may be an integer beyond 64 bits
 
 
@@ -96,13 +99,19 @@ def source_of(record: RecordLike) -> SourceCoordinates:
 
 
 def record_bytes(record: RecordLike) -> int:
-    """The bytes a fetched record holds: key, value and headers."""
+    """The memory a fetched record holds: key, value and headers (each header costs
+    ``HEADER_MEMORY`` bytes of Python objects besides its name and value)."""
     headers = sum(len(name) + len(value or b"") for name, value in record.headers)
+    headers += HEADER_MEMORY * len(record.headers)
     return len(record.key or b"") + len(record.value or b"") + headers
 
 
 def headers_of(record: RecordLike) -> Headers:
-    return tuple((name, value if value is not None else b"") for name, value in record.headers)
+    """The record's first ``MAX_HEADERS`` headers: the only ones the runtime reads (tracing
+    headers to carry, a request id, a dead letter's copy), so a record carrying hundreds of
+    thousands of tiny headers costs no more than one with a few."""
+    return tuple((name, value if value is not None else b"")
+                 for name, value in itertools.islice(record.headers, MAX_HEADERS))
 
 
 def header(headers: Headers, *names: str) -> bytes | None:

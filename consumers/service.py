@@ -379,7 +379,8 @@ class GuardService:
             request_id = (None if isinstance(decoded, DeadLetter) or decoded.request.id is None
                           else decoded.request.id[:codec.REQUEST_ID_MAX_CHARS])  # log lines
             with bind_record(topic=record.topic, partition=record.partition,
-                             offset=record.offset, request_id=request_id, headers=record.headers):
+                             offset=record.offset, request_id=request_id,
+                             headers=codec.headers_of(record)):
                 await self._handle(part, record, decoded)
         except PublishFailed as exc:  # the broker, not the message: stop, offsets uncommitted
             self._abandon(record, exc)

@@ -110,6 +110,16 @@ class TestCrashLoopsFromOneMessage:
         assert orjson.loads(verdict.value)["request_id"] == "in-2-41"  # the coordinates
 
 
+    def test_only_the_first_256_headers_are_read_however_many_a_record_carries(self) -> None:
+        """A 1 MB record can carry 500,000 empty headers; copying them all into a dead letter
+        held the event loop for seconds."""
+        headers = [(f"h{i}", b"") for i in range(300_000)] + [("traceparent", b"late")]
+        outputs = handle(Record(b"{not json", headers=headers))
+        letter = orjson.loads(outputs[0].value)
+        assert len(letter["headers"]) == codec.MAX_HEADERS
+        assert "traceparent" not in dict(outputs[0].headers)
+
+
 class TestDegraded:
     @pytest.mark.parametrize("rid", [42, 123456789012345678901234567890])
     def test_an_integer_id_is_judged_with_the_id_as_text(self, rid: int) -> None:
