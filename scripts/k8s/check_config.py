@@ -1,8 +1,10 @@
 """Load the settings file a rendered chart puts in its ConfigMap with the service's own loader.
 
 Catches drift between the chart's ``config`` values and :class:`consumers.settings.ServiceSettings`
-(unknown keys, bad values). Secrets the chart injects from Secrets get placeholder values, and
-the TLS files it mounts are stood in by empty files in a temporary directory. Reads the rendered
+(unknown keys, bad values). The Deployment's environment is applied as the pod would see it:
+variables the chart takes from Secrets get placeholder values (only those the chart really
+injects, e.g. SASL credentials only with ``secrets.kafkaSasl``), and the TLS files it mounts are
+stood in by empty files in a temporary directory. Reads the rendered
 manifests on stdin; exit 1 when the settings do not load.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -20,19 +23,34 @@ from consumers.settings import load_settings
 TLS_DIR = "/etc/groundguard/tls"
 
 
-def config_text(manifests: str) -> str:
-    for doc in yaml.safe_load_all(manifests):
-        if doc and doc.get("kind") == "ConfigMap" and "config.yaml" in doc.get("data", {}):
+def config_text(docs: list[dict[str, Any]]) -> str:
+    for doc in docs:
+        if doc.get("kind") == "ConfigMap" and "config.yaml" in doc.get("data", {}):
             return str(doc["data"]["config.yaml"])
     raise SystemExit("no ConfigMap with config.yaml in the rendered chart")
 
 
+def pod_environ(docs: list[dict[str, Any]]) -> dict[str, str]:
+    """The GROUNDGUARD_ variables of the Deployment's container; Secret values as placeholders
+    (values from the pod's own fields, such as the instance id, are left to their defaults)."""
+    environ: dict[str, str] = {}
+    for doc in docs:
+        if doc.get("kind") != "Deployment":
+            continue
+        for container in doc["spec"]["template"]["spec"]["containers"]:
+            for var in container.get("env") or []:
+                if "value" in var:
+                    environ[var["name"]] = str(var["value"])
+                elif "secretKeyRef" in (var.get("valueFrom") or {}):
+                    environ[var["name"]] = "placeholder"
+    return environ
+
+
 def main() -> int:
     label = sys.argv[1] if len(sys.argv) > 1 else "stdin"
-    text = config_text(sys.stdin.read())
-    environ = {"GROUNDGUARD_SECURITY__SASL_USERNAME": "placeholder",
-               "GROUNDGUARD_SECURITY__SASL_PASSWORD": "placeholder",
-               "GROUNDGUARD_JUDGE__API_KEY": "placeholder"}
+    docs = [doc for doc in yaml.safe_load_all(sys.stdin.read()) if doc]
+    text = config_text(docs)
+    environ = pod_environ(docs)
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("ca.crt", "tls.crt", "tls.key"):
             (Path(tmp) / name).write_text("", encoding="utf-8")
