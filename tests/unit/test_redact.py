@@ -73,3 +73,50 @@ def test_redacting_twice_changes_nothing_more() -> None:
     once = redact(f"Invalid credentials presented: {ODD_KEY}", secrets=(ODD_KEY,))
     assert once == "Invalid credentials presented: [redacted]"
     assert redact(once) == once
+
+
+@pytest.mark.parametrize(("message", "secret"), [
+    ("password: correcthorsebatterystaple", "correcthorsebatterystaple"),  # no digit in it
+    ("token=abcdefghijklmnopqrstu", "abcdefghijklmnopqrstu"),
+    ("x-api-key: ABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOP"),
+    ("client_secret=ABC.def~ghi_JKL", "ABC.def~ghi_JKL"),  # label after an underscore
+    ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
+    ("passphrase: letmein", "letmein"),
+    ("pwd=letmein99", "letmein99"),
+    ("Authorization: token ghp_abc", "ghp_abc"),
+    ("Cookie: session=abc123xyz", "abc123xyz"),
+    ('{"api_key": "abcdefghij"}', "abcdefghij"),
+    ("proxy error for https://gateway-user:hunter2pass@llm.internal/v1", "hunter2pass"),
+    ("GET https://host/v1/models?key=AIzaSyA-abc&alt=json: 403", "AIzaSyA-abc"),
+])
+def test_credentials_without_a_digit_or_after_a_prefix_are_redacted(message: str,
+                                                                    secret: str) -> None:
+    """Found by the red team: a gateway or proxy echoing its own credentials (not the
+    configured key) reached the verdict when the value held no digit, followed ``client_``,
+    or sat in a URL."""
+    assert secret not in redact(message)
+
+
+@given(label=st.sampled_from(["password", "secret", "token", "api_key", "x-api-key",
+                              "client_secret", "passwd", "pwd", "Authorization"]),
+       sep=st.sampled_from([": ", "=", " = ", '": "', ":"]),
+       value=st.text(st.characters(min_codepoint=33, max_codepoint=126,
+                                   exclude_characters=",;\"'<>"), min_size=6, max_size=40))
+def test_a_value_assigned_to_a_credential_label_never_survives(label: str, sep: str,
+                                                               value: str) -> None:
+    assert value not in redact(f"upstream said {label}{sep}{value} is invalid").replace(
+        label, "").replace("[redacted]", "")
+
+
+def test_a_secret_crossing_the_scanned_length_is_redacted_whole() -> None:
+    """Redacted key-like tokens shrink the text; the part of a configured secret that crossed
+    the scanned length then moved into the kept text."""
+    secret = "open sesame " * 10
+    message = ("k" * 99 + " ") * 11 + secret
+    assert "sesame" not in redact(message, secrets=(secret,))
+
+
+def test_ordinary_assignments_in_error_text_are_kept() -> None:
+    for text in ("Invalid max_tokens: 100000", "the token count is large",
+                 "connection error: https://api.openai.com/v1/chat/completions timed out"):
+        assert redact(text) == text
