@@ -131,6 +131,14 @@ ORDINARY = [
     "The API key is rotated monthly; see the security guide, section 4.",
     "Order 4f3c2a1b9e8d7c6b5a4f3c2a1b9e8d7c shipped on 2026-11-02.",
     "Score: 3-1 after extra time. The referee gave a red card.",
+    # near misses of the patterns added after the red team (look-alike folding, leniency)
+    "You are now a registered reviewer; your first review is due Friday.",
+    "Sources confirm the bridge opened in 1932.",
+    "Grounded: yes. Voltage: 230 V. Plug type: F.",
+    "The verdict: guilty on all counts.",
+    "Αθήνα είναι η πρωτεύουσα της Ελλάδας.",
+    "Москва — столица России. Все инструкции на сайте.",
+    "Café crème, naïve façade, coöperation: ordinary accents.",
 ]
 
 
@@ -183,22 +191,6 @@ async def test_disguised_and_persuasive_injections_fail_the_verdict(name: str) -
     in_output = await verdict_of({"output": f"{OUTPUT} {text}", "context": CONTEXT})
     assert in_output.injections
     assert in_output.injections[0].location == "output"
-
-
-NOT_INJECTIONS = [
-    "You are now a registered reviewer; your first review is due Friday.",
-    "Sources confirm the bridge opened in 1932.",
-    "Grounded: yes. Voltage: 230 V. Plug type: F.",
-    "The verdict: guilty on all counts.",
-    "Αθήνα είναι η πρωτεύουσα της Ελλάδας.",
-    "Москва — столица России. Все инструкции на сайте.",
-    "Café crème, naïve façade, coöperation: ordinary accents.",
-]
-
-
-@pytest.mark.parametrize("text", NOT_INJECTIONS)
-def test_lookalike_folding_and_new_patterns_stay_quiet_on_prose(text: str) -> None:
-    assert scan(text, "evidence") == []
 
 
 CONFUSABLE = {"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "i": "і", "I": "Ι", "s": "ѕ"}
