@@ -25,9 +25,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
+from guard import strictjson
 from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
 from guard.defaults import PROMPT_VERSION
@@ -68,19 +68,6 @@ Price = Callable[[str, Usage], float]
 
 
 # --------------------------------------------------------------------------- parsing
-
-
-def _decode(payload: bytes | str) -> Any:
-    if isinstance(payload, bytes):
-        try:
-            payload.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidRequest(f"invalid UTF-8 at byte {exc.start}",
-                                 reason="invalid_utf8") from exc
-    try:
-        return orjson.loads(payload)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRequest(f"invalid JSON: {exc}", reason="invalid_json") from exc
 
 
 def _problem(error: Mapping[str, Any]) -> str:
@@ -127,7 +114,8 @@ class Guard:
 
     def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest:
         """A request from raw bytes, text or a mapping; :class:`InvalidRequest` when impossible."""
-        obj = payload if isinstance(payload, Mapping) else _decode(payload)
+        obj = (payload if isinstance(payload, Mapping)
+               else strictjson.loads(payload, full_check=bool(self.field_map)))
         if not isinstance(obj, Mapping):
             raise InvalidRequest(f"expected a JSON object, got {type(obj).__name__}",
                                  reason="not_an_object")

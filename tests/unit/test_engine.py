@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from guard import Guard, JudgeSettings
+from guard import Guard, JudgeSettings, strictjson
 from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.case import PreparedCase
 from guard.errors import (
@@ -482,3 +485,87 @@ class TestRequestLevelGroundingSource:
     def test_an_unknown_source_is_an_invalid_request(self) -> None:
         with pytest.raises(InvalidRequest, match="context_field"):
             guard_with().parse({"output": "x", "context_field": "vibes"})
+
+
+class _RawObject(list[tuple[str, Any]]):
+    """A JSON object as written: its pairs in order, names possibly repeated."""
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.lists(
+        st.tuples(st.sampled_from(["a", "b", "output", "text"]), inner), max_size=4).map(
+        _RawObject), max_leaves=12)
+
+
+class TestDuplicateKeys:
+    """Found by the red team: with ``output`` named twice the guard judged the last value and
+    copied the payload to the approved topic, where a reader keeping the first value (or
+    refusing duplicates) saw text that was never judged."""
+
+    @pytest.mark.parametrize("payload", [
+        b'{"output": "The moon is cheese.", "output": "Paris is in France.",'
+        b' "context": "Paris is in France."}',
+        b'{"output": "Paris is in France.", "context": [{"text": "a", "text": "Paris is in'
+        b' France."}]}',
+        b'{"output": "x", "outp\\u0075t": "y", "context": "x"}',  # the same name, escaped
+        b'{"output": "x", "context": "x", "metadata": {"output": "a", "output": "b"}}',
+        b'{"output": "x", "context_field": "messages", "messages": [{"role": "tool",'
+        b' "content": "x", "content": "y"}]}',
+    ])
+    def test_a_request_naming_a_key_twice_is_invalid_json(self, payload: bytes) -> None:
+        with pytest.raises(InvalidRequest, match="duplicate key") as caught:
+            Guard(FakeJudge(), JudgeSettings()).parse(payload)
+        assert caught.value.reason == "invalid_json"
+
+    def test_a_duplicate_on_a_field_mapped_path_is_refused(self) -> None:
+        guard = Guard(FakeJudge(), JudgeSettings(field_map={"output": "/reply/text"}))
+        with pytest.raises(InvalidRequest, match="duplicate key 'text'"):
+            guard.parse(b'{"reply": {"text": "a", "text": "b"}, "context": "a"}')
+
+    def test_payloads_that_cannot_hide_a_read_duplicate_are_parsed_once(self) -> None:
+        """The second parse runs only when a request key occurs in the bytes more often than
+        in the objects the guard reads (or a key may be escaped)."""
+        plain = orjson.dumps({"output": "x", "context": [{"text": "x", "id": str(i)}
+                                                         for i in range(100)]})
+        assert not strictjson.may_hide_duplicates(plain, orjson.loads(plain))
+        for suspect in (b'{"output": "x", "metadata": {"output": 1}}',
+                        b'{"output": "x", "context": "\\u00e9"}'):
+            assert strictjson.may_hide_duplicates(suspect, orjson.loads(suspect))
+
+    @given(_JSON_VALUES, st.sampled_from(["output", "question", "text", "content"]),
+           st.booleans())
+    def test_a_repeated_key_the_guard_reads_is_always_refused(self, value: Any, key: str,
+                                                              escaped: bool) -> None:
+        spelled = json.dumps(key) if not escaped else f'"\\u{ord(key[0]):04x}{key[1:]}"'
+        doc = '{"text": "x", "content": "y"}'
+        if key in ("text", "content"):
+            doc = doc[:-1] + f", {spelled}: {_dump(value)}}}"
+        top = f'"output": "x", "question": "q", "context": [{doc}], "metadata": {_dump(value)}'
+        if key in ("output", "question"):
+            top += f", {spelled}: {_dump(value)}"
+        with pytest.raises(InvalidRequest, match="duplicate key"):
+            Guard(FakeJudge(), JudgeSettings()).parse("{" + top + "}")
+
+    @given(_JSON_VALUES)
+    def test_a_request_without_repeated_keys_is_never_refused(self, value: Any) -> None:
+        text = '{"output": "x", "context": "x", "metadata": {"v": ' + _dump(value) + "}}"
+        if not _repeats(value):
+            assert Guard(FakeJudge(), JudgeSettings()).parse(text).output == "x"
+
+
+def _dump(value: Any) -> str:
+    if isinstance(value, _RawObject):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_dump(v)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_dump, value)) + "]"
+    return json.dumps(value)
+
+
+def _repeats(value: Any) -> bool:
+    if isinstance(value, _RawObject):
+        names = [k for k, _ in value]
+        return len(set(names)) < len(names) or any(_repeats(v) for _, v in value)
+    if isinstance(value, list):
+        return any(map(_repeats, value))
+    return False

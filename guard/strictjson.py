@@ -1,0 +1,97 @@
+"""Reading a request's JSON so that every reader sees the same request.
+
+RFC 8259 leaves an object naming a key twice to the reader: most keep the last value, some the
+first, some refuse. The guard would judge one ``output`` and a subscriber of the approved topic,
+reading the same bytes, could see the other. :func:`loads` therefore refuses such a payload
+(:class:`~guard.errors.InvalidRequest`, reason ``invalid_json``).
+
+Cost: a payload is parsed by orjson; the duplicate check parses it a second time only when it
+could hide a duplicate the guard would read: when a request key (``output``, ``text``,
+``content``...) occurs in its bytes more often than in the objects the guard reads, or when it
+holds a ``\\u`` escape (a key may be spelled with one). Other payloads, the common case, cost a
+few byte counts. A repeated key anywhere else (inside ``metadata``) is refused too when the second
+parse runs, which is then a full check.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from itertools import chain
+from typing import Any
+
+import orjson
+
+from guard.errors import InvalidRequest
+
+REQUEST_KEYS = ("output", "context", "messages", "question", "input", "expected_output",
+                "expectedOutput", "context_field", "id", "metadata")
+ITEM_KEYS = ("text", "id", "source", "role", "content", "name")  # of documents and turns
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) == len(pairs):
+        return found
+    seen: set[str] = set()
+    for name, _ in pairs:
+        if name in seen:
+            raise _DuplicateKey(f"duplicate key {name[:64]!r}")
+        seen.add(name)
+    return found  # not reached: a shorter dict means a repeated name
+
+
+def reject_duplicate_keys(payload: bytes | str) -> None:
+    """:class:`InvalidRequest` when an object of the valid JSON ``payload`` names a key twice."""
+    try:
+        json.loads(payload, object_pairs_hook=_unique)
+    except _DuplicateKey as exc:
+        raise InvalidRequest(f"invalid JSON: {exc}", reason="invalid_json") from exc
+    except RecursionError as exc:
+        raise InvalidRequest("invalid JSON: nested too deeply", reason="invalid_json") from exc
+
+
+def _read_keys(obj: Any) -> Counter[str]:
+    """How often each key occurs in the objects the guard reads: the request and its
+    documents and turns."""
+    if not isinstance(obj, dict):
+        return Counter()
+    keys = Counter(obj.keys())
+    for field in ("context", "messages"):
+        items = obj.get(field)
+        if isinstance(items, list):
+            keys.update(chain.from_iterable([item for item in items if isinstance(item, dict)]))
+    return keys
+
+
+def may_hide_duplicates(payload: bytes, obj: Any) -> bool:
+    """Whether ``payload`` (parsed as ``obj``) could name a key the guard reads twice."""
+    if b"\\u" in payload:
+        return True
+    seen = _read_keys(obj)
+    return any(payload.count(b'"%s"' % key.encode()) > seen[key]
+               for key in (*REQUEST_KEYS, *ITEM_KEYS))
+
+
+def loads(payload: bytes | str, *, full_check: bool = False) -> Any:
+    """The JSON value of ``payload``; :class:`InvalidRequest` when it is not UTF-8, not JSON, or
+    names a key twice. ``full_check`` always runs the second parse (a field map reads objects
+    anywhere in the payload)."""
+    if isinstance(payload, bytes):
+        try:
+            payload.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidRequest(f"invalid UTF-8 at byte {exc.start}",
+                                 reason="invalid_utf8") from exc
+    try:
+        found = orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRequest(f"invalid JSON: {exc}", reason="invalid_json") from exc
+    data = payload if isinstance(payload, bytes) else payload.encode("utf-8", "surrogatepass")
+    if full_check or may_hide_duplicates(data, found):
+        reject_duplicate_keys(payload)
+    return found
