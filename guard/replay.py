@@ -22,7 +22,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Ma
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
-from guard.errors import GuardError
+from guard import strictjson
+from guard.errors import GuardError, InvalidRequest
 from guard.models import JudgeRequest, Label, Verdict
 
 DEFAULT_CONCURRENCY = 16
@@ -223,9 +224,9 @@ class _Run:
             self.complete(seq, await self.judge_line(number, line))
 
     async def judge_line(self, number: int, line: str) -> _Result:
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
+        try:  # the service's reading: depth-limited, no NaN, no key named twice
+            obj = strictjson.loads(line)
+        except InvalidRequest as exc:
             return _Result(number, bad=BadLine(number, "invalid_json", str(exc)))
         try:
             request = self.guard.parse(obj if isinstance(obj, Mapping) else line)

@@ -133,6 +133,18 @@ class TestBadFile:
         assert summary.lines == 6
         assert summary.judged == 2
 
+    async def test_hostile_lines_are_bad_lines_never_a_crash(self) -> None:
+        """Found by the red team: a line nested 5,000 deep raised RecursionError out of the
+        standard JSON parser and ended the whole replay with a traceback."""
+        lines = [request("ok-1", "You can return items within 30 days."),
+                 '{"output": "x", "context": "x", "metadata": ' + "[" * 5000 + "]" * 5000 + "}",
+                 '{"output": "The moon is cheese.", "output": "x", "context": "x"}',
+                 '{"output": "x", "context": "x", "metadata": {"n": NaN}}']
+        summary = await replay(offline_guard(), lines, io.StringIO())
+        assert [(b.line, b.kind) for b in summary.bad_lines] == [
+            (2, "invalid_json"), (3, "invalid_json"), (4, "invalid_json")]
+        assert summary.judged == 1
+
     async def test_the_summary_table_lists_bad_lines(self) -> None:
         summary = await replay(offline_guard(), self.LINES, io.StringIO())
         table = format_summary(summary)
