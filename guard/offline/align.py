@@ -3,19 +3,26 @@
 Support is the weighted share of a claim's content words that the evidence contains. Words
 match by stem, by synonym group, or by a shared long prefix ("Indian" / "India"); names weigh
 more than ordinary words, and very general words ("thing", "item") weigh less.
+
+Every lookup is bounded: words are found through an inverted index and close forms through
+buckets of their first letters, so a claim costs time in proportion to its own words and the
+sentences that share them, never the product of two whole texts.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from guard.case import Passage
-from guard.offline import numbers
-from guard.offline.numbers import Quantity
+from guard.offline import numbers, times
+from guard.offline.numbers import Quantity, QuantityIndex
 from guard.offline.text import GENERIC, content_stems, normalize, split_sentences, word_set
 
 MIN_PREFIX = 5
+BUCKET = 4  # close forms share at least this many first letters
+MAX_CANDIDATES = 12  # sentences scored in full for one claim
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
@@ -46,6 +53,8 @@ class EvidenceSentence:
     stems: frozenset[str]
     quantities: tuple[Quantity, ...]
     scope: frozenset[str] = frozenset()
+    clock: tuple[times.TimeOfDay, ...] = ()
+    days: tuple[times.Weekdays, ...] = ()
 
 
 @dataclass
@@ -56,25 +65,55 @@ class EvidenceIndex:
     stems: set[str] = field(default_factory=set)
     quantities: list[Quantity] = field(default_factory=list)
     normalized: str = ""
-    _fuzzy_cache: dict[str, bool] = field(default_factory=dict)
+    amounts: QuantityIndex = field(default_factory=lambda: QuantityIndex([]))
+    clock: list[times.TimeOfDay] = field(default_factory=list)
+    days: set[int] = field(default_factory=set)
+    _postings: dict[str, list[int]] = field(default_factory=dict)
+    _buckets: dict[str, list[str]] = field(default_factory=dict)
+    _related: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
         units = list(passages) or [Passage("evidence", evidence)]
         sentences = [s for p in units for s in _sentences(p)]
         index = cls(sentences, normalized=normalize(evidence))
-        for sentence in sentences:
+        for number, sentence in enumerate(sentences):
             index.stems.update(sentence.stems)
             index.quantities.extend(sentence.quantities)
+            index.clock.extend(sentence.clock)
+            index.days.update(d for w in sentence.days for d in w.days)
+            for stem in sentence.scope:
+                index._postings.setdefault(stem, []).append(number)
+        for stem in index.stems:
+            index._buckets.setdefault(stem[:BUCKET], []).append(stem)
+        index.amounts = QuantityIndex(index.quantities)
         return index
+
+    def close_forms(self, word: str) -> frozenset[str]:
+        """The evidence stems that are ``word`` or a close form of it."""
+        if word not in self._related:
+            bucket = self._buckets.get(word[:BUCKET], []) if len(word) >= BUCKET else []
+            forms = {o for o in bucket if related(word, o)}
+            if word in self.stems:
+                forms.add(word)
+            if not forms and len(word) >= BUCKET:  # demonyms differ after four letters
+                forms = {o for o in self._buckets.get(word[:BUCKET], []) if related(word, o)}
+            self._related[word] = frozenset(forms)
+        return self._related[word]
 
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""
-        if word in self.stems:
-            return True
-        if word not in self._fuzzy_cache:
-            self._fuzzy_cache[word] = any(related(word, other) for other in self.stems)
-        return self._fuzzy_cache[word]
+        return bool(self.close_forms(word))
+
+    def candidates(self, stems: list[str]) -> list[int]:
+        """The sentences sharing most of ``stems`` (close forms included), best first."""
+        hits: Counter[int] = Counter()
+        for stem in stems:
+            seen: set[int] = set()
+            for form in self.close_forms(stem):
+                seen.update(self._postings.get(form, ()))
+            hits.update(seen)
+        return [number for number, _ in hits.most_common(MAX_CANDIDATES)]
 
 
 def _sentences(passage: Passage) -> list[EvidenceSentence]:
@@ -91,7 +130,9 @@ def _sentences(passage: Passage) -> list[EvidenceSentence]:
         elif first in _PRONOUN_OPENERS or _refers_back(span.text):
             scope = stems | previous | topic
         found.append(EvidenceSentence(span.text, passage.label, stems,
-                                      tuple(numbers.extract(span.text)), scope))
+                                      tuple(numbers.extract(span.text)), scope,
+                                      tuple(times.times(span.text)),
+                                      tuple(times.weekdays(span.text))))
         previous, previous_scope = stems, scope
         topic = topic or stems
     return found
@@ -102,8 +143,13 @@ def _refers_back(sentence: str) -> bool:
     return match is not None and match.group(1) in _CLASS_NOUNS
 
 
+def in_sentence(word: str, sentence: EvidenceSentence, index: EvidenceIndex) -> bool:
+    """Whether ``sentence`` (with what its pronoun refers to) has ``word`` or a close form."""
+    return word in sentence.scope or not sentence.scope.isdisjoint(index.close_forms(word))
+
+
 def local_support(stems: list[str], quantities: list[Quantity], sentence: EvidenceSentence | None,
-                  name_stems: set[str]) -> float:
+                  name_stems: set[str], index: EvidenceIndex) -> float:
     """Of the claim's words and amounts the evidence has, the weighted share found together in
     one sentence (with the sentence its opening pronoun refers back to)."""
     total = sum(weight(s, name_stems) for s in stems) + len(quantities)
@@ -111,8 +157,7 @@ def local_support(stems: list[str], quantities: list[Quantity], sentence: Eviden
         return 1.0
     if sentence is None:
         return 0.0
-    found: float = sum(weight(s, name_stems) for s in stems
-                if s in sentence.scope or any(related(s, o) for o in sentence.scope))
+    found: float = sum(weight(s, name_stems) for s in stems if in_sentence(s, sentence, index))
     found += sum(1 for q in quantities if numbers.supported(q, list(sentence.quantities)))
     return found / total
 
@@ -176,15 +221,18 @@ def best_sentence(stems: list[str], quantities: list[Quantity],
     """The evidence sentence sharing most of the claim's words and amounts, and that share."""
     if not index.sentences:
         return None, 0.0
-    wanted = set(stems)
+    numbers_of = [q for q in quantities if q.kind != "count" or q.value >= 10]
+    candidates = index.candidates(stems) or list(range(min(len(index.sentences),
+                                                           MAX_CANDIDATES)))
+    wanted = list(dict.fromkeys(stems))
     best: EvidenceSentence | None = None
     best_score = -1.0
-    for sentence in index.sentences:
-        shared: float = sum(1 for s in wanted if s in sentence.scope or
-                            any(related(s, o) for o in sentence.scope if o[:2] == s[:2]))
-        shared += 0.5 * sum(1 for q in quantities
+    for number in candidates:
+        sentence = index.sentences[number]
+        shared: float = sum(1 for s in wanted if in_sentence(s, sentence, index))
+        shared += 0.5 * sum(1 for q in numbers_of
                             if numbers.supported(q, list(sentence.quantities)))
-        score = shared / max(len(wanted) + 0.5 * len(quantities), 1)
+        score = shared / max(len(wanted) + 0.5 * len(numbers_of), 1)
         if score > best_score:
             best, best_score = sentence, score
     return best, max(best_score, 0.0)

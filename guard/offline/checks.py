@@ -1,123 +1,356 @@
-"""The checks run on one claim, in order of how decisive they are.
+"""The checks run on one claim: hard evidence first, then proof of support, else undecided.
 
-Quoted strings, amounts and names must occur in the evidence; the claim must not flip the
-polarity of the sentence it is aligned to; and enough of its content words must be supported.
-The first failed check decides, and its reason names what failed.
+A claim is *contradicted* only by something the judge can show: a quoted string, number, date,
+time of day, weekday or name that the evidence lacks or states differently, a negation or an
+opposite word against the sentence it is aligned to, a quantifier the evidence limits, two names
+the evidence never relates. It is *supported* only when it is close to verbatim: every content
+word found, together in one sentence (or two), every detail matched. Anything else is
+*undecided*; a claim with little lexical support is a weak failure at most, never a confident
+one. Each result names its ``basis``, the rule that decided, which the calibration table maps
+to a probability.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import re
+from dataclasses import dataclass
 from itertools import pairwise
+from typing import Literal
 
-from guard.offline import entities, negation, numbers
+from guard.offline import entities, negation, numbers, times
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
     best_sentence,
+    in_sentence,
     local_support,
-    related,
     support,
 )
 from guard.offline.claims import Claim
+from guard.offline.lexicon import european
 from guard.offline.text import GENERIC, content_stems, normalize
 
-MIN_SUPPORT = 0.65
-MIN_LOCAL_SUPPORT = 0.75
-PASS_CONFIDENCE_CAP = 0.78
-ALIGN_FOR_POLARITY = 0.6
-NO_CONTENT_CONFIDENCE = 0.3
+Status = Literal["supported", "contradicted", "undecided", "neutral"]
+
+ALIGN_FOR_POLARITY = 0.7
+NEAR_SUPPORT = 0.85
+NEAR_LOCAL = 0.8
+LOW_SUPPORT = 0.5
+MIN_MISSING_FOR_LOW = 3
+
+_REFUSAL = re.compile(
+    r"\b(?:(?:could|can)(?:n['’]?t| not)|(?:do|does|did)(?:n['’]t| not)|unable to|no information|"
+    r"not (?:mentioned|specified|stated|covered|included|provided|available)|not say|"
+    r"(?:don['’]t|do not) (?:have|know|see)|no (?:mention|details?|data|record))\b.{0,60}"
+    r"\b(?:find|found|information|documents?|context|sources?|say|says|mention|specif|"
+    r"provided|records?|details?|knowledge|sure)",
+    re.IGNORECASE,
+)
+_HEDGE_ONLY = re.compile(r"^\s*(?:i (?:think|believe)|please|let me know|hope this helps|"
+                         r"feel free|happy to help|is there anything)", re.IGNORECASE)
+_UNIVERSAL = frozenset({"all", "every", "always", "any", "never", "none", "only", "each",
+                        "entire", "everyone", "everything", "anyone", "anything", "unlimited"})
+_LIMITING = frozenset({"some", "most", "many", "several", "certain", "select", "selected",
+                       "usually", "may", "might", "often", "sometimes", "typically", "eligible",
+                       "limited", "specific", "one", "two", "three", "few"})
+_CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only (?:when|if|for|after)|"
+                        r"for orders|except)\b", re.IGNORECASE)
+_CLOSED = re.compile(r"\b(?:closed|not open|shut|no service|unavailable)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Premise:
-    """What the question already states: its words and amounts are not the answer's claims."""
+    """What the question asks about: its words help find the answer's sentence, never support
+    a claim (the question is the user's text, not evidence)."""
 
     text: str = ""
     stems: frozenset[str] = frozenset()
-    quantities: tuple[numbers.Quantity, ...] = ()
-    normalized: str = ""
 
     @classmethod
     def of(cls, question: str | None) -> Premise:
         if not question:
             return cls()
-        return cls(question, frozenset(content_stems(question)),
-                   tuple(numbers.extract(question)), normalize(question))
+        return cls(question, frozenset(content_stems(question)))
 
 
 @dataclass(frozen=True)
 class ClaimResult:
     claim: str
-    supported: bool
+    status: Status
+    basis: str
     reason: str
-    confidence: float
-    support: float
+    support: float = 0.0
     sentence: EvidenceSentence | None = None
-    missing: tuple[str, ...] = field(default=())
-    local: float = 1.0
+    local: float = 0.0
+
+    @property
+    def supported(self) -> bool:
+        """Not contradicted: the offline judge flags only what it can show."""
+        return self.status != "contradicted"
+
+
+@dataclass(frozen=True)
+class Details:
+    """The checkable details of one claim."""
+
+    stems: list[str]
+    quantities: list[numbers.Quantity]
+    clock: list[times.TimeOfDay]
+    days: list[times.Weekdays]
+    names: list[entities.Name]
+
+    @classmethod
+    def of(cls, claim: Claim, readable: bool) -> Details:
+        clock = times.times(claim.text)
+        spans = [t.span for t in clock]
+        quantities = [q for q in numbers.extract(claim.text)
+                      if not any(a <= q.start < b for a, b in spans)]
+        names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
+        return cls(content_stems(claim.text), quantities, clock, times.weekdays(claim.text),
+                   names)
 
 
 def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
-                min_support: float = MIN_SUPPORT) -> ClaimResult:
-    stems = content_stems(claim.text)
-    quantities = numbers.extract(claim.text)
-    query = stems + sorted(premise.stems) if claim.short_answer else stems
-    sentence, overlap = best_sentence(query, quantities, index)
-    names = entities.names(claim.text, whole_answer=claim.short_answer)
-    name_stems = {part for name in names for part in name.parts}
-    new = [s for s in stems if s not in premise.stems or not index.has(s)]
-    found = sum(1 for q in quantities if numbers.supported(q, index.quantities))
-    share, missing = support(new, index, name_stems, found)
-    known = [s for s in stems if index.has(s)]
-    local = local_support(known, [q for q in quantities if numbers.supported(q, index.quantities)],
-                          sentence, name_stems)
+                answer: frozenset[str] = frozenset()) -> ClaimResult:
+    """The status of one claim against the evidence, with the rule that decided it.
+    ``answer`` holds the stems of the whole answer (a condition may sit in another claim)."""
+    if _REFUSAL.search(claim.text) or _HEDGE_ONLY.match(claim.text):
+        return ClaimResult(claim.text, "neutral", "refusal",
+                           "a refusal or courtesy, not a factual claim")
+    readable = not european(claim.text)
+    details = Details.of(claim, readable)
+    query = details.stems + sorted(premise.stems) if claim.short_answer else details.stems
+    sentence, overlap = best_sentence(query, details.quantities, index)
+    name_stems = {part for name in details.names for part in name.parts}
+    found = [q for q in details.quantities if index.amounts.supports(q)]
+    share, missing = support(details.stems, index, name_stems, len(found))
+    local = local_support([s for s in details.stems if index.has(s)], found, sentence,
+                          name_stems, index)
 
-    def result(ok: bool, reason: str, confidence: float) -> ClaimResult:
-        return ClaimResult(claim.text, ok, reason, round(confidence, 3), round(share, 3),
-                           sentence, tuple(missing), round(local, 3))
+    def result(status: Status, basis: str, reason: str,
+               at: EvidenceSentence | None = None) -> ClaimResult:
+        return ClaimResult(claim.text, status, basis, reason, round(share, 3), at or sentence,
+                           round(local, 3))
 
-    failure = (_quote_failure(claim.text, index, premise)
-               or _number_failure(quantities, index, premise, sentence)
-               or _name_failure(names, index, premise))
-    if failure is not None:
-        return result(False, failure[0], failure[1])
-    apart = _names_apart(names, index)
-    if apart is not None:
-        return result(False, apart, 0.7)
-    if sentence is not None and overlap >= ALIGN_FOR_POLARITY and not claim.short_answer:
-        flip = negation.flipped(claim.text, sentence.text)
-        if flip is not None:
-            return result(False, flip, 0.75 + 0.2 * overlap)
-    contrary = _contrary_sentence(claim, stems, index, sentence)
-    if contrary is not None:
-        reason, contrary_sentence = contrary
-        return replace(result(False, reason, 0.8), sentence=contrary_sentence)
-    if not stems and not quantities:
-        return result(True, "no checkable content", NO_CONTENT_CONFIDENCE)
-    if share < min_support:
-        return result(False, f"low content-word support {share:.2f} (missing: "
-                      f"{', '.join(missing[:5])})", 0.5 + min(0.35, (min_support - share) * 1.2))
-    if not claim.short_answer and local < MIN_LOCAL_SUPPORT:
-        return result(False, f"not stated together: the best-matching sentence supports only "
-                      f"{local:.2f} of the claim", 0.5 + (MIN_LOCAL_SUPPORT - local))
-    return result(True, f"supported: content-word support {share:.2f}, amounts and names found",
-                  _pass_confidence(claim, share, local, min_support,
-                                   claim.short_answer and _answers_question(stems, premise, index)))
+    hard = (_quote_failure(claim.text, index)
+            or _time_failure(claim.text, details, index, sentence)
+            or _weekday_failure(claim.text, details, index, sentence)
+            or _number_failure(details, index, sentence)
+            or (_name_failure(details.names, index) if readable else None))
+    if hard is not None:
+        return result("contradicted", hard[0], hard[1], hard[2])
+    if not readable:
+        if details.quantities or details.clock or details.days:
+            return result("undecided", "foreign_details_found",
+                          "its numbers, dates and times are in the evidence; the words are not "
+                          "checked in this language")
+        return result("undecided", "unreadable", "the rules cannot read this language")
+    relation = (_names_apart(details.names, index)
+                or _polarity(claim, sentence, overlap)
+                or _quantifier(claim.text, sentence, overlap, index)
+                or _contrary(claim, details.stems, index, sentence))
+    if relation is not None:
+        return result("contradicted", relation[0], relation[1], relation[2])
+    dropped = _dropped_condition(details.stems, answer, sentence, share)
+    if dropped is not None:
+        return result("contradicted", "condition_dropped", dropped)
+    return _support_status(claim, details, index, premise, sentence, share, local, missing,
+                           result)
 
 
-def _pass_confidence(claim: Claim, share: float, local: float, min_support: float,
-                     answers: bool) -> float:
-    """How sure a pass is. Word checks prove absence (a number, name or quote the evidence
-    lacks) far better than presence: a sentence whose words are all found may still relate
-    them wrongly ("Hot Rod was founded in 1987" when 1987 is another magazine's year). So a
-    sentence's pass stays below PASS_CONFIDENCE_CAP, leaving it to an LLM in a cascade at the
-    default threshold; a bare answer found beside the question's subject is surer."""
-    strength = min(1.0, (min(share, local) - min_support) / (1.0 - min_support))
-    if not claim.short_answer:
-        return 0.5 + (PASS_CONFIDENCE_CAP - 0.5) * max(strength, 0.0)
-    base = 0.5 + min(0.45, (share - min_support) * 1.2)
-    return base * (0.9 if answers else 0.5)
+def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premise: Premise,
+                    sentence: EvidenceSentence | None, share: float, local: float,
+                    missing: list[str], result: _Result) -> ClaimResult:
+    named = _where(sentence)
+    computed = [q for q in details.quantities if not index.amounts.supports(q)]
+    if not details.stems and not details.quantities and not details.clock:
+        return result("neutral", "no_content", "no checkable content")
+    if claim.short_answer:
+        if share >= 0.999 and _answers_question(details.stems, premise, index):
+            return result("supported", "short_answer",
+                          f"the answer is stated beside the question's subject{named}")
+        return result("undecided", "short_answer_unproven",
+                      "a short answer whose link to the question is not shown")
+    verbatim = normalize(claim.text).strip(" .,;:!?") in index.normalized
+    if verbatim:
+        return result("supported", "verbatim", f"stated verbatim{named}")
+    if share >= 0.999 and local >= 0.9:
+        basis = "computed" if computed else "aligned"
+        what = "computed from amounts" if computed else "every word and detail found"
+        return result("supported", basis, f"{what} in one sentence{named}")
+    if share >= NEAR_SUPPORT and local >= NEAR_LOCAL:
+        return result("supported", "near", f"near-verbatim support ({share:.2f}){named}")
+    if share >= 0.999:
+        return result("undecided", "scattered",
+                      f"its words occur in the evidence but not together (best {local:.2f}"
+                      f"{named})")
+    if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
+        return result("contradicted", "low_support",
+                      f"most of its content is not in the evidence (missing: "
+                      f"{', '.join(missing[:5])}); low overlap alone is not proof")
+    return result("undecided", "partial",
+                  f"partly supported ({share:.2f}; missing: {', '.join(missing[:5])})")
+
+
+class _Result:  # the signature of check_claim's local ``result``, for typing only
+    def __call__(self, status: Status, basis: str, reason: str,
+                 at: EvidenceSentence | None = None) -> ClaimResult: ...
+
+
+def _where(sentence: EvidenceSentence | None) -> str:
+    return f" (in {sentence.passage})" if sentence is not None else ""
+
+
+Failure = tuple[str, str, EvidenceSentence | None]
+
+
+def _quote_failure(text: str, index: EvidenceIndex) -> Failure | None:
+    for quote in entities.quoted(text):
+        if not entities.quote_in(quote, index.normalized):
+            return "quote_absent", f"quoted string '{quote}' not in evidence", None
+    return None
+
+
+def _time_failure(text: str, details: Details, index: EvidenceIndex,
+                  sentence: EvidenceSentence | None) -> Failure | None:
+    for clock in details.clock:
+        if any(clock.agrees(e) for e in index.clock):
+            continue
+        near = sentence.clock if sentence is not None and sentence.clock else index.clock
+        if near:
+            holder = _holding(index, near[0]) or sentence
+            said = ", ".join(t.text for t in near[:3])
+            return ("time_contradicted",
+                    f"time {clock.text} not in evidence ({_label(holder)} says {said})", holder)
+        return "time_absent", f"time {clock.text} not in evidence", sentence
+    return None
+
+
+def _holding(index: EvidenceIndex, clock: times.TimeOfDay) -> EvidenceSentence | None:
+    return next((s for s in index.sentences if clock in s.clock), None)
+
+
+def _label(sentence: EvidenceSentence | None) -> str:
+    return sentence.passage if sentence is not None else "the evidence"
+
+
+def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
+                     sentence: EvidenceSentence | None) -> Failure | None:
+    claimed = {d for w in details.days for d in w.days}
+    extra = claimed - index.days
+    if not extra or not index.days:
+        return None
+    if (_CLOSED.search(text) or negation.negated(text)) and not claimed & index.days:
+        return None  # "closed on Sunday" against "open Monday to Saturday"
+    holder = next((s for s in index.sentences if s.days), sentence)
+    said = ", ".join(w.text for w in holder.days) if holder is not None else ""
+    written = ", ".join(w.text for w in details.days)
+    return ("weekday_contradicted",
+            f"days {written} not in evidence ({_label(holder)} says {said})", holder)
+
+
+def _number_failure(details: Details, index: EvidenceIndex,
+                    sentence: EvidenceSentence | None) -> Failure | None:
+    for quantity in details.quantities:
+        if index.amounts.supports(quantity) or index.amounts.computed(quantity):
+            continue
+        nearby = list(sentence.quantities) if sentence is not None else []
+        instead = numbers.closest(quantity, nearby)
+        if instead is not None:
+            return ("number_contradicted", f"number {quantity.text} not in evidence "
+                    f"({_label(sentence)} says {instead.text})", sentence)
+        elsewhere = numbers.closest(quantity, index.quantities)
+        if elsewhere is not None:
+            holder = next((s for s in index.sentences if elsewhere in s.quantities), sentence)
+            return ("number_contradicted", f"number {quantity.text} not in evidence "
+                    f"({_label(holder)} says {elsewhere.text})", holder)
+        return "number_absent", f"number {quantity.text} not in evidence", sentence
+    return None
+
+
+def _name_failure(names: list[entities.Name], index: EvidenceIndex) -> Failure | None:
+    for name in names:
+        if entities.quote_in(name.text, index.normalized):
+            continue
+        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
+        if absent and len(absent) * 2 >= len(name.parts):
+            return "name_absent", f"name '{name.text}' not in evidence", None
+    return None
+
+
+def _names_apart(names: list[entities.Name], index: EvidenceIndex) -> Failure | None:
+    """A claim relating two names that no sentence mentions together."""
+    distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)}
+    if len(distinct) < 2:
+        return None
+    for first, second in pairwise(distinct.values()):
+        if not any(_mentions(first, s.scope) and _mentions(second, s.scope)
+                   for s in index.sentences):
+            return ("names_apart", f"names '{first.text}' and '{second.text}' never appear "
+                    "together in the evidence", None)
+    return None
+
+
+def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
+    parts = [p for p in name.parts if len(p) > 1]
+    present = sum(p in stems for p in parts)
+    return present == len(parts) or (len(parts) >= 3 and present * 3 >= len(parts) * 2)
+
+
+def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
+    if sentence is None or overlap < ALIGN_FOR_POLARITY or claim.short_answer:
+        return None
+    flip = negation.flipped(claim.text, sentence.text)
+    if flip is None:
+        return None
+    basis = "negation" if flip.startswith("negation") else "opposite"
+    return basis, f"{flip} ({sentence.passage}: \"{_short(sentence.text)}\")", sentence
+
+
+def _quantifier(text: str, sentence: EvidenceSentence | None, overlap: float,
+                index: EvidenceIndex) -> Failure | None:
+    if sentence is None or overlap < ALIGN_FOR_POLARITY:
+        return None
+    claim_words = set(re.findall(r"[a-z]+", text.lower()))
+    evidence_words = set(re.findall(r"[a-z]+", sentence.text.lower()))
+    universal = (claim_words & _UNIVERSAL) - evidence_words
+    limiting = (evidence_words & _LIMITING) - claim_words
+    if universal and limiting:
+        return ("quantifier", f"the claim says '{sorted(universal)[0]}' where "
+                f"{sentence.passage} says '{sorted(limiting)[0]}'", sentence)
+    return None
+
+
+def _contrary(claim: Claim, stems: list[str], index: EvidenceIndex,
+              best: EvidenceSentence | None) -> Failure | None:
+    """Another sentence about the same thing that says the opposite ("open on Sundays" against
+    "It is closed on Sundays")."""
+    about = set(stems) - GENERIC
+    for number in index.candidates(stems)[:6]:
+        sentence = index.sentences[number]
+        if sentence is best or len(about & sentence.stems) < 2:
+            continue
+        reason = negation.opposed(claim.text, sentence.text)
+        if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:
+            return "contrary", f"{reason} ({sentence.passage})", sentence
+    return None
+
+
+def _dropped_condition(stems: list[str], answer: frozenset[str],
+                       sentence: EvidenceSentence | None, share: float) -> str | None:
+    """The claim restates a conditional sentence without its condition ("returns are free"
+    against "returns are free if you use the prepaid label")."""
+    if sentence is None or share < NEAR_SUPPORT:
+        return None
+    match = _CONDITION.search(sentence.text)
+    if match is None:
+        return None
+    condition = set(content_stems(sentence.text[match.end():])) - set(stems) - answer
+    main = set(content_stems(sentence.text[:match.start()]))
+    if len(condition) >= 2 and main and len(main & set(stems)) * 2 >= len(main):
+        return (f"leaves out the condition \"{_short(sentence.text[match.start():], 60)}\" "
+                f"({sentence.passage})")
+    return None
 
 
 def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) -> bool:
@@ -126,76 +359,12 @@ def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) 
     asked = premise.stems - set(stems)
     if not premise.text or not asked or not stems:
         return True
-    return any(asked & sentence.scope for sentence in index.sentences
-               if all(s in sentence.scope or (index.has(s) and any(
-                   related(s, o) for o in sentence.scope)) for s in stems))
+    for number in index.candidates(stems):
+        sentence = index.sentences[number]
+        if asked & sentence.scope and all(in_sentence(s, sentence, index) for s in stems):
+            return True
+    return False
 
 
-def _contrary_sentence(claim: Claim, stems: list[str], index: EvidenceIndex,
-                       best: EvidenceSentence | None) -> tuple[str, EvidenceSentence] | None:
-    """Another sentence about the same thing that says the opposite ("open on Sundays" against
-    "It is closed on Sundays")."""
-    about = set(stems) - GENERIC
-    for sentence in index.sentences:
-        if sentence is best or not about & sentence.stems:
-            continue
-        reason = negation.opposed(claim.text, sentence.text)
-        if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:
-            return reason, sentence
-    return None
-
-
-def _names_apart(names: list[entities.Name], index: EvidenceIndex) -> str | None:
-    """Why a claim relating two names is unsupported when no sentence mentions both."""
-    distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)}
-    if len(distinct) < 2:
-        return None
-    listed = list(distinct.values())
-    for first, second in pairwise(listed):
-        if not any(_mentions(first, s.scope) and _mentions(second, s.scope)
-                   for s in index.sentences):
-            return (f"names '{first.text}' and '{second.text}' never appear together in the "
-                    "evidence")
-    return None
-
-
-def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
-    """Whether a sentence names ``name``: all its words, or two thirds of a long name."""
-    parts = [p for p in name.parts if len(p) > 1]
-    present = sum(p in stems for p in parts)
-    return present == len(parts) or (len(parts) >= 3 and present * 3 >= len(parts) * 2)
-
-
-def _quote_failure(text: str, index: EvidenceIndex,
-                   premise: Premise) -> tuple[str, float] | None:
-    for quote in entities.quoted(text):
-        if not entities.quote_in(quote, index.normalized) and not entities.quote_in(
-                quote, premise.normalized):
-            return f"quoted string '{quote}' not in evidence", 0.9
-    return None
-
-
-def _number_failure(quantities: list[numbers.Quantity], index: EvidenceIndex, premise: Premise,
-                    sentence: EvidenceSentence | None) -> tuple[str, float] | None:
-    for quantity in quantities:
-        if numbers.supported(quantity, index.quantities) or numbers.supported(
-                quantity, list(premise.quantities)):
-            continue
-        nearby = list(sentence.quantities) if sentence is not None else []
-        instead = numbers.closest(quantity, nearby) or numbers.closest(quantity, index.quantities)
-        if instead is not None:
-            return (f"number {quantity.text} not in evidence (evidence says {instead.text})",
-                    0.95)
-        return f"number {quantity.text} not in evidence", 0.85
-    return None
-
-
-def _name_failure(names: list[entities.Name], index: EvidenceIndex,
-                  premise: Premise) -> tuple[str, float] | None:
-    for name in names:
-        if entities.quote_in(name.text, index.normalized):
-            continue
-        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
-        if absent and len(absent) * 2 >= len(name.parts):
-            return f"name '{name.text}' not in evidence", 0.85
-    return None
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -68,12 +68,22 @@ def _looks_like_verb(word: str) -> bool:
 
 
 def _clauses(sentence: str) -> list[str]:
-    pieces = [p.strip() for p in _CLAUSE_BREAK.split(sentence) if p.strip()]
-    clauses: list[str] = []
-    for piece in pieces:
-        if clauses and min(len(content_stems(piece)),
-                           len(content_stems(clauses[-1]))) < MIN_CLAUSE_CONTENT_WORDS:
-            clauses[-1] = f"{clauses[-1]} {piece}"
+    """The clauses of ``sentence``, each a verbatim span of it; a short piece stays joined to
+    its neighbour with the words between them."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _CLAUSE_BREAK.finditer(sentence):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(sentence)))
+    merged: list[tuple[int, int]] = []
+    for begin, end in spans:
+        piece = sentence[begin:end].strip()
+        if not piece:
+            continue
+        if merged and min(len(content_stems(piece)), len(content_stems(
+                sentence[merged[-1][0]:merged[-1][1]]))) < MIN_CLAUSE_CONTENT_WORDS:
+            merged[-1] = (merged[-1][0], end)
         else:
-            clauses.append(piece)
-    return clauses or [sentence]
+            merged.append((begin, end))
+    return [sentence[b:e].strip() for b, e in merged] or [sentence]
