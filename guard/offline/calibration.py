@@ -2,22 +2,26 @@
 
 Every offline verdict has a ``basis``: its label and the rule that decided it
 ("fail:number_contradicted", "pass:verbatim", "undecided"). The bundled table
-``guard/data/offline_calibration.json`` counts, for each basis, how many labelled dev answers
-got it and how many of those were right; ``bench/calibrate_offline.py`` rebuilds it. The
-confidence of a basis is that accuracy, shrunk toward one half by ``PRIOR_WEIGHT`` pseudo-counts
-so a basis seen a few times is not trusted, and a basis never seen is 0.5. Weak bases (low
-lexical overlap) and undecided answers are capped below any sensible cascade threshold: they
-are never confident, whatever the table says.
+``guard/data/offline_calibration.json`` counts, for each labelled dev set and each basis, how
+many answers got it and how many of those were right; ``bench/calibrate_offline.py`` rebuilds
+it. The confidence of a basis is that accuracy, shrunk toward one half by ``PRIOR_WEIGHT``
+pseudo-counts so a basis seen a few times is not trusted, and taken on the set where it is
+lowest (among the pooled count and the sets with at least ``MIN_SET_ROWS`` answers of it): a
+rule that is right on copied answers but wrong on paraphrases is not trusted on either. A
+basis never seen is 0.5. Weak bases (low lexical overlap) and undecided answers are capped
+below any sensible cascade threshold: they are never confident, whatever the table says.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
-PRIOR_WEIGHT = 4.0
+PRIOR_WEIGHT = 2.0
+MIN_SET_ROWS = 5  # a set speaks for a basis once it has this many answers of it
 UNSEEN = 0.5
 WEAK_CAP = 0.6
 UNDECIDED_CAP = 0.5
@@ -37,15 +41,22 @@ class Tally:
         return self.correct / self.total if self.total else UNSEEN
 
 
+def shrunk(tally: Tally) -> float:
+    return (tally.correct + PRIOR_WEIGHT * UNSEEN) / (tally.total + PRIOR_WEIGHT)
+
+
 @dataclass(frozen=True)
 class Calibration:
-    """Basis -> tally, and the confidence each tally earns."""
+    """Basis -> tally (over all sets), per-set tallies, and the confidence each earns."""
 
     tallies: dict[str, Tally]
+    sets: dict[str, dict[str, Tally]] = field(default_factory=dict)
 
     def confidence(self, basis: str) -> float:
-        tally = self.tallies.get(basis, Tally(0, 0))
-        value = (tally.correct + PRIOR_WEIGHT * UNSEEN) / (tally.total + PRIOR_WEIGHT)
+        pooled = self.tallies.get(basis, Tally(0, 0))
+        seen = [t[basis] for t in self.sets.values()
+                if basis in t and t[basis].total >= MIN_SET_ROWS]
+        value = min(shrunk(t) for t in [pooled, *seen])
         if basis.startswith("undecided"):
             value = min(value, UNDECIDED_CAP)
         elif basis in WEAK_BASES:
@@ -53,17 +64,30 @@ class Calibration:
         return round(value, 3)
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> Calibration:
-        bases = data.get("bases", {})
-        if not isinstance(bases, dict):
-            raise ValueError("calibration table: 'bases' must be an object")
-        return cls({str(k): Tally(int(v["correct"]), int(v["total"])) for k, v in bases.items()})
+    def combine(cls, sets: dict[str, Calibration]) -> Calibration:
+        """One table from the tables of several labelled sets."""
+        total: dict[str, Tally] = {}
+        for table in sets.values():
+            for basis, t in table.tallies.items():
+                old = total.get(basis, Tally(0, 0))
+                total[basis] = Tally(old.correct + t.correct, old.total + t.total)
+        return cls(total, {name: table.tallies for name, table in sets.items()})
 
-    def to_json(self, source: str) -> dict[str, object]:
-        return {"source": source, "prior_weight": PRIOR_WEIGHT,
-                "bases": {k: {"correct": t.correct, "total": t.total,
-                              "confidence": self.confidence(k)}
-                          for k, t in sorted(self.tallies.items())}}
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        sets = data.get("sets", {})
+        if not isinstance(sets, dict):
+            raise ValueError("calibration table: 'sets' must be an object")
+        return cls.combine({name: cls({str(k): Tally(int(v["correct"]), int(v["total"]))
+                                       for k, v in bases.items()})
+                            for name, bases in sets.items()})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"prior_weight": PRIOR_WEIGHT,
+                "confidence": {k: self.confidence(k) for k in sorted(self.tallies)},
+                "sets": {name: {k: {"correct": t.correct, "total": t.total}
+                                for k, t in sorted(tallies.items())}
+                         for name, tallies in self.sets.items()}}
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Literal
+from typing import Literal, Protocol
 
 from guard.offline import entities, negation, numbers, times
 from guard.offline.align import (
@@ -27,7 +27,6 @@ from guard.offline.align import (
     support,
 )
 from guard.offline.claims import Claim
-from guard.offline.lexicon import european
 from guard.offline.text import GENERIC, content_stems, normalize
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
@@ -111,13 +110,14 @@ class Details:
 
 
 def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
-                answer: frozenset[str] = frozenset()) -> ClaimResult:
+                answer: frozenset[str] = frozenset(), *, readable: bool = True) -> ClaimResult:
     """The status of one claim against the evidence, with the rule that decided it.
-    ``answer`` holds the stems of the whole answer (a condition may sit in another claim)."""
+    ``answer`` holds the stems of the whole answer (a condition may sit in another claim);
+    ``readable`` is false for Spanish, German or French answers, whose words the rules do not
+    check (their numbers, dates and times they do)."""
     if _REFUSAL.search(claim.text) or _HEDGE_ONLY.match(claim.text):
         return ClaimResult(claim.text, "neutral", "refusal",
                            "a refusal or courtesy, not a factual claim")
-    readable = not european(claim.text)
     details = Details.of(claim, readable)
     query = details.stems + sorted(premise.stems) if claim.short_answer else details.stems
     sentence, overlap = best_sentence(query, details.quantities, index)
@@ -136,7 +136,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
             or _time_failure(claim.text, details, index, sentence)
             or _weekday_failure(claim.text, details, index, sentence)
             or _number_failure(details, index, sentence)
-            or (_name_failure(details.names, index) if readable else None))
+            or (_name_failure(details.names, index, claim.text) if readable else None))
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
     if not readable:
@@ -145,7 +145,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
                           "its numbers, dates and times are in the evidence; the words are not "
                           "checked in this language")
         return result("undecided", "unreadable", "the rules cannot read this language")
-    relation = (_names_apart(details.names, index)
+    relation = (_names_apart(details.names, index, claim.text)
                 or _polarity(claim, sentence, overlap)
                 or _quantifier(claim.text, sentence, overlap, index)
                 or _contrary(claim, details.stems, index, sentence))
@@ -192,7 +192,7 @@ def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premis
                   f"partly supported ({share:.2f}; missing: {', '.join(missing[:5])})")
 
 
-class _Result:  # the signature of check_claim's local ``result``, for typing only
+class _Result(Protocol):  # the signature of check_claim's local ``result``
     def __call__(self, status: Status, basis: str, reason: str,
                  at: EvidenceSentence | None = None) -> ClaimResult: ...
 
@@ -252,7 +252,8 @@ def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
 def _number_failure(details: Details, index: EvidenceIndex,
                     sentence: EvidenceSentence | None) -> Failure | None:
     for quantity in details.quantities:
-        if index.amounts.supports(quantity) or index.amounts.computed(quantity):
+        if (index.amounts.supports(quantity) or index.amounts.computed(quantity)
+                or _an_hour_of(quantity, index)):
             continue
         nearby = list(sentence.quantities) if sentence is not None else []
         instead = numbers.closest(quantity, nearby)
@@ -268,8 +269,25 @@ def _number_failure(details: Details, index: EvidenceIndex,
     return None
 
 
-def _name_failure(names: list[entities.Name], index: EvidenceIndex) -> Failure | None:
+_COMMON_ABBREVIATIONS = frozenset({"HR", "UK", "US", "USA", "EU", "ID", "OK", "FAQ", "IT", "TV",
+                                   "PC", "CEO", "PDF", "VAT", "GMT", "UTC", "CET", "PST", "EST"})
+
+
+def _an_hour_of(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """"from 8 to 11 in the morning" against "08:00-11:00": a bare hour of an evidence time."""
+    if quantity.kind != "count" or not 0 <= quantity.value <= 24:
+        return False
+    hour = int(quantity.value) * 60
+    return any(hour in t.minutes or hour + 720 in t.minutes for t in index.clock)
+
+
+def _name_failure(names: list[entities.Name], index: EvidenceIndex,
+                  text: str = "") -> Failure | None:
+    if negation.negated(text):
+        return None  # "there's no Rust SDK": naming what is absent
     for name in names:
+        if name.text in _COMMON_ABBREVIATIONS:
+            continue
         if entities.quote_in(name.text, index.normalized):
             continue
         absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
@@ -278,11 +296,15 @@ def _name_failure(names: list[entities.Name], index: EvidenceIndex) -> Failure |
     return None
 
 
-def _names_apart(names: list[entities.Name], index: EvidenceIndex) -> Failure | None:
+_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ese|ish|ean)$")
+
+
+def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) -> Failure | None:
     """A claim relating two names that no sentence mentions together."""
-    distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)}
-    if len(distinct) < 2:
-        return None
+    distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)
+                and not _DEMONYM.search(n.text)}
+    if len(distinct) != 2 or negation.negated(text):
+        return None  # a list of names, or "there is no X among Y", relates nothing
     for first, second in pairwise(distinct.values()):
         if not any(_mentions(first, s.scope) and _mentions(second, s.scope)
                    for s in index.sentences):
@@ -300,11 +322,36 @@ def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
 def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
     if sentence is None or overlap < ALIGN_FOR_POLARITY or claim.short_answer:
         return None
-    flip = negation.flipped(claim.text, sentence.text)
+    clause = _aligned_clause(claim.text, sentence.text)
+    if clause is None:
+        return None
+    flip = negation.flipped(claim.text, clause)
     if flip is None:
         return None
     basis = "negation" if flip.startswith("negation") else "opposite"
     return basis, f"{flip} ({sentence.passage}: \"{_short(sentence.text)}\")", sentence
+
+
+_CLAUSE = re.compile(r"[;:()]|,\s|\s(?:but|while|whereas|although|and)\s|\s[-–—]\s")
+CLAUSE_COVER = 0.75
+
+
+def _aligned_clause(claim: str, sentence: str) -> str | None:
+    """The clause of ``sentence`` the claim restates: it has most of the claim's words and the
+    claim most of its words; None when no clause is that close."""
+    claim_stems = set(content_stems(claim))
+    if len(claim_stems) < 2:
+        return None
+    best: tuple[float, str] | None = None
+    for clause in _CLAUSE.split(sentence):
+        stems = set(content_stems(clause))
+        if not stems:
+            continue
+        shared = len(stems & claim_stems)
+        cover = min(shared / len(claim_stems), shared / len(stems))
+        if cover >= CLAUSE_COVER and (best is None or cover > best[0]):
+            best = (cover, clause)
+    return best[1] if best else None
 
 
 def _quantifier(text: str, sentence: EvidenceSentence | None, overlap: float,
@@ -328,7 +375,7 @@ def _contrary(claim: Claim, stems: list[str], index: EvidenceIndex,
     about = set(stems) - GENERIC
     for number in index.candidates(stems)[:6]:
         sentence = index.sentences[number]
-        if sentence is best or len(about & sentence.stems) < 2:
+        if len(about & sentence.scope) < 2:
             continue
         reason = negation.opposed(claim.text, sentence.text)
         if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:

@@ -32,6 +32,9 @@ _FINITE_VERBS = frozenset({
 })
 
 
+_LIST_MARK = re.compile(r"\W*(?:\d{1,2}|[a-z])?[.)]?\W*")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement of the output. ``short_answer`` marks a verbless reply."""
@@ -51,7 +54,7 @@ def split_claims(output: str, *, answers_question: bool = True) -> list[Claim]:
     for sentence in sentences:
         sentence = _INTERJECTION.sub("", sentence).strip() or sentence
         claims.extend(Claim(clause) for clause in _clauses(sentence))
-    return [c for c in claims if words(c.text)]
+    return [c for c in claims if words(c.text) and not _LIST_MARK.fullmatch(c.text)]
 
 
 def is_short_answer(text: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from guard.offline.lexicon import MONTHS, WEEKDAYS
 from guard.offline.text import STOPWORDS, content_stems, normalize
 
 _CAPITALISED = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’.&-]*")
@@ -21,9 +22,13 @@ _QUOTED = re.compile(
     r"\"([^\"]{2,200})\"|“([^”]{2,200})”|(?<![\w'’])['‘]([^'’]{2,200})['’](?![\w])"
 )
 _INITIALS = re.compile(r"(?:\b[A-Z]\.)+$")
-_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "yes", "no", "mr", "mrs",
+_NOT_NAMES = frozenset({"am", "pm",
+                        "i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "yes", "no", "mr", "mrs",
                         "ms", "dr", "monday", "tuesday", "wednesday", "thursday", "friday",
-                        "saturday", "sunday"})
+                        "saturday", "sunday"}) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+
+
+_OPENERS = frozenset({".", "!", "?", ":", "\"", "“", "(", "-", "•", "*", "–", "—", ";"})
 
 
 @dataclass(frozen=True)
@@ -57,9 +62,10 @@ def _is_name_word(tokens: list[str], index: int) -> bool:
     if index >= len(tokens) or not _CAPITALISED.fullmatch(tokens[index]):
         return False
     word = tokens[index]
-    if word.lower().rstrip(".") in _NOT_NAMES:
+    bare = word.lower().rstrip(".")
+    if bare in _NOT_NAMES or bare.rstrip("s") in _NOT_NAMES or bare.replace(".", "") in _NOT_NAMES:
         return False
-    opens_sentence = index == 0 or tokens[index - 1] in {".", "!", "?", ":", "\"", "“", "("}
+    opens_sentence = index == 0 or tokens[index - 1] in _OPENERS
     if not opens_sentence:
         return word.lower() not in STOPWORDS or (word.isupper() and len(word) > 1)
     following = tokens[index + 1] if index + 1 < len(tokens) else ""

@@ -22,6 +22,7 @@ from guard.offline.align import EvidenceIndex
 from guard.offline.calibration import Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
 from guard.offline.claims import split_claims
+from guard.offline.lexicon import european
 from guard.offline.text import content_stems
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings
@@ -29,7 +30,7 @@ from guard.settings import JudgeSettings
 OFFLINE_MODEL = "offline-v2"
 MAX_CLAIMS = 48  # claims checked per answer; a longer answer is undecided past them
 LATIN_SHARE = 0.7  # below this share of Latin letters the output is not checkable here
-_SCORES = {"fail": 1, "undecided": 4, "pass": 5}
+_SCORES: dict[str, Literal[1, 2, 3, 4, 5]] = {"fail": 1, "undecided": 4, "pass": 5}
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,9 @@ class OfflineJudge:
         answer = frozenset(content_stems(case.output))
         claims = list(dict.fromkeys(split_claims(case.output,
                                                  answers_question=bool(case.question))))
-        return [check_claim(claim, index, premise, answer) for claim in claims[:MAX_CLAIMS]]
+        readable = not european(case.output)
+        return [check_claim(claim, index, premise, answer, readable=readable)
+                for claim in claims[:MAX_CLAIMS]]
 
     def _too_long(self, case: PreparedCase) -> bool:
         return len(split_claims(case.output)) > MAX_CLAIMS
@@ -128,7 +131,7 @@ def _assessment(case: PreparedCase, decision: Decision) -> Assessment:
         return BinaryAssessment(explanation=explanation, claims=claims,
                                 grounded=decision.grounded)
     return Scale5Assessment(explanation=explanation, claims=claims,
-                            score=_SCORES[decision.label])  # type: ignore[arg-type]
+                            score=_SCORES[decision.label])
 
 
 def _claim(case: PreparedCase, result: ClaimResult) -> ClaimAssessment:

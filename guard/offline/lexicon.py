@@ -13,29 +13,30 @@ _DAY = 1.0
 UNITS: dict[str, tuple[str, float]] = {
     # durations, in days
     "second": ("duration", _DAY / 86400), "sec": ("duration", _DAY / 86400),
-    "s": ("duration", _DAY / 86400), "minute": ("duration", _DAY / 1440),
+"minute": ("duration", _DAY / 1440),
     "min": ("duration", _DAY / 1440), "hour": ("duration", _DAY / 24),
     "hr": ("duration", _DAY / 24), "h": ("duration", _DAY / 24), "day": ("duration", _DAY),
     "night": ("duration", _DAY), "week": ("duration", 7.0), "fortnight": ("duration", 14.0),
-    "month": ("duration", 30.0), "year": ("duration", 365.0), "decade": ("duration", 3650.0),
+    "month": ("duration", 365 / 12), "year": ("duration", 365.0), "decade": ("duration", 3650.0),
     "business day": ("duration", _DAY), "working day": ("duration", _DAY),
     "calendar day": ("duration", _DAY),
     # Spanish / German / French durations
     "segundo": ("duration", _DAY / 86400), "minuto": ("duration", _DAY / 1440),
     "hora": ("duration", _DAY / 24), "día": ("duration", _DAY), "dia": ("duration", _DAY),
-    "días": ("duration", _DAY), "semana": ("duration", 7.0), "mes": ("duration", 30.0),
-    "meses": ("duration", 30.0), "año": ("duration", 365.0), "años": ("duration", 365.0),
+    "días": ("duration", _DAY), "semana": ("duration", 7.0), "mes": ("duration", 365 / 12),
+    "meses": ("duration", 365 / 12), "año": ("duration", 365.0), "años": ("duration", 365.0),
     "sekunde": ("duration", _DAY / 86400), "minute ": ("duration", _DAY / 1440),
     "stunde": ("duration", _DAY / 24), "tag": ("duration", _DAY), "tage": ("duration", _DAY),
-    "werktag": ("duration", _DAY), "woche": ("duration", 7.0), "monat": ("duration", 30.0),
+    "werktag": ("duration", _DAY), "woche": ("duration", 7.0), "monat": ("duration", 365 / 12),
     "jahr": ("duration", 365.0), "jahre": ("duration", 365.0),
     "seconde": ("duration", _DAY / 86400), "heure": ("duration", _DAY / 24),
-    "jour": ("duration", _DAY), "semaine": ("duration", 7.0), "mois": ("duration", 30.0),
-    "an": ("duration", 365.0), "année": ("duration", 365.0),
+    "jour": ("duration", _DAY), "semaine": ("duration", 7.0), "mois": ("duration", 365 / 12),
+    "année": ("duration", 365.0), "ans": ("duration", 365.0),
     # money
     "dollar": ("usd", 1.0), "usd": ("usd", 1.0), "buck": ("usd", 1.0), "cent": ("usd", 0.01),
     "euro": ("eur", 1.0), "eur": ("eur", 1.0), "pound": ("gbp", 1.0), "gbp": ("gbp", 1.0),
-    "yen": ("jpy", 1.0), "rupee": ("inr", 1.0), "€": ("eur", 1.0),
+    "p": ("gbp", 0.01), "pence": ("gbp", 0.01), "yen": ("jpy", 1.0), "rupee": ("inr", 1.0),
+    "€": ("eur", 1.0),
     # percentages
     "percent": ("percent", 1.0), "per cent": ("percent", 1.0), "%": ("percent", 1.0),
     "percentage point": ("percent", 1.0), "por ciento": ("percent", 1.0),
@@ -69,7 +70,7 @@ WORD_NUMBERS: dict[str, float] = {
     "a couple of": 2, "a quarter of an": 0.25, "a quarter of a": 0.25,
     # Spanish
     "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7, "ocho": 8,
-    "nueve": 9, "diez": 10, "once": 11, "doce": 12, "quince": 15, "veinte": 20, "treinta": 30,
+    "nueve": 9, "diez": 10, "doce": 12, "quince": 15, "veinte": 20, "treinta": 30,
     "media": 0.5, "medio": 0.5,
     # German
     "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8,
@@ -131,15 +132,20 @@ WEEKDAY_GROUPS: dict[str, frozenset[int]] = {
     "fin de semana": frozenset({5, 6}), "week-end": frozenset({5, 6}),
 }
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # Function words that only Spanish, German or French text has in numbers.
-_FOREIGN = frozenset("""
-el los las del al una unos unas es son está están pero para por con sin muy también puede
-der die das den dem des und ist sind nicht ein eine einen mit für auf bei werden wird oder
-le les du des et est sont une avec pour dans sur pas mais aussi peut être vous nous
-""".split())
-_ENGLISH = frozenset("""
+_FOREIGN = _words("""
+el los las del al una unos unas es son está están pero para por con sin muy también puede der
+die das den dem des und ist sind nicht ein eine einen mit für auf bei werden wird oder le les
+du des et est sont une avec pour dans sur pas mais aussi peut être vous nous que se su lo como
+más wenn jeden sie wir ich auch noch zum zur vom im ce il elle aux qui ne
+""")
+_ENGLISH = _words("""
 the and is are was were of to in for with on at by it this that be have has not you your
-""".split())
+""")
 _TOKEN = re.compile(r"[a-zà-ÿß]+")
 FOREIGN_SHARE = 0.08
 

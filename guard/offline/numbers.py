@@ -334,6 +334,13 @@ class QuantityIndex:
         candidates = self.near(claim.value, tolerance) + self.near(claim.number, tolerance)
         return any(matches(claim, e) for e in candidates)
 
+    def _ratio(self, claim: Quantity) -> bool:
+        """A percentage the evidence's amounts give ("150 GB of 200 GB" is 75 %)."""
+        amounts = [e for e in self.items if e.kind not in ("date", "year", "percent")]
+        amounts = amounts[:MAX_OPERANDS]
+        return any(b.value and a.kind == b.kind and abs(100 * a.value / b.value - claim.value)
+                   <= 0.5 for a in amounts for b in amounts if a is not b)
+
     def computed(self, claim: Quantity) -> bool:
         """Whether ``claim`` is a sum, difference or small multiple of evidence amounts of its
         kind ("$25 + $15 = $40 in total", "2 nights at $90 = $180")."""
@@ -341,11 +348,19 @@ class QuantityIndex:
             return False
         same = [e.value for e in self.items if e.kind == claim.kind][:MAX_OPERANDS]
         counts = [e.value for e in self.items if e.kind == "count" and 1 < e.value <= 100]
-        known = {round(v, 6) for v in same}
-        for a in same:
-            if round(claim.value - a, 6) in known or round(a - claim.value, 6) in known:
-                return True
+        counts = counts[:MAX_OPERANDS]
+        if claim.kind == "percent" and self._ratio(claim):
+            return True
+        if claim.kind == "count" and any(abs(a * b - claim.value) < 1e-6
+                                         for i, a in enumerate(counts)
+                                         for b in counts[i + 1:]):
+            return True
+        position = {round(v, 6): i for i, v in enumerate(same)}
+        for i, a in enumerate(same):
+            for other in (round(claim.value - a, 6), round(a - claim.value, 6)):
+                if position.get(other, i) != i:
+                    return True  # a sum or difference of two distinct evidence amounts
             if any(abs(a * k - claim.value) <= 1e-6 * max(1.0, abs(claim.value))
-                   for k in counts[:MAX_OPERANDS]):
+                   for k in counts):
                 return True
         return False

@@ -14,12 +14,13 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from guard.assessment import Assessment, BinaryAssessment, Scale5Assessment
-from guard.case import PreparedCase
 from guard.cascade import CascadeJudge
+from guard.case import PreparedCase
 from guard.engine import Guard
 from guard.models import JudgeRequest, ScoringMode
 from guard.offline.calibration import Calibration, Tally
@@ -109,7 +110,7 @@ class Bucket:
 def reliability(judged: list[Judged]) -> list[Bucket]:
     """Stated confidence against observed accuracy, per confidence bucket."""
     buckets: list[Bucket] = []
-    for low, high in zip(BUCKETS, BUCKETS[1:], strict=False):
+    for low, high in pairwise(BUCKETS):
         inside = [j for j in judged if low <= j.decision.confidence < high]
         if inside:
             buckets.append(Bucket(low, min(high, 1.0), len(inside),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from guard.offline.lexicon import WEEKDAY_GROUPS, WEEKDAYS
 
+
 def _clock(n: str) -> str:
     """One clock time; its groups end in ``n`` (a range has two)."""
     return (rf"(?P<h{n}>[01]?\d|2[0-3])(?:(?P<sep{n}>[:.h])(?P<m{n}>[0-5]\d))?"
