@@ -23,6 +23,7 @@ from guard.offline.text import GENERIC, content_stems, normalize, split_sentence
 MIN_PREFIX = 5
 BUCKET = 4  # close forms share at least this many first letters
 MAX_CANDIDATES = 12  # sentences scored in full for one claim
+MAX_SCANNED = 16  # amounts of one claim or sentence compared one by one
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
@@ -55,6 +56,16 @@ class EvidenceSentence:
     scope: frozenset[str] = frozenset()
     clock: tuple[times.TimeOfDay, ...] = ()
     days: tuple[times.Weekdays, ...] = ()
+    values: frozenset[float] = frozenset()  # its amounts' values, for an exact lookup
+
+    def states(self, quantity: Quantity) -> bool:
+        """Whether this sentence states ``quantity`` (exactly, or as a date or hedged)."""
+        if round(quantity.value, 6) in self.values or (
+                quantity.number and round(quantity.number, 6) in self.values):
+            return True
+        if quantity.kind in ("date", "year") or quantity.hedged:
+            return numbers.supported(quantity, list(self.quantities[:MAX_SCANNED]))
+        return False
 
 
 @dataclass
@@ -129,10 +140,11 @@ def _sentences(passage: Passage) -> list[EvidenceSentence]:
             scope = stems | previous_scope
         elif first in _PRONOUN_OPENERS or _refers_back(span.text):
             scope = stems | previous | topic
-        found.append(EvidenceSentence(span.text, passage.label, stems,
-                                      tuple(numbers.extract(span.text)), scope,
+        quantities = tuple(numbers.extract(span.text))
+        values = frozenset(round(v, 6) for q in quantities for v in (q.value, q.number) if v)
+        found.append(EvidenceSentence(span.text, passage.label, stems, quantities, scope,
                                       tuple(times.times(span.text)),
-                                      tuple(times.weekdays(span.text))))
+                                      tuple(times.weekdays(span.text)), values))
         previous, previous_scope = stems, scope
         topic = topic or stems
     return found
@@ -158,7 +170,7 @@ def local_support(stems: list[str], quantities: list[Quantity], sentence: Eviden
     if sentence is None:
         return 0.0
     found: float = sum(weight(s, name_stems) for s in stems if in_sentence(s, sentence, index))
-    found += sum(1 for q in quantities if numbers.supported(q, list(sentence.quantities)))
+    found += sum(1 for q in quantities[:MAX_SCANNED] if sentence.states(q))
     return found / total
 
 
@@ -221,7 +233,7 @@ def best_sentence(stems: list[str], quantities: list[Quantity],
     """The evidence sentence sharing most of the claim's words and amounts, and that share."""
     if not index.sentences:
         return None, 0.0
-    numbers_of = [q for q in quantities if q.kind != "count" or q.value >= 10]
+    numbers_of = [q for q in quantities if q.kind != "count" or q.value >= 10][:MAX_SCANNED]
     candidates = index.candidates(stems) or list(range(min(len(index.sentences),
                                                            MAX_CANDIDATES)))
     wanted = list(dict.fromkeys(stems))
@@ -230,8 +242,7 @@ def best_sentence(stems: list[str], quantities: list[Quantity],
     for number in candidates:
         sentence = index.sentences[number]
         shared: float = sum(1 for s in wanted if in_sentence(s, sentence, index))
-        shared += 0.5 * sum(1 for q in numbers_of
-                            if numbers.supported(q, list(sentence.quantities)))
+        shared += 0.5 * sum(1 for q in numbers_of if sentence.states(q))
         score = shared / max(len(wanted) + 0.5 * len(numbers_of), 1)
         if score > best_score:
             best, best_score = sentence, score

@@ -36,6 +36,7 @@ NEAR_SUPPORT = 0.85
 NEAR_LOCAL = 0.8
 LOW_SUPPORT = 0.5
 MIN_MISSING_FOR_LOW = 3
+MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
 
 _REFUSAL = re.compile(
     r"\b(?:(?:could|can)(?:n['’]?t| not)|(?:do|does|did)(?:n['’]t| not)|unable to|no information|"
@@ -97,6 +98,7 @@ class Details:
     clock: list[times.TimeOfDay]
     days: list[times.Weekdays]
     names: list[entities.Name]
+    overflow: bool = False  # more amounts than are checked: the claim cannot be proven
 
     @classmethod
     def of(cls, claim: Claim, readable: bool) -> Details:
@@ -105,8 +107,9 @@ class Details:
         quantities = [q for q in numbers.extract(claim.text)
                       if not any(a <= q.start < b for a, b in spans)]
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
-        return cls(content_stems(claim.text), quantities, clock, times.weekdays(claim.text),
-                   names)
+        return cls(content_stems(claim.text), quantities[:MAX_AMOUNTS], clock[:MAX_AMOUNTS],
+                   times.weekdays(claim.text)[:MAX_AMOUNTS], names[:MAX_AMOUNTS],
+                   overflow=len(quantities) > MAX_AMOUNTS or len(clock) > MAX_AMOUNTS)
 
 
 def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
@@ -165,6 +168,9 @@ def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premis
     computed = [q for q in details.quantities if not index.amounts.supports(q)]
     if not details.stems and not details.quantities and not details.clock:
         return result("neutral", "no_content", "no checkable content")
+    if details.overflow:
+        return result("undecided", "too_many_amounts",
+                      f"more than {MAX_AMOUNTS} amounts; only the first were checked")
     if claim.short_answer:
         if share >= 0.999 and _answers_question(details.stems, premise, index):
             return result("supported", "short_answer",

@@ -41,7 +41,7 @@ for _a, _b in _OPPOSITES:
 def negated(text: str) -> bool:
     """Whether ``text`` contains a negation (after removing idioms that only look negative)."""
     cleaned = _NOT_NEGATING.sub(" ", text).replace("’", "'")
-    if re.search(r"\w+n't\b", cleaned, re.IGNORECASE):
+    if re.search(r"(?<=\w)n't\b", cleaned, re.IGNORECASE):
         return True
     return any(w.lower() in _CUES for w in words(cleaned))
 
