@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal, Protocol
 
-from guard.offline import entities, negation, numbers, times
+from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -112,12 +112,29 @@ class Details:
                    overflow=len(quantities) > MAX_AMOUNTS or len(clock) > MAX_AMOUNTS)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What the whole answer holds: its stems (a condition may sit in another claim) and the
+    amounts and times the evidence states (operands of what the answer computes)."""
+
+    stems: frozenset[str] = frozenset()
+    amounts: tuple[numbers.Quantity, ...] = ()
+    clock: tuple[times.TimeOfDay, ...] = ()
+
+    @classmethod
+    def of(cls, output: str, index: EvidenceIndex) -> Answer:
+        clock = times.times(output)
+        return cls(frozenset(content_stems(output)),
+                   tuple(q for q in numbers.extract(output) if index.amounts.supports(q)),
+                   tuple(t for t in clock if any(t.agrees(e) for e in index.clock)))
+
+
 def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
-                answer: frozenset[str] = frozenset(), *, readable: bool = True) -> ClaimResult:
+                answer: Answer | None = None, *, readable: bool = True) -> ClaimResult:
     """The status of one claim against the evidence, with the rule that decided it.
-    ``answer`` holds the stems of the whole answer (a condition may sit in another claim);
     ``readable`` is false for Spanish, German or French answers, whose words the rules do not
     check (their numbers, dates and times they do)."""
+    answer = answer or Answer()
     if _REFUSAL.search(claim.text) or _HEDGE_ONLY.match(claim.text):
         return ClaimResult(claim.text, "neutral", "refusal",
                            "a refusal or courtesy, not a factual claim")
@@ -138,7 +155,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
     hard = (_quote_failure(claim.text, index)
             or _time_failure(claim.text, details, index, sentence)
             or _weekday_failure(claim.text, details, index, sentence)
-            or _number_failure(details, index, sentence)
+            or _number_failure(details, index, sentence, answer)
             or (_name_failure(details.names, index, claim.text) if readable else None))
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
@@ -154,7 +171,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
                 or _contrary(claim, details.stems, index, sentence))
     if relation is not None:
         return result("contradicted", relation[0], relation[1], relation[2])
-    dropped = _dropped_condition(details.stems, answer, sentence, share)
+    dropped = _dropped_condition(details.stems, answer.stems, sentence, share)
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)
     return _support_status(claim, details, index, premise, sentence, share, local, missing,
@@ -165,7 +182,8 @@ def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premis
                     sentence: EvidenceSentence | None, share: float, local: float,
                     missing: list[str], result: _Result) -> ClaimResult:
     named = _where(sentence)
-    computed = [q for q in details.quantities if not index.amounts.supports(q)]
+    computed = [q for q in details.quantities
+                if not index.amounts.supports(q) and not _an_hour_of(q, index)]
     if not details.stems and not details.quantities and not details.clock:
         return result("neutral", "no_content", "no checkable content")
     if details.overflow:
@@ -191,8 +209,8 @@ def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premis
                       f"its words occur in the evidence but not together (best {local:.2f}"
                       f"{named})")
     if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
-        return result("contradicted", "low_support",
-                      f"most of its content is not in the evidence (missing: "
+        return result("undecided", "low_support",
+                      f"most of its words are not in the evidence (missing: "
                       f"{', '.join(missing[:5])}); low overlap alone is not proof")
     return result("undecided", "partial",
                   f"partly supported ({share:.2f}; missing: {', '.join(missing[:5])})")
@@ -255,11 +273,13 @@ def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
             f"days {written} not in evidence ({_label(holder)} says {said})", holder)
 
 
-def _number_failure(details: Details, index: EvidenceIndex,
-                    sentence: EvidenceSentence | None) -> Failure | None:
+def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSentence | None,
+                    answer: Answer) -> Failure | None:
     for quantity in details.quantities:
-        if (index.amounts.supports(quantity) or index.amounts.computed(quantity)
-                or _an_hour_of(quantity, index)):
+        if index.amounts.supports(quantity) or _an_hour_of(quantity, index):
+            continue
+        if arithmetic.derivable(quantity, [*answer.amounts, *index.quantities],
+                                [*answer.clock, *index.clock]):
             continue
         nearby = list(sentence.quantities) if sentence is not None else []
         instead = numbers.closest(quantity, nearby)

@@ -20,10 +20,9 @@ from guard.case import PreparedCase
 from guard.models import ScoringMode, Usage
 from guard.offline.align import EvidenceIndex
 from guard.offline.calibration import Calibration, bundled
-from guard.offline.checks import ClaimResult, Premise, check_claim
+from guard.offline.checks import Answer, ClaimResult, Premise, check_claim
 from guard.offline.claims import split_claims
 from guard.offline.lexicon import european
-from guard.offline.text import content_stems
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings
 
@@ -74,7 +73,7 @@ class OfflineJudge:
             return []  # the rules read Latin-script languages only: nothing checkable
         index = EvidenceIndex.build(case.passages, case.evidence)
         premise = Premise.of(case.question)
-        answer = frozenset(content_stems(case.output))
+        answer = Answer.of(case.output, index)
         claims = list(dict.fromkeys(split_claims(case.output,
                                                  answers_question=bool(case.question))))
         readable = not european(case.output)

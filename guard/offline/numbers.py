@@ -299,9 +299,6 @@ def closest(claim: Quantity, evidence: list[Quantity]) -> Quantity | None:
     return min(same, key=lambda e: abs(e.value - claim.value))
 
 
-MAX_OPERANDS = 60  # evidence amounts tried as operands of a sum or difference
-
-
 @dataclass
 class QuantityIndex:
     """The evidence's quantities, sorted by value, so a lookup costs a bisection, not a scan."""
@@ -333,34 +330,3 @@ class QuantityIndex:
         tolerance = HEDGE_TOLERANCE + 0.01
         candidates = self.near(claim.value, tolerance) + self.near(claim.number, tolerance)
         return any(matches(claim, e) for e in candidates)
-
-    def _ratio(self, claim: Quantity) -> bool:
-        """A percentage the evidence's amounts give ("150 GB of 200 GB" is 75 %)."""
-        amounts = [e for e in self.items if e.kind not in ("date", "year", "percent")]
-        amounts = amounts[:MAX_OPERANDS]
-        return any(b.value and a.kind == b.kind and abs(100 * a.value / b.value - claim.value)
-                   <= 0.5 for a in amounts for b in amounts if a is not b)
-
-    def computed(self, claim: Quantity) -> bool:
-        """Whether ``claim`` is a sum, difference or small multiple of evidence amounts of its
-        kind ("$25 + $15 = $40 in total", "2 nights at $90 = $180")."""
-        if claim.kind in ("date", "year", "ordinal"):
-            return False
-        same = [e.value for e in self.items if e.kind == claim.kind][:MAX_OPERANDS]
-        counts = [e.value for e in self.items if e.kind == "count" and 1 < e.value <= 100]
-        counts = counts[:MAX_OPERANDS]
-        if claim.kind == "percent" and self._ratio(claim):
-            return True
-        if claim.kind == "count" and any(abs(a * b - claim.value) < 1e-6
-                                         for i, a in enumerate(counts)
-                                         for b in counts[i + 1:]):
-            return True
-        position = {round(v, 6): i for i, v in enumerate(same)}
-        for i, a in enumerate(same):
-            for other in (round(claim.value - a, 6), round(a - claim.value, 6)):
-                if position.get(other, i) != i:
-                    return True  # a sum or difference of two distinct evidence amounts
-            if any(abs(a * k - claim.value) <= 1e-6 * max(1.0, abs(claim.value))
-                   for k in counts):
-                return True
-        return False

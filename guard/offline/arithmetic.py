@@ -1,0 +1,83 @@
+"""Amounts an answer computes: sums, differences, products, shares and date offsets.
+
+A number the evidence does not state is still grounded when one step of arithmetic on two
+amounts gives it: amounts of the evidence, or amounts of the answer that the evidence states
+("one three times a day for seven days" gives 21; "70 at 40 %" gives 28, and 28 + 33 gives 61;
+"6 months after 1 May 2026" gives 1 November 2026; "leaves at 17:25 instead of 16:05" gives
+80 minutes). Operands are bounded (``MAX_OPERANDS``), so a check costs at most a few thousand
+multiplications.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, timedelta
+
+from guard.offline.numbers import Quantity
+from guard.offline.times import TimeOfDay
+
+MAX_OPERANDS = 40
+DATE_SLACK_DAYS = 2  # months differ in length: "6 months after" is within two days
+_PLAIN = frozenset({"count", "percent"})
+
+
+def derivable(claim: Quantity, operands: Iterable[Quantity],
+              clock: Iterable[TimeOfDay] = ()) -> bool:
+    """Whether one step of arithmetic on two distinct ``operands`` gives ``claim``."""
+    pool = list(dict.fromkeys(operands))[:MAX_OPERANDS]
+    if claim.kind == "date":
+        return _date_offset(claim, pool)
+    if claim.kind in ("year", "ordinal"):
+        return False
+    values = [q.value for q in pool if q.kind == claim.kind or q.kind in _PLAIN]
+    values += _clock_differences(claim, clock)
+    return _one_step(claim.value, values[:MAX_OPERANDS])
+
+
+def _one_step(target: float, values: list[float]) -> bool:
+    def near(x: float) -> bool:
+        return abs(x - target) <= 1e-6 * max(1.0, abs(target))
+
+    for i, a in enumerate(values):
+        for b in values[i + 1:]:
+            if near(a + b) or near(abs(a - b)) or near(a * b):
+                return True
+            if near(a * b / 100) or (b and near(a / b)) or (a and near(b / a)):
+                return True
+            if (b and near(100 * a / b)) or (a and near(100 * b / a)):
+                return True
+    return False
+
+
+def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[float]:
+    """Durations between two times of day, in days, for a duration claim."""
+    if claim.kind != "duration":
+        return []
+    minutes = sorted({m for t in list(clock)[:MAX_OPERANDS] for m in t.minutes})
+    return [(b - a) / 1440 for i, a in enumerate(minutes) for b in minutes[i + 1:]]
+
+
+def _date_offset(claim: Quantity, pool: list[Quantity]) -> bool:
+    target = _as_date(claim)
+    if target is None:
+        return False
+    durations = [q.value for q in pool if q.kind == "duration"]
+    for start in (d for d in map(_as_date, pool) if d is not None):
+        for days in durations:
+            for moved in (start + timedelta(days=days), start - timedelta(days=days)):
+                if abs((moved - target).days) <= DATE_SLACK_DAYS:
+                    return True
+    return False
+
+
+def _as_date(q: Quantity) -> date | None:
+    if q.kind != "date":
+        return None
+    v = int(q.value)
+    year, month, day = v // 10000, v // 100 % 100, v % 100
+    if not (year and month and day):
+        return None
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
