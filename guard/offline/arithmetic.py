@@ -30,6 +30,8 @@ def derivable(claim: Quantity, operands: Iterable[Quantity],
     if claim.kind in ("year", "ordinal"):
         return False
     values = [q.value for q in pool if q.kind == claim.kind or q.kind in _PLAIN]
+    if claim.kind == "count":  # "three times a day for seven days": 21 doses
+        values += [q.number for q in pool if q.kind not in _PLAIN and q.number]
     values += _clock_differences(claim, clock)
     return _one_step(claim.value, values[:MAX_OPERANDS])
 

@@ -26,7 +26,7 @@ from guard.offline.align import (
     local_support,
     support,
 )
-from guard.offline.claims import Claim
+from guard.offline.claims import Claim, is_short_answer
 from guard.offline.text import GENERIC, content_stems, normalize
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
@@ -55,6 +55,14 @@ _LIMITING = frozenset({"some", "most", "many", "several", "certain", "select", "
                        "limited", "specific", "one", "two", "three", "few"})
 _CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only (?:when|if|for|after)|"
                         r"for orders|except)\b", re.IGNORECASE)
+# Words by which an answer says it computed a figure ("in total", "which leaves", "6 months
+# after"); without one, a number that arithmetic could reach is more likely a wrong number.
+_COMPUTES = re.compile(
+    r"\b(?:total|in all|altogether|combined|overall|sum|leaves?|left|remaining|remain|"
+    r"difference|later|earlier|each|per|times|twice|half|double|which is|that's|that is|"
+    r"works out|comes to|makes|after|from|since|until|so|means|would be|is due|less|more|"
+    r"fewer|cheaper|saving|save|layover|wait|between|of)\b|[=×+%]",
+    re.IGNORECASE)
 _CLOSED = re.compile(r"\b(?:closed|not open|shut|no service|unavailable)\b", re.IGNORECASE)
 
 
@@ -98,6 +106,7 @@ class Details:
     clock: list[times.TimeOfDay]
     days: list[times.Weekdays]
     names: list[entities.Name]
+    text: str = ""
     overflow: bool = False  # more amounts than are checked: the claim cannot be proven
 
     @classmethod
@@ -108,7 +117,7 @@ class Details:
                       if not any(a <= q.start < b for a, b in spans)]
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
         return cls(content_stems(claim.text), quantities[:MAX_AMOUNTS], clock[:MAX_AMOUNTS],
-                   times.weekdays(claim.text)[:MAX_AMOUNTS], names[:MAX_AMOUNTS],
+                   times.weekdays(claim.text)[:MAX_AMOUNTS], names[:MAX_AMOUNTS], claim.text,
                    overflow=len(quantities) > MAX_AMOUNTS or len(clock) > MAX_AMOUNTS)
 
 
@@ -123,10 +132,15 @@ class Answer:
 
     @classmethod
     def of(cls, output: str, index: EvidenceIndex) -> Answer:
-        clock = times.times(output)
-        return cls(frozenset(content_stems(output)),
-                   tuple(q for q in numbers.extract(output) if index.amounts.supports(q)),
-                   tuple(t for t in clock if any(t.agrees(e) for e in index.clock)))
+        """The answer's amounts the evidence states, and those one step of arithmetic on
+        them gives (an answer may compute in two steps: 70 x 40 % = 28, 28 + 33 = 61)."""
+        clock = tuple(t for t in times.times(output) if any(t.agrees(e) for e in index.clock))
+        amounts = numbers.extract(output)[:MAX_AMOUNTS]
+        stated = [q for q in amounts if index.amounts.supports(q)]
+        pool = [*stated, *index.quantities]
+        computed = [q for q in amounts if q not in stated and arithmetic.derivable(
+            q, pool, [*clock, *index.clock])]
+        return cls(frozenset(content_stems(output)), tuple(stated + computed), clock)
 
 
 def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
@@ -278,8 +292,8 @@ def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSe
     for quantity in details.quantities:
         if index.amounts.supports(quantity) or _an_hour_of(quantity, index):
             continue
-        if arithmetic.derivable(quantity, [*answer.amounts, *index.quantities],
-                                [*answer.clock, *index.clock]):
+        if _COMPUTES.search(details.text) and arithmetic.derivable(
+                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock]):
             continue
         nearby = list(sentence.quantities) if sentence is not None else []
         instead = numbers.closest(quantity, nearby)
@@ -346,8 +360,9 @@ def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
 
 
 def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
-    if sentence is None or overlap < ALIGN_FOR_POLARITY or claim.short_answer:
-        return None
+    if (sentence is None or overlap < ALIGN_FOR_POLARITY or claim.short_answer
+            or is_short_answer(claim.text)):
+        return None  # a verbless list item takes its polarity from its heading
     clause = _aligned_clause(claim.text, sentence.text)
     if clause is None:
         return None
@@ -401,7 +416,7 @@ def _contrary(claim: Claim, stems: list[str], index: EvidenceIndex,
     about = set(stems) - GENERIC
     for number in index.candidates(stems)[:6]:
         sentence = index.sentences[number]
-        if len(about & sentence.scope) < 2:
+        if len(about & sentence.scope) < max(2, len(about) / 2):
             continue
         reason = negation.opposed(claim.text, sentence.text)
         if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:

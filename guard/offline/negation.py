@@ -38,6 +38,21 @@ for _a, _b in _OPPOSITES:
         OPPOSITE[_x] = OPPOSITE.get(_x, frozenset()) | {_y}
 
 
+_NEGATING_PREFIXES = ("non-", "non", "in", "un", "im", "ir", "il", "dis")
+MIN_ROOT = 5
+
+
+def _prefix_opposite(word: str, evidence_stems: set[str]) -> str | None:
+    """"sensitive" against "insensitive", "refundable" against "non-refundable"."""
+    for prefix in _NEGATING_PREFIXES:
+        if prefix + word in evidence_stems and len(word) >= MIN_ROOT:
+            return prefix + word
+        root = word[len(prefix):]
+        if word.startswith(prefix) and len(root) >= MIN_ROOT and root in evidence_stems:
+            return root
+    return None
+
+
 def negated(text: str) -> bool:
     """Whether ``text`` contains a negation (after removing idioms that only look negative)."""
     cleaned = _NOT_NEGATING.sub(" ", text).replace("’", "'")
@@ -65,6 +80,9 @@ def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
     claim_stems = {stem(w) for w in words(claim)}
     evidence_stems = {stem(w) for w in words(evidence_sentence)}
     for word in claim_stems - evidence_stems:
+        prefixed = _prefix_opposite(word, evidence_stems)
+        if prefixed is not None and prefixed not in claim_stems:
+            return f"opposite meaning: the claim says '{word}', the evidence says '{prefixed}'"
         for opposite in OPPOSITE.get(word, frozenset()):
             if opposite in evidence_stems and opposite not in claim_stems:
                 return f"opposite meaning: the claim says '{word}', the evidence says '{opposite}'"

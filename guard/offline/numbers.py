@@ -125,7 +125,26 @@ def extract(text: str) -> list[Quantity]:
             quantity = _amount(text, match, eu)
             if quantity is not None:
                 found.append(quantity)
-    return sorted(found, key=lambda q: q.start)
+    return _compound_durations(sorted(found, key=lambda q: q.start), text)
+
+
+_JOIN = re.compile(r"\s*(?:,|and)?\s*")
+
+
+def _compound_durations(found: list[Quantity], text: str) -> list[Quantity]:
+    """"2 hours 25 minutes" is one duration of 145 minutes, not two."""
+    merged: list[Quantity] = []
+    for quantity in found:
+        last = merged[-1] if merged else None
+        if (last is not None and last.kind == quantity.kind == "duration"
+                and last.value > quantity.value and _JOIN.fullmatch(
+                    text[last.start + len(last.text):quantity.start])):
+            merged[-1] = Quantity(text[last.start:quantity.start + len(quantity.text)],
+                                  last.value + quantity.value, "duration", last.hedged,
+                                  0.0, last.start)
+        else:
+            merged.append(quantity)
+    return merged
 
 
 def _may_hold_numbers(text: str) -> bool:
@@ -174,7 +193,8 @@ def _ordinal(match: re.Match[str]) -> Quantity | None:
 
 def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     start = match.start("num")
-    glued = start > 0 and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,")
+    glued = start > 0 and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,") and not (
+        text[start - 1] == "-" and (start < 2 or not text[start - 2].isalpha()))  # -640, 3-5
     if glued and not (match.group("sign") and start == match.end("sign")):
         return None  # part of a word, code or time: "COVID-19", "A4", "v2.1", "8:30"
     end = match.end("num")
@@ -188,7 +208,8 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     if word_number and kind == "count" and not match.group("scale"):
         return None  # "one", "a", "ten" alone are too often not amounts
     hedged = _hedged(text[: match.start()])
-    return Quantity(match.group(0).strip(), scaled, kind, hedged, value, match.start())
+    begin = match.start("sign") if match.group("sign") else match.start("num")
+    return Quantity(text[begin:match.end()].strip(), scaled, kind, hedged, value, begin)
 
 
 def number_value(raw: str, eu: bool = False) -> float | None:

@@ -40,6 +40,13 @@ _SHORT_DAY_NAMES = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs
                               "sat", "sun"})
 
 
+HEDGE_MINUTES = 30
+_HEDGE = re.compile(r"(?:about|around|approximately|roughly|shortly after|just after|"
+                    r"just before|shortly before|kurz nach|kurz vor|gegen|etwa|vers|environ|"
+                    r"hacia|sobre|alrededor de|poco después de|c\.|~)\s*(?:at\s*|um\s*|à\s*)?$",
+                    re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class TimeOfDay:
     """A time of day as written, and every minute after midnight it can mean."""
@@ -47,9 +54,15 @@ class TimeOfDay:
     text: str
     minutes: frozenset[int]
     span: tuple[int, int] = (0, 0)
+    hedged: bool = False  # "around 8", "kurz nach 1 Uhr": within HEDGE_MINUTES
 
     def agrees(self, other: TimeOfDay) -> bool:
-        return bool(self.minutes & other.minutes)
+        if self.minutes & other.minutes:
+            return True
+        if not (self.hedged or other.hedged):
+            return False
+        return any(abs(a - b) % 1440 <= HEDGE_MINUTES or abs(a - b) % 1440 >= 1440 - HEDGE_MINUTES
+                   for a in self.minutes for b in other.minutes)
 
 
 @dataclass(frozen=True)
@@ -71,11 +84,12 @@ def times(text: str) -> list[TimeOfDay]:
         ends = ["1", "2"] if match.group("h2") else ["1"]
         if not any(_marked(match, n) for n in ends):
             continue  # "1-2 days", "pages 10-12": numbers, not times
+        hedged = bool(_HEDGE.search(text[max(0, match.start() - 24):match.start()]))
         for n in ends:
             minutes = _minutes(match, n)
             if minutes is None:
                 break
-            found.append(TimeOfDay(_end_text(match, n), minutes, match.span()))
+            found.append(TimeOfDay(_end_text(match, n), minutes, match.span(), hedged))
     return found
 
 
