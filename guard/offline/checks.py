@@ -31,9 +31,11 @@ from guard.offline.text import GENERIC, content_stems, normalize
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
 
-ALIGN_FOR_POLARITY = 0.7
+ALIGN_FOR_POLARITY = 0.6
+ALIGN_FOR_QUANTIFIER = 0.5
 NEAR_SUPPORT = 0.85
 NEAR_LOCAL = 0.8
+CONDITION_SUPPORT = 0.6
 LOW_SUPPORT = 0.5
 MIN_MISSING_FOR_LOW = 3
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
@@ -60,9 +62,11 @@ _CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only (?:w
 _COMPUTES = re.compile(
     r"\b(?:total|in all|altogether|combined|overall|sum|leaves?|left|remaining|remain|"
     r"difference|later|earlier|each|per|times|twice|half|double|which is|that's|that is|"
-    r"works out|comes to|makes|after|from|since|until|so|means|would be|is due|less|more|"
-    r"fewer|cheaper|saving|save|layover|wait|between|of)\b|[=×+%]",
+    r"works out|comes to|makes|would be|less|more|fewer|cheaper|saving|save|layover|"
+    r"average)\b|[=×+%]",
     re.IGNORECASE)
+_DATE_COMPUTES = re.compile(r"\b(?:after|from|until|till|by|later|before|since|ends?|"
+                            r"expires?|covered|available|due|leaves?|then)\b", re.IGNORECASE)
 _CLOSED = re.compile(r"\b(?:closed|not open|shut|no service|unavailable)\b", re.IGNORECASE)
 
 
@@ -170,6 +174,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
             or _time_failure(claim.text, details, index, sentence)
             or _weekday_failure(claim.text, details, index, sentence)
             or _number_failure(details, index, sentence, answer)
+            or _misplaced(details, sentence, overlap)
             or (_name_failure(details.names, index, claim.text) if readable else None))
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
@@ -292,7 +297,8 @@ def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSe
     for quantity in details.quantities:
         if index.amounts.supports(quantity) or _an_hour_of(quantity, index):
             continue
-        if _COMPUTES.search(details.text) and arithmetic.derivable(
+        cue = _DATE_COMPUTES if quantity.kind == "date" else _COMPUTES
+        if cue.search(details.text) and arithmetic.derivable(
                 quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock]):
             continue
         nearby = list(sentence.quantities) if sentence is not None else []
@@ -311,6 +317,29 @@ def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSe
 
 _COMMON_ABBREVIATIONS = frozenset({"HR", "UK", "US", "USA", "EU", "ID", "OK", "FAQ", "IT", "TV",
                                    "PC", "CEO", "PDF", "VAT", "GMT", "UTC", "CET", "PST", "EST"})
+
+
+MISPLACED_OVERLAP = 0.75
+
+
+def _misplaced(details: Details, sentence: EvidenceSentence | None,
+               overlap: float) -> Failure | None:
+    """A time or weekday the evidence states elsewhere, while the sentence the claim restates
+    says another ("until 10 PM" where the Thursday sentence says 21:00)."""
+    if sentence is None or overlap < MISPLACED_OVERLAP:
+        return None
+    for clock in details.clock:
+        if sentence.clock and not any(clock.agrees(t) for t in sentence.clock):
+            said = ", ".join(t.text for t in sentence.clock[:3])
+            return ("time_misplaced", f"time {clock.text}: {sentence.passage} says {said} "
+                    f"(\"{_short(sentence.text)}\")", sentence)
+    days = {d for w in details.days for d in w.days}
+    said_days = {d for w in sentence.days for d in w.days}
+    if days and said_days and not days <= said_days and not _CLOSED.search(details.text):
+        said = ", ".join(w.text for w in sentence.days)
+        return ("weekday_misplaced", f"days {', '.join(w.text for w in details.days)}: "
+                f"{sentence.passage} says {said} (\"{_short(sentence.text)}\")", sentence)
+    return None
 
 
 def _an_hour_of(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
@@ -364,9 +393,9 @@ def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -
             or is_short_answer(claim.text)):
         return None  # a verbless list item takes its polarity from its heading
     clause = _aligned_clause(claim.text, sentence.text)
-    if clause is None:
-        return None
-    flip = negation.flipped(claim.text, clause)
+    flip = negation.flipped(claim.text, clause) if clause is not None else None
+    if flip is None:
+        flip = negation.opposed(claim.text, sentence.text)
     if flip is None:
         return None
     basis = "negation" if flip.startswith("negation") else "opposite"
@@ -397,7 +426,7 @@ def _aligned_clause(claim: str, sentence: str) -> str | None:
 
 def _quantifier(text: str, sentence: EvidenceSentence | None, overlap: float,
                 index: EvidenceIndex) -> Failure | None:
-    if sentence is None or overlap < ALIGN_FOR_POLARITY:
+    if sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
         return None
     claim_words = set(re.findall(r"[a-z]+", text.lower()))
     evidence_words = set(re.findall(r"[a-z]+", sentence.text.lower()))
@@ -428,7 +457,7 @@ def _dropped_condition(stems: list[str], answer: frozenset[str],
                        sentence: EvidenceSentence | None, share: float) -> str | None:
     """The claim restates a conditional sentence without its condition ("returns are free"
     against "returns are free if you use the prepaid label")."""
-    if sentence is None or share < NEAR_SUPPORT:
+    if sentence is None or share < CONDITION_SUPPORT:
         return None
     match = _CONDITION.search(sentence.text)
     if match is None:
