@@ -76,9 +76,19 @@ def opposed(claim: str, evidence_sentence: str) -> str | None:
     return _opposite_words(claim, evidence_sentence)
 
 
+def _stems(text: str) -> set[str]:
+    """Stems of the words of ``text``, and of the parts of hyphenated ones."""
+    found: set[str] = set()
+    for word in words(text):
+        found.add(stem(word))
+        if "-" in word:
+            found.update(stem(part) for part in word.split("-") if part)
+    return found
+
+
 def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
-    claim_stems = {stem(w) for w in words(claim)}
-    evidence_stems = {stem(w) for w in words(evidence_sentence)}
+    claim_stems = _stems(claim)
+    evidence_stems = _stems(evidence_sentence)
     for word in claim_stems - evidence_stems:
         prefixed = _prefix_opposite(word, evidence_stems)
         if prefixed is not None and prefixed not in claim_stems:

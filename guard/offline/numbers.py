@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from guard.offline.lexicon import (
     CURRENCY_SIGNS,
@@ -35,7 +36,10 @@ _HEDGES = ("about", "around", "approximately", "approx", "roughly", "nearly", "a
            "over", "more than", "less than", "under", "up to", "~", "circa", "c.", "estimated",
            "an estimated", "close to", "unos", "unas", "aproximadamente", "etwa", "rund", "ca.",
            "environ", "près de")
+_HEDGED = re.compile("(?:" + "|".join(re.escape(h) for h in _HEDGES) + r")\s*$",
+                     re.IGNORECASE)
 HEDGE_TOLERANCE = 0.1
+EXTRACT_CACHE_SIZE = 512  # texts whose quantities are remembered (answers are read twice)
 EXACT_TOLERANCE = 0.005
 ROUNDED_ABOVE = 100_000  # amounts this large are compared within EXACT_TOLERANCE
 
@@ -104,8 +108,13 @@ class Quantity:
 
 def extract(text: str) -> list[Quantity]:
     """Every quantity in ``text``: dates first, then amounts and ordinals outside the dates."""
+    return list(_extract(text))
+
+
+@lru_cache(maxsize=EXTRACT_CACHE_SIZE)
+def _extract(text: str) -> tuple[Quantity, ...]:
     if not _may_hold_numbers(text):
-        return []
+        return ()
     found: list[Quantity] = []
     taken: list[tuple[int, int]] = []
     for match in _DATE.finditer(text):
@@ -125,7 +134,7 @@ def extract(text: str) -> list[Quantity]:
             quantity = _amount(text, match, eu)
             if quantity is not None:
                 found.append(quantity)
-    return _compound_durations(sorted(found, key=lambda q: q.start), text)
+    return tuple(_compound_durations(sorted(found, key=lambda q: q.start), text))
 
 
 _JOIN = re.compile(r"\s*(?:,|and)?\s*")
@@ -255,8 +264,7 @@ def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
 
 
 def _hedged(before: str) -> bool:
-    tail = before.lower().rstrip()[-24:]
-    return any(tail.endswith(h) for h in _HEDGES)
+    return _HEDGED.search(before[-24:]) is not None
 
 
 def matches(claim: Quantity, evidence: Quantity) -> bool:

@@ -101,7 +101,8 @@ def _marked(match: re.Match[str], n: str) -> bool:
 def _end_text(match: re.Match[str], n: str) -> str:
     groups = [g for g in (f"h{n}", f"sep{n}", f"m{n}", f"ap{n}", f"uhr{n}") if match.group(g)]
     start = match.start(f"h{n}")
-    return match.string[start:max(match.end(g) for g in groups)].strip()
+    text = match.string[start:max(match.end(g) for g in groups)].strip()
+    return text[:-1] if text.endswith(".") and text.count(".") == 1 else text  # "8pm."
 
 
 def _minutes(match: re.Match[str], n: str) -> frozenset[int] | None:
