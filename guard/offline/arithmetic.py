@@ -29,11 +29,20 @@ def derivable(claim: Quantity, operands: Iterable[Quantity],
         return _date_offset(claim, pool)
     if claim.kind in ("year", "ordinal"):
         return False
+    if any(abs(d - claim.value) <= 1e-6 for d in _clock_differences(claim, clock)):
+        return True
+    if claim.kind == "percent" and _share(claim.value, pool):
+        return True
     values = [q.value for q in pool if q.kind == claim.kind or q.kind in _PLAIN]
     if claim.kind == "count":  # "three times a day for seven days": 21 doses
         values += [q.number for q in pool if q.kind not in _PLAIN and q.number]
-    values += _clock_differences(claim, clock)
     return _one_step(claim.value, values[:MAX_OPERANDS])
+
+
+def _share(percent: float, pool: list[Quantity]) -> bool:
+    """"150 GB of 200 GB" is 75 %: a ratio of two amounts of one kind."""
+    return any(b.value and a.kind == b.kind and abs(100 * a.value / b.value - percent) <= 0.05
+               for a in pool for b in pool if a is not b)
 
 
 def _one_step(target: float, values: list[float]) -> bool:

@@ -43,7 +43,8 @@ EXTRACT_CACHE_SIZE = 512  # texts whose quantities are remembered (answers are r
 EXACT_TOLERANCE = 0.005
 ROUNDED_ABOVE = 100_000  # amounts this large are compared within EXACT_TOLERANCE
 
-_EN_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?"
+_EN_NUM = (r"\d{1,3}(?:\.\d{3})+,\d{1,2}(?!\d)|\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)"
+           r"|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?")
 # Spanish / German / French: 1.200,50 or 1 200,50 (thousands) and 2,5 (decimal comma)
 _EU_NUM = r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:,\d+)?"
 _WORDNUM = "|".join(sorted((re.escape(w) for w in WORD_NUMBERS), key=len, reverse=True))
@@ -83,7 +84,7 @@ _ORDINAL = re.compile(
     re.IGNORECASE,
 )
 _YEARISH = re.compile(r"1\d{3}|20\d{2}")
-_AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar", "mai", "jan", "dec", "sun"})
+_AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})  # English verbs when lower case
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ def number_value(raw: str, eu: bool = False) -> float | None:
     """The value of a number as written: digits (English or European separators) or words."""
     raw = raw.lower()
     if raw[0].isdigit():
-        if eu or re.fullmatch(r"\d+,\d{1,2}", raw):
+        if eu or re.fullmatch(r"\d+,\d{1,2}|\d{1,3}(?:\.\d{3})+,\d+", raw):
             digits = re.sub(r"[. \u00a0\u202f]", "", raw).replace(",", ".")
         else:
             digits = raw.replace(",", "")

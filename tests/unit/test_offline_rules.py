@@ -1,0 +1,132 @@
+"""The offline judge's rules on whole answers: it fails only on what it can show, passes only
+what it can prove, and leaves the rest undecided (issue 10's examples among them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard import Guard, JudgeSettings
+from guard.case import PreparedCase
+from guard.models import JudgeRequest
+from guard.offline import OfflineJudge
+from guard.offline.judge import Decision
+
+HOURS = "Office hours: 8am to 6pm, Monday to Friday."
+
+
+def decide(output: str, context: str | list[str], question: str | None = None) -> Decision:
+    settings = JudgeSettings()
+    case = Guard(OfflineJudge(settings), settings).prepare(
+        JudgeRequest(output=output, context=context, question=question))
+    assert isinstance(case, PreparedCase)
+    return OfflineJudge(settings).decide(case)
+
+
+def reasons(decision: Decision) -> str:
+    return " | ".join(r.reason for r in decision.results)
+
+
+class TestHardEvidenceFails:
+    @pytest.mark.parametrize(("output", "context", "shown"), [
+        ("The office is open 8am to 8pm.", HOURS, "8pm"),
+        ("The office is open Monday to Saturday.", HOURS, "Monday to Saturday"),
+        ("The fee is 45 dollars.", "The fee is $30.", "45 dollars"),
+        ("Your total is $45.", "The jacket costs $25 and shipping is $15.", "$45"),
+        ("Order 48213 shipped via DHL.", "Order 48213 shipped on June 3 via UPS.", "DHL"),
+        ("All lectures are recorded.", "Some lectures are recorded automatically.", "all"),
+        ("Matching is case-sensitive.", "Matching is case-insensitive and ignores accents.",
+         "insensitiv"),
+        ("Refunds are issued before the item arrives.",
+         "Refunds are issued after the item arrives at our warehouse.", "after"),
+    ])
+    def test_a_contradicted_detail_fails_and_the_reason_shows_it(
+            self, output: str, context: str, shown: str) -> None:
+        decision = decide(output, context)
+        assert decision.label == "fail"
+        assert shown in reasons(decision)
+
+    def test_the_reason_names_the_evidence_it_compared(self) -> None:
+        decision = decide("The office is open 8am to 8pm.", ["Parking is free.", HOURS])
+        assert "[2]" in reasons(decision)
+        assert decision.results[0].sentence is not None
+        assert decision.results[0].sentence.text == HOURS
+
+    def test_a_number_only_the_question_states_is_not_evidence(self) -> None:
+        """The question is the user's text: "Is the fee 45 dollars?" proves nothing."""
+        decision = decide("The fee is 45 dollars.", "The fee is $30.",
+                          question="Is the fee 45 dollars?")
+        assert decision.label == "fail"
+
+
+class TestProvenPasses:
+    @pytest.mark.parametrize(("output", "context"), [
+        ("Paris is the capital of France.", "Paris is the capital of France. It is big."),
+        ("Dinner is served until 8:00 PM.", "Dinner is served until 20:00."),
+        ("The annual fee is $1,200.", "The annual fee is 1200 dollars."),
+    ])
+    def test_near_verbatim_claims_with_matching_details_pass(self, output: str,
+                                                            context: str) -> None:
+        assert decide(output, context).label == "pass"
+
+
+class TestNeverAFalseConfidentFail:
+    @pytest.mark.parametrize(("output", "context"), [
+        ("The request times out after 30 seconds.", "The timeout defaults to 30."),
+        ("Your total is $40.", "The jacket costs $25 and shipping is $15."),
+        ("You'll need 21 capsules: one three times a day for seven days.",
+         "Take one capsule 3 times a day for 7 days."),
+        ("The break is available from 1 November 2026.",
+         "The start date is 1 May 2026. The break clause applies 6 months after the start."),
+        ("I couldn't find anything about pets in the documents.",
+         "Our return policy allows returns within 30 days."),
+        ("Returns are possible within a month, more or less.",
+         "Our return policy allows returns within 30 days."),
+        ("Your flight now leaves 80 minutes later than before.",
+         "Flight LH 903 was moved from 16:05 to 17:25."),
+    ])
+    def test_restatements_sums_and_refusals_are_not_failed(self, output: str,
+                                                            context: str) -> None:
+        decision = decide(output, context)
+        assert decision.label != "fail", reasons(decision)
+
+    def test_low_overlap_alone_is_undecided_with_low_confidence(self) -> None:
+        decision = decide("Customers love how quick and friendly the whole process feels.",
+                          "Our return policy allows returns within 30 days.")
+        assert decision.label == "undecided"
+        assert decision.confidence < JudgeSettings().cascade_confidence
+
+
+class TestLanguages:
+    @pytest.mark.parametrize(("output", "context"), [
+        ("La tienda abre a las 10:00.", "La tienda abre a las 9:00 de lunes a sábado."),
+        ("Die Kündigungsfrist beträgt zwei Wochen.",
+         "Die Kündigungsfrist beträgt während der Probezeit 4 Wochen."),
+        ("Le magasin est ouvert du lundi au samedi.",
+         "Le magasin est ouvert du lundi au vendredi de 9h à 18h."),
+        ("El envío cuesta 7,50 €.", "El envío cuesta 5,50 € en toda España."),
+    ])
+    def test_numbers_times_and_days_are_checked_in_spanish_german_french(
+            self, output: str, context: str) -> None:
+        assert decide(output, context).label == "fail"
+
+    def test_foreign_words_alone_are_undecided_never_confident(self) -> None:
+        decision = decide("Die Praxis ist sehr freundlich und hilfsbereit.",
+                          "Die Praxis hat montags geöffnet.")
+        assert decision.label == "undecided"
+        assert decision.confidence < JudgeSettings().cascade_confidence
+
+
+class TestWhatUsersSee:
+    def test_claims_are_verbatim_spans_of_the_answer(self) -> None:
+        output = ("The Eiffel Tower, which is in Paris, was finished in 1889 and is 330 m tall. "
+                  "It draws millions of visitors, and it is lit every night.")
+        decision = decide(output, "The Eiffel Tower in Paris was finished in 1889.")
+        assert decision.results
+        assert all(r.claim in output for r in decision.results)
+
+    def test_a_contradiction_quotes_the_sentence_that_contradicts(self) -> None:
+        context = ["Parking is free for guests.", "Checkout is at 11 AM. Breakfast is at 7 AM."]
+        decision = decide("Checkout is at noon.", context)
+        assert decision.label == "fail"
+        assert decision.results[0].sentence is not None
+        assert decision.results[0].sentence.text == "Checkout is at 11 AM."
