@@ -59,9 +59,11 @@ class OfflineJudge:
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         decision = self.decide(case)
+        unsure = (decision.label == "undecided"
+                  or decision.confidence < self.settings.cascade_confidence)
         return JudgeOutcome(assessment=_assessment(case, decision), provider=self.provider,
                             model=self.model, usage=Usage(), tier="offline",
-                            confidence=decision.confidence)
+                            confidence=decision.confidence, unsure=unsure)
 
     def decide(self, case: PreparedCase) -> Decision:
         """The decision on ``case`` (synchronous; :meth:`assess` wraps it)."""

@@ -261,3 +261,31 @@ async def test_text_the_rules_cannot_read_is_undecided_never_confident(
     assert outcome.confidence is not None
     assert outcome.confidence < JudgeSettings().cascade_confidence
     assert "offline tier unsure" in outcome.assessment.explanation
+
+
+class TestOfflineOnlyVerdicts:
+    """The embedded default: every message gets a label, and an unsure one says so."""
+
+    async def test_an_undecided_answer_passes_and_the_verdict_says_the_tier_was_unsure(
+            self) -> None:
+        settings = JudgeSettings()
+        guard = Guard(OfflineJudge(settings), settings)
+        verdict = await guard.judge_payload({
+            "output": "Customers love how quick and friendly the whole process feels.",
+            "context": RETURNS})
+        assert verdict.label is Label.PASS
+        assert verdict.judge.tier == "offline"
+        assert verdict.judge.unsure
+        assert verdict.confidence is not None
+        assert verdict.confidence < settings.cascade_confidence
+        assert "offline tier unsure" in verdict.explanation
+        assert verdict.unsupported_claims == []
+
+    async def test_a_contradiction_fails_and_names_what_it_compared(self) -> None:
+        settings = JudgeSettings()
+        guard = Guard(OfflineJudge(settings), settings)
+        verdict = await guard.judge_payload({
+            "output": "You can return items within 90 days.", "context": [RETURNS]})
+        assert verdict.label is Label.FAIL
+        assert verdict.claims[0].quote_found
+        assert "[1]" in verdict.claims[0].reason
