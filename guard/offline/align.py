@@ -24,6 +24,7 @@ MIN_PREFIX = 5
 BUCKET = 4  # close forms share at least this many first letters
 MAX_CANDIDATES = 12  # sentences scored in full for one claim
 MAX_SCANNED = 16  # amounts of one claim or sentence compared one by one
+MAX_SEQUENCE = 80  # stems of a sentence compared in order
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
@@ -57,6 +58,7 @@ class EvidenceSentence:
     clock: tuple[times.TimeOfDay, ...] = ()
     days: tuple[times.Weekdays, ...] = ()
     values: frozenset[float] = frozenset()  # its amounts' values, for an exact lookup
+    sequence: tuple[str, ...] = ()  # its stems in order (after those it refers back to)
 
     def states(self, quantity: Quantity) -> bool:
         """Whether this sentence states ``quantity`` (exactly, or as a date or hedged)."""
@@ -132,20 +134,26 @@ def _sentences(passage: Passage) -> list[EvidenceSentence]:
     previous: frozenset[str] = frozenset()
     previous_scope: frozenset[str] = frozenset()
     topic: frozenset[str] = frozenset()  # the passage's opening sentence names its subject
+    previous_order: tuple[str, ...] = ()
     for span in split_sentences(passage.text):
-        stems = frozenset(content_stems(span.text))
+        order = tuple(content_stems(span.text))
+        stems = frozenset(order)
         first = span.text.split(None, 1)[0].lower() if span.text.split() else ""
         scope = stems
+        sequence = order
         if _FIELD.match(span.text):  # a field of a record continues the record
             scope = stems | previous_scope
+            sequence = previous_order + order
         elif first in _PRONOUN_OPENERS or _refers_back(span.text):
             scope = stems | previous | topic
+            sequence = previous_order + order
         quantities = tuple(numbers.extract(span.text))
         values = frozenset(round(v, 6) for q in quantities for v in (q.value, q.number) if v)
         found.append(EvidenceSentence(span.text, passage.label, stems, quantities, scope,
                                       tuple(times.times(span.text)),
-                                      tuple(times.weekdays(span.text)), values))
-        previous, previous_scope = stems, scope
+                                      tuple(times.weekdays(span.text)), values,
+                                      sequence[-MAX_SEQUENCE:]))
+        previous, previous_scope, previous_order = stems, scope, order
         topic = topic or stems
     return found
 
@@ -247,3 +255,20 @@ def best_sentence(stems: list[str], quantities: list[Quantity],
         if score > best_score:
             best, best_score = sentence, score
     return best, max(best_score, 0.0)
+
+
+def in_order(stems: list[str], sentence: EvidenceSentence, index: EvidenceIndex) -> float:
+    """The share of the claim's stems that the sentence has in the same order (the longest
+    common subsequence): "X stars in Y" against "Y stars X" keeps the words, not the order."""
+    claim = stems[:MAX_SEQUENCE]
+    if not claim:
+        return 1.0
+    forms = [index.close_forms(s) | {s} for s in claim]
+    row = [0] * (len(claim) + 1)
+    for word in sentence.sequence:
+        diagonal = 0
+        for i, accepted in enumerate(forms, start=1):
+            above = row[i]
+            row[i] = diagonal + 1 if word in accepted else max(row[i], row[i - 1])
+            diagonal = above
+    return row[-1] / len(claim)

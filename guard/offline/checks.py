@@ -22,6 +22,7 @@ from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
     best_sentence,
+    in_order,
     in_sentence,
     local_support,
     support,
@@ -36,6 +37,7 @@ ALIGN_FOR_QUANTIFIER = 0.5
 NEAR_SUPPORT = 0.85
 NEAR_LOCAL = 0.8
 CONDITION_SUPPORT = 0.6
+IN_ORDER = 0.85
 LOW_SUPPORT = 0.5
 MIN_MISSING_FOR_LOW = 3
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
@@ -218,8 +220,13 @@ def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premis
     if verbatim:
         return result("supported", "verbatim", f"stated verbatim{named}")
     if share >= 0.999 and local >= 0.9:
-        basis = "computed" if computed else "aligned"
-        what = "computed from amounts" if computed else "every word and detail found"
+        ordered = sentence is not None and in_order(
+            [s for s in details.stems if in_sentence(s, sentence, index)], sentence,
+            index) >= IN_ORDER
+        basis = "computed" if computed else ("ordered" if ordered else "aligned")
+        what = "computed from amounts" if computed else (
+            "every word and detail found in the same order" if ordered
+            else "every word and detail found")
         return result("supported", basis, f"{what} in one sentence{named}")
     if share >= NEAR_SUPPORT and local >= NEAR_LOCAL:
         return result("supported", "near", f"near-verbatim support ({share:.2f}){named}")
