@@ -25,7 +25,7 @@ MIN_SET_ROWS = 5  # a set speaks for a basis once it has this many answers of it
 UNSEEN = 0.5
 WEAK_CAP = 0.6
 UNDECIDED_CAP = 0.5
-WEAK_BASES = frozenset({"fail:low_support"})
+WEAK_BASES = frozenset({"fail:unsupported_addition"})
 TABLE = "data/offline_calibration.json"
 
 

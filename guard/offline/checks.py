@@ -57,8 +57,8 @@ _UNIVERSAL = frozenset({"all", "every", "always", "any", "never", "none", "only"
 _LIMITING = frozenset({"some", "most", "many", "several", "certain", "select", "selected",
                        "usually", "may", "might", "often", "sometimes", "typically", "eligible",
                        "limited", "specific", "one", "two", "three", "few"})
-_CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only (?:when|if|for|after)|"
-                        r"for orders|except)\b", re.IGNORECASE)
+_CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for orders|except)\b",
+                        re.IGNORECASE)
 # Words by which an answer says it computed a figure ("in total", "which leaves", "6 months
 # after"); without one, a number that arithmetic could reach is more likely a wrong number.
 _COMPUTES = re.compile(
@@ -172,7 +172,8 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
         return ClaimResult(claim.text, status, basis, reason, round(share, 3), at or sentence,
                            round(local, 3))
 
-    hard = (_quote_failure(claim.text, index)
+    hard = (_direction_failure(claim.text, sentence)
+            or _quote_failure(claim.text, index)
             or _time_failure(claim.text, details, index, sentence)
             or _weekday_failure(claim.text, details, index, sentence)
             or _number_failure(details, index, sentence, answer)
@@ -232,8 +233,8 @@ def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premis
         return result("supported", "near", f"near-verbatim support ({share:.2f}){named}")
     if share >= 0.999:
         return result("undecided", "scattered",
-                      f"its words occur in the evidence but not together (best {local:.2f}"
-                      f"{named})")
+                      f"its words occur in the evidence but not together (best sentence has "
+                      f"{local:.2f} of them{named}): a relation the evidence does not state")
     if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
         return result("undecided", "low_support",
                       f"most of its words are not in the evidence (missing: "
@@ -252,6 +253,28 @@ def _where(sentence: EvidenceSentence | None) -> str:
 
 
 Failure = tuple[str, str, EvidenceSentence | None]
+
+
+_CHANGE = re.compile(
+    r"\b(?P<way>up|increas\w*|rais\w*|rise\w*|rose|grow\w*|grew|higher|down|decreas\w*|"
+    r"reduc\w*|cut|lower\w*|dropp?\w*|fell|fall\w*)\b[^.;]{0,30}?\bfrom\s+(?P<a>\d[\d.,]*)"
+    r"[^\d.;]{0,20}?\bto\s+(?P<b>\d[\d.,]*)", re.IGNORECASE)
+_DOWN = ("down", "decreas", "reduc", "cut", "lower", "drop", "fell", "fall")
+
+
+def _direction_failure(text: str, sentence: EvidenceSentence | None) -> Failure | None:
+    """"has gone up from 100 to 75": the change's direction contradicts its own numbers."""
+    for match in _CHANGE.finditer(text):
+        a = numbers.number_value(match.group("a").rstrip(".,"))
+        b = numbers.number_value(match.group("b").rstrip(".,"))
+        if a is None or b is None or a == b:
+            continue
+        down = match.group("way").lower().startswith(_DOWN)
+        if down != (b < a):
+            said = "a fall" if b < a else "a rise"
+            return ("direction", f"'{match.group(0)}' is {said}, not what "
+                    f"'{match.group('way')}' says", sentence)
+    return None
 
 
 def _quote_failure(text: str, index: EvidenceIndex) -> Failure | None:

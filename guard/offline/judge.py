@@ -12,7 +12,7 @@ rule that decided (:mod:`guard.offline.calibration`).
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
@@ -102,6 +102,7 @@ def decide(results: list[ClaimResult], calibration: Calibration, *,
            truncated: bool = False) -> Decision:
     """Fail on the surest contradiction; pass when every factual claim is proven; else
     undecided."""
+    results = _additions(results)
     failed = [r for r in results if r.status == "contradicted"]
     if failed:
         confidence, basis = max((calibration.confidence(f"fail:{r.basis}"), f"fail:{r.basis}")
@@ -114,6 +115,24 @@ def decide(results: list[ClaimResult], calibration: Calibration, *,
         return Decision("pass", basis, confidence, tuple(results))
     basis = _undecided_basis(results, factual)
     return Decision("undecided", basis, calibration.confidence(basis), tuple(results))
+
+
+ADDITION_SUPPORT = 0.34  # a claim this unsupported ...
+GROUNDED_SUPPORT = 0.8  # ... among claims mostly this well supported is an addition
+
+
+def _additions(results: list[ClaimResult]) -> list[ClaimResult]:
+    """In an answer whose claims are mostly supported, a claim with almost none of its words
+    in the evidence is an addition of the answer's own (a weak failure, never a confident
+    one: calibration caps it)."""
+    factual = [r for r in results if r.status != "neutral"]
+    grounded = [r for r in factual if r.support >= GROUNDED_SUPPORT]
+    if len(factual) < 2 or len(grounded) * 2 < len(factual):
+        return results
+    return [replace(r, status="contradicted", basis="unsupported_addition",
+                    reason=f"an addition the evidence does not support: {r.reason}")
+            if r.basis == "low_support" and r.support < ADDITION_SUPPORT else r
+            for r in results]
 
 
 def _undecided_basis(results: list[ClaimResult], factual: list[ClaimResult]) -> str:

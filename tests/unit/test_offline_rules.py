@@ -130,3 +130,28 @@ class TestWhatUsersSee:
         assert decision.label == "fail"
         assert decision.results[0].sentence is not None
         assert decision.results[0].sentence.text == "Checkout is at 11 AM."
+
+
+class TestAnswerLevelRules:
+    def test_a_change_whose_numbers_go_the_other_way_fails(self) -> None:
+        decision = decide("Your dose has gone up from 100 to 75 micrograms.",
+                          "The dose was changed from 100 micrograms to 75 micrograms.")
+        assert decision.label == "fail"
+        assert decision.basis == "fail:direction"
+
+    def test_a_dropped_condition_fails_only_when_the_answer_never_states_it(self) -> None:
+        context = "Returns are free only if you use the prepaid label from your order email."
+        assert decide("Returns are free.", context).label == "fail"
+        kept = decide("Returns are free. You must use the prepaid label from your order email.",
+                      context)
+        assert kept.basis != "fail:condition_dropped"
+
+    def test_an_unsupported_addition_to_a_grounded_answer_is_a_weak_failure(self) -> None:
+        context = ("Returns are accepted within 30 days of delivery. Refunds go back to the "
+                   "original payment method within 5 business days.")
+        decision = decide("Returns are accepted within 30 days of delivery. Refunds go back to "
+                          "the original payment method. Most shoppers adore our cheerful "
+                          "courier partners everywhere.", context)
+        assert decision.label == "fail"
+        assert decision.basis == "fail:unsupported_addition"
+        assert decision.confidence < JudgeSettings().cascade_confidence
