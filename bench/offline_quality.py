@@ -57,10 +57,12 @@ def report(path: Path, threshold: float, show: int) -> None:
         for name, (right, total) in categories.items():
             mark = "  <- below half" if right * 2 < total else ""
             print(f"  {name:<24} {right:>3}/{total:<3} {right / total:.2f}{mark}")
-    print("reliability (stated confidence vs observed accuracy):")
+    print("reliability of decided answers (stated confidence vs observed accuracy):")
     print(f"  {'bucket':<12}{'rows':>6}{'stated':>9}{'observed':>10}")
     for b in quality.reliability(judged):
         print(f"  {b.low:.1f}-{b.high:.1f}    {b.count:>6}{b.stated:>9.3f}{b.observed:>10.3f}")
+    undecided, passed_right = quality.undecided_accuracy(judged)
+    print(f"  undecided     {undecided:>6}    0.500{passed_right:>10.3f}   (passed unflagged)")
     decided = [j for j in judged if j.decision.confidence >= threshold]
     right = sum(j.right for j in decided)
     print(f"offline decisions at confidence >= {threshold:.2f}: {len(decided)} "

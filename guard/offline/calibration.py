@@ -24,7 +24,7 @@ PRIOR_WEIGHT = 2.0
 MIN_SET_ROWS = 5  # a set speaks for a basis once it has this many answers of it
 UNSEEN = 0.5
 WEAK_CAP = 0.6
-UNDECIDED_CAP = 0.5
+UNDECIDED = 0.5
 WEAK_BASES = frozenset({"fail:unsupported_addition"})
 TABLE = "data/offline_calibration.json"
 
@@ -58,7 +58,7 @@ class Calibration:
                 if basis in t and t[basis].total >= MIN_SET_ROWS]
         value = min(shrunk(t) for t in [pooled, *seen])
         if basis.startswith("undecided"):
-            value = min(value, UNDECIDED_CAP)
+            return UNDECIDED  # not a decision: its accuracy is the data's base rate
         elif basis in WEAK_BASES:
             value = min(value, WEAK_CAP)
         return round(value, 3)

@@ -19,7 +19,7 @@ from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scal
 from guard.case import PreparedCase
 from guard.models import ScoringMode, Usage
 from guard.offline.align import EvidenceIndex
-from guard.offline.calibration import Calibration, bundled
+from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import Answer, ClaimResult, Premise, check_claim
 from guard.offline.claims import split_claims
 from guard.offline.lexicon import european
@@ -112,7 +112,11 @@ def decide(results: list[ClaimResult], calibration: Calibration, *,
     if factual and not truncated and all(r.status == "supported" for r in factual):
         confidence, basis = min((calibration.confidence(f"pass:{r.basis}"), f"pass:{r.basis}")
                                 for r in factual)
-        return Decision("pass", basis, confidence, tuple(results))
+        if confidence >= UNSEEN:
+            return Decision("pass", basis, confidence, tuple(results))
+        # a proof that was wrong more often than right on labelled data proves nothing
+        basis = basis.replace("pass:", "undecided:unproven_", 1)
+        return Decision("undecided", basis, calibration.confidence(basis), tuple(results))
     basis = _undecided_basis(results, factual)
     return Decision("undecided", basis, calibration.confidence(basis), tuple(results))
 

@@ -108,7 +108,9 @@ class Bucket:
 
 
 def reliability(judged: list[Judged]) -> list[Bucket]:
-    """Stated confidence against observed accuracy, per confidence bucket."""
+    """Stated confidence against observed accuracy, per confidence bucket, for decided
+    answers (undecided ones say 0.5, "not known": see :func:`undecided_accuracy`)."""
+    judged = [j for j in judged if j.decision.label != "undecided"]
     buckets: list[Bucket] = []
     for low, high in pairwise(BUCKETS):
         inside = [j for j in judged if low <= j.decision.confidence < high]
@@ -117,6 +119,12 @@ def reliability(judged: list[Judged]) -> list[Bucket]:
                                   sum(j.decision.confidence for j in inside) / len(inside),
                                   sum(j.right for j in inside) / len(inside)))
     return buckets
+
+
+def undecided_accuracy(judged: list[Judged]) -> tuple[int, float]:
+    """How many answers were undecided, and how often passing them was right."""
+    open_ = [j for j in judged if j.decision.label == "undecided"]
+    return len(open_), (sum(j.right for j in open_) / len(open_) if open_ else 1.0)
 
 
 def tallies(judged: list[Judged]) -> Calibration:

@@ -8,7 +8,7 @@ import pytest
 
 from guard.offline.calibration import (
     MIN_SET_ROWS,
-    UNDECIDED_CAP,
+    UNDECIDED,
     UNSEEN,
     Calibration,
     Tally,
@@ -36,7 +36,7 @@ class TestConfidence:
 
     def test_undecided_answers_are_never_confident(self) -> None:
         table = Calibration({"undecided:partial": Tally(1000, 1000)})
-        assert table.confidence("undecided:partial") == UNDECIDED_CAP
+        assert table.confidence("undecided:partial") == UNDECIDED
 
     def test_the_worst_set_decides_once_it_has_enough_rows(self) -> None:
         good, bad = Tally(100, 100), Tally(MIN_SET_ROWS, 2 * MIN_SET_ROWS)
@@ -70,6 +70,11 @@ class TestDecision:
                            result("supported", "verbatim")], self.TABLE)
         assert (decision.label, decision.basis) == ("fail", "fail:number_contradicted")
 
+    def test_a_proof_wrong_more_often_than_right_is_no_proof(self) -> None:
+        table = Calibration({"pass:aligned": Tally(1, 30)})
+        decision = decide([result("supported", "aligned")], table)
+        assert (decision.label, decision.basis) == ("undecided", "undecided:unproven_aligned")
+
     def test_the_least_sure_proof_decides_a_pass(self) -> None:
         decision = decide([result("supported", "verbatim"), result("supported", "aligned")],
                           self.TABLE)
@@ -80,7 +85,7 @@ class TestDecision:
                           self.TABLE)
         assert decision.label == "undecided"
         assert decision.grounded
-        assert decision.confidence <= UNDECIDED_CAP
+        assert decision.confidence == UNDECIDED
 
     def test_courtesies_and_refusals_alone_are_undecided(self) -> None:
         decision = decide([result("neutral", "refusal")], self.TABLE)
