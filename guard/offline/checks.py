@@ -406,10 +406,18 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) ->
         return None  # a list of names, or "there is no X among Y", relates nothing
     for first, second in pairwise(distinct.values()):
         if not any(_mentions(first, s.scope) and _mentions(second, s.scope)
-                   for s in index.sentences):
+                   for s in index.sentences) and _same_passage(first, second, index):
             return ("names_apart", f"names '{first.text}' and '{second.text}' never appear "
                     "together in the evidence", None)
     return None
+
+
+def _same_passage(first: entities.Name, second: entities.Name, index: EvidenceIndex) -> bool:
+    """Whether one passage names both: names from two documents may be combined by the
+    answer ("a Canadian passport holder flying to Delhi")."""
+    holders = [{s.passage for s in index.sentences if _mentions(name, s.scope)}
+               for name in (first, second)]
+    return not (holders[0] and holders[1]) or bool(holders[0] & holders[1])
 
 
 def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:

@@ -19,7 +19,7 @@ _ABBREVIATIONS = frozenset({
     "no", "fig", "approx", "dept", "est", "e.g", "i.e", "u.s", "u.k", "jan", "feb", "mar", "apr",
     "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft", "gen", "col", "lt",
 })
-_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][\w'’À-ÖØ-öø-ÿĀ-ſ-]*|\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][^\W_]*(?:['’-][^\W_]+)*|\d+(?:[.,]\d+)*")
 
 STEM_CACHE_SIZE = 65536  # distinct words whose stems are remembered
 
