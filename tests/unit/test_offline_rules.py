@@ -64,9 +64,13 @@ class TestProvenPasses:
         ("Dinner is served until 8:00 PM.", "Dinner is served until 20:00."),
         ("The annual fee is $1,200.", "The annual fee is 1200 dollars."),
     ])
-    def test_near_verbatim_claims_with_matching_details_pass(self, output: str,
-                                                            context: str) -> None:
-        assert decide(output, context).label == "pass"
+    def test_near_verbatim_claims_with_matching_details_are_proven(self, output: str,
+                                                                  context: str) -> None:
+        """Every claim is proven; whether the answer is a confident pass is up to the
+        calibration (word-level proofs were often wrong on the dev sets)."""
+        decision = decide(output, context)
+        assert decision.label != "fail"
+        assert all(r.status == "supported" for r in decision.results)
 
 
 class TestNeverAFalseConfidentFail:
