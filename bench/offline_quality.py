@@ -8,13 +8,15 @@ plus ``hallucinated`` and, optionally, ``category``. For each file it prints the
 accuracy of the offline judge alone (undecided answers pass, as in offline-only mode), its
 accuracy per category, the reliability table (stated confidence against observed accuracy per
 bucket), the cascade at the default ``cascade_confidence`` with an always-right LLM behind it
-(a fake judge answering from the labels) and the share of rows sent to that LLM, and the
-speed of the offline checks. Positive class: hallucinated.
+(a fake judge answering from the labels) and the share of rows sent to that LLM; then the
+speed of the offline checks on worst-case 4,000-character inputs, as a ratio to a typical
+row. Positive class: hallucinated.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from collections import Counter
@@ -22,7 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from guard.offline import quality
+from guard.case import PreparedCase
+from guard.engine import Guard
+from guard.models import JudgeRequest
+from guard.offline import OfflineJudge, quality
 from guard.settings import JudgeSettings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,16 +82,62 @@ def report(path: Path, threshold: float, show: int) -> None:
               f"{j.decision.confidence:.2f}")
 
 
+def adversarial() -> dict[str, tuple[str, str]]:
+    """4,000-character outputs and contexts built to be slow: runs of numbers, one repeated
+    phrase, no spaces, many short sentences, many distinct words."""
+    def cut(text: str) -> str:
+        return text[:4000]
+    return {
+        "runs of numbers": (cut(" ".join(str(i) for i in range(1200))),
+                            cut(" ".join(str(i * 7) for i in range(1200)))),
+        "repeated words": (cut("the cat sat " * 400), cut("the cat sat on the mat " * 200)),
+        "no spaces": ("a" * 4000, "b" * 4000),
+        "many sentences": (cut("".join(f"Item {i} costs ${i}. " for i in range(400))),
+                           cut("".join(f"Thing {i} is red at {i % 24}:00. " for i in range(400)))),
+        "many words": (cut(" ".join(f"Word{i} alpha{i % 50}ing" for i in range(500))),
+                       cut(". ".join(f"alpha{i}ing beta{i} Gamma{i}" for i in range(400)))),
+    }
+
+
+def speed(rounds: int = 5) -> None:
+    """Milliseconds per check on worst-case inputs, against a typical realistic row."""
+    settings = JudgeSettings()
+    judge = OfflineJudge(settings)
+    guard = Guard(judge, settings)
+
+    def timed(output: str, context: str) -> float:
+        times = []
+        for n in range(rounds):  # a distinct output each round: no cache helps
+            case = guard.prepare(JudgeRequest(output=output[:-1] + "xyzuv"[n], context=context))
+            assert isinstance(case, PreparedCase)
+            started = time.perf_counter()
+            judge.decide(case)
+            times.append(1000 * (time.perf_counter() - started))
+        return statistics.median(times)
+
+    row = quality.load(REALISTIC)[0]
+    context = "\n\n".join(d["text"] if isinstance(d, dict) else d for d in row["context"])
+    base = timed(row["output"], context)
+    print(f"\n== speed of the offline checks (median of {rounds}, 4,000-character texts)")
+    print(f"  {'typical realistic row':<24}{base:>8.1f} ms   1.0x")
+    for name, (output, context) in adversarial().items():
+        ms = timed(output, context)
+        print(f"  {name:<24}{ms:>8.1f} ms {ms / base:>5.1f}x")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", type=Path)
     parser.add_argument("--cascade-confidence", type=float,
                         default=JudgeSettings().cascade_confidence)
     parser.add_argument("--show", type=int, default=0, help="list this many wrong rows")
+    parser.add_argument("--no-speed", action="store_true", help="skip the worst-case timings")
     args = parser.parse_args()
     paths = args.paths or [halueval_path(), REALISTIC]
     for path in paths:
         report(path, args.cascade_confidence, args.show)
+    if not args.no_speed:
+        speed()
     return 0
 
 

@@ -12,13 +12,25 @@ sentences that share them, never the product of two whole texts.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 from dataclasses import dataclass, field
 
 from guard.case import Passage
 from guard.offline import numbers, times
 from guard.offline.numbers import Quantity, QuantityIndex
-from guard.offline.text import GENERIC, content_stems, normalize, split_sentences, word_set
+from guard.offline.text import (
+    GENERIC,
+    Span,
+    content_stems,
+    normalize,
+    split_sentences,
+    word_set,
+)
+
+T = TypeVar("T")
 
 MIN_PREFIX = 5
 BUCKET = 4  # close forms share at least this many first letters
@@ -135,7 +147,12 @@ def _sentences(passage: Passage) -> list[EvidenceSentence]:
     previous_scope: frozenset[str] = frozenset()
     topic: frozenset[str] = frozenset()  # the passage's opening sentence names its subject
     previous_order: tuple[str, ...] = ()
-    for span in split_sentences(passage.text):
+    spans = split_sentences(passage.text)
+    # details are read once per passage (one pass of each parser), then dealt to sentences
+    amounts = _deal(spans, numbers.extract(passage.text), lambda q: q.start)
+    clock = _deal(spans, times.times(passage.text), lambda t: t.span[0])
+    days = _deal(spans, times.weekdays(passage.text), lambda w: w.start)
+    for number, span in enumerate(spans):
         order = tuple(content_stems(span.text))
         stems = frozenset(order)
         first = span.text.split(None, 1)[0].lower() if span.text.split() else ""
@@ -147,15 +164,25 @@ def _sentences(passage: Passage) -> list[EvidenceSentence]:
         elif first in _PRONOUN_OPENERS or _refers_back(span.text):
             scope = stems | previous | topic
             sequence = previous_order + order
-        quantities = tuple(numbers.extract(span.text))
+        quantities = tuple(amounts[number])
         values = frozenset(round(v, 6) for q in quantities for v in (q.value, q.number) if v)
         found.append(EvidenceSentence(span.text, passage.label, stems, quantities, scope,
-                                      tuple(times.times(span.text)),
-                                      tuple(times.weekdays(span.text)), values,
+                                      tuple(clock[number]), tuple(days[number]), values,
                                       sequence[-MAX_SEQUENCE:]))
         previous, previous_scope, previous_order = stems, scope, order
         topic = topic or stems
     return found
+
+
+def _deal(spans: list[Span], items: Iterable[T], start: Callable[[T], int]) -> list[list[T]]:
+    """Each item in the list of the sentence span it starts in."""
+    dealt: list[list[T]] = [[] for _ in spans]
+    ends = [span.end for span in spans]
+    for item in items:
+        at = bisect_left(ends, start(item) + 1)
+        if at < len(spans) and spans[at].start <= start(item):
+            dealt[at].append(item)
+    return dealt
 
 
 def _refers_back(sentence: str) -> bool:

@@ -350,22 +350,23 @@ _COMMON_ABBREVIATIONS = frozenset({"HR", "UK", "US", "USA", "EU", "ID", "OK", "F
 
 
 MISPLACED_OVERLAP = 0.75
+MISPLACED_DAY_OVERLAP = 0.6
 
 
 def _misplaced(details: Details, sentence: EvidenceSentence | None,
                overlap: float) -> Failure | None:
     """A time or weekday the evidence states elsewhere, while the sentence the claim restates
     says another ("until 10 PM" where the Thursday sentence says 21:00)."""
-    if sentence is None or overlap < MISPLACED_OVERLAP:
+    if sentence is None:
         return None
-    for clock in details.clock:
+    for clock in details.clock if overlap >= MISPLACED_OVERLAP else ():
         if sentence.clock and not any(clock.agrees(t) for t in sentence.clock):
             said = ", ".join(t.text for t in sentence.clock[:3])
             return ("time_misplaced", f"time {clock.text}: {sentence.passage} says {said} "
                     f"(\"{_short(sentence.text)}\")", sentence)
     days = {d for w in details.days for d in w.days}
     said_days = {d for w in sentence.days for d in w.days}
-    if days and said_days and not days <= said_days and not _CLOSED.search(details.text):
+    if overlap >= MISPLACED_DAY_OVERLAP and days and said_days and not days <= said_days and not _CLOSED.search(details.text):
         said = ", ".join(w.text for w in sentence.days)
         return ("weekday_misplaced", f"days {', '.join(w.text for w in details.days)}: "
                 f"{sentence.passage} says {said} (\"{_short(sentence.text)}\")", sentence)

@@ -38,6 +38,7 @@ _HEDGES = ("about", "around", "approximately", "approx", "roughly", "nearly", "a
            "environ", "près de")
 _HEDGED = re.compile("(?:" + "|".join(re.escape(h) for h in _HEDGES) + r")\s*$",
                      re.IGNORECASE)
+_HEDGE_ENDS = frozenset(h.split()[-1] for h in _HEDGES)
 HEDGE_TOLERANCE = 0.1
 EXTRACT_CACHE_SIZE = 512  # texts whose quantities are remembered (answers are read twice)
 EXACT_TOLERANCE = 0.005
@@ -265,7 +266,11 @@ def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
 
 
 def _hedged(before: str) -> bool:
-    return _HEDGED.search(before[-24:]) is not None
+    tail = before[-24:]
+    words = tail.split()
+    if not words or words[-1].lower() not in _HEDGE_ENDS:
+        return False  # the cheap test first: most amounts follow no hedge
+    return _HEDGED.search(tail) is not None
 
 
 def matches(claim: Quantity, evidence: Quantity) -> bool:

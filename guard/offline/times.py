@@ -71,6 +71,7 @@ class Weekdays:
 
     text: str
     days: frozenset[int]
+    start: int = 0
 
 
 def times(text: str) -> list[TimeOfDay]:
@@ -125,7 +126,8 @@ def weekdays(text: str) -> list[Weekdays]:
     found: list[Weekdays] = []
     for match in _WEEKDAY.finditer(text):
         if match.group("group"):
-            found.append(Weekdays(match.group(0), WEEKDAY_GROUPS[match.group("group").lower()]))
+            found.append(Weekdays(match.group(0), WEEKDAY_GROUPS[match.group("group").lower()],
+                                  match.start()))
             continue
         first_text = match.group("first")
         if first_text.lower() in _SHORT_DAY_NAMES and not first_text[0].isupper():
@@ -133,9 +135,10 @@ def weekdays(text: str) -> list[Weekdays]:
         first = WEEKDAYS[first_text.lower()]
         last_text = match.group("last")
         if last_text is None:
-            found.append(Weekdays(match.group(0), frozenset({first})))
+            found.append(Weekdays(match.group(0), frozenset({first}), match.start()))
             continue
         last = WEEKDAYS[last_text.lower()]
         span = (last - first) % 7
-        found.append(Weekdays(match.group(0), frozenset((first + i) % 7 for i in range(span + 1))))
+        found.append(Weekdays(match.group(0), frozenset((first + i) % 7 for i in range(span + 1)),
+                              match.start()))
     return found
