@@ -15,8 +15,8 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import TypeVar
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from guard.case import Passage
 from guard.offline import numbers, times

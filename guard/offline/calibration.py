@@ -59,7 +59,7 @@ class Calibration:
         value = min(shrunk(t) for t in [pooled, *seen])
         if basis.startswith("undecided"):
             return UNDECIDED  # not a decision: its accuracy is the data's base rate
-        elif basis in WEAK_BASES:
+        if basis in WEAK_BASES:
             value = min(value, WEAK_CAP)
         return round(value, 3)
 

@@ -366,7 +366,8 @@ def _misplaced(details: Details, sentence: EvidenceSentence | None,
                     f"(\"{_short(sentence.text)}\")", sentence)
     days = {d for w in details.days for d in w.days}
     said_days = {d for w in sentence.days for d in w.days}
-    if overlap >= MISPLACED_DAY_OVERLAP and days and said_days and not days <= said_days and not _CLOSED.search(details.text):
+    if (overlap >= MISPLACED_DAY_OVERLAP and days and said_days and not days <= said_days
+            and not _CLOSED.search(details.text)):
         said = ", ".join(w.text for w in sentence.days)
         return ("weekday_misplaced", f"days {', '.join(w.text for w in details.days)}: "
                 f"{sentence.passage} says {said} (\"{_short(sentence.text)}\")", sentence)
