@@ -38,6 +38,7 @@ NEAR_SUPPORT = 0.85
 NEAR_LOCAL = 0.8
 CONDITION_SUPPORT = 0.6
 IN_ORDER = 0.85
+MIN_COVERED = 3  # content words of an evidence clause a claim must restate to keep its polarity
 LOW_SUPPORT = 0.5
 MIN_MISSING_FOR_LOW = 3
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
@@ -52,10 +53,10 @@ _REFUSAL = re.compile(
 )
 _HEDGE_ONLY = re.compile(r"^\s*(?:i (?:think|believe)|please|let me know|hope this helps|"
                          r"feel free|happy to help|is there anything)", re.IGNORECASE)
-_UNIVERSAL = frozenset({"all", "every", "always", "any", "never", "none", "only", "each",
+_UNIVERSAL = frozenset({"all", "every", "always", "never", "none", "only", "each",
                         "entire", "everyone", "everything", "anyone", "anything", "unlimited"})
 _LIMITING = frozenset({"some", "most", "many", "several", "certain", "select", "selected",
-                       "usually", "may", "might", "often", "sometimes", "typically", "eligible",
+                       "usually", "often", "sometimes", "typically", "eligible",
                        "limited", "specific", "one", "two", "three", "few"})
 _CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for orders|except)\b",
                         re.IGNORECASE)
@@ -63,9 +64,9 @@ _CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for 
 # after"); without one, a number that arithmetic could reach is more likely a wrong number.
 _COMPUTES = re.compile(
     r"\b(?:total|in all|altogether|combined|overall|sum|leaves?|left|remaining|remain|"
-    r"difference|later|earlier|each|per|times|twice|half|double|which is|that's|that is|"
+    r"difference|later|earlier|each|times|twice|half|double|which is|that's|that is|"
     r"works out|comes to|makes|would be|less|more|fewer|cheaper|saving|save|layover|"
-    r"average)\b|[=×+%]",
+    r"average)\b|[=×+]",
     re.IGNORECASE)
 _DATE_COMPUTES = re.compile(r"\b(?:after|from|until|till|by|later|before|since|ends?|"
                             r"expires?|covered|available|due|leaves?|then)\b", re.IGNORECASE)
@@ -188,6 +189,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
                           "checked in this language")
         return result("undecided", "unreadable", "the rules cannot read this language")
     relation = (_names_apart(details.names, index, claim.text)
+                or _unbounded(claim.text, sentence, overlap)
                 or _polarity(claim, sentence, overlap)
                 or _quantifier(claim.text, sentence, overlap, index)
                 or _contrary(claim, details.stems, index, sentence))
@@ -430,7 +432,7 @@ def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
 
 def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
     if (sentence is None or overlap < ALIGN_FOR_POLARITY or claim.short_answer
-            or is_short_answer(claim.text)):
+            or _fragment(claim.text)):
         return None  # a verbless list item takes its polarity from its heading
     clause = _aligned_clause(claim.text, sentence.text)
     flip = negation.flipped(claim.text, clause) if clause is not None else None
@@ -442,7 +444,7 @@ def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -
     return basis, f"{flip} ({sentence.passage}: \"{_short(sentence.text)}\")", sentence
 
 
-_CLAUSE = re.compile(r"[;:()]|,\s|\s(?:but|while|whereas|although|and)\s|\s[-–—]\s")
+_CLAUSE = re.compile(r"[;:()]|,\s|\s(?:but|while|whereas|although|and|or)\s|\s[-–—]\s")
 CLAUSE_COVER = 0.75
 
 
@@ -462,6 +464,31 @@ def _aligned_clause(claim: str, sentence: str) -> str | None:
         if cover >= CLAUSE_COVER and (best is None or cover > best[0]):
             best = (cover, clause)
     return best[1] if best else None
+
+
+_UNBOUNDED = re.compile(r"\b(?:lifetime|lifelong|unlimited|forever|permanent(?:ly)?|"
+                        r"indefinitely|never expires?|no (?:time )?limit)\b", re.IGNORECASE)
+
+
+def _unbounded(text: str, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
+    """"a lifetime warranty" against "a 2-year limited warranty": no limit where the sentence
+    the claim restates sets one."""
+    match = _UNBOUNDED.search(text)
+    if match is None or sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
+        return None
+    limit = next((q for q in sentence.quantities if q.kind in ("duration", "count")), None)
+    if limit is None or negation.negated(text):
+        return None
+    return ("unbounded", f"the claim says '{match.group(0)}' where {sentence.passage} says "
+            f"{limit.text}", sentence)
+
+
+_SUBJECTS = frozenset({"i", "we", "you", "it", "they", "he", "she", "there", "this", "that"})
+
+
+def _fragment(text: str) -> bool:
+    """A list item without a verb or a subject ("Damage from power surges")."""
+    return is_short_answer(text) and not _SUBJECTS & set(re.findall(r"[a-z]+", text.lower()))
 
 
 def _quantifier(text: str, sentence: EvidenceSentence | None, overlap: float,
@@ -485,11 +512,26 @@ def _contrary(claim: Claim, stems: list[str], index: EvidenceIndex,
     about = set(stems) - GENERIC
     for number in index.candidates(stems)[:6]:
         sentence = index.sentences[number]
+        clause = _covered_clause(about, sentence.text)
+        if clause is not None and negation.negated(clause) and not negation.negated(claim.text):
+            return ("negation", f"negation flipped: {sentence.passage} says \"{_short(clause)}\"",
+                    sentence)
         if len(about & sentence.scope) < max(2, len(about) / 2):
             continue
         reason = negation.opposed(claim.text, sentence.text)
         if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:
             return "contrary", f"{reason} ({sentence.passage})", sentence
+    return None
+
+
+def _covered_clause(about: set[str], sentence: str) -> str | None:
+    """A clause of ``sentence`` all of whose words (three or more) the claim uses: the claim
+    restates it, so it must keep its polarity ("gift cards can be returned" against "gift
+    cards cannot be returned"; the other way round, a negated claim usually combines)."""
+    for clause in _CLAUSE.split(sentence):
+        stems = set(content_stems(clause)) - GENERIC
+        if len(stems) >= MIN_COVERED and stems <= about:
+            return clause.strip()
     return None
 
 

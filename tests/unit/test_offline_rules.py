@@ -159,3 +159,22 @@ class TestAnswerLevelRules:
         assert decision.label == "fail"
         assert decision.basis == "fail:unsupported_addition"
         assert decision.confidence < JudgeSettings().cascade_confidence
+
+
+class TestPolarityAcrossTheEvidence:
+    def test_restating_a_negated_clause_positively_fails(self) -> None:
+        context = ("Returns: you can return most items within 30 days of delivery. Final-sale "
+                   "items and gift cards cannot be returned.")
+        decision = decide("Gift cards can be returned within 30 days.", context)
+        assert decision.label == "fail"
+        assert "cannot be returned" in reasons(decision)
+
+    def test_no_limit_where_the_evidence_sets_one_fails(self) -> None:
+        decision = decide("The headphones come with a lifetime warranty.",
+                          "The headphones come with a 2-year limited warranty.")
+        assert decision.basis == "fail:unbounded"
+
+    def test_a_verbless_list_item_takes_no_polarity_from_the_evidence(self) -> None:
+        decision = decide("Damage from power surges",
+                          "The warranty does not cover damage from power surges.")
+        assert decision.label != "fail"
