@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from guard.case import Passage
-from guard.offline import numbers, times
+from guard.offline import entities, numbers, times
 from guard.offline.numbers import Quantity, QuantityIndex
 from guard.offline.text import (
     GENERIC,
@@ -37,6 +37,7 @@ BUCKET = 4  # close forms share at least this many first letters
 MAX_CANDIDATES = 12  # sentences scored in full for one claim
 MAX_SCANNED = 16  # amounts of one claim or sentence compared one by one
 MAX_SEQUENCE = 80  # stems of a sentence compared in order
+MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
@@ -96,6 +97,7 @@ class EvidenceIndex:
     _postings: dict[str, list[int]] = field(default_factory=dict)
     _buckets: dict[str, list[str]] = field(default_factory=dict)
     _related: dict[str, frozenset[str]] = field(default_factory=dict)
+    _names: list[entities.Name] | None = None
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
@@ -125,6 +127,13 @@ class EvidenceIndex:
                 forms = {o for o in self._buckets.get(word[:BUCKET], []) if related(word, o)}
             self._related[word] = frozenset(forms)
         return self._related[word]
+
+    def names(self) -> list[entities.Name]:
+        """The names of the evidence (read on first use: only an absent name needs them)."""
+        if self._names is None:
+            self._names = [n for s in self.sentences[:MAX_NAMED_SENTENCES]
+                           for n in entities.names(s.text)]
+        return self._names
 
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""

@@ -394,12 +394,19 @@ def _name_failure(names: list[entities.Name], index: EvidenceIndex,
         if entities.quote_in(name.text, index.normalized):
             continue
         absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
-        if absent and len(absent) * 2 >= len(name.parts):
+        if absent and len(absent) * 2 >= len(name.parts) and not _abbreviation(name, index):
             return "name_absent", f"name '{name.text}' not in evidence", None
     return None
 
 
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ese|ish|ean)$")
+
+
+def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:
+    """Whether a one-word name abbreviates a name of the evidence ("Amex")."""
+    if " " in name.text:
+        return False
+    return any(entities.abbreviates(name.text, other.text) for other in index.names())
 
 
 def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) -> Failure | None:

@@ -94,3 +94,27 @@ def quoted(text: str) -> list[str]:
 def quote_in(quote: str, evidence_normalized: str) -> bool:
     """Whether a quoted string occurs in the (normalised) evidence, ignoring edge punctuation."""
     return normalize(quote).strip(" .,;:!?") in evidence_normalized
+
+
+MAX_ABBREVIATION = 10  # letters of a name that may abbreviate a longer one
+
+
+def abbreviates(short: str, name: str) -> bool:
+    """Whether ``short`` is an abbreviation or acronym of the multi-word ``name``: it splits
+    into one non-empty prefix of each word, in order ("Amex" / "American Express", "IBM" /
+    "International Business Machines")."""
+    letters = short.lower().replace(".", "")
+    words = [w.lower() for w in name.split() if w.lower() not in _NAME_JOINERS]
+    if len(words) < 2 or not letters.isalpha() or len(letters) > MAX_ABBREVIATION:
+        return False
+    return _splits(letters, tuple(words))
+
+
+def _splits(letters: str, words: tuple[str, ...]) -> bool:
+    if not words:
+        return not letters
+    head, rest = words[0], words[1:]
+    for cut in range(1, min(len(head), len(letters) - len(rest)) + 1):
+        if head.startswith(letters[:cut]) and _splits(letters[cut:], rest):
+            return True
+    return False

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guard.offline import arithmetic, numbers, times
+from guard.offline.entities import abbreviates
 
 _EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
               "September", "October", "November", "December"]
@@ -216,3 +217,18 @@ class TestArithmetic:
         end = start + timedelta(days=days)
         evidence = self.amounts(f"from {start.isoformat()} for {days} days")
         assert arithmetic.derivable(one(f"until {end.isoformat()}"), evidence)
+
+
+class TestAbbreviations:
+    @pytest.mark.parametrize(("short", "name"), [
+        ("Amex", "American Express"), ("IBM", "International Business Machines"),
+        ("HSBC", "Hongkong and Shanghai Banking Corporation"), ("FedEx", "Federal Express"),
+    ])
+    def test_an_abbreviation_of_a_longer_name_is_that_name(self, short: str, name: str) -> None:
+        assert abbreviates(short, name)
+
+    @pytest.mark.parametrize(("short", "name"), [
+        ("Alex", "American Express"), ("Mumbai", "Delhi Capitals"), ("DHL", "United Parcel"),
+    ])
+    def test_other_names_are_not_abbreviations(self, short: str, name: str) -> None:
+        assert not abbreviates(short, name)

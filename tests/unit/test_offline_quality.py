@@ -46,7 +46,7 @@ def judged(name: str) -> list[quality.Judged]:
     return _judged(name)
 
 
-@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.70), ("halueval", 0.77)])
+@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.74), ("halueval", 0.77)])
 def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
     assert quality.offline_accuracy(judged(name)) >= floor
 
@@ -69,7 +69,7 @@ def test_confident_offline_decisions_are_right_as_often_as_they_claim() -> None:
 def test_the_offline_tier_decides_a_share_of_halueval_itself() -> None:
     all_rows = judged("halueval")
     decided = sum(j.decision.confidence >= JudgeSettings().cascade_confidence for j in all_rows)
-    assert decided / len(all_rows) >= 0.35
+    assert decided / len(all_rows) >= 0.5
 
 
 def test_no_realistic_category_is_all_wrong() -> None:
