@@ -84,6 +84,11 @@ _ORDINAL = re.compile(
     + "|".join(ORDINAL_WORDS) + r"|first|second)\b",
     re.IGNORECASE,
 )
+# "14m 03s", "2h 25m": durations as a stopwatch writes them ("14h30" is a time of day)
+_STOPWATCH = re.compile(
+    r"\b(?:(?P<h>\d{1,3})\s?h\s?)?(?P<m>\d{1,3})\s?m\s?(?P<s>\d{1,2})\s?s\b"
+    r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b")
+_TIMES = re.compile(r"\s+times\b")  # "three times a day": a count
 _YEARISH = re.compile(r"1\d{3}|20\d{2}")
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})  # English verbs when lower case
 
@@ -124,6 +129,14 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         if quantity is not None:
             found.append(quantity)
             taken.append(match.span())
+    for match in _STOPWATCH.finditer(text):
+        hours = int(match.group("h") or match.group("h2") or 0)
+        minutes = int(match.group("m") or match.group("m2") or 0)
+        seconds = int(match.group("s") or 0)
+        days = hours / 24 + minutes / 1440 + seconds / 86400
+        found.append(Quantity(match.group(0), days, "duration", start=match.start()))
+        taken.append(match.span())
+    taken.sort()
     for match in _ORDINAL.finditer(text):
         if not _overlaps(match.span(), taken):
             ordinal = _ordinal(match)
@@ -216,8 +229,9 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         return None
     word_number = not match.group("num")[0].isdigit()
     kind, scaled = _kind(match, value)
-    if word_number and kind == "count" and not match.group("scale"):
-        return None  # "one", "a", "ten" alone are too often not amounts
+    if (word_number and kind == "count" and not match.group("scale")
+            and not _TIMES.match(text, match.end())):
+        return None  # "one", "a", "ten" alone are too often not amounts; "three times" is
     hedged = _hedged(text[: match.start()])
     begin = match.start("sign") if match.group("sign") else match.start("num")
     return Quantity(text[begin:match.end()].strip(), scaled, kind, hedged, value, begin)
