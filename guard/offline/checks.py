@@ -121,7 +121,7 @@ class Details:
         clock = times.times(claim.text)
         spans = [t.span for t in clock]
         quantities = [q for q in numbers.extract(claim.text)
-                      if not any(a <= q.start < b for a, b in spans)]
+                      if not any(a <= q.start < b for a, b in spans) and not _counted(q)]
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
         return cls(content_stems(claim.text), quantities[:MAX_AMOUNTS], clock[:MAX_AMOUNTS],
                    times.weekdays(claim.text)[:MAX_AMOUNTS], names[:MAX_AMOUNTS], claim.text,
@@ -148,6 +148,12 @@ class Answer:
         computed = [q for q in amounts if q not in stated and arithmetic.derivable(
             q, pool, [*clock, *index.clock])]
         return cls(frozenset(content_stems(output)), tuple(stated + computed), clock)
+
+
+def _counted(quantity: numbers.Quantity) -> bool:
+    """"three times", "five events": a count in words, often of items the evidence lists
+    rather than states, so it is an operand of arithmetic but never checked itself."""
+    return quantity.kind == "count" and not quantity.text[:1].isdigit() and quantity.value < 100
 
 
 def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,

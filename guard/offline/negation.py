@@ -86,8 +86,14 @@ def _stems(text: str) -> set[str]:
     return found
 
 
+_UNTIL = re.compile(r"\b(?:until|till|through|up to)\b", re.IGNORECASE)
+_OPEN_UNTIL = frozenset({stem("open"), stem("closed"), stem("close"), stem("closes")})
+
+
 def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
     claim_stems = _stems(claim)
+    if _UNTIL.search(claim):  # "open until the end of week 2" = "closes at the end of week 2"
+        claim_stems -= _OPEN_UNTIL
     evidence_stems = _stems(evidence_sentence)
     for word in claim_stems - evidence_stems:
         prefixed = _prefix_opposite(word, evidence_stems)
