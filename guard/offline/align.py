@@ -98,12 +98,13 @@ class EvidenceIndex:
     _buckets: dict[str, list[str]] = field(default_factory=dict)
     _related: dict[str, frozenset[str]] = field(default_factory=dict)
     _names: list[entities.Name] | None = None
+    passages: tuple[Passage, ...] = ()
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
         units = list(passages) or [Passage("evidence", evidence)]
         sentences = [s for p in units for s in _sentences(p)]
-        index = cls(sentences, normalized=normalize(evidence))
+        index = cls(sentences, normalized=normalize(evidence), passages=tuple(units))
         for number, sentence in enumerate(sentences):
             index.stems.update(sentence.stems)
             index.quantities.extend(sentence.quantities)

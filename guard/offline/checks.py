@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal, Protocol
 
-from guard.offline import arithmetic, entities, negation, numbers, times
+from guard.offline import arithmetic, comparison, entities, negation, numbers, times
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -194,7 +194,8 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
                           "its numbers, dates and times are in the evidence; the words are not "
                           "checked in this language")
         return result("undecided", "unreadable", "the rules cannot read this language")
-    relation = (_names_apart(details.names, index, claim.text)
+    relation = (_comparison(claim.text, index)
+                or _names_apart(details.names, index, claim.text)
                 or _unbounded(claim.text, sentence, overlap)
                 or _polarity(claim, sentence, overlap)
                 or _quantifier(claim.text, sentence, overlap, index)
@@ -413,6 +414,15 @@ def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:
     if " " in name.text:
         return False
     return any(entities.abbreviates(name.text, other.text) for other in index.names())
+
+
+def _comparison(text: str, index: EvidenceIndex) -> Failure | None:
+    found = comparison.reversed_comparison(text, index.passages)
+    if found is None:
+        return None
+    holder = next((s for s in index.sentences
+                   if s.passage == found.passage and found.amount in s.text), None)
+    return "comparison_reversed", found.reason, holder
 
 
 def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) -> Failure | None:

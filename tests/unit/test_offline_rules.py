@@ -178,3 +178,28 @@ class TestPolarityAcrossTheEvidence:
         decision = decide("Damage from power surges",
                           "The warranty does not cover damage from power surges.")
         assert decision.label != "fail"
+
+
+class TestComparisons:
+    SPECS = ("Specs. Model A: 6.1-inch display, 4,500 mAh battery, 128 GB. "
+             "Model B: 6.7-inch display, 5,000 mAh battery, 256 GB.")
+    LATENCY = "Latency from EU clients (p50): eu-west region 18 ms, us-east region 92 ms."
+
+    @pytest.mark.parametrize(("output", "context"), [
+        ("Model A has the bigger battery.", SPECS),
+        ("For EU clients, us-east has the lower latency.", LATENCY),
+        ("The V11 is the lighter one.", "AeroClean V8: weight 2.6 kg, runtime 40 min. "
+                                        "AeroClean V11: weight 3.1 kg, runtime 60 min."),
+    ])
+    def test_a_reversed_comparison_fails_and_quotes_the_amount(self, output: str,
+                                                               context: str) -> None:
+        decision = decide(output, context)
+        assert decision.basis == "fail:comparison_reversed"
+        assert "reversed" in reasons(decision)
+
+    @pytest.mark.parametrize(("output", "context"), [
+        ("Model B has the bigger battery.", SPECS),
+        ("For EU clients, eu-west has the lower latency.", LATENCY),
+    ])
+    def test_a_comparison_that_holds_is_not_failed(self, output: str, context: str) -> None:
+        assert decide(output, context).label != "fail"
