@@ -58,7 +58,8 @@ _UNIVERSAL = frozenset({"all", "every", "always", "never", "none", "only", "each
 _LIMITING = frozenset({"some", "most", "many", "several", "certain", "select", "selected",
                        "usually", "often", "sometimes", "typically", "eligible",
                        "limited", "specific", "one", "two", "three", "few"})
-_CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for orders|except)\b",
+_CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for orders|except|"
+                        r"for (?:members|subscribers|holders|customers) )\b",
                         re.IGNORECASE)
 # Words by which an answer says it computed a figure ("in total", "which leaves", "6 months
 # after"); without one, a number that arithmetic could reach is more likely a wrong number.
@@ -202,7 +203,8 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
                 or _contrary(claim, details.stems, index, sentence))
     if relation is not None:
         return result("contradicted", relation[0], relation[1], relation[2])
-    dropped = _dropped_condition(details.stems, answer.stems, sentence, share)
+    dropped = (None if _CONDITION.search(claim.text) else
+               _dropped_condition(details.stems, answer.stems, sentence, share))
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)
     return _support_status(claim, details, index, premise, sentence, share, local, missing,
@@ -561,18 +563,40 @@ def _covered_clause(about: set[str], sentence: str) -> str | None:
 def _dropped_condition(stems: list[str], answer: frozenset[str],
                        sentence: EvidenceSentence | None, share: float) -> str | None:
     """The claim restates a conditional sentence without its condition ("returns are free"
-    against "returns are free if you use the prepaid label")."""
+    against "returns are free if you use the prepaid label", or "if ..., you can claim 50%")."""
     if sentence is None or share < CONDITION_SUPPORT:
         return None
-    match = _CONDITION.search(sentence.text)
+    for clause in _CONDITIONAL_CLAUSE.split(sentence.text):
+        split = _condition_and_main(clause)
+        if split is None:
+            continue
+        condition_text, main_text = split
+        stated = set(content_stems(condition_text))
+        condition = stated - set(stems) - answer
+        main = set(content_stems(main_text))
+        if (len(condition) >= 2 and len(condition) * 2 >= len(stated) and main
+                and len(main & set(stems)) * 2 >= len(main)):
+            return (f"leaves out the condition \"{_short(condition_text.strip(), 60)}\" "
+                    f"({sentence.passage})")
+    return None
+
+
+_CONDITIONAL_CLAUSE = re.compile(r";\s*")
+
+
+def _condition_and_main(clause: str) -> tuple[str, str] | None:
+    """The condition of a clause and what it conditions: "main if condition", or "If
+    condition, main"."""
+    match = _CONDITION.search(clause)
     if match is None:
         return None
-    condition = set(content_stems(sentence.text[match.end():])) - set(stems) - answer
-    main = set(content_stems(sentence.text[:match.start()]))
-    if len(condition) >= 2 and main and len(main & set(stems)) * 2 >= len(main):
-        return (f"leaves out the condition \"{_short(sentence.text[match.start():], 60)}\" "
-                f"({sentence.passage})")
-    return None
+    before = clause[:match.start()]
+    if not content_stems(before.split(".")[-1]):  # the condition opens the sentence
+        comma = clause.find(", ", match.end())
+        if comma < 0:
+            return None
+        return clause[match.start():comma], clause[comma + 2:]
+    return clause[match.start():], before
 
 
 def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) -> bool:

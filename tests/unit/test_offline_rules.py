@@ -203,3 +203,13 @@ class TestComparisons:
     ])
     def test_a_comparison_that_holds_is_not_failed(self, output: str, context: str) -> None:
         assert decide(output, context).label != "fail"
+
+
+def test_a_condition_that_opens_the_sentence_must_be_kept() -> None:
+    context = ("If your train arrives 30 minutes or more late, you can claim 50% of the single "
+               "fare; 60 minutes or more, 100%.")
+    assert decide("You can claim half of your single fare back.", context).basis == (
+        "fail:condition_dropped")
+    kept = decide("If your train arrives 30 minutes or more late, you can claim half of your "
+                  "single fare back.", context)
+    assert kept.label != "fail"
