@@ -196,6 +196,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
                           "checked in this language")
         return result("undecided", "unreadable", "the rules cannot read this language")
     relation = (_comparison(claim.text, index)
+                or _attribution(details, sentence, overlap, index)
                 or _names_apart(details.names, index, claim.text)
                 or _unbounded(claim.text, sentence, overlap)
                 or _polarity(claim, sentence, overlap)
@@ -398,7 +399,7 @@ def _name_failure(names: list[entities.Name], index: EvidenceIndex,
     if negation.negated(text):
         return None  # "there's no Rust SDK": naming what is absent
     for name in names:
-        if name.text in _COMMON_ABBREVIATIONS:
+        if name.text in _COMMON_ABBREVIATIONS or name.guessed:
             continue
         if entities.quote_in(name.text, index.normalized):
             continue
@@ -416,6 +417,30 @@ def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:
     if " " in name.text:
         return False
     return any(entities.abbreviates(name.text, other.text) for other in index.names())
+
+
+ATTRIBUTION_OVERLAP = 0.7
+
+
+def _attribution(details: Details, sentence: EvidenceSentence | None, overlap: float,
+                 index: EvidenceIndex) -> Failure | None:
+    """The claim's words come from a passage that never names the one it credits them to
+    ("Reviewer 1 pointed out ..." where only Reviewer 2's comments say so)."""
+    names = [n for n in details.names if any(len(p) > 1 for p in n.parts)]
+    if sentence is None or overlap < ATTRIBUTION_OVERLAP or len(names) != 1:
+        return None
+    name = names[0]
+    if not name.labelled:
+        return None  # only labelled siblings ("Reviewer 1" / "Reviewer 2") are told apart
+
+    def names_it(s: EvidenceSentence) -> bool:
+        return name.named_in(s.text)
+
+    passage = [s for s in index.sentences if s.passage == sentence.passage]
+    if any(names_it(s) for s in passage) or not any(names_it(s) for s in index.sentences):
+        return None  # named where it is said, or never: another rule's
+    return ("attribution", f"{sentence.passage} says this, and never names '{name.text}' "
+            f"(\"{_short(sentence.text)}\")", sentence)
 
 
 def _comparison(text: str, index: EvidenceIndex) -> Failure | None:

@@ -37,6 +37,17 @@ class Name:
 
     text: str
     parts: tuple[str, ...]
+    guessed: bool = False  # "Take 2" may be a verb and a count: never proof of absence
+
+    @property
+    def labelled(self) -> bool:
+        """Whether a number or letter tells it from its siblings ("Reviewer 1", "Model A")."""
+        return any(_LABEL.fullmatch(w) for w in self.text.split()[1:])
+
+    def named_in(self, text: str) -> bool:
+        """Whether ``text`` names it with its label ("reviewer 1", not "reviewer 2")."""
+        words = [re.escape(w) for w in self.text.lower().split()]
+        return re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None
 
 
 def names(text: str, *, whole_answer: bool = False) -> list[Name]:
@@ -45,17 +56,34 @@ def names(text: str, *, whole_answer: bool = False) -> list[Name]:
     tokens = _TOKEN.findall(text)
     found: list[Name] = []
     run: list[str] = []
+    guessed = False  # the run opens a sentence only because a label follows ("Take 2")
     for index, token in enumerate(tokens):
         joins = bool(run) and token.lower() in _NAME_JOINERS
         opening = whole_answer and index == 0 and token.lower() not in STOPWORDS
-        if ((opening and bool(_CAPITALISED.fullmatch(token))) or _is_name_word(tokens, index)
-                or (joins and _is_name_word(tokens, index + 1))):
+        regular = ((opening and bool(_CAPITALISED.fullmatch(token)))
+                   or _is_name_word(tokens, index) or (joins and _is_name_word(tokens, index + 1)))
+        if regular or _numbered(tokens, index, run):
+            guessed = guessed or (not run and not regular)
             run.append(token)
         else:
-            _close(run, found)
-            run = []
-    _close(run, found)
+            _close(run, found, guessed)
+            run, guessed = [], False
+    _close(run, found, guessed)
     return found
+
+
+_LABEL = re.compile(r"\d{1,4}|[A-Z]")  # "Reviewer 1", "Model A", "Terminal 2"
+
+
+def _numbered(tokens: list[str], index: int, run: list[str]) -> bool:
+    """A capitalised word with a number or letter after it is a name ("Reviewer 1" even
+    opening a sentence); the number or letter belongs to it."""
+    token = tokens[index]
+    if run and _LABEL.fullmatch(token) and len(run) <= 3:
+        return True
+    following = tokens[index + 1] if index + 1 < len(tokens) else ""
+    return (not run and bool(_CAPITALISED.fullmatch(token)) and token.lower() not in STOPWORDS
+            and token.lower().rstrip(".") not in _NOT_NAMES and bool(_LABEL.fullmatch(following)))
 
 
 def _is_name_word(tokens: list[str], index: int) -> bool:
@@ -73,7 +101,7 @@ def _is_name_word(tokens: list[str], index: int) -> bool:
             and following.lower() not in STOPWORDS)
 
 
-def _close(run: list[str], found: list[Name]) -> None:
+def _close(run: list[str], found: list[Name], guessed: bool = False) -> None:
     while run and run[-1].lower() in _NAME_JOINERS:
         run.pop()
     if not run:
@@ -83,7 +111,7 @@ def _close(run: list[str], found: list[Name]) -> None:
     text = " ".join(run)
     if not _INITIALS.search(text):
         text = text.rstrip(".")
-    found.append(Name(text, parts))
+    found.append(Name(text, parts, guessed))
 
 
 def quoted(text: str) -> list[str]:

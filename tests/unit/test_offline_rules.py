@@ -213,3 +213,24 @@ def test_a_condition_that_opens_the_sentence_must_be_kept() -> None:
     kept = decide("If your train arrives 30 minutes or more late, you can claim half of your "
                   "single fare back.", context)
     assert kept.label != "fail"
+
+
+class TestLabelledNames:
+    REVIEWS = ("Reviewer 1: The methodology is sound, but the sample size limits "
+               "generalisability.",
+               "Reviewer 2: The literature review omits recent work on transfer learning.")
+
+    def test_a_comment_credited_to_the_wrong_labelled_sibling_fails(self) -> None:
+        decision = decide("Reviewer 1 pointed out that the literature review omits recent work "
+                          "on transfer learning.", list(self.REVIEWS))
+        assert decision.basis == "fail:attribution"
+        assert "Reviewer 1" in reasons(decision)
+
+    def test_the_right_sibling_is_not_failed(self) -> None:
+        decision = decide("Reviewer 2 pointed out that the literature review omits recent work "
+                          "on transfer learning.", list(self.REVIEWS))
+        assert decision.label != "fail"
+
+    def test_a_sentence_opening_verb_before_a_number_is_not_a_missing_name(self) -> None:
+        decision = decide("Take 2 tablets with water.", "Adults: two tablets with water.")
+        assert decision.basis != "fail:name_absent"
