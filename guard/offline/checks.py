@@ -250,14 +250,20 @@ def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premis
     if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
         return result("undecided", "low_support",
                       f"most of its words are not in the evidence (missing: "
-                      f"{', '.join(missing[:5])}); low overlap alone is not proof")
+                      f"{', '.join(missing[:5])}{_closest(sentence)}); low overlap alone is not "
+                      "proof")
     return result("undecided", "partial",
-                  f"partly supported ({share:.2f}; missing: {', '.join(missing[:5])})")
+                  f"partly supported ({share:.2f}; missing: {', '.join(missing[:5])}"
+                  f"{_closest(sentence)})")
 
 
 class _Result(Protocol):  # the signature of check_claim's local ``result``
     def __call__(self, status: Status, basis: str, reason: str,
                  at: EvidenceSentence | None = None) -> ClaimResult: ...
+
+
+def _closest(sentence: EvidenceSentence | None) -> str:
+    return f"; closest: {sentence.passage}" if sentence is not None else ""
 
 
 def _where(sentence: EvidenceSentence | None) -> str:
