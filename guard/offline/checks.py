@@ -28,7 +28,7 @@ from guard.offline.align import (
     support,
 )
 from guard.offline.claims import Claim, is_short_answer
-from guard.offline.text import GENERIC, content_stems, normalize
+from guard.offline.text import GENERIC, content_stems, normalize, stem, words
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
 
@@ -248,18 +248,27 @@ def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premis
                       f"its words occur in the evidence but not together (best sentence has "
                       f"{local:.2f} of them{named}): a relation the evidence does not state")
     if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
+        absent = _as_written(missing, claim.text)
         return result("undecided", "low_support",
-                      f"most of its words are not in the evidence (missing: "
-                      f"{', '.join(missing[:5])}{_closest(sentence)}); low overlap alone is not "
-                      "proof")
+                      f"most of its words are not in the evidence (missing: {absent}"
+                      f"{_closest(sentence)}); low overlap alone is not proof")
     return result("undecided", "partial",
-                  f"partly supported ({share:.2f}; missing: {', '.join(missing[:5])}"
+                  f"partly supported ({share:.2f}; missing: {_as_written(missing, claim.text)}"
                   f"{_closest(sentence)})")
 
 
 class _Result(Protocol):  # the signature of check_claim's local ``result``
     def __call__(self, status: Status, basis: str, reason: str,
                  at: EvidenceSentence | None = None) -> ClaimResult: ...
+
+
+def _as_written(stems: list[str], text: str, limit: int = 5) -> str:
+    """The claim's words behind ``stems``, as the answer writes them."""
+    written: dict[str, str] = {}
+    for word in words(text):
+        for part in word.split("-") if "-" in word else [word]:
+            written.setdefault(stem(part), part)
+    return ", ".join(written.get(s, s) for s in stems[:limit])
 
 
 def _closest(sentence: EvidenceSentence | None) -> str:
