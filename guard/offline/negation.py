@@ -76,13 +76,16 @@ def opposed(claim: str, evidence_sentence: str) -> str | None:
     return _opposite_words(claim, evidence_sentence)
 
 
-def _stems(text: str) -> set[str]:
-    """Stems of the words of ``text``, and of the parts of hyphenated ones."""
-    found: set[str] = set()
+def _stems(text: str) -> dict[str, str]:
+    """Stems of the words of ``text`` (and of the parts of hyphenated ones), each with the
+    word it came from."""
+    found: dict[str, str] = {}
     for word in words(text):
-        found.add(stem(word))
+        found.setdefault(stem(word), word)
         if "-" in word:
-            found.update(stem(part) for part in word.split("-") if part)
+            for part in word.split("-"):
+                if part:
+                    found.setdefault(stem(part), part)
     return found
 
 
@@ -91,15 +94,18 @@ _OPEN_UNTIL = frozenset({stem("open"), stem("closed"), stem("close"), stem("clos
 
 
 def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
-    claim_stems = _stems(claim)
+    claim_words = _stems(claim)
+    claim_stems = set(claim_words)
     if _UNTIL.search(claim):  # "open until the end of week 2" = "closes at the end of week 2"
         claim_stems -= _OPEN_UNTIL
-    evidence_stems = _stems(evidence_sentence)
-    for word in claim_stems - evidence_stems:
-        prefixed = _prefix_opposite(word, evidence_stems)
-        if prefixed is not None and prefixed not in claim_stems:
-            return f"opposite meaning: the claim says '{word}', the evidence says '{prefixed}'"
-        for opposite in OPPOSITE.get(word, frozenset()):
-            if opposite in evidence_stems and opposite not in claim_stems:
-                return f"opposite meaning: the claim says '{word}', the evidence says '{opposite}'"
+    evidence_words = _stems(evidence_sentence)
+    evidence_stems = set(evidence_words)
+    for word in sorted(claim_stems - evidence_stems):
+        found = _prefix_opposite(word, evidence_stems)
+        if found is None or found in claim_stems:
+            found = next((o for o in sorted(OPPOSITE.get(word, frozenset()))
+                          if o in evidence_stems and o not in claim_stems), None)
+        if found is not None:
+            return (f"opposite meaning: the claim says '{claim_words[word]}', the evidence "
+                    f"says '{evidence_words[found]}'")
     return None
