@@ -186,6 +186,7 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
             or _weekday_failure(claim.text, details, index, sentence)
             or _number_failure(details, index, sentence, answer)
             or _misplaced(details, sentence, overlap)
+            or _swapped(details, sentence, index)
             or (_name_failure(details.names, index, claim.text) if readable else None))
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
@@ -398,6 +399,32 @@ def _misplaced(details: Details, sentence: EvidenceSentence | None,
         said = ", ".join(w.text for w in sentence.days)
         return ("weekday_misplaced", f"days {', '.join(w.text for w in details.days)}: "
                 f"{sentence.passage} says {said} (\"{_short(sentence.text)}\")", sentence)
+    return None
+
+
+SWAP_OVERLAP = 0.75
+
+
+def _swapped(details: Details, sentence: EvidenceSentence | None,
+             index: EvidenceIndex) -> Failure | None:
+    """The claim's one amount of a kind belongs to another sentence, while the sentence its
+    words restate gives another amount of that kind ("the express train takes 25 minutes"
+    where the train's sentence says 55 and the metro's 25)."""
+    if sentence is None:
+        return None
+    by_words, overlap = best_sentence(details.stems, [], index)
+    if by_words is None or overlap < SWAP_OVERLAP:
+        return None
+    for quantity in details.quantities:
+        if quantity.kind in ("count", "date", "year", "ordinal"):
+            continue
+        if sum(q.kind == quantity.kind for q in details.quantities) != 1:
+            continue
+        same = [q for q in by_words.quantities if q.kind == quantity.kind]
+        if same and not by_words.states(quantity):
+            return ("number_swapped", f"number {quantity.text}: {by_words.passage} says "
+                    f"{same[0].text} here (\"{_short(by_words.text)}\"); {quantity.text} is "
+                    "said of something else", by_words)
     return None
 
 

@@ -234,3 +234,12 @@ class TestLabelledNames:
     def test_a_sentence_opening_verb_before_a_number_is_not_a_missing_name(self) -> None:
         decision = decide("Take 2 tablets with water.", "Adults: two tablets with water.")
         assert decision.basis != "fail:name_absent"
+
+
+def test_an_amount_said_of_something_else_is_a_swap() -> None:
+    context = ("From Airport North the express train takes 55 minutes. From City Airport the "
+               "metro takes 25 minutes.")
+    decision = decide("From Airport North, the express train takes 25 minutes.", context)
+    assert decision.basis == "fail:number_swapped"
+    right = decide("From Airport North, the express train takes 55 minutes.", context)
+    assert right.label != "fail"
