@@ -11,6 +11,7 @@ check costs time linear in the operands.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from datetime import date
 
 from guard.offline.numbers import Quantity
@@ -25,7 +26,7 @@ _PLAIN = frozenset({"count", "percent"})
 def derivable(claim: Quantity, operands: Iterable[Quantity],
               clock: Iterable[TimeOfDay] = ()) -> bool:
     """Whether one step of arithmetic on two distinct ``operands`` gives ``claim``."""
-    pool = list(dict.fromkeys(operands))[:MAX_OPERANDS]
+    pool = list(dict.fromkeys(islice(operands, 2 * MAX_OPERANDS)))[:MAX_OPERANDS]
     if claim.kind == "date":
         return _date_offset(claim, pool)
     if claim.kind in ("year", "ordinal"):

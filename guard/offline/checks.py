@@ -410,15 +410,15 @@ def _swapped(details: Details, sentence: EvidenceSentence | None,
     """The claim's one amount of a kind belongs to another sentence, while the sentence its
     words restate gives another amount of that kind ("the express train takes 25 minutes"
     where the train's sentence says 55 and the metro's 25)."""
-    if sentence is None:
+    measured = [q for q in details.quantities
+                if q.kind not in ("count", "date", "year", "ordinal")]
+    if sentence is None or not measured:
         return None
     by_words, overlap = best_sentence(details.stems, [], index)
     if by_words is None or overlap < SWAP_OVERLAP:
         return None
-    for quantity in details.quantities:
-        if quantity.kind in ("count", "date", "year", "ordinal"):
-            continue
-        if sum(q.kind == quantity.kind for q in details.quantities) != 1:
+    for quantity in measured:
+        if sum(q.kind == quantity.kind for q in measured) != 1:
             continue
         same = [q for q in by_words.quantities if q.kind == quantity.kind]
         if same and not by_words.states(quantity):
