@@ -11,8 +11,8 @@ check costs time linear in the operands.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import islice
 from datetime import date
+from itertools import islice
 
 from guard.offline.numbers import Quantity
 from guard.offline.times import TimeOfDay
