@@ -20,8 +20,9 @@ from guard.case import PreparedCase
 from guard.models import ScoringMode, Usage
 from guard.offline.align import EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
-from guard.offline.checks import Answer, ClaimResult, Premise, check_claim
+from guard.offline.checks import ClaimResult, Premise, check_claim
 from guard.offline.claims import split_claims
+from guard.offline.details import Answer
 from guard.offline.lexicon import european
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings
