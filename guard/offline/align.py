@@ -99,12 +99,14 @@ class EvidenceIndex:
     _related: dict[str, frozenset[str]] = field(default_factory=dict)
     _names: list[entities.Name] | None = None
     passages: tuple[Passage, ...] = ()
+    headers: dict[str, str] = field(default_factory=dict)  # label -> "(id: .., source: ..)"
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
         units = list(passages) or [Passage("evidence", evidence)]
         sentences = [s for p in units for s in _sentences(p)]
-        index = cls(sentences, normalized=normalize(evidence), passages=tuple(units))
+        index = cls(sentences, normalized=normalize(evidence), passages=tuple(units),
+                    headers=_headers(evidence))
         for number, sentence in enumerate(sentences):
             index.stems.update(sentence.stems)
             index.quantities.extend(sentence.quantities)
@@ -112,6 +114,8 @@ class EvidenceIndex:
             index.days.update(d for w in sentence.days for d in w.days)
             for stem in sentence.scope:
                 index._postings.setdefault(stem, []).append(number)
+        for header in index.headers.values():  # "source: cardiology letter, Dr Hughes"
+            index.stems.update(content_stems(header))
         for stem in index.stems:
             index._buckets.setdefault(stem[:BUCKET], []).append(stem)
         index.amounts = QuantityIndex(index.quantities)
@@ -149,6 +153,15 @@ class EvidenceIndex:
                 seen.update(self._postings.get(form, ()))
             hits.update(seen)
         return [number for number, _ in hits.most_common(MAX_CANDIDATES)]
+
+
+_HEADER = re.compile(r"^(\[\d+\]) \((.{1,300}?)\)(?=\s)", re.MULTILINE)
+
+
+def _headers(evidence: str) -> dict[str, str]:
+    """What the rendered evidence says of each numbered document ("(id: c1, source:
+    cardiology letter, Dr Hughes)"): part of the evidence, though not of its text."""
+    return {m.group(1): m.group(2) for m in _HEADER.finditer(evidence)}
 
 
 def _sentences(passage: Passage) -> list[EvidenceSentence]:

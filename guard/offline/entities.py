@@ -37,7 +37,7 @@ class Name:
 
     text: str
     parts: tuple[str, ...]
-    guessed: bool = False  # "Take 2" may be a verb and a count: never proof of absence
+    guessed: bool = False  # "Take 2", "Finally,": maybe no name, so never proof of absence
 
     @property
     def labelled(self) -> bool:
@@ -77,13 +77,16 @@ _LABEL = re.compile(r"\d{1,4}|[A-Z]")  # "Reviewer 1", "Model A", "Terminal 2"
 
 def _numbered(tokens: list[str], index: int, run: list[str]) -> bool:
     """A capitalised word with a number or letter after it is a name ("Reviewer 1" even
-    opening a sentence); the number or letter belongs to it."""
+    opening a sentence; the number or letter belongs to it), and so may be one opening a
+    sentence before a comma ("Marco, your account manager, ...")."""
     token = tokens[index]
     if run and _LABEL.fullmatch(token) and len(run) <= 3:
         return True
     following = tokens[index + 1] if index + 1 < len(tokens) else ""
+    opens = index == 0 or tokens[index - 1] in _OPENERS
     return (not run and bool(_CAPITALISED.fullmatch(token)) and token.lower() not in STOPWORDS
-            and token.lower().rstrip(".") not in _NOT_NAMES and bool(_LABEL.fullmatch(following)))
+            and token.lower().rstrip(".") not in _NOT_NAMES
+            and (bool(_LABEL.fullmatch(following)) or (opens and following == ",")))
 
 
 def _is_name_word(tokens: list[str], index: int) -> bool:

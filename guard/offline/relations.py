@@ -12,7 +12,7 @@ import re
 from itertools import pairwise
 
 from guard.offline import comparison, entities, negation
-from guard.offline.align import EvidenceIndex, EvidenceSentence
+from guard.offline.align import EvidenceIndex, EvidenceSentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
 from guard.offline.details import Details, Failure, short
 from guard.offline.text import GENERIC, content_stems
@@ -38,26 +38,34 @@ _CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for 
 
 
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ese|ish|ean)$")
-ATTRIBUTION_OVERLAP = 0.7
+ATTRIBUTION_OVERLAP = 0.6
 
 
 def _attribution(details: Details, sentence: EvidenceSentence | None, overlap: float,
                  index: EvidenceIndex) -> Failure | None:
-    """The claim's words come from a passage that never names the one it credits them to
-    ("Reviewer 1 pointed out ..." where only Reviewer 2's comments say so)."""
+    """The claim's words come from a passage that never names the one it credits them to,
+    though another passage does ("Reviewer 1 pointed out ..." where only Reviewer 2's
+    comments say so; "Dr Hughes suggested ..." where the letter saying so is Dr Nair's;
+    "Marco, your account manager, said ..." where the engineer's comment says it)."""
     names = [n for n in details.names if any(len(p) > 1 for p in n.parts)]
-    if sentence is None or overlap < ATTRIBUTION_OVERLAP or len(names) != 1:
+    if sentence is None or not names:
         return None
-    name = names[0]
-    if not name.labelled:
-        return None  # only labelled siblings ("Reviewer 1" / "Reviewer 2") are told apart
+    labels = list(dict.fromkeys(s.passage for s in index.sentences))
 
-    def names_it(s: EvidenceSentence) -> bool:
-        return name.named_in(s.text)
+    def names_it(name: entities.Name, label: str) -> bool:
+        texts = [s.text for s in index.sentences if s.passage == label]
+        return any(name.named_in(t) for t in [*texts, index.headers.get(label, "")])
 
-    passage = [s for s in index.sentences if s.passage == sentence.passage]
-    if any(names_it(s) for s in passage) or not any(names_it(s) for s in index.sentences):
-        return None  # named where it is said, or never: another rule's
+    foreign = [n for n in names if not names_it(n, sentence.passage)
+               and any(names_it(n, label) for label in labels)]
+    if len(foreign) != 1 or not (len(names) == 1 or foreign[0].guessed
+                                 or foreign[0].labelled):
+        return None  # several names, or none credited from elsewhere: not judged here
+    name = foreign[0]
+    said = [s for s in details.stems if not any(s in n.parts for n in names)]
+    if not said or sum(in_sentence(s, sentence, index) for s in said) < (
+            ATTRIBUTION_OVERLAP * len(said)):
+        return None  # the sentence does not say what the claim credits
     return ("attribution", f"{sentence.passage} says this, and never names '{name.text}' "
             f"(\"{short(sentence.text)}\")", sentence)
 

@@ -243,3 +243,24 @@ def test_an_amount_said_of_something_else_is_a_swap() -> None:
     assert decision.basis == "fail:number_swapped"
     right = decide("From Airport North, the express train takes 55 minutes.", context)
     assert right.label != "fail"
+
+
+def test_a_document_header_is_evidence_of_who_said_what() -> None:
+    """The rendered documents' sources ("cardiology letter, Dr Hughes") are evidence too: a
+    recommendation credited to the wrong letter's author fails."""
+    context = [{"id": "c1", "source": "cardiology letter, Dr Hughes",
+                "text": "Recommend continuing bisoprolol 2.5 mg."},
+               {"id": "c2", "source": "endocrinology letter, Dr Nair",
+                "text": "Recommend increasing metformin to 1 g twice daily."}]
+    settings = JudgeSettings()
+    judge = OfflineJudge(settings)
+    guard = Guard(judge, settings)
+
+    def decided(output: str) -> Decision:
+        case = guard.prepare(JudgeRequest.model_validate({"output": output, "context": context}))
+        assert isinstance(case, PreparedCase)
+        return judge.decide(case)
+
+    assert decided("Dr Hughes suggested increasing metformin to 1 g twice daily.").basis == (
+        "fail:attribution")
+    assert decided("Dr Nair suggested increasing metformin to 1 g twice daily.").label != "fail"
