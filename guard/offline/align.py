@@ -100,6 +100,7 @@ class EvidenceIndex:
     _names: list[entities.Name] | None = None
     passages: tuple[Passage, ...] = ()
     headers: dict[str, str] = field(default_factory=dict)  # label -> "(id: .., source: ..)"
+    texts: dict[str, str] = field(default_factory=dict)  # label -> its header and text
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
@@ -107,6 +108,7 @@ class EvidenceIndex:
         sentences = [s for p in units for s in _sentences(p)]
         index = cls(sentences, normalized=normalize(evidence), passages=tuple(units),
                     headers=_headers(evidence))
+        index.texts = {p.label: f"{index.headers.get(p.label, '')}\n{p.text}" for p in units}
         for number, sentence in enumerate(sentences):
             index.stems.update(sentence.stems)
             index.quantities.extend(sentence.quantities)

@@ -50,11 +50,10 @@ def _attribution(details: Details, sentence: EvidenceSentence | None, overlap: f
     names = [n for n in details.names if any(len(p) > 1 for p in n.parts)]
     if sentence is None or not names:
         return None
-    labels = list(dict.fromkeys(s.passage for s in index.sentences))
+    labels = list(index.texts)
 
     def names_it(name: entities.Name, label: str) -> bool:
-        texts = [s.text for s in index.sentences if s.passage == label]
-        return any(name.named_in(t) for t in [*texts, index.headers.get(label, "")])
+        return name.named_in(index.texts.get(label, ""))
 
     foreign = [n for n in names if not names_it(n, sentence.passage)
                and any(names_it(n, label) for label in labels)]

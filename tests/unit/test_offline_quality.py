@@ -46,7 +46,7 @@ def judged(name: str) -> list[quality.Judged]:
     return _judged(name)
 
 
-@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.79), ("halueval", 0.77)])
+@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.80), ("halueval", 0.78)])
 def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
     assert quality.offline_accuracy(judged(name)) >= floor
 
@@ -72,7 +72,7 @@ def test_the_offline_tier_decides_a_share_of_halueval_itself() -> None:
     assert decided / len(all_rows) >= 0.5
 
 
-def test_no_realistic_category_is_all_wrong_and_at_most_one_below_half() -> None:
+def test_no_realistic_category_is_below_half_right() -> None:
     per = quality.by_category(judged("realistic"))
     assert all(right > 0 for right, _ in per.values()), per
-    assert sum(right * 2 < total for right, total in per.values()) <= 1, per
+    assert sum(right * 2 < total for right, total in per.values()) == 0, per
