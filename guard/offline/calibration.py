@@ -8,8 +8,10 @@ it. The confidence of a basis is that accuracy, shrunk toward one half by ``PRIO
 pseudo-counts so a basis seen a few times is not trusted, and taken on the set where it is
 lowest (among the pooled count and the sets with at least ``MIN_SET_ROWS`` answers of it): a
 rule that is right on copied answers but wrong on paraphrases is not trusted on either. A
-basis never seen is 0.5. Weak bases (low lexical overlap) and undecided answers are capped
-below any sensible cascade threshold: they are never confident, whatever the table says.
+basis seen fewer than ``MIN_TRUSTED`` times says at most ``FEW_CAP`` and one never seen 0.5.
+Weak bases (low lexical overlap) are capped below any sensible cascade threshold; an undecided
+answer is 0.5 (the offline tier does not know), whatever the table says: its accuracy would
+only be the base rate of the data it was counted on.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 
 PRIOR_WEIGHT = 2.0
 MIN_SET_ROWS = 5  # a set speaks for a basis once it has this many answers of it
+MIN_TRUSTED = 8  # answers of a basis, over all sets, before it may stand alone in a cascade
+FEW_CAP = 0.75  # the most a basis seen fewer times may say: below the default threshold
 UNSEEN = 0.5
 WEAK_CAP = 0.6
 UNDECIDED = 0.5
@@ -57,6 +61,8 @@ class Calibration:
         seen = [t[basis] for t in self.sets.values()
                 if basis in t and t[basis].total >= MIN_SET_ROWS]
         value = min(shrunk(t) for t in [pooled, *seen])
+        if pooled.total < MIN_TRUSTED:
+            value = min(value, FEW_CAP)  # a rule seen a few times is never trusted alone
         if basis.startswith("undecided"):
             return UNDECIDED  # not a decision: its accuracy is the data's base rate
         if basis in WEAK_BASES:

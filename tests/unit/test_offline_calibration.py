@@ -7,7 +7,9 @@ import json
 import pytest
 
 from guard.offline.calibration import (
+    FEW_CAP,
     MIN_SET_ROWS,
+    MIN_TRUSTED,
     UNDECIDED,
     UNSEEN,
     Calibration,
@@ -114,3 +116,10 @@ def test_tallies_count_right_decisions_per_basis() -> None:
 def test_balanced_accuracy_weighs_both_classes() -> None:
     assert balanced_accuracy([(True, True), (False, False), (False, False)]) == 1.0
     assert balanced_accuracy([(True, True), (True, False), (True, False)]) == 0.5
+
+
+def test_a_rule_seen_a_few_times_is_never_trusted_alone() -> None:
+    few = Calibration({"fail:x": Tally(MIN_TRUSTED - 1, MIN_TRUSTED - 1)})
+    assert few.confidence("fail:x") <= FEW_CAP
+    many = Calibration({"fail:x": Tally(10 * MIN_TRUSTED, 10 * MIN_TRUSTED)})
+    assert many.confidence("fail:x") > FEW_CAP
