@@ -36,7 +36,7 @@ LANGS = frozenset({"en", "es", "de", "fr"})
 CONVERSATIONS = frozenset({"tool_grounded", "assistant_only"})
 NON_ENGLISH = frozenset({"non_english", "non_english_error"})
 # file name -> (minimum rows, minimum rows per category)
-SETS = {"realistic-dev.jsonl": (180, 6)}
+SETS = {"realistic-dev.jsonl": (180, 6), "realistic-holdout.jsonl": (90, 3)}
 
 
 def load(name: str) -> list[dict[str, Any]]:
@@ -95,3 +95,8 @@ def test_sizes_and_unique_ids(name: str) -> None:
     assert not short, f"categories under {per_category} rows: {short}"
     assert len({r["domain"] for r in rows}) == len(DOMAINS)
 
+
+def test_dev_and_holdout_share_no_id_and_no_output() -> None:
+    dev, holdout = (load(name) for name in sorted(SETS))
+    assert not {r["id"] for r in dev} & {r["id"] for r in holdout}
+    assert not {r["output"] for r in dev} & {r["output"] for r in holdout}
