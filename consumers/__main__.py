@@ -1,5 +1,5 @@
 import sys
 
-from consumers.cli import main
+from consumers.cli.main import main
 
 sys.exit(main())

@@ -5,6 +5,7 @@ Hierarchy::
     ConsumerError              root of every error raised by ``consumers``
     ├── SettingsError          a service setting is invalid (names the field and the fix)
     ├── BrokerUnavailable      the broker could not be reached within the start-up deadline
+    ├── TopicsMissing          a topic the service reads or writes did not exist by the deadline
     └── PublishFailed          an output record was not acknowledged by the broker
 """
 
@@ -23,6 +24,15 @@ class SettingsError(ConsumerError):
 
 class BrokerUnavailable(ConsumerError):
     pass
+
+
+class TopicsMissing(ConsumerError):
+    def __init__(self, topics: list[str], fix: str, waited_s: float) -> None:
+        self.topics = topics
+        names = ", ".join(topics)
+        noun = "topic" if len(topics) == 1 else "topics"
+        super().__init__(f"{noun} {names} still missing after {waited_s:.0f}s "
+                         f"(startup_timeout_s); {fix}")
 
 
 class PublishFailed(ConsumerError):

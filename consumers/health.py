@@ -4,9 +4,10 @@ A tiny HTTP/1.1 server on asyncio streams, running in the service's own event lo
 at all proves the loop is responsive. Health means progress, not "process alive":
 
 * ``/readyz`` is 200 only while the consumer has partitions assigned and either has nothing to do
-  (no lag, nothing held) or finished a message within ``stall_after_s``. It is 503 while starting,
-  stopping, with intake stopped (quota spent, key rejected), without partitions (e.g. stuck after
-  a rebalance, aiokafka #847/#1154), or with work waiting and no progress (a hung judge).
+  (no lag, nothing held) or finished a message within ``stall_after_s``. It is 503 while starting
+  (saying what start-up waits for, e.g. a missing topic), stopping, with intake stopped (quota
+  spent, key rejected), without partitions (e.g. stuck after a rebalance, aiokafka #847/#1154),
+  or with work waiting and no progress (a hung judge).
 * ``/healthz`` is 200 while the loop answers, and 503 once the consumer has been stalled for
   ``LIVENESS_STALL_FACTOR`` times ``stall_after_s``: a consumer that stuck is restarted.
 
@@ -28,6 +29,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from consumers.metrics import CONTENT_TYPE, NS, Metrics
+from consumers.stats import ServiceStats
 
 LIVENESS_STALL_FACTOR = 5.0
 REQUEST_READ_TIMEOUT_S = 5.0
@@ -46,23 +48,24 @@ class Health:
     detail: Mapping[str, Any]
 
 
-def _pending(stats: Any) -> int:
+def _pending(stats: ServiceStats) -> int:
     """Messages not yet finished: lag over assigned partitions plus what is held in memory."""
-    lag = sum(getattr(p, "lag", None) or 0 for p in (stats.partitions or {}).values())
-    held = sum(getattr(p, "outstanding", 0) for p in (stats.partitions or {}).values())
-    return max(lag, held, getattr(stats, "in_flight", 0) + getattr(stats, "waiting", 0))
+    lag = sum(p.lag or 0 for p in stats.partitions.values())
+    held = sum(p.outstanding for p in stats.partitions.values())
+    return max(lag, held, stats.in_flight + stats.waiting)
 
 
-def readiness(stats: Any, *, stall_after_s: float, now: float) -> Health:
+def readiness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Health:
     """Whether the consumer is making progress (see the module docstring for the rules)."""
     idle_s = max(0.0, now - stats.last_progress)
-    detail = {"assigned": len(stats.partitions or {}), "pending": _pending(stats),
+    detail = {"assigned": len(stats.partitions), "pending": _pending(stats),
               "seconds_since_progress": round(idle_s, 3)}
-    if getattr(stats, "stopping", False):
+    if stats.stopping:
         return Health(False, "stopping", detail)
-    if not getattr(stats, "started", False):
-        return Health(False, "starting", detail)
-    if getattr(stats, "intake_stopped", None):
+    if not stats.started:
+        waiting_for = stats.waiting_for
+        return Health(False, f"starting: {waiting_for}" if waiting_for else "starting", detail)
+    if stats.intake_stopped:
         return Health(False, f"intake stopped: {stats.intake_stopped}", detail)
     if not stats.partitions:
         return Health(False, "no partitions assigned", detail)
@@ -72,7 +75,7 @@ def readiness(stats: Any, *, stall_after_s: float, now: float) -> Health:
     return Health(True, "progressing" if detail["pending"] else "idle", detail)
 
 
-def liveness(stats: Any, *, stall_after_s: float, now: float) -> Health:
+def liveness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Health:
     """Alive unless stalled with pending work for ``LIVENESS_STALL_FACTOR * stall_after_s``.
 
     Waiting on purpose is not stuck: while intake is stopped (quota, credentials) or judge calls
@@ -82,8 +85,8 @@ def liveness(stats: Any, *, stall_after_s: float, now: float) -> Health:
     rebalance, aiokafka #1154)."""
     idle_s = max(0.0, now - stats.last_progress)
     limit = LIVENESS_STALL_FACTOR * stall_after_s
-    waiting = bool(getattr(stats, "intake_stopped", None)) or getattr(stats, "in_flight", 0) > 0
-    stuck = (getattr(stats, "started", False) and not getattr(stats, "stopping", False)
+    waiting = bool(stats.intake_stopped) or stats.in_flight > 0
+    stuck = (stats.started and not stats.stopping
              and not waiting and _pending(stats) > 0 and idle_s > limit)
     detail = {"seconds_since_progress": round(idle_s, 3)}
     if stuck:
@@ -111,8 +114,8 @@ class HealthServer:
     :meth:`start` and :meth:`close`.
     """
 
-    def __init__(self, *, metrics: Metrics, stats: Any, host: str = "0.0.0.0", port: int = 9464,
-                 stall_after_s: float = 120.0,
+    def __init__(self, *, metrics: Metrics, stats: ServiceStats, host: str = "0.0.0.0",
+                 port: int = 9464, stall_after_s: float = 120.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.metrics = metrics
         self.stats = stats

@@ -7,6 +7,10 @@ whether the stream is a TTY). Context travels in contextvars: :func:`bind_record
 request id, topic/partition/offset and W3C trace id for everything logged while a message is
 handled.
 
+aiokafka's known-transient start-up errors (no group coordinator yet on a fresh broker, a new
+topic's leader election) are demoted to debug during start-up (:class:`TransientStartupNoise`);
+after it, and for every other error, levels are kept.
+
 Two processors stand between an event and its rendering:
 
 * :class:`Redactor` replaces secrets: ``SecretStr`` values, string values of keys whose name says
@@ -22,10 +26,16 @@ import contextlib
 import logging
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TextIO
 
 import structlog
+from aiokafka.errors import (
+    GroupCoordinatorNotAvailableError,
+    GroupLoadInProgressError,
+    NotCoordinatorForGroupError,
+)
 from pydantic import SecretBytes, SecretStr
 from structlog.typing import EventDict, Processor, WrappedLogger
 
@@ -132,9 +142,50 @@ def shared_processors(*, debug_payloads: bool) -> list[Processor]:
     ]
 
 
+# aiokafka's errors that every fresh start may log while the broker finishes setting up: no
+# group coordinator yet (the offsets topic is being created, or its leader elected), the group
+# still loading, a new topic's leader not yet elected. aiokafka retries them itself.
+_TRANSIENT_COORDINATOR_ERRORS = (GroupCoordinatorNotAvailableError, NotCoordinatorForGroupError,
+                                 GroupLoadInProgressError)
+STARTUP_GRACE_S = 60.0  # default start-up window in which they are demoted to debug
+
+
+def is_transient_startup_noise(record: logging.LogRecord) -> bool:
+    """Whether ``record`` is one of aiokafka's known-transient start-up lines."""
+    args = record.args if isinstance(record.args, tuple) else ()
+    if record.name == "aiokafka.consumer.group_coordinator":
+        return (record.msg == "Group Coordinator Request failed: %s" and len(args) == 1
+                and isinstance(args[0], _TRANSIENT_COORDINATOR_ERRORS))
+    return (record.name == "aiokafka.cluster"
+            and record.msg == "Topic %s is not available during auto-create initialization")
+
+
+class TransientStartupNoise(logging.Filter):
+    """Handler filter: during the first ``grace_s`` seconds, aiokafka's known-transient start-up
+    errors (:func:`is_transient_startup_noise`) become debug lines (shown only when aiokafka logs
+    at debug). Every other record, and these ones after the grace, keep their level: a
+    coordinator still missing after start-up is a real problem and is shown as such."""
+
+    def __init__(self, grace_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self._clock = clock
+        self._until = clock() + grace_s
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if (record.levelno <= logging.DEBUG or not is_transient_startup_noise(record)
+                or self._clock() >= self._until):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
 def configure_logging(*, log_format: LogFormat = "auto", level: str | int = "info",
-                      debug_payloads: bool = False, stream: TextIO | None = None) -> None:
-    """Configure structlog and the stdlib root logger; calling it again replaces the setup."""
+                      debug_payloads: bool = False, stream: TextIO | None = None,
+                      startup_grace_s: float = STARTUP_GRACE_S) -> None:
+    """Configure structlog and the stdlib root logger; calling it again replaces the setup.
+
+    For ``startup_grace_s`` seconds aiokafka's transient start-up errors are demoted to debug
+    (:class:`TransientStartupNoise`)."""
     stream = stream if stream is not None else sys.stderr
     numeric = level if isinstance(level, int) else logging.getLevelName(level.upper())
     shared = shared_processors(debug_payloads=debug_payloads)
@@ -153,6 +204,7 @@ def configure_logging(*, log_format: LogFormat = "auto", level: str | int = "inf
     handler = logging.StreamHandler(stream)
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(formatter)
+    handler.addFilter(TransientStartupNoise(startup_grace_s))
     root = logging.getLogger()
     _remove_our_handlers(root)
     root.addHandler(handler)

@@ -7,8 +7,8 @@ Two kinds of sources feed :class:`Metrics`:
 * state read at scrape time: the :class:`~consumers.stats.ServiceStats` the service keeps
   (messages consumed, quarantined, dead-lettered by reason, in flight, lag per partition, intake
   stopped...) and the judge's budget layers (:meth:`guard.budgets.judge.BudgetedJudge.stats`:
-  breaker state, USD left per budget window, provider calls, retries by error kind), or
-  explicit probes for them.
+  breaker state, USD left per budget window, provider calls, retries by error kind, read through
+  :meth:`guard.boundary.GuardCore.budget_stats`), or explicit probes for them.
 
 Every name starts with ``groundguard_``; counters end in ``_total`` as Prometheus expects.
 """
@@ -23,6 +23,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from consumers.stats import ServiceStats
+from guard.budgets.judge import BudgetStats
 from guard.models import Verdict
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -35,22 +37,24 @@ BreakerProbe = Callable[[], str]
 """Returns the breaker state: ``closed``, ``half_open`` or ``open``."""
 BudgetProbe = Callable[[], Mapping[str, float]]
 """Returns USD left per budget window, e.g. ``{"hour": 1.5, "day": 20.0}``."""
+JudgeStatsProbe = Callable[[], BudgetStats | None]
+"""Returns the budget layers' counters, or None without them (``GuardCore.budget_stats``)."""
 
 
 class Metrics:
     """The service's metrics. ``stats`` is read at every scrape; call the methods on events."""
 
-    def __init__(self, stats: Any | None = None, *, judge: Any | None = None,
+    def __init__(self, stats: ServiceStats | None = None, *,
+                 judge_stats: JudgeStatsProbe | None = None,
                  breaker: BreakerProbe | None = None, budget: BudgetProbe | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        """``judge``: a judge with a ``stats()`` snapshot (the budgeted judge) supplies the
-        breaker and budget probes; anything else is ignored."""
+        """``judge_stats``: the budget layers' counters (``guard.budget_stats``); they supply
+        the breaker and budget gauges unless ``breaker`` / ``budget`` probes are given."""
         self.registry = CollectorRegistry(auto_describe=True)
         self.stats = stats
-        snapshot = getattr(judge, "stats", None)
-        self.judge_stats: Callable[[], Any] | None = snapshot if callable(snapshot) else None
-        self.breaker = breaker or (_breaker_of(self.judge_stats) if self.judge_stats else None)
-        self.budget = budget or (_budget_of(self.judge_stats) if self.judge_stats else None)
+        self.judge_stats = judge_stats
+        self.breaker = breaker
+        self.budget = budget
         self._verdicts = Counter(f"{NS}_verdicts", "Verdicts published, by label and judge tier.",
                                  ["label", "tier"], registry=self.registry)
         self._latency = Histogram(f"{NS}_judge_latency_seconds",
@@ -119,46 +123,42 @@ class _StateCollector(Collector):
         if stats is not None:
             yield from self._service(stats)
             yield from self._partitions(stats)
-        yield from self._breaker()
-        yield from self._budget()
-        if self._metrics.judge_stats is not None:
-            yield from self._judge(self._metrics.judge_stats())
+        probe = self._metrics.judge_stats
+        snapshot = probe() if probe is not None else None
+        yield from self._breaker(snapshot)
+        yield from self._budget(snapshot)
+        if snapshot is not None:
+            yield from self._judge(snapshot)
 
-    def _judge(self, snapshot: Any) -> Iterable[Metric]:
-        calls = getattr(snapshot, "provider_calls", None)
-        if calls is not None:
-            yield _counter("judge_provider_calls", "Calls made to the judge provider, "
-                           "retries included.", float(calls))
+    def _judge(self, snapshot: BudgetStats) -> Iterable[Metric]:
+        yield _counter("judge_provider_calls", "Calls made to the judge provider, "
+                       "retries included.", float(snapshot.provider_calls))
         retries = CounterMetricFamily(f"{NS}_judge_retries", "Judge calls retried, by error "
                                       "kind.", labels=["kind"])
-        for kind, count in sorted(getattr(snapshot, "retries", {}).items()):
+        for kind, count in sorted(snapshot.retries.items()):
             retries.add_metric([kind], float(count))
         yield retries
 
-    def _service(self, stats: Any) -> Iterable[Metric]:
+    def _service(self, stats: ServiceStats) -> Iterable[Metric]:
         for attr, name, doc in _COUNTERS:
-            if hasattr(stats, attr):
-                yield _counter(name, doc, float(getattr(stats, attr)))
+            yield _counter(name, doc, float(getattr(stats, attr)))
         dead = CounterMetricFamily(f"{NS}_dead_lettered", "Messages dead-lettered, by reason.",
                                    labels=["reason"])
-        for reason, count in sorted(dict(getattr(stats, "dead_lettered", {})).items()):
+        for reason, count in sorted(stats.dead_lettered.items()):
             dead.add_metric([reason], float(count))
         yield dead
         for attr, name, doc in _GAUGES:
-            if hasattr(stats, attr):
-                yield _gauge(name, doc, float(getattr(stats, attr)))
+            yield _gauge(name, doc, float(getattr(stats, attr)))
         stopped = _gauge("intake_stopped", "1 when intake stopped (quota spent, key rejected), "
                          "by reason.", labels=["reason"])
-        reason = getattr(stats, "intake_stopped", None)
-        stopped.add_metric([str(reason or "")], 1.0 if reason else 0.0)
+        stop = stats.intake_stopped
+        stopped.add_metric([stop or ""], 1.0 if stop else 0.0)
         yield stopped
-        last = getattr(stats, "last_progress", None)
-        if last is not None:
-            yield _gauge("seconds_since_progress", "Seconds since a message last finished.",
-                         max(0.0, self._clock() - float(last)))
+        yield _gauge("seconds_since_progress", "Seconds since a message last finished.",
+                     max(0.0, self._clock() - stats.last_progress))
 
-    def _partitions(self, stats: Any) -> Iterable[Metric]:
-        parts: Mapping[str, Any] = getattr(stats, "partitions", {}) or {}
+    def _partitions(self, stats: ServiceStats) -> Iterable[Metric]:
+        parts = stats.partitions
         lag = _gauge("consumer_lag", "Messages not yet committed, per assigned partition.",
                      labels=["topic", "partition"])
         paused = _gauge("partition_paused", "1 while a partition is paused (buffer full).",
@@ -167,20 +167,24 @@ class _StateCollector(Collector):
                              labels=["topic", "partition"])
         for key, part in sorted(parts.items()):
             topic, partition = split_partition_key(key)
-            if getattr(part, "lag", None) is not None:
+            if part.lag is not None:
                 lag.add_metric([topic, partition], float(part.lag))
-            paused.add_metric([topic, partition], 1.0 if getattr(part, "paused", False) else 0.0)
-            outstanding.add_metric([topic, partition], float(getattr(part, "outstanding", 0)))
+            paused.add_metric([topic, partition], 1.0 if part.paused else 0.0)
+            outstanding.add_metric([topic, partition], float(part.outstanding))
         yield lag
         yield paused
         yield outstanding
         yield _gauge("assigned_partitions", "Partitions assigned to this consumer.",
                      float(len(parts)))
 
-    def _breaker(self) -> Iterable[Metric]:
-        if self._metrics.breaker is None:
+    def _breaker(self, snapshot: BudgetStats | None) -> Iterable[Metric]:
+        probe = self._metrics.breaker
+        if probe is not None:
+            state = probe()
+        elif snapshot is not None:
+            state = snapshot.breaker.state.value
+        else:
             return
-        state = self._metrics.breaker()
         family = _gauge("breaker_state", "1 for the judge circuit breaker's current state.",
                         labels=["state"])
         for name in BREAKER_STATES:
@@ -189,27 +193,19 @@ class _StateCollector(Collector):
         yield _gauge("breaker_open", "1 while the judge circuit breaker is open.",
                      1.0 if state == "open" else 0.0)
 
-    def _budget(self) -> Iterable[Metric]:
-        if self._metrics.budget is None:
+    def _budget(self, snapshot: BudgetStats | None) -> Iterable[Metric]:
+        probe = self._metrics.budget
+        if probe is not None:
+            left_usd = probe()
+        elif snapshot is not None:
+            left_usd = {w.window: float(w.left_usd) for w in snapshot.cost.windows}
+        else:
             return
         family = _gauge("budget_left_usd", "USD left in each judge cost budget window.",
                         labels=["window"])
-        for window, left in sorted(self._metrics.budget().items()):
+        for window, left in sorted(left_usd.items()):
             family.add_metric([window], float(left))
         yield family
-
-
-def _breaker_of(snapshot: Callable[[], Any]) -> BreakerProbe:
-    def probe() -> str:
-        state = snapshot().breaker.state
-        return str(getattr(state, "value", state))
-    return probe
-
-
-def _budget_of(snapshot: Callable[[], Any]) -> BudgetProbe:
-    def probe() -> dict[str, float]:
-        return {w.window: float(w.left_usd) for w in snapshot().cost.windows}
-    return probe
 
 
 def split_partition_key(key: Any) -> tuple[str, str]:

@@ -38,9 +38,9 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
@@ -63,7 +63,9 @@ from consumers.records import DeadLetter
 from consumers.routing import OutRecord
 from consumers.settings import Guarantee, Ordering, ServiceSettings
 from consumers.stats import PartitionStats, ServiceStats
-from consumers.topics import ensure_topics
+from consumers.topics import ensure_topics, wait_for_topics
+from guard.assembly import build_guard
+from guard.boundary import GuardCore
 from guard.models import Label, Verdict
 
 log = structlog.get_logger("consumers.service")
@@ -73,6 +75,7 @@ UNDECODABLE_FETCH = (CorruptRecordException, UnsupportedCodecError)
 FETCH_ERROR_BACKOFF_S = 0.5
 FETCH_ERROR_BACKOFF_MAX_S = 10.0
 FETCH_ERROR_RESET_S = 60.0
+_T = TypeVar("_T")
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 @dataclass(eq=False)
 class _Partition:
@@ -111,7 +114,7 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 class GuardService:
     """Runs the consume-judge-publish loop for one replica. See the module docstring."""
 
-    def __init__(self, settings: ServiceSettings, guard: Any, *,
+    def __init__(self, settings: ServiceSettings, guard: GuardCore, *,
                  stop: asyncio.Event | None = None,
                  on_verdict: Callable[[Verdict], None] | None = None,
                  stats: ServiceStats | None = None) -> None:
@@ -141,8 +144,8 @@ class GuardService:
     async def run(self) -> None:
         """Run until stopped; raises :class:`PublishFailed` if an output could not be delivered."""
         try:
-            await self._start()
-            await self._loop()
+            if await self._start():
+                await self._loop()
         finally:
             await self._shutdown()
         if self._fatal is not None:
@@ -151,10 +154,15 @@ class GuardService:
     def stop(self) -> None:
         self._stop.set()
 
-    async def _start(self) -> None:
+    async def _start(self) -> bool:
+        """Start the clients once every topic exists; False when stopped while waiting."""
         s = self.settings
+        deadline = time.monotonic() + s.startup_timeout_s
         if s.create_topics:
             await self._with_startup_deadline(lambda: ensure_topics(s), "create topics")
+        if not await self._with_startup_deadline(lambda: self._topics_exist(deadline),
+                                                 "look up topics"):
+            return False
         self._producer = make_producer(s)
         await self._with_startup_deadline(self._producer.start, "start the producer")
         self._consumer = self._make_consumer()
@@ -164,13 +172,20 @@ class GuardService:
         log.info("service.started", bootstrap=s.bootstrap_servers, topic=s.topics.requests,
                  group_id=s.group_id, guarantee=s.guarantee.value, concurrency=s.concurrency,
                  transactional_id=s.transactional_id)
+        return True
 
-    async def _with_startup_deadline(self, start: Any, what: str) -> None:
+    async def _topics_exist(self, deadline: float) -> bool:
+        def waiting(reason: str | None) -> None:
+            self.stats.waiting_for = reason
+
+        return await wait_for_topics(self.settings, deadline=deadline, stop=self._stop,
+                                     on_missing=waiting)
+
+    async def _with_startup_deadline(self, start: Callable[[], Awaitable[_T]], what: str) -> _T:
         deadline = time.monotonic() + self.settings.startup_timeout_s
         while True:
             try:
-                await start()
-                return
+                return await start()
             except KafkaConnectionError as exc:
                 if time.monotonic() >= deadline:
                     raise BrokerUnavailable(
@@ -603,18 +618,17 @@ class GuardService:
     # ------------------------------------------------------------------ intake stop
 
     def _intake_stopped(self) -> bool:
-        return getattr(self.guard, "intake_stop_reason", None) is not None
+        return self.guard.intake_stop_reason is not None
 
     def _stopped_intake(self, verdict: Verdict) -> bool:
         """Whether ``verdict`` is the judge's error that stopped intake (quota, auth): it says
         nothing about the message, so it must not be published, quarantined or approved."""
-        reason = getattr(self.guard, "intake_stop_reason", None)
-        error = getattr(verdict, "error", None)
+        reason, error = self.guard.intake_stop_reason, verdict.error
         return (reason is not None and verdict.label is Label.ERROR and error is not None
                 and error.kind == reason)
 
     def _check_intake(self) -> None:
-        reason = getattr(self.guard, "intake_stop_reason", None)
+        reason = self.guard.intake_stop_reason
         if reason is not None and self.stats.intake_stopped is None:
             self.stats.intake_stopped = reason
             self.stats.ready = False
@@ -812,7 +826,7 @@ class GuardService:
             stopping.result()
 
 
-async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
+async def run_service(settings: ServiceSettings, guard: GuardCore | None = None, *,
                       stop: asyncio.Event | None = None,
                       environ: Mapping[str, str] | None = None,
                       on_start: Callable[[GuardService], None] | None = None,
@@ -827,7 +841,7 @@ async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
     """
     own_guard = guard is None
     if guard is None:
-        guard = build_guard(settings, environ if environ is not None else os.environ)
+        guard = build_guard(settings.judge, environ if environ is not None else os.environ)
     event = stop or asyncio.Event()
     service = GuardService(settings, guard, stop=event, on_verdict=on_verdict, stats=stats)
     remove_handlers = _install_signal_handlers(event) if stop is None else (lambda: None)
@@ -839,13 +853,6 @@ async def run_service(settings: ServiceSettings, guard: Any | None = None, *,
         remove_handlers()
         if own_guard:
             await guard.aclose()
-
-
-def build_guard(settings: ServiceSettings, environ: Mapping[str, str]) -> Any:
-    """The judge stack from ``settings.judge`` (unknown model price: ``ConfigError``)."""
-    from consumers.commands.judging import build_guard as build_judge_stack
-
-    return build_judge_stack(settings.judge, environ)
 
 
 def _install_signal_handlers(event: asyncio.Event) -> Any:

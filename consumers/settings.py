@@ -9,6 +9,7 @@ them; a bad setting raises :class:`consumers.errors.SettingsError` naming the fi
 from __future__ import annotations
 
 import json
+import re
 import socket
 import ssl
 from collections.abc import Mapping
@@ -231,7 +232,38 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
         problems.append(("transactional_id_prefix", "exactly_once needs a transactional id prefix",
                          "set transactional_id_prefix (GROUNDGUARD_TRANSACTIONAL_ID_PREFIX), "
                          "e.g. 'groundguard'; each replica adds its instance_id"))
-    sec = s.security
+    problems += _security_problems(s.security)
+    outputs = s.topics.outputs()
+    if s.topics.requests in outputs:
+        problems.append(("topics.requests", "the requests topic is also an output topic",
+                         "use distinct topic names so verdicts are not judged again"))
+    if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
+        problems.append(("judge.api_key_file", f"file {s.judge.api_key_file} does not exist",
+                         "point it at a file holding the API key"))
+    return problems
+
+
+_SASL_FIELDS = ("sasl_mechanism", "sasl_username", "sasl_password")
+_SSL_FIELDS = ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_key_password")
+
+
+def _security_problems(sec: SecuritySettings) -> list[tuple[str, str, str]]:
+    """Credentials the protocol would silently ignore are refused, as are missing ones."""
+    problems: list[tuple[str, str, str]] = []
+    sasl_set = [name for name in _SASL_FIELDS if getattr(sec, name) is not None]
+    if sasl_set and not sec.uses_sasl:
+        want = "SASL_SSL" if sec.uses_ssl else "SASL_SSL (or SASL_PLAINTEXT)"
+        problems.append(("security.protocol", f"{', '.join(sasl_set)} set, but protocol "
+                         f"{sec.protocol} does not use SASL, so they would be ignored",
+                         f"set security.protocol: {want} (GROUNDGUARD_SECURITY__PROTOCOL="
+                         "SASL_SSL), or remove the security.sasl_ settings"))
+    ssl_set = [name for name in _SSL_FIELDS if getattr(sec, name) is not None]
+    ssl_set += ["ssl_check_hostname"] if "ssl_check_hostname" in sec.model_fields_set else []
+    if ssl_set and not sec.uses_ssl:
+        problems.append(("security.protocol", f"{', '.join(ssl_set)} set, but protocol "
+                         f"{sec.protocol} does not use TLS, so they would be ignored",
+                         "set security.protocol to SSL or SASL_SSL "
+                         "(GROUNDGUARD_SECURITY__PROTOCOL), or remove the security.ssl_ settings"))
     if sec.uses_sasl and not (sec.sasl_username and sec.sasl_password):
         problems.append(("security.sasl_username", f"{sec.protocol} needs a user and password",
                          "set security.sasl_username and security.sasl_password "
@@ -244,13 +276,6 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
     if sec.ssl_keyfile and not sec.ssl_certfile:
         problems.append(("security.ssl_certfile", "a key file was given without a certificate",
                          "set security.ssl_certfile to the client certificate"))
-    outputs = s.topics.outputs()
-    if s.topics.requests in outputs:
-        problems.append(("topics.requests", "the requests topic is also an output topic",
-                         "use distinct topic names so verdicts are not judged again"))
-    if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
-        problems.append(("judge.api_key_file", f"file {s.judge.api_key_file} does not exist",
-                         "point it at a file holding the API key"))
     return problems
 
 
@@ -281,21 +306,60 @@ class _MappingEnvSource(EnvSettingsSource):
         return {k.lower(): v for k, v in self._environ.items()}
 
 
-def _read_file(path: Path) -> dict[str, Any]:
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The mapping in a YAML or JSON settings file. A :class:`SettingsError` otherwise, which
+    names the file, line, column and problem but never quotes the file's text: the offending
+    line may hold a password or an API key."""
     if not path.is_file():
         raise SettingsError("config", f"file {path} does not exist", "pass an existing --config")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError("config", f"{path} is not UTF-8 text (byte {exc.start})",
+                            "save the file as UTF-8") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise SettingsError("config", f"{path} is not valid YAML/JSON: {exc}",
-                            "fix the file's syntax") from exc
+    except json.JSONDecodeError as exc:
+        raise _syntax_error(path, exc.lineno, exc.colno, exc.msg) from None
+    except yaml.YAMLError as exc:
+        raise _syntax_error(path, *_yaml_position(exc), _yaml_problem(exc)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise SettingsError("config", f"{path} does not hold a mapping",
                             "write the settings as key: value pairs")
     return data
+
+
+# Quoted parts of PyYAML's problems may be file text (a tag or alias name): only a character
+# (',' or '\t') or a token name ('<block end>') is kept.
+_QUOTED = re.compile(r"'([^']*)'")
+_HARMLESS_QUOTE = re.compile(r"\\?.|<[a-z ]+>")
+
+
+def _unquoted(text: str) -> str:
+    def keep(match: re.Match[str]) -> str:
+        return match.group(0) if _HARMLESS_QUOTE.fullmatch(match.group(1)) else "'...'"
+
+    return _QUOTED.sub(keep, text)
+
+
+def _yaml_position(exc: yaml.YAMLError) -> tuple[int | None, int | None]:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    parts = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+    text = ": ".join(str(p) for p in parts if p) or type(exc).__name__
+    return _unquoted(text)
+
+
+def _syntax_error(path: Path, line: int | None, column: int | None,
+                  problem: str) -> SettingsError:
+    where = f"line {line}, column {column}" if line is not None else "unknown position"
+    return SettingsError("config", f"{path} is not valid YAML/JSON at {where}: {problem}",
+                         "fix the file's syntax there")
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -338,7 +402,7 @@ def _check_env_names(environ: Mapping[str, str]) -> None:
 def load_settings(path: Path | None, environ: Mapping[str, str]) -> ServiceSettings:
     """The settings from ``path`` (YAML or JSON) overlaid with ``GROUNDGUARD_...`` variables."""
     _check_env_names(environ)
-    file_values = _read_file(path) if path is not None else {}
+    file_values = read_config_file(path) if path is not None else {}
     try:
         env_values = _MappingEnvSource(environ)()
         settings = ServiceSettings.model_validate(_merge(file_values, env_values))

@@ -46,6 +46,7 @@ class ServiceStats:
     ready: bool = False
     stopping: bool = False
     intake_stopped: str | None = None
+    waiting_for: str | None = None  # what start-up waits for (a missing topic), for /readyz
     last_progress: float = field(default_factory=time.monotonic)
 
     @property

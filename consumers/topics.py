@@ -1,26 +1,40 @@
-"""Create the service's topics at start, when the operator allows it (``create_topics``)."""
+"""The service's topics at start: created when the operator allows it (``create_topics``),
+otherwise waited for until ``startup_timeout_s``, with one clear line naming what is missing and
+how to create it (not aiokafka's error line ten times a second)."""
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
 
 import structlog
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
+from consumers.errors import TopicsMissing
 from consumers.settings import ServiceSettings
 
 log = structlog.get_logger("consumers.topics")
+TOPIC_CHECK_INTERVAL_S = 1.0  # how often a missing topic is looked for again
+MISSING_TOPIC_LOG_EVERY_S = 30.0  # the topics.missing line is repeated at most this often
 
 
 def wanted_topics(settings: ServiceSettings) -> list[str]:
     return [settings.topics.requests, *settings.topics.outputs()]
 
 
+def _admin(settings: ServiceSettings) -> AIOKafkaAdminClient:
+    return AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers,
+                               client_id=f"{settings.client_id}-admin",
+                               request_timeout_ms=settings.kafka.request_timeout_ms,
+                               **settings.security.client_kwargs())
+
+
 async def ensure_topics(settings: ServiceSettings) -> list[str]:
     """Create the missing topics; return the names created. Existing topics are left alone."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers,
-                                client_id=f"{settings.client_id}-admin",
-                                request_timeout_ms=settings.kafka.request_timeout_ms,
-                                **settings.security.client_kwargs())
+    admin = _admin(settings)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
@@ -45,3 +59,48 @@ async def _create(admin: AIOKafkaAdminClient, settings: ServiceSettings,
         raise
     log.info("topics.created", topics=names, partitions=settings.topic_partitions,
              replication=settings.topic_replication)
+
+
+def creation_fix(settings: ServiceSettings, missing: list[str]) -> str:
+    """How to create ``missing``: the exact kafka-topics commands, or the setting that does it."""
+    commands = "; ".join(
+        f"kafka-topics.sh --bootstrap-server {settings.bootstrap_servers} --create --topic "
+        f"{name} --partitions {settings.topic_partitions} --replication-factor "
+        f"{settings.topic_replication}" for name in missing)
+    it = "it" if len(missing) == 1 else "them"
+    return (f"create {it}: {commands}; or set create_topics: true "
+            f"(GROUNDGUARD_CREATE_TOPICS=true) so groundguard creates {it} at start. If {it} "
+            "exist, this client may not see them: check the names and the principal's Describe "
+            "ACL")
+
+
+async def wait_for_topics(settings: ServiceSettings, *, deadline: float, stop: asyncio.Event,
+                          on_missing: Callable[[str | None], None]) -> bool:
+    """Return True once every topic the service uses exists, False if ``stop`` is set first.
+
+    While some are missing, ``on_missing`` gets a one-line reason (None once they exist) and
+    ``topics.missing`` is logged once, then at most every ``MISSING_TOPIC_LOG_EVERY_S``. At
+    ``deadline`` (a :func:`time.monotonic` time) :class:`TopicsMissing` is raised."""
+    admin = _admin(settings)
+    started, logged_at = time.monotonic(), None
+    try:
+        await admin.start()
+        while not stop.is_set():
+            existing = set(await admin.list_topics())
+            missing = [name for name in wanted_topics(settings) if name not in existing]
+            if not missing:
+                on_missing(None)
+                return True
+            fix, now = creation_fix(settings, missing), time.monotonic()
+            on_missing(f"waiting for missing topic(s) {', '.join(missing)}")
+            if now >= deadline:
+                raise TopicsMissing(missing, fix, now - started)
+            if logged_at is None or now - logged_at >= MISSING_TOPIC_LOG_EVERY_S:
+                log.error("topics.missing", topics=missing, fix=fix,
+                          gives_up_in_s=round(deadline - now, 1))
+                logged_at = now
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), min(TOPIC_CHECK_INTERVAL_S, deadline - now))
+        return False
+    finally:
+        await admin.close()

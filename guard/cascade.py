@@ -8,10 +8,22 @@ the LLM decides. The returned outcome's ``tier`` says which one did, and the cou
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from guard.case import PreparedCase
 from guard.errors import ConfigError
 from guard.providers.base import Judge, JudgeOutcome
+
+if TYPE_CHECKING:
+    from guard.settings import JudgeSettings
+
+
+def make_cascade(settings: JudgeSettings, llm: Judge) -> CascadeJudge:
+    """The cascade of ``settings``: the offline judge first, ``llm`` when it is unsure. The one
+    place a cascade is built, whether ``llm`` is a bare provider judge or a budgeted one."""
+    from guard.offline import OfflineJudge
+
+    return CascadeJudge(OfflineJudge(settings), llm, settings.cascade_confidence)
 
 
 class CascadeJudge:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from guard.models import ContextField, InjectionFinding, ScoringMode, Truncation
+from guard.models import ContextField, InjectionFinding, OutputCoverage, ScoringMode, Truncation
 
 
 @dataclass(frozen=True)
@@ -36,3 +36,5 @@ class PreparedCase:
     truncation: Truncation
     injections: tuple[InjectionFinding, ...]
     message_key: str | None = None  # the Kafka message key, when judged from a stream
+    coverage: OutputCoverage | None = None  # which part of the output the cases of a request see
+    window: int = 1  # which window of the output ``output`` is (1-based; see coverage.chunks)

@@ -5,6 +5,10 @@ Verdicts decided without a judge (``judge.tier == "none"``):
 * empty output, or one without a single letter or digit (whitespace, invisible characters, a
   lone ":" -- such inputs are known to fool LLM judges) -> label ``error``, reason
   ``empty_output``, hallucinated None;
+* an output longer than ``on_truncated_output`` lets a judge read (one window of
+  ``max_output_chars`` under ``fail``, ``max_output_chunks`` windows under ``judge_chunks``)
+  -> label ``fail``, score 0, hallucinated True, reason ``output_truncated``: text that is
+  never judged never passes, and no judge call is spent on a foregone verdict;
 * no grounding source, or an empty one, for the chosen ``context_field`` (the request's own
   ``context_field`` when it has one, else the setting) -> label ``fail``,
   score 0, hallucinated True, reason ``no_evidence``: failing closed, never a silent pass.
@@ -15,18 +19,20 @@ skipped on purpose gives label ``skipped``. :meth:`Guard.judge` never raises for
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
+from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
 from guard.defaults import PROMPT_VERSION
 from guard.errors import InvalidRequest, JudgeError, JudgementSkipped, MalformedJudgeOutput
-from guard.injection import scan
+from guard.injection import scan_request
 from guard.mapping import FieldMap
 from guard.models import (
     ClaimVerdict,
@@ -37,20 +43,25 @@ from guard.models import (
     JudgeInfo,
     JudgeRequest,
     Label,
+    OutputCoverage,
     Truncation,
     UnsupportedClaim,
     Usage,
     Verdict,
 )
+from guard.offload import off_loop
+from guard.policies import TRUNCATED_REASON, apply_policies, combine
 from guard.providers.base import Judge, JudgeOutcome
 from guard.quotes import check_quotes
-from guard.render import RenderedEvidence, render_evidence
+from guard.redact import redact
+from guard.render import render_for_queries, request_chars
 from guard.sanitize import sanitize
 from guard.scoring import Scored, score
 from guard.settings import JudgeSettings
-from guard.truncate import truncate
+from guard.truncate import truncate, windows
 
 MAX_INJECTION_FINDINGS = 20
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")  # what str.isalnum() accepts
 MAX_VALIDATION_PROBLEMS = 5
 
 Price = Callable[[str, Usage], float]
@@ -93,7 +104,8 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 class Guard:
-    """Judges requests with ``judge`` under ``settings``; the single entry point of the core.
+    """Judges requests with ``judge`` under ``settings``; the single entry point of the core,
+    and the :class:`~guard.boundary.GuardCore` the runtime holds.
 
     ``price(model, usage)`` gives a call's cost in USD (0 when not given); ``clock`` measures
     judge latency. ``intake_stop_reason`` is set to the error kind when the judge reports an
@@ -108,6 +120,8 @@ class Guard:
         self.intake_stop_reason: str | None = None
         self._price = price
         self._clock = clock
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        self._secrets = (key,) if key else ()
 
     # ---------------------------------------------------------------- parse
 
@@ -127,29 +141,55 @@ class Guard:
 
     def prepare(self, request: JudgeRequest, *,
                 message_key: str | None = None) -> PreparedCase | Verdict:
-        """The case to show a judge, or a verdict when none is needed (empty output/evidence).
+        """The case to show a judge (the output's first window), or a verdict when none is
+        needed (empty output/evidence). ``message_key`` is the stream's message key, for
+        sampling by key."""
+        cases = self.prepare_chunks(request, message_key=message_key)
+        return cases if isinstance(cases, Verdict) else cases[0]
 
-        ``message_key`` is the stream's message key, for sampling by key."""
+    def prepare_chunks(self, request: JudgeRequest, *,
+                       message_key: str | None = None) -> list[PreparedCase] | Verdict:
+        """One case per window of the output to judge (one unless ``on_truncated_output`` is
+        ``judge_chunks`` and the output is longer than ``max_output_chars``), or a verdict
+        when none is needed. Bounded work: linear in the request's size."""
         s = self.settings
         request_id = request.id or uuid.uuid4().hex
-        clean_output = sanitize(request.output)
-        output, output_cut = truncate(clean_output, s.max_output_chars)
-        if not any(ch.isalnum() for ch in output):
+        pieces, output_cut, coverage = self._output_windows(request)
+        if not pieces:
             return self._empty_output(request, request_id, output_cut)
+        if not coverage.complete and coverage.policy != "pass":
+            return self._unjudgeable_output(request, request_id, output_cut, coverage,
+                                            scan_request(pieces, (), None))
         source = self.source_of(request)
-        rendered = render_evidence(request, source, s.max_context_chars)
-        truncation = Truncation(context=rendered.cut, output=output_cut)
-        if not rendered.passages:
-            return self._no_evidence(request, request_id, truncation,
-                                     scan(clean_output, "output"))
         question = self._question(request)
-        injections = self._injections(request, clean_output, rendered, question)
-        return PreparedCase(
-            request_id=request_id, output=output, evidence=rendered.text,
-            passages=rendered.passages, source=source, mode=s.mode,
-            threshold=s.threshold, question=question, truncation=truncation,
-            injections=injections, message_key=message_key,
-        )
+        queries = ([f"{request.output} {request.question or ''}"] if len(pieces) == 1
+                   else [f"{p} {question or ''}" for p in pieces])
+        renders = render_for_queries(request, source, s.max_context_chars, queries)
+        if not renders[0].passages:
+            truncation = Truncation(context=renders[0].cut, output=output_cut)
+            return self._no_evidence(request, request_id, truncation, coverage,
+                                     scan_request(pieces, (), None))
+        injections = tuple(scan_request(pieces, renders, question)[:MAX_INJECTION_FINDINGS])
+        return [PreparedCase(
+            request_id=request_id, output=piece, evidence=rendered.text,
+            passages=rendered.passages, source=source, mode=s.mode, threshold=s.threshold,
+            question=question, truncation=Truncation(context=rendered.cut, output=output_cut),
+            injections=injections, message_key=message_key, coverage=coverage, window=number,
+        ) for number, (piece, rendered) in enumerate(zip(pieces, renders, strict=True), 1)]
+
+    def _output_windows(self, request: JudgeRequest) -> tuple[list[str], Cut, OutputCoverage]:
+        """The windows of the sanitized output a judge will see (those with a word), what was
+        cut, and the coverage the verdict reports."""
+        s = self.settings
+        clean = sanitize(request.output)
+        most = s.max_output_chunks if s.on_truncated_output == "judge_chunks" else 1
+        pieces, complete = windows(clean, s.max_output_chars, most)
+        pieces = [p for p in pieces if _LETTER_OR_DIGIT.search(p)]  # nothing to judge in others
+        judged = sum(map(len, pieces))
+        cut = Cut(original_chars=len(clean), kept_chars=judged, truncated=not complete)
+        coverage = OutputCoverage(policy=s.on_truncated_output, total_chars=len(clean),
+                                  judged_chars=judged, chunks=len(pieces), complete=complete)
+        return pieces, cut, coverage
 
     def source_of(self, request: JudgeRequest) -> ContextField:
         """The grounding source: the request's own ``context_field``, else the setting's."""
@@ -166,28 +206,27 @@ class Guard:
         question, _ = truncate(sanitize(text), self.settings.max_output_chars)
         return question or None
 
-    def _injections(self, request: JudgeRequest, output: str, rendered: RenderedEvidence,
-                    question: str | None) -> tuple[InjectionFinding, ...]:
-        evidence: list[str] = [p.text for p in rendered.passages]
-        if self.source_of(request) is ContextField.MESSAGES:
-            evidence += [sanitize(m.content) for m in request.messages or []
-                         if m.role in ("assistant", "system")]
-        if question:
-            evidence.append(question)
-        found = scan(output, "output") + [f for text in evidence for f in scan(text, "evidence")]
-        return tuple(_dedupe(found)[:MAX_INJECTION_FINDINGS])
-
     # ---------------------------------------------------------------- judge
 
     async def judge(self, request: JudgeRequest, *, message_key: str | None = None) -> Verdict:
         """The verdict on ``request``; never raises for judge errors or skipped judgements.
 
         ``message_key``: the stream's message key (sampling by key uses it). The configured
-        :class:`~guard.providers.base.Judge` itself is ``guard.backend``.
+        :class:`~guard.providers.base.Judge` itself is ``guard.backend``. Large requests are
+        prepared in a worker thread, so their CPU never blocks the event loop for long.
         """
-        prepared = self.prepare(request, message_key=message_key)
-        if isinstance(prepared, Verdict):
-            return prepared
+        cases = await off_loop(request_chars(request), self.prepare_chunks, request,
+                               message_key=message_key)
+        if isinstance(cases, Verdict):
+            return cases
+        verdicts: list[Verdict] = []
+        for case in cases:  # windows of a long output, one after the other
+            verdicts.append(await self._judge_case(request, case))
+            if verdicts[-1].label is not Label.PASS:
+                break  # the first window that does not pass decides
+        return apply_policies(combine(verdicts), self.settings)
+
+    async def _judge_case(self, request: JudgeRequest, prepared: PreparedCase) -> Verdict:
         started = self._clock()
         try:
             outcome = await self.backend.assess(prepared)
@@ -206,6 +245,10 @@ class Guard:
         """Parse and judge; :class:`InvalidRequest` propagates (dead-letter it)."""
         return await self.judge(self.parse(payload))
 
+    def budget_stats(self) -> BudgetStats | None:
+        """The budget layers' counters when ``backend`` is the budgeted judge, else None."""
+        return self.backend.stats() if isinstance(self.backend, BudgetedJudge) else None
+
     async def aclose(self) -> None:
         await self.backend.aclose()
 
@@ -219,6 +262,7 @@ class Guard:
 
     def _verdict(self, request: JudgeRequest, request_id: str, truncation: Truncation,
                  **fields: Any) -> Verdict:
+        """A verdict on ``request`` with the fields every verdict carries."""
         fields.setdefault("judge", self._judge_info())
         return Verdict(request_id=request_id, threshold=self.settings.threshold,
                        mode=self.settings.mode, source=self.source_of(request),
@@ -241,31 +285,53 @@ class Guard:
                             retriable=False))
 
     def _no_evidence(self, request: JudgeRequest, request_id: str, truncation: Truncation,
+                     coverage: OutputCoverage,
                      injections: list[InjectionFinding]) -> Verdict:
         source = self.source_of(request).value
         return self._verdict(
             request, request_id, truncation, label=Label.FAIL, reason="no_evidence",
             score=0.0, hallucinated=True, injections=injections[:MAX_INJECTION_FINDINGS],
+            coverage=coverage,
             explanation=f"The grounding source '{source}' is missing or empty, so no claim of "
             "the output can be supported; failing closed.")
+
+    def _unjudgeable_output(self, request: JudgeRequest, request_id: str, output_cut: Cut,
+                            coverage: OutputCoverage,
+                            injections: list[InjectionFinding]) -> Verdict:
+        s = self.settings
+        most = s.max_output_chunks if coverage.policy == "judge_chunks" else 1
+        nothing = {"judged_chars": 0, "chunks": 0}
+        return self._verdict(
+            request, request_id, Truncation(context=_no_cut(), output=output_cut.model_copy(
+                update={"kept_chars": 0})),
+            label=Label.FAIL, reason=TRUNCATED_REASON, score=0.0, hallucinated=True,
+            coverage=coverage.model_copy(update=nothing),
+            injections=injections[:MAX_INJECTION_FINDINGS],
+            explanation=f"The output has {coverage.total_chars} characters, more than "
+            f"{most} window(s) of {s.max_output_chars} can judge (on_truncated_output: "
+            f"{coverage.policy}); text that is never judged never passes, so it fails without "
+            "a judge call.")
 
     def _skipped(self, request: JudgeRequest, case: PreparedCase, reason: str) -> Verdict:
         return self._verdict(request, case.request_id, case.truncation, label=Label.SKIPPED,
                              reason=reason, injections=list(case.injections),
+                             coverage=case.coverage,
                              explanation=f"Not judged: {reason}.")
 
     def _error(self, request: JudgeRequest, case: PreparedCase, exc: JudgeError,
                latency_ms: float, outcome: JudgeOutcome | None = None) -> Verdict:
         if exc.stops_intake:
             self.intake_stop_reason = exc.kind
+        message = redact(str(exc), self._secrets)
         spent: dict[str, Any] = {}
         if outcome is not None:
             spent = {"usage": outcome.usage, "cost_usd": self._cost(outcome)}
         return self._verdict(
             request, case.request_id, case.truncation, label=Label.ERROR, reason=exc.kind,
-            explanation=f"The judge could not decide: {exc}",
-            error=ErrorInfo(kind=exc.kind, message=str(exc), retriable=exc.retriable),
-            injections=list(case.injections), latency_ms=latency_ms, **spent)
+            explanation=f"The judge could not decide: {message}",
+            error=ErrorInfo(kind=exc.kind, message=message, retriable=exc.retriable),
+            injections=list(case.injections), coverage=case.coverage, latency_ms=latency_ms,
+            **spent)
 
     def _decided(self, request: JudgeRequest, case: PreparedCase, outcome: JudgeOutcome,
                  scored: Scored, latency_ms: float) -> Verdict:
@@ -278,7 +344,7 @@ class Guard:
             unsupported_claims=[UnsupportedClaim(claim=c.claim, reason=c.reason)
                                 for c in claims if not c.supported],
             quote_check=quote_check, injections=list(case.injections),
-            judge=self._judge_info(outcome),
+            coverage=case.coverage, judge=self._judge_info(outcome),
             confidence=outcome.confidence, usage=outcome.usage, cost_usd=self._cost(outcome),
             latency_ms=latency_ms)
 
@@ -290,14 +356,3 @@ def _claims(outcome: JudgeOutcome) -> list[ClaimVerdict]:
 
 def _no_cut() -> Cut:
     return Cut(original_chars=0, kept_chars=0, truncated=False)
-
-
-def _dedupe(findings: Iterable[InjectionFinding]) -> list[InjectionFinding]:
-    seen: set[tuple[str, str, str]] = set()
-    unique: list[InjectionFinding] = []
-    for finding in findings:
-        key = (finding.kind, finding.location, finding.excerpt)
-        if key not in seen:
-            seen.add(key)
-            unique.append(finding)
-    return unique

@@ -6,19 +6,22 @@ splits the text into paragraphs (or, for a single paragraph, sentences), ranks t
 words they share with the output and question (earlier first on ties), keeps the best ones that
 fit, and shows them in their original order with ``[…]`` where something was left out. Every
 unit is whole, so cuts fall on sentence boundaries. A text with a single unit, or none related
-to the query, is truncated (its opening kept).
+to the query, is truncated (its opening kept). A text of more than :data:`MAX_UNITS` units
+(pathological: tens of thousands of tiny sentences) is ranked in groups of consecutive units.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import pairwise
 
 from guard.truncate import SENTENCE_END, truncate
 
 GAP = "[…]"
+MAX_UNITS = 5_000  # units ranked per text: bounds the work on pathological texts
+ANALYSED_TEXTS = 8  # long texts whose units are remembered (a request's windows share them)
 _GAP_COST = len(GAP) + 4  # the marker and the blanks around it, at most "\n\n[…]\n\n"
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _WORD = re.compile(r"\w+")
@@ -33,19 +36,24 @@ _STOPWORDS = frozenset({
 
 def words(text: str) -> set[str]:
     """The distinct content words (3+ characters, or numbers) of ``text``, lowercased."""
-    found = {w for w in _WORD.findall(text.lower()) if len(w) >= 3 or w.isdigit()}
-    return found - _STOPWORDS
+    found = set(_WORD.findall(text.lower()))
+    return {w for w in found if len(w) >= 3 or w.isdigit()} - _STOPWORDS
 
 
 def _spans(text: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
-    """(start, end) of the stripped units of ``text`` separated after each ``boundary``."""
-    cuts = [0, *(m.end() for m in boundary.finditer(text)), len(text)]
+    """(start, end) of the stripped units of ``text`` separated after each ``boundary``; at
+    most about :data:`MAX_UNITS` of them (beyond, consecutive units are merged evenly)."""
+    ends = [m.end() for m in boundary.finditer(text)]
+    if len(ends) > MAX_UNITS:
+        step = -(-len(ends) // MAX_UNITS)
+        ends = ends[step - 1::step]
+    cuts = [0, *ends, len(text)]
     spans = []
     for start, end in pairwise(cuts):
-        piece = text[start:end]
-        if piece.strip():
-            lead = len(piece) - len(piece.lstrip())
-            spans.append((start + lead, start + len(piece.rstrip())))
+        piece = text[start:end].lstrip()
+        if piece:
+            first = end - len(piece)
+            spans.append((first, first + len(piece.rstrip())))
     return spans
 
 
@@ -67,27 +75,21 @@ def _join(text: str, spans: Sequence[tuple[int, int]], chosen: Sequence[int]) ->
     return "".join(pieces)
 
 
-def overlap_counts(text: str, spans: Sequence[tuple[int, int]], wanted: set[str]) -> list[int]:
-    """How many distinct ``wanted`` words each span holds (one pass over ``text``)."""
-    hits: list[set[str]] = [set() for _ in spans]
-    if not wanted or not spans:
-        return [0] * len(spans)
-    alternatives = "|".join(map(re.escape, sorted(wanted, key=len, reverse=True)))
-    starts = [start for start, _ in spans]
-    for match in re.finditer(rf"\b(?:{alternatives})\b", text, re.IGNORECASE):
-        i = bisect_right(starts, match.start()) - 1
-        if i >= 0 and match.end() <= spans[i][1]:
-            hits[i].add(match.group().lower())
-    return [len(found) for found in hits]
+@lru_cache(maxsize=ANALYSED_TEXTS)
+def _analysed(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[frozenset[str], ...]]:
+    """The units of ``text`` and the content words of each, computed once per text: the windows
+    of a long output excerpt the same evidence several times."""
+    spans = tuple(units(text))
+    return spans, tuple(frozenset(words(text[start:end])) for start, end in spans)
 
 
 def excerpt(text: str, budget: int, query: str) -> str:
     """At most ``budget`` characters of ``text``: its units most related to ``query``."""
     if len(text) <= budget:
         return text
-    spans = units(text)
+    spans, unit_words = _analysed(text)
     wanted = words(query)
-    overlaps = overlap_counts(text, spans, wanted)
+    overlaps = [len(found & wanted) for found in unit_words] if wanted else [0] * len(spans)
     if len(spans) > 1 and any(overlaps):
         order = sorted(range(len(spans)), key=lambda i: (-overlaps[i], i))
         chosen: list[int] = []

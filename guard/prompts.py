@@ -104,6 +104,9 @@ def _truncation_note(case: PreparedCase) -> str:
     notes = [f"the {name} was shortened to {cut.kept_chars} of {cut.original_chars} characters"
              for name, cut in (("evidence", case.truncation.context),
                                ("output", case.truncation.output)) if cut.truncated]
+    if case.coverage is not None and case.coverage.chunks > 1:
+        notes.append(f"the output is long: the OUTPUT shown is part {case.window} of "
+                     f"{case.coverage.chunks}, judged separately; check only its claims")
     return f"Note: {'; '.join(notes)}.\n\n" if notes else ""
 
 

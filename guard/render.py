@@ -7,6 +7,10 @@
   turns and system turns are shown, labelled *not evidence*, and are never passages.
 * ``input`` / ``expected_output`` is a single passage.
 
+At most :data:`~guard.defaults.MAX_EVIDENCE_ITEMS` documents (the first ones: retrieval order) or
+turns (the last ones: the most recent) are rendered, so the work per request is bounded however
+many tiny items a message holds; the others count as cut.
+
 Each piece is sanitized, then the whole is fitted to ``limit`` characters: whole blocks are
 preferred; when everything does not fit, evidence blocks go before non-evidence turns, and among
 them the blocks sharing the most words with the output (and question) go first, shown in their
@@ -20,9 +24,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import cast
 
 from guard.case import Passage
+from guard.defaults import MAX_EVIDENCE_ITEMS
 from guard.excerpt import excerpt, words
 from guard.models import ContextField, Cut, Document, JudgeRequest, Message
 from guard.sanitize import sanitize
@@ -33,11 +40,17 @@ MIN_PARTIAL_CHARS = 80  # a partly kept block needs at least this much room to b
 
 @dataclass(frozen=True)
 class RenderedEvidence:
-    """The evidence text the judge sees, its evidence passages, and what was cut."""
+    """The evidence text the judge sees, its evidence passages, and what was cut.
+
+    ``bodies`` are the texts of every shown block (evidence or not) and ``attributes`` the
+    producer-given values in their headers (document ids and sources, tool names): what an
+    injection scan must read."""
 
     text: str
     passages: tuple[Passage, ...]
     cut: Cut
+    bodies: tuple[str, ...] = ()
+    attributes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,11 @@ class _Block:
     body: str
     passage_label: str | None  # None: shown, but not evidence
     relevance: int = 0
+    attributes: tuple[str, ...] = ()  # producer-given header values: ids, sources, tool names
+
+    @cached_property
+    def content_words(self) -> set[str]:
+        return words(self.body)
 
     @property
     def text(self) -> str:
@@ -72,6 +90,10 @@ def _body(text: str) -> str:
     return _HEADER_LOOKALIKE.sub(r"\1| \2", sanitize(text))
 
 
+def _document_attributes(doc: Document) -> tuple[str, ...]:
+    return tuple(_one_line(value) for value in (doc.id, doc.source) if value)
+
+
 def _document_header(number: int, doc: Document) -> str:
     pairs = (("id", doc.id), ("source", doc.source))
     attrs = [f"{name}: {_one_line(value)}" for name, value in pairs if value]
@@ -80,12 +102,13 @@ def _document_header(number: int, doc: Document) -> str:
 
 def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[_Block]:
     items: list[str | Document] = [context] if isinstance(context, str) else list(context)
-    docs = [Document(text=item) if isinstance(item, str) else item for item in items]
     blocks: list[_Block] = []
-    for number, doc in enumerate(docs, start=1):
+    for number, item in enumerate(items[:MAX_EVIDENCE_ITEMS], start=1):
+        doc = Document(text=item) if isinstance(item, str) else item
         body = _body(doc.text)
         if body:
-            blocks.append(_Block(_document_header(number, doc), body, f"[{number}]"))
+            blocks.append(_Block(_document_header(number, doc), body, f"[{number}]",
+                                 attributes=_document_attributes(doc)))
     return blocks
 
 
@@ -104,11 +127,14 @@ def turn_label(message: Message) -> tuple[str, str | None]:
 
 def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
     blocks: list[_Block] = []
-    for number, message in enumerate(messages, start=1):
+    first = max(0, len(messages) - MAX_EVIDENCE_ITEMS)
+    for number, message in enumerate(messages[first:], start=first + 1):
         body = _body(message.content)
         if body:
             shown, passage_label = turn_label(message)
-            blocks.append(_Block(f"[turn {number}] {shown}", body, passage_label))
+            name = _one_line(message.name or "") if message.role == "tool" else ""
+            blocks.append(_Block(f"[turn {number}] {shown}", body, passage_label,
+                                 attributes=(name,) if name else ()))
     return blocks
 
 
@@ -137,7 +163,7 @@ def _rank(blocks: Sequence[_Block], query: str) -> list[int]:
 
     def key(i: int) -> tuple[bool, int, int]:
         block = blocks[i]
-        return (block.passage_label is not None, len(wanted & words(block.body)), -i)
+        return (block.passage_label is not None, len(wanted & block.content_words), -i)
     return sorted(range(len(blocks)), key=key, reverse=True)
 
 
@@ -146,7 +172,7 @@ def _partial(block: _Block, room: int, query: str) -> _Block | None:
     if budget < MIN_PARTIAL_CHARS:
         return None
     body = excerpt(block.body, budget, query)
-    return _Block(block.header, body, block.passage_label) if body else None
+    return replace(block, body=body) if body else None
 
 
 def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]:
@@ -185,12 +211,62 @@ def _join(blocks: Iterable[_Block]) -> str:
     return BLOCK_SEPARATOR.join(b.text for b in blocks)
 
 
-def render_evidence(request: JudgeRequest, source: ContextField, limit: int) -> RenderedEvidence:
-    """Render, sanitize and fit the grounding source ``source`` of ``request`` to ``limit``."""
+def _unrendered_chars(request: JudgeRequest, source: ContextField) -> int:
+    """Characters of the items beyond :data:`MAX_EVIDENCE_ITEMS`, never rendered."""
+    if source is ContextField.CONTEXT and isinstance(request.context, list):
+        return _chars(request.context[MAX_EVIDENCE_ITEMS:])
+    if source is ContextField.MESSAGES and request.messages:
+        return _chars(request.messages[:-MAX_EVIDENCE_ITEMS])
+    return 0
+
+
+def request_chars(request: JudgeRequest) -> int:
+    """Characters of every text of ``request``: what preparing it costs, roughly."""
+    texts = (request.output, request.question, request.input, request.expected_output)
+    size = sum(len(t) for t in texts if t)
+    if isinstance(request.context, str):
+        size += len(request.context)
+    elif request.context:
+        size += _chars(request.context)
+    return size + _chars(request.messages or [])
+
+
+def _chars(items: Sequence[str] | Sequence[Document] | Sequence[Message]) -> int:
+    """Total text length of homogeneous ``items`` (a request's lists hold one kind each)."""
+    if not items:
+        return 0
+    if isinstance(items[0], str):
+        return sum(map(len, cast("Sequence[str]", items)))
+    if isinstance(items[0], Document):
+        return sum(len(d.text) for d in cast("Sequence[Document]", items))
+    return sum(len(m.content) for m in cast("Sequence[Message]", items))
+
+
+def render_evidence(request: JudgeRequest, source: ContextField, limit: int,
+                    query: str | None = None) -> RenderedEvidence:
+    """Render, sanitize and fit the grounding source ``source`` of ``request`` to ``limit``,
+    preferring what shares words with ``query`` (default: the output and question)."""
+    if query is None:
+        query = f"{request.output} {request.question or ''}"
+    return render_for_queries(request, source, limit, [query])[0]
+
+
+def render_for_queries(request: JudgeRequest, source: ContextField, limit: int,
+                       queries: Sequence[str]) -> list[RenderedEvidence]:
+    """One rendering per query (the windows of a long output), sanitizing the source once."""
     blocks = source_blocks(request, source)
     full = _join(blocks)
-    kept = fit_blocks(blocks, limit, f"{request.output} {request.question or ''}")
+    original = len(full) + _unrendered_chars(request, source)
+    return [_fitted(blocks, full, original, limit, query) for query in queries]
+
+
+def _fitted(blocks: Sequence[_Block], full: str, original: int, limit: int,
+            query: str) -> RenderedEvidence:
+    kept = fit_blocks(blocks, limit, query)
     text = _join(kept)
     passages = tuple(p for p in (b.passage() for b in kept) if p is not None)
-    cut = Cut(original_chars=len(full), kept_chars=len(text), truncated=text != full)
-    return RenderedEvidence(text=text, passages=passages, cut=cut)
+    cut = Cut(original_chars=original, kept_chars=len(text),
+              truncated=text != full or original != len(full))
+    return RenderedEvidence(text=text, passages=passages, cut=cut,
+                            bodies=tuple(b.body for b in kept),
+                            attributes=tuple(a for b in kept for a in b.attributes))

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from guard import defaults
 from guard.budgets.settings import BudgetSettings
-from guard.models import ContextField, ScoringMode
+from guard.models import ContextField, ScoringMode, TruncatedOutputPolicy
 
 
 class Provider(StrEnum):
@@ -42,6 +42,23 @@ class JudgeSettings(BaseModel):
     context_field: ContextField = ContextField.CONTEXT
     max_context_chars: int = Field(default=defaults.DEFAULT_MAX_CONTEXT_CHARS, ge=100)
     max_output_chars: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_CHARS, ge=100)
+    on_truncated_output: TruncatedOutputPolicy = Field(
+        default=defaults.DEFAULT_ON_TRUNCATED_OUTPUT,
+        description="An output longer than max_output_chars: 'judge_chunks' judges it in "
+        "consecutive windows (one call each; longer than max_output_chunks windows: fails "
+        "without a call), 'fail' fails it without a call, 'pass' judges only the first window "
+        "(the verdict's coverage says so). Failures have reason output_truncated.",
+    )
+    max_output_chunks: int = Field(
+        default=defaults.DEFAULT_MAX_OUTPUT_CHUNKS, ge=1, le=16,
+        description="judge_chunks: at most this many windows (judge calls) per output.",
+    )
+    injection_policy: Literal["flag", "fail", "error"] = Field(
+        default=defaults.DEFAULT_INJECTION_POLICY,
+        description="Instructions aimed at the judge found in the judged text: 'fail' turns a "
+        "pass (or skip) into a fail, 'error' into an undecided error verdict, 'flag' only "
+        "lists them; the reason is injection_detected.",
+    )
     field_map: dict[str, str] = Field(
         default_factory=dict,
         description="Request field -> JSON pointer (/a/b) or dotted path (a.b) in the producer's "

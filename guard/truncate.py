@@ -5,6 +5,9 @@
 brackets, then a blank) or line break inside the window; when no sentence end lies in the last
 half of the window it falls back to the last word boundary, and only then to a hard cut. The
 returned :class:`~guard.models.Cut` records the original and kept lengths.
+
+:func:`windows` cuts a long text into consecutive windows the same way, so a judge can see all
+of it, a window at a time.
 """
 
 from __future__ import annotations
@@ -44,3 +47,18 @@ def truncate(text: str, limit: int) -> tuple[str, Cut]:
         return text, Cut(original_chars=len(text), kept_chars=len(text), truncated=False)
     kept = text[: cut_point(text, limit)].rstrip()
     return kept, Cut(original_chars=len(text), kept_chars=len(kept), truncated=True)
+
+
+def windows(text: str, limit: int, most: int) -> tuple[list[str], bool]:
+    """At most ``most`` consecutive pieces of ``text`` of at most ``limit`` characters each, cut
+    at sentence (or word) boundaries, and whether they reach the end of ``text``."""
+    pieces: list[str] = []
+    start = 0
+    while start < len(text) and len(pieces) < most:
+        rest = text[start:start + limit + 1]  # cut_point looks one character beyond the limit
+        end = cut_point(rest, limit)
+        piece = rest[:end].strip()
+        if piece:
+            pieces.append(piece)
+        start += end
+    return pieces, not text[start:].strip()

@@ -24,12 +24,14 @@ from guard.offline.checks import ClaimResult, Premise, check_claim
 from guard.offline.claims import split_claims
 from guard.offline.details import Answer
 from guard.offline.lexicon import european
+from guard.offload import off_loop
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings
 
 OFFLINE_MODEL = "offline-v2"
 MAX_CLAIMS = 48  # claims checked per answer; a longer answer is undecided past them
 LATIN_SHARE = 0.7  # below this share of Latin letters the output is not checkable here
+CHECK_COST = 20  # CPU of the checks per character, in characters of a linear scan (guard.offload)
 _SCORES: dict[str, Literal[1, 2, 3, 4, 5]] = {"fail": 1, "undecided": 4, "pass": 5}
 
 
@@ -59,7 +61,9 @@ class OfflineJudge:
         self.calibration = calibration or bundled()
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        decision = self.decide(case)
+        # the checks are CPU only, about CHECK_COST times a linear scan: off the event loop
+        cost = CHECK_COST * (len(case.output) + len(case.evidence))
+        decision = await off_loop(cost, self.decide, case)
         unsure = (decision.label == "undecided"
                   or decision.confidence < self.settings.cascade_confidence)
         return JudgeOutcome(assessment=_assessment(case, decision), provider=self.provider,

@@ -72,9 +72,10 @@ def rate_limit_headers(headers: Mapping[str, str], prefixes: tuple[str, ...]) ->
     return {k.lower(): v for k, v in headers.items() if k.lower().startswith(prefixes)}
 
 
-async def bounded_call(provider: str, timeout_s: float,
-                       call: Callable[[], Awaitable[T]]) -> T:
-    """``call()`` within ``timeout_s``, with SDK errors mapped onto :mod:`guard.errors`."""
+async def bounded_call(provider: str, timeout_s: float, call: Callable[[], Awaitable[T]],
+                       secrets: Sequence[str] = ()) -> T:
+    """``call()`` within ``timeout_s``, with SDK errors mapped onto :mod:`guard.errors`
+    (``secrets`` redacted from their messages)."""
     try:
         async with asyncio.timeout(timeout_s):
             return await call()
@@ -83,7 +84,7 @@ async def bounded_call(provider: str, timeout_s: float,
     except JudgeError:
         raise
     except SDK_ERRORS as exc:
-        raise map_sdk_error(provider, exc) from exc
+        raise map_sdk_error(provider, exc, secrets) from exc
     except (AttributeError, TypeError, KeyError, IndexError) as exc:
         # a 200 whose body is not the API's shape (OpenAI-compatible servers vary): leniently
         # built SDK objects then miss fields where the answer is read
@@ -92,6 +93,6 @@ async def bounded_call(provider: str, timeout_s: float,
 
 
 async def retried_call(provider: str, settings: JudgeSettings, retry: RetryPolicy,
-                       call: Callable[[], Awaitable[T]]) -> T:
+                       call: Callable[[], Awaitable[T]], secrets: Sequence[str] = ()) -> T:
     """``call`` bounded by ``settings.timeout_s`` per attempt, retried by ``retry``."""
-    return await retry.run(lambda: bounded_call(provider, settings.timeout_s, call))
+    return await retry.run(lambda: bounded_call(provider, settings.timeout_s, call, secrets))

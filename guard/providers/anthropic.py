@@ -64,6 +64,7 @@ class AnthropicJudge:
         self.settings = settings
         self.model = anthropic_model(settings)
         self._retry = retry or default_retry(settings)
+        self._secrets = (api_key,) if api_key else ()
         self._clients = [
             anthropic.AsyncAnthropic(
                 api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_s,
@@ -78,7 +79,7 @@ class AnthropicJudge:
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         prompt = build_prompt(case, Fence.new())
         return await retried_call(self.provider, self.settings, self._retry,
-                                  lambda: self._call(prompt))
+                                  lambda: self._call(prompt), self._secrets)
 
     async def aclose(self) -> None:
         await asyncio.gather(*(client.close() for client in self._clients))

@@ -9,16 +9,16 @@
 * other 4xx (400/401/403/404/422 ...) -> :class:`JudgeRejected` with the status
 * an answer that is not the strict schema -> :class:`MalformedJudgeOutput`
 
-Messages never include API keys: anything that looks like one is redacted.
+Messages never include API keys: the configured key (``secrets``) and anything that looks like
+one is redacted (:mod:`guard.redact`).
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
-import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anthropic
@@ -34,8 +34,10 @@ from guard.errors import (
     QuotaExhausted,
     RateLimited,
 )
+from guard.redact import redact
 
-_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_*\-]{4,}|[A-Za-z0-9_\-]{32,})")
+__all__ = ["SDK_ERRORS", "from_status", "map_sdk_error", "parse_retry_after", "redact"]
+
 _QUOTA_WORDS = ("insufficient_quota", "exceeded your current quota", "credit balance",
                 "spend limit", "usage limit")
 # OpenAI's code for an ordinary, transient rate limit decides before any message wording (its
@@ -43,12 +45,6 @@ _QUOTA_WORDS = ("insufficient_quota", "exceeded your current quota", "credit bal
 # spend limits with type rate_limit_error too, so only the wording tells those apart.
 _RATE_LIMIT_CODE = "rate_limit_exceeded"
 _TRANSIENT_STATUSES = frozenset({408, 409})
-_MAX_MESSAGE = 300
-
-
-def redact(text: str) -> str:
-    """``text`` with key-like tokens replaced, shortened for logs and verdicts."""
-    return _KEY_LIKE.sub("[redacted]", text)[:_MAX_MESSAGE]
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -88,10 +84,11 @@ def _is_quota(status: int, body: object) -> bool:
 
 
 def from_status(provider: str, status: int, headers: Mapping[str, str],
-                body: object) -> JudgeError:
+                body: object, secrets: Sequence[str] = ()) -> JudgeError:
     """The :class:`JudgeError` for an HTTP error status from ``provider``."""
     etype, code, message = _error_fields(body)
-    detail = redact(f"{provider} HTTP {status} {etype or code}: {message}".rstrip(": "))
+    detail = redact(f"{provider} HTTP {status} {etype or code}: {message}".rstrip(": "),
+                    secrets)
     if _is_quota(status, body):
         return QuotaExhausted(detail, status=status)
     if status == 429:
@@ -116,17 +113,21 @@ SDK_ERRORS: tuple[type[BaseException], ...] = (
 """Every exception :func:`map_sdk_error` translates; catch exactly these where SDKs are called."""
 
 
-def map_sdk_error(provider: str, exc: BaseException) -> JudgeError:
-    """The :class:`JudgeError` for an exception raised by the ``openai``/``anthropic`` SDK."""
+def map_sdk_error(provider: str, exc: BaseException,
+                  secrets: Sequence[str] = ()) -> JudgeError:
+    """The :class:`JudgeError` for an exception raised by the ``openai``/``anthropic`` SDK;
+    ``secrets`` (the configured key) never appear in its message."""
     if isinstance(exc, JudgeError):
         return exc
     if isinstance(exc, _TIMEOUTS):
         return JudgeTimeout(f"{provider} call timed out")
     if isinstance(exc, _CONNECTION):
-        return JudgeUnavailable(redact(f"{provider} connection error: {exc}"))
+        return JudgeUnavailable(redact(f"{provider} connection error: {exc}", secrets))
     if isinstance(exc, _STATUS):
-        return from_status(provider, exc.status_code, exc.response.headers, exc.body)
+        return from_status(provider, exc.status_code, exc.response.headers, exc.body, secrets)
     if isinstance(exc, _MALFORMED):
         return MalformedJudgeOutput(redact(
-            f"{provider} answer is not the assessment schema: {type(exc).__name__}: {exc}"))
-    return JudgeUnavailable(redact(f"{provider} SDK error: {type(exc).__name__}: {exc}"))
+            f"{provider} answer is not the assessment schema: {type(exc).__name__}: {exc}",
+            secrets))
+    return JudgeUnavailable(redact(f"{provider} SDK error: {type(exc).__name__}: {exc}",
+                                   secrets))

@@ -33,10 +33,9 @@ def make_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
 
     if settings.provider is Provider.OFFLINE:
         return OfflineJudge(settings)
-    from guard.cascade import CascadeJudge
+    from guard.cascade import make_cascade
 
-    llm = make_llm_judge(settings, environ, retry=retry)
-    return CascadeJudge(OfflineJudge(settings), llm, settings.cascade_confidence)
+    return make_cascade(settings, make_llm_judge(settings, environ, retry=retry))
 
 
 def make_llm_judge(settings: JudgeSettings, environ: Mapping[str, str], *,

@@ -64,6 +64,7 @@ class OpenAIJudge:
         self.model = settings.model
         self.provider = "openai" if settings.base_url is None else "openai-compatible"
         self._retry = retry or default_retry(settings)
+        self._secrets = (api_key,) if api_key else ()
         self._clients = [
             openai.AsyncOpenAI(
                 api_key=api_key or PLACEHOLDER_KEY, base_url=settings.base_url,
@@ -80,7 +81,7 @@ class OpenAIJudge:
         prompt = build_prompt(case, Fence.new())
         call = self._responses if self.settings.openai_api == "responses" else self._chat
         return await retried_call(self.provider, self.settings, self._retry,
-                                  lambda: call(prompt))
+                                  lambda: call(prompt), self._secrets)
 
     async def aclose(self) -> None:
         await asyncio.gather(*(client.close() for client in self._clients))

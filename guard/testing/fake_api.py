@@ -27,11 +27,11 @@ that it fits the schema the client asked for. Two special keys change the reply 
 
 FaultKind = Literal[
     "rate_limit", "quota", "unauthorized", "bad_request", "server_error", "overloaded",
-    "hang", "malformed",
+    "hang", "malformed", "unauthorized_echo",
 ]
 FAULT_KINDS: tuple[str, ...] = (
     "rate_limit", "quota", "unauthorized", "bad_request", "server_error", "overloaded",
-    "hang", "malformed",
+    "hang", "malformed", "unauthorized_echo",
 )
 HALLUCINATION_MARKER = "HALLUCINATED"
 
@@ -43,7 +43,8 @@ class Fault:
 
     ``rate_limit``: 429 with ``Retry-After`` (and ``retry-after-ms``) of ``retry_after_s``
     (omitted when None). ``quota``: 429 ``insufficient_quota`` (OpenAI) or a spend-limit 429
-    (Anthropic). ``unauthorized``: 401. ``bad_request``: 400. ``server_error``: 500.
+    (Anthropic). ``unauthorized``: 401. ``unauthorized_echo``: 401 whose message repeats the
+    key the client presented, as some gateways do. ``bad_request``: 400. ``server_error``: 500.
     ``overloaded``: 529. ``hang``: wait ``hang_s`` seconds, then answer normally.
     ``malformed``: 200 with a body that is not JSON. ``path`` limits the fault to requests whose
     path ends with it (e.g. ``"/messages"``).
@@ -309,11 +310,19 @@ def route(path: str) -> str | None:
     return None
 
 
-def fault_reply(fault: Fault, api: str) -> Reply:
-    """The HTTP reply for a fault, shaped like the provider's own error bodies."""
+def fault_reply(fault: Fault, api: str, presented_key: str = "") -> Reply:
+    """The HTTP reply for a fault, shaped like the provider's own error bodies
+    (``presented_key``: the key the client sent, for ``unauthorized_echo``)."""
     anthropic = api == "messages"
     if fault.kind == "malformed":
         return Reply(200, b'{"id": "broken", "choices": [', ())
+    if fault.kind == "unauthorized_echo":
+        message = f"Invalid credentials presented: {presented_key}"
+        if anthropic:
+            return json_reply(401, {"type": "error", "error": {
+                "type": "authentication_error", "message": message}})
+        return json_reply(401, {"error": {"message": message, "type": "invalid_request_error",
+                                          "param": None, "code": "invalid_api_key"}})
     headers: tuple[tuple[str, str], ...] = ()
     if fault.kind == "rate_limit" and fault.retry_after_s is not None:
         headers = (("retry-after", f"{fault.retry_after_s:g}"),

@@ -375,7 +375,9 @@ class FakeLLMServer:
             fault = None
         await self._sleep_latency(body)
         if fault is not None:
-            return self._with_rate_headers(fault_reply(fault, api), api, 0)
+            presented = headers.get("x-api-key") or headers.get("authorization", "")
+            reply = fault_reply(fault, api, presented.removeprefix("Bearer ").strip())
+            return self._with_rate_headers(reply, api, 0)
         text = prompt_text(body)
         verdict = self.verdict(body, text)
         usage = {"input": estimate_tokens(text) + 12, "cached": self.cached_tokens,

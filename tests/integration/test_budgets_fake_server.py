@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from guard.assembly import make_budgeted_judge
 from guard.budgets import BreakerState, BudgetedJudge, BudgetSettings
-from guard.budgets.wiring import make_budgeted_judge
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Verdict
 from guard.retry import RetryPolicy

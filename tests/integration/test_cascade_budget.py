@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from guard.assembly import make_budgeted_judge
 from guard.budgets.judge import BudgetedJudge
-from guard.budgets.wiring import make_budgeted_judge
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label
 from guard.settings import JudgeSettings

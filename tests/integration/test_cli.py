@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from consumers.cli import main
+from consumers.cli.main import main
 from guard.models import Label, Verdict
 from guard.testing.fake_api import Fault, numbers_verdict
 from guard.testing.fake_server import FakeLLMServer

@@ -19,7 +19,7 @@ from guard.errors import (
     MalformedJudgeOutput,
     QuotaExhausted,
 )
-from guard.models import JudgeRequest, Label, ScoringMode
+from guard.models import ErrorInfo, JudgeRequest, Label, ScoringMode
 from guard.providers.anthropic import AnthropicJudge
 from guard.providers.base import Judge
 from guard.providers.factory import make_judge, make_pricer
@@ -249,15 +249,21 @@ async def test_timeout_becomes_an_error_verdict(server: FakeLLMServer, kind: str
     """Through the Guard, a judge timeout is an ``error`` verdict, not an exception."""
     settings = settings_for(server, kind, timeout_s=0.2, max_retries=0)
     judge = make(server, kind, retry=fast_retry(max_retries=0), timeout_s=0.2)
-    guard = Guard(judge, settings)
-    server.inject(Fault("hang", hang_s=30))
+    error, _ = await judge_error(server, Guard(judge, settings), Fault("hang", hang_s=30))
+    assert error.kind == "judge_timeout"
+
+
+async def judge_error(server: FakeLLMServer, guard: Guard, fault: Fault) -> tuple[ErrorInfo, str]:
+    """The error of the ``error`` verdict ``guard`` gives on a good answer while ``server``
+    injects ``fault``, and the whole verdict as JSON."""
+    server.inject(fault)
     try:
         verdict = await guard.judge(JudgeRequest(output=GOOD, context=CONTEXT))
     finally:
         await guard.aclose()
     assert verdict.label is Label.ERROR
     assert verdict.error is not None
-    assert verdict.error.kind == "judge_timeout"
+    return verdict.error, verdict.model_dump_json()
 
 
 @pytest.mark.parametrize("script", [
@@ -364,3 +370,34 @@ async def test_busy_judge_keeps_its_connections_alive(server: FakeLLMServer) -> 
     stats = server.stats()
     assert stats["requests_total"] == 512
     assert stats["connections_total"] < 412
+
+
+async def test_a_key_echoed_in_a_provider_error_never_reaches_the_verdict(
+        server: FakeLLMServer, kind: str) -> None:
+    """A gateway that repeats the presented key in its 401 message: the key (not shaped like
+    sk-..., shorter than 32 characters) is redacted from error.message and the explanation."""
+    key = "corp-7f3a9c2e"
+    settings = settings_for(server, kind, api_key=key, max_retries=0)
+    error, verdict = await judge_error(server, Guard(make_judge(settings, {}), settings),
+                                       Fault("unauthorized_echo"))
+    assert error.kind == "judge_rejected"
+    assert "Invalid credentials presented" in error.message
+    assert key not in verdict
+
+
+async def test_a_hallucination_after_the_output_window_fails_through_the_sdk(
+        server: FakeLLMServer, kind: str) -> None:
+    """The fake model fails a prompt holding the HALLUCINATED marker: placed after 4,000
+    characters of grounded text, it is judged in the second window."""
+    settings = settings_for(server, kind)
+    guard = Guard(make_judge(settings, {"OPENAI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET}),
+                  settings)
+    long_output = GOOD + " " + "Returns are allowed within 30 days. " * 120 + BAD
+    try:
+        verdict = await guard.judge(JudgeRequest(output=long_output, context=CONTEXT))
+    finally:
+        await guard.aclose()
+    assert verdict.label is Label.FAIL
+    assert verdict.coverage is not None
+    assert (verdict.coverage.chunks, verdict.coverage.complete) == (2, True)
+    assert sum(server.stats()["by_path"].values()) == 2

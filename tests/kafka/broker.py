@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from consumers.broker import LocalBroker as ScriptBroker
-from consumers.broker import free_port_pair as free_port
+from consumers.cli.broker import LocalBroker as ScriptBroker
+from consumers.cli.broker import free_port_pair as free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

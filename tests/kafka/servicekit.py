@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -20,6 +24,7 @@ from guard.models import ScoringMode
 from guard.settings import JudgeSettings, Provider
 from tests.kafka.kafkautil import create_topics, unique
 
+REPO = Path(__file__).resolve().parents[2]
 EVIDENCE = "The Eiffel Tower is in Paris. It was completed in 1889."
 
 
@@ -136,3 +141,28 @@ async def partition_count(bootstrap: str, topic: str) -> int:
     finally:
         await admin.close()
     return len(described[0]["partitions"])
+
+
+def service_env(**settings: str) -> dict[str, str]:
+    """This process's environment without GROUNDGUARD_ variables, plus ``settings``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
+    return env | settings
+
+
+@contextlib.asynccontextmanager
+async def command(*args: str, env: dict[str, str],
+                  log_path: Path) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``python -m consumers ARGS`` writing to ``log_path``; SIGTERM and a wait of up to 60 s
+    when the block ends (killed if it does not stop)."""
+    with log_path.open("wb") as log_file:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "consumers", *args, cwd=REPO, env=env, stdout=log_file,
+            stderr=log_file)
+        try:
+            yield proc
+            proc.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(proc.wait(), timeout=60)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from consumers.demo import demo_settings, load_samples, screen
+from consumers.cli.demo import demo_settings, load_samples, screen
 from guard.settings import JudgeSettings, Provider
 
 

@@ -63,7 +63,7 @@ async def serving(settings: ServiceSettings, judge: Any) -> AsyncIterator[Runnin
     """The service plus its metrics/health server on an ephemeral loopback port."""
     stats = ServiceStats()
     guard = guard_with(judge, settings)
-    metrics = Metrics(stats, judge=getattr(guard, "backend", None))
+    metrics = Metrics(stats, judge_stats=guard.budget_stats)
     health = HealthServer(metrics=metrics, stats=stats, host="127.0.0.1", port=0,
                           stall_after_s=settings.metrics.stall_after_s)
     stop = asyncio.Event()

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 from pathlib import Path
 
 import yaml
 
 from tests.kafka.kafkautil import produce, read_until, unique
-from tests.kafka.servicekit import by_id, create_all, grounded, new_topics, wait_committed
+from tests.kafka.servicekit import (
+    by_id,
+    command,
+    create_all,
+    grounded,
+    new_topics,
+    service_env,
+    wait_committed,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,21 +45,11 @@ async def test_sigterm_drains_commits_and_exits_zero(kafka_bootstrap: str, tmp_p
     config = _config(tmp_path, kafka_bootstrap, group, topics)
     await produce(kafka_bootstrap, topics.requests,
                   [(f"k{i}".encode(), grounded(i), None) for i in range(50)])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
     log_path = tmp_path / "service.log"
-    with log_path.open("wb") as log_file:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "consumers", "run", "--config", str(config), cwd=REPO,
-            env=env, stdout=log_file, stderr=log_file)
-        try:
-            verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=50)
-            committed, ends = await wait_committed(kafka_bootstrap, group, topics.requests, 2)
-            proc.send_signal(signal.SIGTERM)
-            await asyncio.wait_for(proc.wait(), timeout=60)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+    async with command("run", "--config", str(config), env=service_env(),
+                       log_path=log_path) as proc:
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=50)
+        committed, ends = await wait_committed(kafka_bootstrap, group, topics.requests, 2)
     stderr = log_path.read_bytes()
     assert proc.returncode == 0, stderr.decode()[-3000:]
     assert len(by_id(verdicts)) == 50, stderr.decode()[-3000:]

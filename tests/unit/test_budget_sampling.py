@@ -66,7 +66,7 @@ async def test_guard_turns_unsampled_into_a_skipped_verdict() -> None:
 
 async def test_sampling_by_key_follows_the_stream_key_given_to_the_guard() -> None:
     """With ``sample_key: key`` the message key decides, whatever the request ids are."""
-    from guard.budgets.wiring import make_budgeted_judge
+    from guard.assembly import make_budgeted_judge
     from guard.engine import Guard
     from guard.models import JudgeRequest, Label
     from guard.settings import JudgeSettings

@@ -279,7 +279,8 @@ class TestDecidedVerdicts:
         assert first.request_id != second.request_id
 
     async def test_truncation_facts_are_reported(self) -> None:
-        guard = guard_with(max_context_chars=100, max_output_chars=100)
+        guard = guard_with(max_context_chars=100, max_output_chars=100,
+                           on_truncated_output="pass")
         context = "A sentence about returns. " * 20
         output = "Returns are fine. " * 10
         verdict = await guard.judge_payload({"output": output, "context": context})

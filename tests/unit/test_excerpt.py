@@ -46,14 +46,3 @@ def test_stopwords_do_not_count_as_related() -> None:
        st.integers(min_value=0, max_value=200), st.text(alphabet="ab 1", max_size=20))
 def test_an_excerpt_never_exceeds_its_budget(text: str, budget: int, query: str) -> None:
     assert len(excerpt(text, budget, query)) <= budget
-
-
-@given(st.text(alphabet=st.sampled_from("ab 1.\n"), max_size=200),
-       st.text(alphabet="ab 1", max_size=20))
-def test_overlap_counts_match_a_per_unit_word_count(text: str, query: str) -> None:
-    from guard.excerpt import overlap_counts, units
-
-    spans = units(text)
-    wanted = words(query)
-    expected = [len(wanted & words(text[start:end])) for start, end in spans]
-    assert overlap_counts(text, spans, wanted) == expected

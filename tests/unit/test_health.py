@@ -189,7 +189,7 @@ async def test_breaker_budget_and_provider_calls_come_from_the_budgeted_judge() 
     guard = Guard(judge, JudgeSettings(provider="fake"))
     await guard.judge(JudgeRequest(output="Paris", context="Paris is big."))
     await guard.aclose()
-    got = samples(Metrics(ServiceStats(), judge=judge).render().decode())
+    got = samples(Metrics(ServiceStats(), judge_stats=guard.budget_stats).render().decode())
     assert got[("groundguard_breaker_state", (("state", "closed"),))] == 1
     assert got[("groundguard_breaker_open", ())] == 0
     assert got[("groundguard_budget_left_usd", (("window", "day"),))] == 1.5

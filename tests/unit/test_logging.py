@@ -159,3 +159,47 @@ def test_library_debug_logs_that_print_bodies_are_held_back(output: io.StringIO)
     configure_logging(log_format="json", stream=output, level="debug", debug_payloads=True)
     logging.getLogger("aiokafka.producer").debug("Sending (key=b'k' value=b'x')")
     assert lines(output)[-1]["logger"] == "aiokafka.producer"
+
+
+class TestTransientStartupNoise:
+    """aiokafka's known-transient start-up errors (no group coordinator yet, a new topic's
+    leader election) are demoted to debug during start-up; real errors, and the same errors
+    once start-up is over, keep their level."""
+
+    COORDINATOR = "aiokafka.consumer.group_coordinator"
+
+    def _coordinator_failed(self, error: Exception) -> None:
+        logging.getLogger(self.COORDINATOR).error("Group Coordinator Request failed: %s", error)
+
+    def test_coordinator_not_available_at_start_is_not_an_error_line(
+            self, output: io.StringIO) -> None:
+        from aiokafka.errors import GroupCoordinatorNotAvailableError, GroupLoadInProgressError
+
+        configure_logging(log_format="json", stream=output, level="info")
+        self._coordinator_failed(GroupCoordinatorNotAvailableError())
+        self._coordinator_failed(GroupLoadInProgressError())
+        logging.getLogger("aiokafka.cluster").warning(
+            "Topic %s is not available during auto-create initialization", "t")
+        assert lines(output) == []
+
+    def test_they_show_at_debug_level_when_asked_for(self, output: io.StringIO) -> None:
+        from aiokafka.errors import GroupCoordinatorNotAvailableError
+
+        configure_logging(log_format="json", stream=output, level="debug", debug_payloads=True)
+        self._coordinator_failed(GroupCoordinatorNotAvailableError())
+        assert [e["level"] for e in lines(output)] == ["debug"]
+
+    def test_real_errors_keep_their_level(self, output: io.StringIO) -> None:
+        from aiokafka.errors import GroupAuthorizationFailedError
+
+        configure_logging(log_format="json", stream=output, level="info")
+        self._coordinator_failed(GroupAuthorizationFailedError())
+        logging.getLogger(self.COORDINATOR).error("Heartbeat failed: %r", "boom")
+        assert [e["level"] for e in lines(output)] == ["error", "error"]
+
+    def test_after_the_start_up_grace_they_keep_their_level(self, output: io.StringIO) -> None:
+        from aiokafka.errors import GroupCoordinatorNotAvailableError
+
+        configure_logging(log_format="json", stream=output, level="info", startup_grace_s=0)
+        self._coordinator_failed(GroupCoordinatorNotAvailableError())
+        assert [e["level"] for e in lines(output)] == ["error"]

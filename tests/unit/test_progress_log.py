@@ -7,9 +7,9 @@ import contextlib
 
 from structlog.testing import capture_logs
 
-from consumers.commands.run import log_progress
+from consumers.cli.commands.run import log_progress
 from consumers.stats import PartitionStats, ServiceStats
-from guard.budgets.wiring import make_budgeted_judge
+from guard.assembly import make_budgeted_judge
 from guard.engine import Guard
 from guard.models import JudgeRequest
 from guard.settings import JudgeSettings

@@ -25,7 +25,7 @@ async def test_retries_are_counted_by_kind_and_scraped() -> None:
         retry=RetryPolicy(max_retries=3, sleep=no_sleep, on_retry=None))
     guard = Guard(budgeted, JudgeSettings(provider="fake"))
     verdict = await guard.judge(JudgeRequest(output="Paris", context="Paris."))
-    scraped = Metrics(judge=budgeted).render().decode()
+    scraped = Metrics(judge_stats=guard.budget_stats).render().decode()
     assert verdict.label is Label.PASS
     assert budgeted.stats().retries == {"judge_unavailable": 1, "judge_timeout": 1}
     assert 'groundguard_judge_retries_total{kind="judge_unavailable"} 1.0' in scraped

@@ -14,7 +14,7 @@ from guard.errors import InvalidRequest
 from guard.models import ContextField
 from guard.offline import OfflineJudge
 
-SAMPLE = Path(__file__).resolve().parents[2] / "consumers" / "data" / "sample_traffic.jsonl"
+SAMPLE = Path(__file__).resolve().parents[2] / "consumers" / "cli" / "data" / "sample_traffic.jsonl"
 ROWS: list[dict[str, Any]] = [json.loads(line) for line in SAMPLE.read_text("utf-8").splitlines()]
 
 

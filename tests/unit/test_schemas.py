@@ -12,7 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from consumers import schemas
-from consumers.commands import schemas as command
+from consumers.cli.commands import schemas as command
 from consumers.records import DeadLetter, QuarantineRecord, SourceCoordinates, VerdictRecord
 from guard.defaults import SCHEMA_VERSION
 from guard.engine import Guard

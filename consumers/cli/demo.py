@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import orjson
 
-from consumers.broker import LocalBroker
+from consumers.cli.broker import LocalBroker
 from consumers.service import run_service
 from consumers.settings import MetricsSettings, ServiceSettings, TopicSettings
 from consumers.stats import ServiceStats
@@ -63,7 +63,7 @@ class DemoResult:
 
 
 def load_samples(path: Path | None = None) -> list[Sample]:
-    source = path or resources.files("consumers") / "data" / "sample_traffic.jsonl"
+    source = path or resources.files("consumers.cli") / "data" / "sample_traffic.jsonl"
     samples = []
     for line in source.read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -239,14 +239,6 @@ def progress_line(stats: ServiceStats, total: int) -> str:
     return (f"handled {_done(stats)}/{total}: verdicts ({labels or 'none yet'}), "
             f"quarantined {stats.quarantined}, dead-lettered {stats.dead_letters_total}, "
             f"in flight {stats.in_flight}")
-
-
-def write_progress(stream: TextIO, total: int) -> Callable[[ServiceStats], None]:
-    def tick(stats: ServiceStats) -> None:
-        stream.write("\r\033[K" + progress_line(stats, total))
-        stream.flush()
-
-    return tick
 
 
 __all__ = ["DemoResult", "Sample", "format_result", "load_samples", "run_demo", "screen"]

@@ -1,6 +1,6 @@
 """The ``groundguard`` command line: a thin edge over the library.
 
-Each sub-command lives in :mod:`consumers.commands` as a module with ``register(subparsers)``;
+Each sub-command lives in :mod:`consumers.cli.commands` as a module with ``register(subparsers)``;
 the module sets ``func`` on its parser, a callable ``(args) -> int`` exit status.
 Exit statuses: 0 pass / success, 1 fail, 2 usage or configuration error, 3 judge error.
 """
@@ -11,9 +11,17 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 COMMANDS = ("check", "replay", "run", "demo", "schemas")
 EXIT_USAGE = 2
+
+
+def _version() -> str:
+    try:
+        return version("groundguard")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,9 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Catch ungrounded (hallucinated) RAG and agent answers before they reach "
         "people: judge one answer, replay files, or screen a Kafka stream.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
+                        help="print the installed version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        importlib.import_module(f"consumers.commands.{name}").register(subparsers)
+        importlib.import_module(f"consumers.cli.commands.{name}").register(subparsers)
     return parser
 
 

@@ -1,7 +1,9 @@
-"""Build the budgeted judge the settings ask for: provider judge, fallback, prices, retries.
+"""Assemble the judge the settings ask for, in one place: provider judge, cascade, fallback,
+prices, retries, every budget layer, and the :class:`~guard.engine.Guard` around them.
 
-Kept apart from :mod:`guard.budgets` (which :mod:`guard.settings` imports) because it needs the
-provider factory, which imports the settings.
+Every entry point (``groundguard run``, ``check``, ``replay``, ``demo``) builds its judge with
+:func:`build_guard`. Kept apart from :mod:`guard.budgets` (which :mod:`guard.settings` imports)
+because it needs the provider factory, which imports the settings.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from collections.abc import Mapping
 
 from guard.budgets.clock import Clock
 from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
+from guard.cascade import make_cascade
+from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.providers.base import Judge
 from guard.providers.factory import LLM_PROVIDERS, make_judge, make_llm_judge, make_pricer
@@ -18,6 +22,13 @@ from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
 
 NO_RETRY = RetryPolicy(max_retries=0)
+
+
+def build_guard(settings: JudgeSettings, environ: Mapping[str, str]) -> Guard:
+    """The whole judge of ``settings``: the provider inside its budget layers (sampling, cache,
+    cost budget, breaker, rate limits, concurrency, retries), priced. An unknown model price or
+    a missing API key is a :class:`ConfigError` here, before any message is read."""
+    return Guard(make_budgeted_judge(settings, environ), settings, price=make_pricer(settings))
 
 
 def make_budgeted_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
@@ -35,20 +46,13 @@ def make_budgeted_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
     screen = None
     if settings.provider is Provider.CASCADE:  # the offline tier spends no budget
         judge = make_llm_judge(settings, environ, retry=NO_RETRY)
-        screen = functools.partial(_cascade, settings)
+        screen = functools.partial(make_cascade, settings)
     else:
         judge = make_judge(settings, environ, retry=NO_RETRY)
     fallback = make_fallback(settings, environ)
     return build_budgeted_judge(judge, settings.budget, price=price, fallback=fallback,
                                 retry=retry or RetryPolicy(max_retries=settings.max_retries),
                                 clock=clock, screen=screen)
-
-
-def _cascade(settings: JudgeSettings, budgeted_llm: Judge) -> Judge:
-    from guard.cascade import CascadeJudge
-    from guard.offline import OfflineJudge
-
-    return CascadeJudge(OfflineJudge(settings), budgeted_llm, settings.cascade_confidence)
 
 
 def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from consumers.errors import BrokerUnavailable
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "kafka"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "kafka"
 START_TIMEOUT_S = 300.0  # the first start downloads the jars
 
 

@@ -1,21 +1,18 @@
-"""Judge options shared by the commands that judge (``check``, ``replay``), and the one place
-where a command turns them into a :class:`guard.engine.Guard`."""
+"""Judge options shared by the commands that judge (``check``, ``replay``, ``demo``): flags and a
+``--config`` file turned into :class:`~guard.settings.JudgeSettings`. The judge itself is built
+by :func:`guard.assembly.build_guard`."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
-from guard.budgets.wiring import make_budgeted_judge
-from guard.engine import Guard
+from consumers.settings import read_config_file
 from guard.errors import ConfigError
 from guard.models import ContextField, ScoringMode
-from guard.providers.factory import make_pricer
 from guard.settings import JudgeSettings, Provider
 
 # flag dest -> JudgeSettings field
@@ -45,7 +42,9 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the grounding source (default context)")
     group.add_argument("--timeout", type=float, help="seconds per judge call (default 30)")
     group.add_argument("--max-context-chars", type=int, help="evidence kept (default 4000)")
-    group.add_argument("--max-output-chars", type=int, help="output kept (default 4000)")
+    group.add_argument("--max-output-chars", type=int,
+                       help="output judged per window (default 4000; a longer output is judged "
+                       "in up to 4 windows, see on_truncated_output in README)")
     group.add_argument("--api-key-file", type=Path,
                        help="read the API key from this file instead of the environment")
     group.add_argument("--price-file", type=Path, help="extra or overriding model prices (JSON)")
@@ -54,9 +53,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
 def _config_section(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
-    loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(loaded, dict):
-        raise ConfigError(str(path), "expected a mapping of settings", "write `key: value` lines")
+    loaded = read_config_file(path)
     section = loaded.get("judge", loaded)
     if not isinstance(section, dict):
         raise ConfigError("judge", "expected a mapping", "indent the judge settings under judge:")
@@ -82,10 +79,3 @@ def judge_settings_from(args: argparse.Namespace) -> JudgeSettings:
         return JudgeSettings.model_validate(values)
     except ValidationError as exc:
         raise config_error(exc) from exc
-
-
-def build_guard(settings: JudgeSettings, environ: Mapping[str, str]) -> Guard:
-    """The whole judge stack of ``settings``: the provider inside its budget layers (sampling,
-    cache, cost budget, breaker, rate limits, concurrency, retries), priced. An unknown model
-    price or a missing API key is a :class:`ConfigError` here, before any message is read."""
-    return Guard(make_budgeted_judge(settings, environ), settings, price=make_pricer(settings))

@@ -1,8 +1,9 @@
 """``groundguard run``: screen a Kafka topic until SIGTERM/SIGINT (see :mod:`consumers.service`).
 
 Settings come from ``--config`` (YAML/JSON) and ``GROUNDGUARD_...`` environment variables. Exit
-status: 0 after a clean stop, 1 when the broker is unreachable or an output could not be
-delivered, 2 for a bad setting (the field and the fix are printed).
+status: 0 after a clean stop, 1 when the broker is unreachable or a topic is missing at
+``startup_timeout_s``, or an output could not be delivered, 2 for a bad setting (the field and the
+fix are printed).
 """
 
 from __future__ import annotations
@@ -13,16 +14,22 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiokafka.errors import KafkaError
 
 from consumers.errors import ConsumerError, SettingsError
 from consumers.logging import get_logger
-from consumers.service import build_guard, run_service
+from consumers.service import run_service
 from consumers.settings import ServiceSettings, load_settings
 from consumers.stats import ServiceStats
+from guard.assembly import build_guard
+from guard.boundary import GuardCore
 from guard.errors import ConfigError
+
+if TYPE_CHECKING:
+    from consumers.health import HealthServer
+    from consumers.metrics import Metrics
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -41,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     environ = os.environ
     try:
         settings = load_settings(args.config, environ)
-        guard = build_guard(settings, environ)
+        guard = build_guard(settings.judge, environ)
     except (SettingsError, ConfigError) as exc:
         print(f"groundguard run: bad setting {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -58,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _serve(settings: ServiceSettings, guard: Any, environ: Mapping[str, str]) -> None:
+async def _serve(settings: ServiceSettings, guard: GuardCore,
+                 environ: Mapping[str, str]) -> None:
     stats = ServiceStats()
     server = metrics = None
     progress = asyncio.create_task(log_progress(stats, guard, settings.log.progress_interval_s))
@@ -73,7 +81,7 @@ async def _serve(settings: ServiceSettings, guard: Any, environ: Mapping[str, st
             await server.close()
 
 
-async def log_progress(stats: ServiceStats, guard: Any, interval_s: float) -> None:
+async def log_progress(stats: ServiceStats, guard: GuardCore, interval_s: float) -> None:
     """Every ``interval_s``: one ``service.progress`` line with the counters, the lag, and the
     judge's spend so far and budget left (when the judge is the budgeted one)."""
     if interval_s <= 0:
@@ -81,19 +89,19 @@ async def log_progress(stats: ServiceStats, guard: Any, interval_s: float) -> No
     log = get_logger("consumers.progress")
     while True:
         await asyncio.sleep(interval_s)
-        budget = getattr(getattr(guard, "backend", None), "stats", None)
-        fields = stats.summary() | (budget().fields() if callable(budget) else {})
+        budget = guard.budget_stats()
+        fields = stats.summary() | (budget.fields() if budget is not None else {})
         log.info("service.progress", **{k.replace(".", "_"): v for k, v in fields.items()})
 
 
 async def _start_health(settings: ServiceSettings, stats: ServiceStats,
-                        guard: Any) -> tuple[Any, Any]:
+                        guard: GuardCore) -> tuple[HealthServer | None, Metrics | None]:
     if not settings.metrics.enabled:
         return None, None
     from consumers.health import HealthServer
     from consumers.metrics import Metrics
 
-    metrics = Metrics(stats, judge=getattr(guard, "backend", None))
+    metrics = Metrics(stats, judge_stats=guard.budget_stats)
     server = HealthServer(metrics=metrics, stats=stats, host=settings.metrics.host,
                           port=settings.metrics.port,
                           stall_after_s=settings.metrics.stall_after_s)
@@ -106,4 +114,5 @@ def _configure_logging(settings: ServiceSettings) -> None:
 
     configure_logging(log_format=settings.log.format,  # type: ignore[arg-type]
                       level=settings.log.level.lower(),
-                      debug_payloads=settings.log.debug_payloads)
+                      debug_payloads=settings.log.debug_payloads,
+                      startup_grace_s=settings.startup_timeout_s)

@@ -1,8 +1,44 @@
-"""A verdict as a person reads it on a terminal."""
+"""What a person reads on a terminal: a verdict, and a progress line redrawn in place."""
 
 from __future__ import annotations
 
+from typing import TextIO
+
 from guard.models import Verdict
+
+CLEAR_LINE = "\r\033[K"  # back to the start of the line, erase it
+
+
+def is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+class StatusLine:
+    """A progress line redrawn in place on a terminal. On a pipe or a file (or when not
+    ``enabled``) progress is not written at all and notes are plain lines: no escape codes."""
+
+    def __init__(self, stream: TextIO, *, enabled: bool = True) -> None:
+        self.stream = stream
+        self.live = enabled and is_terminal(stream)
+        self._drawn = False
+
+    def show(self, text: str) -> None:
+        if self.live:
+            self.stream.write(CLEAR_LINE + text)
+            self.stream.flush()
+            self._drawn = True
+
+    def note(self, text: str) -> None:
+        """A line that stays, written above the progress line."""
+        self.stream.write((CLEAR_LINE if self._drawn else "") + text + "\n")
+        self._drawn = False
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\n")
+            self._drawn = False
 
 
 def _score_line(verdict: Verdict) -> str:

@@ -1,0 +1,36 @@
+"""What a runtime needs from the core: the one typed boundary between ``consumers`` and ``guard``.
+
+The Kafka runtime and the CLI hold the judge as a :class:`GuardCore` and use nothing else of it.
+:class:`guard.engine.Guard` implements it; :func:`guard.assembly.build_guard` assembles the
+budgeted one from settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from guard.budgets.judge import BudgetStats
+    from guard.models import JudgeRequest, Verdict
+
+
+class GuardCore(Protocol):
+    """Parse a payload, judge a request, report intake stops and budget counters, close."""
+
+    @property
+    def intake_stop_reason(self) -> str | None:
+        """The error kind (quota exhausted, key rejected) after which no message should be
+        taken in; None while intake may go on."""
+
+    def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest:
+        """A request from a raw payload; :class:`~guard.errors.InvalidRequest` when impossible."""
+
+    async def judge(self, request: JudgeRequest, *, message_key: str | None = None) -> Verdict:
+        """The verdict on ``request``; judge errors and skips are verdicts, never raised."""
+
+    def budget_stats(self) -> BudgetStats | None:
+        """The budget layers' counters (for metrics and progress logs); None without them."""
+
+    async def aclose(self) -> None:
+        """Release the judge's clients."""
