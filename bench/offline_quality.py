@@ -1,112 +1,143 @@
-"""Quality and speed of the offline judge on a labelled JSONL file, next to a word-overlap baseline.
+"""Quality of the offline judge on labelled JSONL files: alone, calibrated, and as a cascade.
 
-    .venv/bin/python bench/offline_quality.py [path] [--rounds N]
+    .venv/bin/python bench/offline_quality.py [path ...] [--cascade-confidence C] [--show N]
 
-Each row has ``question``, ``context``, ``output`` and ``hallucinated`` (default path:
-../shared/data/halueval-qa-dev.jsonl). The offline judge runs through the full ``Guard`` +
-``replay`` path, as ``groundguard replay`` does. The baseline is plain word overlap: the share of
-the output's lower-cased non-stop words found in the context, failing below a threshold; it is
-shown at 0.5 and at its best threshold on this very file (an optimistic upper bound).
-Positive class: hallucinated.
+Default paths: ../shared/data/halueval-qa-dev.jsonl (HaluEval QA dev) and
+bench/data/realistic-dev.jsonl. Each row is a request (question, context or messages, output)
+plus ``hallucinated`` and, optionally, ``category``. For each file it prints the balanced
+accuracy of the offline judge alone (undecided answers pass, as in offline-only mode), its
+accuracy per category, the reliability table (stated confidence against observed accuracy per
+bucket), the cascade at the default ``cascade_confidence`` with an always-right LLM behind it
+(a fake judge answering from the labels) and the share of rows sent to that LLM; then the
+speed of the offline checks on worst-case 4,000-character inputs, as a ratio to a typical
+row. Positive class: hallucinated.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import io
-import json
-import re
+import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from guard.case import PreparedCase
 from guard.engine import Guard
-from guard.offline import OfflineJudge
-from guard.replay import Confusion, replay
+from guard.models import JudgeRequest
+from guard.offline import OfflineJudge, quality
 from guard.settings import JudgeSettings
 
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "halueval-qa-dev.jsonl"
-_STOP = frozenset({
-    "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "is", "are",
-    "was", "were", "be", "been", "it", "its", "this", "that", "as", "from", "his", "her", "their",
-    "which", "who", "what",
-})
+ROOT = Path(__file__).resolve().parents[1]
+REALISTIC = ROOT / "bench" / "data" / "realistic-dev.jsonl"
 
 
-def overlap(output: str, context: str) -> float:
-    words = [w for w in re.findall(r"\w+", output.lower()) if w not in _STOP]
-    have = set(re.findall(r"\w+", context.lower()))
-    return sum(w in have for w in words) / len(words) if words else 1.0
+def halueval_path() -> Path:
+    """../shared/data/halueval-qa-dev.jsonl, looked for above the checkout (worktrees too)."""
+    for parent in ROOT.parents:
+        candidate = parent / "shared" / "data" / "halueval-qa-dev.jsonl"
+        if candidate.exists():
+            return candidate
+    return ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl"
 
 
-def confusion(predicted: list[bool], labels: list[bool]) -> Confusion:
-    pairs = list(zip(predicted, labels, strict=True))
-    return Confusion(tp=sum(p and y for p, y in pairs), fp=sum(p and not y for p, y in pairs),
-                     tn=sum(not p and not y for p, y in pairs),
-                     fn=sum(not p and y for p, y in pairs))
-
-
-def line(name: str, c: Confusion, rows_per_s: float | None = None) -> str:
-    def f(v: float | None) -> str:
-        return "  n/a " if v is None else f"{v:.4f}"
-    speed = f"  {rows_per_s:>9.0f}" if rows_per_s is not None else ""
-    return (f"{name:<34}{f(c.balanced_accuracy):>8}{f(c.precision):>10}{f(c.recall):>8}"
-            f"{f(c.tnr):>8}   tp={c.tp} fp={c.fp} tn={c.tn} fn={c.fn}{speed}")
-
-
-async def offline_run(lines: list[str]) -> tuple[Confusion, float, list[dict[str, Any]]]:
-    guard = Guard(OfflineJudge(JudgeSettings()), JudgeSettings())
-    out = io.StringIO()
+def report(path: Path, threshold: float, show: int) -> None:
+    rows = quality.load(path)
     started = time.perf_counter()
-    summary = await replay(guard, lines, out, concurrency=1, label_field="hallucinated")
+    judged = quality.judge_rows(rows)
     elapsed = time.perf_counter() - started
-    assert summary.confusion is not None
-    verdicts = [json.loads(x) for x in out.getvalue().splitlines()]
-    return summary.confusion, len(lines) / elapsed, verdicts
+    positives = sum(j.hallucinated for j in judged)
+    print(f"\n== {path.name}: {len(judged)} rows, {positives} hallucinated")
+    print(f"offline alone (undecided passes): balanced accuracy "
+          f"{quality.offline_accuracy(judged):.3f}; "
+          f"{len(judged) / elapsed:.0f} rows/s ({1000 * elapsed / len(judged):.1f} ms/row)")
+    labels = Counter(j.decision.label for j in judged)
+    print(f"decisions: {labels['fail']} fail, {labels['pass']} pass, "
+          f"{labels['undecided']} undecided")
+    categories = quality.by_category(judged)
+    if len(categories) > 1:
+        print("per category (right/total):")
+        for name, (right, total) in categories.items():
+            mark = "  <- below half" if right * 2 < total else ""
+            print(f"  {name:<24} {right:>3}/{total:<3} {right / total:.2f}{mark}")
+    print("reliability of decided answers (stated confidence vs observed accuracy):")
+    print(f"  {'bucket':<12}{'rows':>6}{'stated':>9}{'observed':>10}")
+    for b in quality.reliability(judged):
+        print(f"  {b.low:.1f}-{b.high:.1f}    {b.count:>6}{b.stated:>9.3f}{b.observed:>10.3f}")
+    undecided, passed_right = quality.undecided_accuracy(judged)
+    print(f"  undecided     {undecided:>6}    0.500{passed_right:>10.3f}   (passed unflagged)")
+    decided = [j for j in judged if j.decision.confidence >= threshold]
+    right = sum(j.right for j in decided)
+    print(f"offline decisions at confidence >= {threshold:.2f}: {len(decided)} "
+          f"({len(decided) / len(judged):.0%}), {right / max(len(decided), 1):.3f} right")
+    result = quality.cascade(rows, threshold)
+    print(f"cascade at {threshold:.2f} with an always-right LLM: balanced accuracy "
+          f"{result.balanced_accuracy:.3f}; sent to the LLM {result.sent_to_llm}/{result.total} "
+          f"({result.sent_to_llm / result.total:.0%})")
+    wrong = [j for j in judged if not j.right][:show]
+    for j in wrong:
+        print(f"  wrong: {j.id} [{j.category}] {j.decision.label} {j.decision.basis} "
+              f"{j.decision.confidence:.2f}")
 
 
-def cascade_share(verdicts: list[dict[str, Any]], labels: list[bool],
-                  threshold: float) -> str:
-    """How much a cascade at ``threshold`` would leave to the offline judge, and how well the
-    offline judge does on that part."""
-    kept = [(bool(v["hallucinated"]), y) for v, y in zip(verdicts, labels, strict=True)
-            if (v["confidence"] or 0.0) >= threshold]
-    c = confusion([p for p, _ in kept], [y for _, y in kept]) if kept else Confusion()
-    ba = "n/a" if c.balanced_accuracy is None else f"{c.balanced_accuracy:.4f}"
-    acc = "n/a" if c.accuracy is None else f"{c.accuracy:.4f}"
-    return (f"cascade at confidence {threshold:.2f}: offline decides {len(kept)}/{len(labels)} "
-            f"({len(kept) / len(labels):.0%}); on those, accuracy {acc}, balanced accuracy {ba}")
+def adversarial() -> dict[str, tuple[str, str]]:
+    """4,000-character outputs and contexts built to be slow: runs of numbers, one repeated
+    phrase, no spaces, many short sentences, many distinct words."""
+    def cut(text: str) -> str:
+        return text[:4000]
+    return {
+        "runs of numbers": (cut(" ".join(str(i) for i in range(1200))),
+                            cut(" ".join(str(i * 7) for i in range(1200)))),
+        "repeated words": (cut("the cat sat " * 400), cut("the cat sat on the mat " * 200)),
+        "no spaces": ("a" * 4000, "b" * 4000),
+        "many sentences": (cut("".join(f"Item {i} costs ${i}. " for i in range(400))),
+                           cut("".join(f"Thing {i} is red at {i % 24}:00. " for i in range(400)))),
+        "many words": (cut(" ".join(f"Word{i} alpha{i % 50}ing" for i in range(500))),
+                       cut(". ".join(f"alpha{i}ing beta{i} Gamma{i}" for i in range(400)))),
+    }
+
+
+def speed(rounds: int = 5) -> None:
+    """Milliseconds per check on worst-case inputs, against a typical realistic row."""
+    settings = JudgeSettings()
+    judge = OfflineJudge(settings)
+    guard = Guard(judge, settings)
+
+    def timed(output: str, context: str) -> float:
+        times = []
+        for n in range(rounds):  # a distinct output each round: no cache helps
+            case = guard.prepare(JudgeRequest(output=output[:-1] + "xyzuv"[n], context=context))
+            assert isinstance(case, PreparedCase)
+            started = time.perf_counter()
+            judge.decide(case)
+            times.append(1000 * (time.perf_counter() - started))
+        return statistics.median(times)
+
+    row = quality.load(REALISTIC)[0]
+    context = "\n\n".join(d["text"] if isinstance(d, dict) else d for d in row["context"])
+    base = timed(row["output"], context)
+    print(f"\n== speed of the offline checks (median of {rounds}, 4,000-character texts)")
+    print(f"  {'typical realistic row':<24}{base:>8.1f} ms   1.0x")
+    for name, (output, context) in adversarial().items():
+        ms = timed(output, context)
+        print(f"  {name:<24}{ms:>8.1f} ms {ms / base:>5.1f}x")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
-    parser.add_argument("--rounds", type=int, default=3, help="timed passes; best one shown")
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument("--cascade-confidence", type=float,
+                        default=JudgeSettings().cascade_confidence)
+    parser.add_argument("--show", type=int, default=0, help="list this many wrong rows")
+    parser.add_argument("--no-speed", action="store_true", help="skip the worst-case timings")
     args = parser.parse_args()
-    lines = [x for x in args.path.read_text(encoding="utf-8").splitlines() if x.strip()]
-    rows = [json.loads(x) for x in lines]
-    labels = [bool(r["hallucinated"]) for r in rows]
-    runs = [asyncio.run(offline_run(lines)) for _ in range(max(1, args.rounds))]
-    offline, speed, verdicts = runs[0][0], max(s for _, s, _ in runs), runs[0][2]
-    started = time.perf_counter()
-    scores = [overlap(r["output"], r["context"]) for r in rows]
-    base_speed = len(rows) / (time.perf_counter() - started)
-    fixed = confusion([s < 0.5 for s in scores], labels)
-    best_t, best = max(((t / 100, confusion([s < t / 100 for s in scores], labels))
-                        for t in range(5, 100, 5)),
-                       key=lambda tc: tc[1].balanced_accuracy or 0.0)
-    print(f"{args.path.name}: {len(rows)} rows, {sum(labels)} hallucinated")
-    print(f"{'judge':<34}{'bal.acc':>8}{'precision':>10}{'recall':>8}{'TNR':>8}   counts"
-          f"{'':>24}rows/s")
-    print(line("offline judge (Guard + replay)", offline, speed))
-    print(line("word overlap, threshold 0.50", fixed, base_speed))
-    print(line(f"word overlap, best threshold {best_t:.2f}", best))
-    for threshold in (0.7, 0.8, 0.9):
-        print(cascade_share(verdicts, labels, threshold))
+    paths = args.paths or [halueval_path(), REALISTIC]
+    for path in paths:
+        report(path, args.cascade_confidence, args.show)
+    if not args.no_speed:
+        speed()
     return 0
 
 

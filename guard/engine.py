@@ -262,7 +262,7 @@ class Guard:
                              prompt_version=PROMPT_VERSION, tier="none")
         return JudgeInfo(provider=outcome.provider, model=outcome.model,
                          prompt_version=PROMPT_VERSION, tier=outcome.tier, cached=outcome.cached,
-                         fallback_reason=outcome.fallback_reason)
+                         fallback_reason=outcome.fallback_reason, unsure=outcome.unsure)
 
     def _empty_output(self, request: JudgeRequest, request_id: str, output_cut: Cut) -> Verdict:
         truncation = Truncation(context=_no_cut(), output=output_cut)

@@ -177,6 +177,11 @@ class JudgeInfo(BaseModel):
     tier: Literal["llm", "offline", "none"] = "llm"
     cached: bool = False
     fallback_reason: str | None = None
+    unsure: bool = Field(
+        default=False,
+        description="The offline tier decided without being sure (its confidence is below "
+        "cascade_confidence): the label stands, but route on confidence or ask an LLM.",
+    )
 
 
 class QuoteCheck(BaseModel):

@@ -3,19 +3,41 @@
 Support is the weighted share of a claim's content words that the evidence contains. Words
 match by stem, by synonym group, or by a shared long prefix ("Indian" / "India"); names weigh
 more than ordinary words, and very general words ("thing", "item") weigh less.
+
+Every lookup is bounded: words are found through an inverted index and close forms through
+buckets of their first letters, so a claim costs time in proportion to its own words and the
+sentences that share them, never the product of two whole texts.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from guard.case import Passage
-from guard.offline import numbers
-from guard.offline.numbers import Quantity
-from guard.offline.text import GENERIC, content_stems, normalize, split_sentences, word_set
+from guard.offline import entities, numbers, times
+from guard.offline.numbers import Quantity, QuantityIndex
+from guard.offline.text import (
+    GENERIC,
+    Span,
+    content_stems,
+    normalize,
+    split_sentences,
+    word_set,
+)
+
+T = TypeVar("T")
 
 MIN_PREFIX = 5
+BUCKET = 4  # close forms share at least this many first letters
+MAX_CANDIDATES = 12  # sentences scored in full for one claim
+MAX_SCANNED = 16  # amounts of one claim or sentence compared one by one
+MAX_SEQUENCE = 80  # stems of a sentence compared in order
+MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
@@ -46,6 +68,19 @@ class EvidenceSentence:
     stems: frozenset[str]
     quantities: tuple[Quantity, ...]
     scope: frozenset[str] = frozenset()
+    clock: tuple[times.TimeOfDay, ...] = ()
+    days: tuple[times.Weekdays, ...] = ()
+    values: frozenset[float] = frozenset()  # its amounts' values, for an exact lookup
+    sequence: tuple[str, ...] = ()  # its stems in order (after those it refers back to)
+
+    def states(self, quantity: Quantity) -> bool:
+        """Whether this sentence states ``quantity`` (exactly, or as a date or hedged)."""
+        if round(quantity.value, 6) in self.values or (
+                quantity.number and round(quantity.number, 6) in self.values):
+            return True
+        if quantity.kind in ("date", "year") or quantity.hedged:
+            return numbers.supported(quantity, list(self.quantities[:MAX_SCANNED]))
+        return False
 
 
 @dataclass
@@ -56,25 +91,79 @@ class EvidenceIndex:
     stems: set[str] = field(default_factory=set)
     quantities: list[Quantity] = field(default_factory=list)
     normalized: str = ""
-    _fuzzy_cache: dict[str, bool] = field(default_factory=dict)
+    amounts: QuantityIndex = field(default_factory=lambda: QuantityIndex([]))
+    clock: list[times.TimeOfDay] = field(default_factory=list)
+    days: set[int] = field(default_factory=set)
+    _postings: dict[str, list[int]] = field(default_factory=dict)
+    _buckets: dict[str, list[str]] = field(default_factory=dict)
+    _related: dict[str, frozenset[str]] = field(default_factory=dict)
+    _names: list[entities.Name] | None = None
+    passages: tuple[Passage, ...] = ()
+    headers: dict[str, str] = field(default_factory=dict)  # label -> "(id: .., source: ..)"
+    texts: dict[str, str] = field(default_factory=dict)  # label -> its header and text
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
         units = list(passages) or [Passage("evidence", evidence)]
         sentences = [s for p in units for s in _sentences(p)]
-        index = cls(sentences, normalized=normalize(evidence))
-        for sentence in sentences:
+        index = cls(sentences, normalized=normalize(evidence), passages=tuple(units),
+                    headers=_headers(evidence))
+        index.texts = {p.label: f"{index.headers.get(p.label, '')}\n{p.text}" for p in units}
+        for number, sentence in enumerate(sentences):
             index.stems.update(sentence.stems)
             index.quantities.extend(sentence.quantities)
+            index.clock.extend(sentence.clock)
+            index.days.update(d for w in sentence.days for d in w.days)
+            for stem in sentence.scope:
+                index._postings.setdefault(stem, []).append(number)
+        for header in index.headers.values():  # "source: cardiology letter, Dr Hughes"
+            index.stems.update(content_stems(header))
+        for stem in index.stems:
+            index._buckets.setdefault(stem[:BUCKET], []).append(stem)
+        index.amounts = QuantityIndex(index.quantities)
         return index
+
+    def close_forms(self, word: str) -> frozenset[str]:
+        """The evidence stems that are ``word`` or a close form of it."""
+        if word not in self._related:
+            bucket = self._buckets.get(word[:BUCKET], []) if len(word) >= BUCKET else []
+            forms = {o for o in bucket if related(word, o)}
+            if word in self.stems:
+                forms.add(word)
+            if not forms and len(word) >= BUCKET:  # demonyms differ after four letters
+                forms = {o for o in self._buckets.get(word[:BUCKET], []) if related(word, o)}
+            self._related[word] = frozenset(forms)
+        return self._related[word]
+
+    def names(self) -> list[entities.Name]:
+        """The names of the evidence (read on first use: only an absent name needs them)."""
+        if self._names is None:
+            self._names = [n for s in self.sentences[:MAX_NAMED_SENTENCES]
+                           for n in entities.names(s.text)]
+        return self._names
 
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""
-        if word in self.stems:
-            return True
-        if word not in self._fuzzy_cache:
-            self._fuzzy_cache[word] = any(related(word, other) for other in self.stems)
-        return self._fuzzy_cache[word]
+        return bool(self.close_forms(word))
+
+    def candidates(self, stems: list[str]) -> list[int]:
+        """The sentences sharing most of ``stems`` (close forms included), best first."""
+        hits: Counter[int] = Counter()
+        for stem in stems:
+            seen: set[int] = set()
+            for form in self.close_forms(stem):
+                seen.update(self._postings.get(form, ()))
+            hits.update(seen)
+        return [number for number, _ in hits.most_common(MAX_CANDIDATES)]
+
+
+_HEADER = re.compile(r"^(\[\d+\]) \((.{1,300}?)\)(?=\s)", re.MULTILINE)
+
+
+def _headers(evidence: str) -> dict[str, str]:
+    """What the rendered evidence says of each numbered document ("(id: c1, source:
+    cardiology letter, Dr Hughes)"): part of the evidence, though not of its text."""
+    return {m.group(1): m.group(2) for m in _HEADER.finditer(evidence)}
 
 
 def _sentences(passage: Passage) -> list[EvidenceSentence]:
@@ -82,19 +171,43 @@ def _sentences(passage: Passage) -> list[EvidenceSentence]:
     previous: frozenset[str] = frozenset()
     previous_scope: frozenset[str] = frozenset()
     topic: frozenset[str] = frozenset()  # the passage's opening sentence names its subject
-    for span in split_sentences(passage.text):
-        stems = frozenset(content_stems(span.text))
+    previous_order: tuple[str, ...] = ()
+    spans = split_sentences(passage.text)
+    # details are read once per passage (one pass of each parser), then dealt to sentences
+    amounts = _deal(spans, numbers.extract(passage.text), lambda q: q.start)
+    clock = _deal(spans, times.times(passage.text), lambda t: t.span[0])
+    days = _deal(spans, times.weekdays(passage.text), lambda w: w.start)
+    for number, span in enumerate(spans):
+        order = tuple(content_stems(span.text))
+        stems = frozenset(order)
         first = span.text.split(None, 1)[0].lower() if span.text.split() else ""
         scope = stems
+        sequence = order
         if _FIELD.match(span.text):  # a field of a record continues the record
             scope = stems | previous_scope
+            sequence = previous_order + order
         elif first in _PRONOUN_OPENERS or _refers_back(span.text):
             scope = stems | previous | topic
-        found.append(EvidenceSentence(span.text, passage.label, stems,
-                                      tuple(numbers.extract(span.text)), scope))
-        previous, previous_scope = stems, scope
+            sequence = previous_order + order
+        quantities = tuple(amounts[number])
+        values = frozenset(round(v, 6) for q in quantities for v in (q.value, q.number) if v)
+        found.append(EvidenceSentence(span.text, passage.label, stems, quantities, scope,
+                                      tuple(clock[number]), tuple(days[number]), values,
+                                      sequence[-MAX_SEQUENCE:]))
+        previous, previous_scope, previous_order = stems, scope, order
         topic = topic or stems
     return found
+
+
+def _deal(spans: list[Span], items: Iterable[T], start: Callable[[T], int]) -> list[list[T]]:
+    """Each item in the list of the sentence span it starts in."""
+    dealt: list[list[T]] = [[] for _ in spans]
+    ends = [span.end for span in spans]
+    for item in items:
+        at = bisect_left(ends, start(item) + 1)
+        if at < len(spans) and spans[at].start <= start(item):
+            dealt[at].append(item)
+    return dealt
 
 
 def _refers_back(sentence: str) -> bool:
@@ -102,8 +215,13 @@ def _refers_back(sentence: str) -> bool:
     return match is not None and match.group(1) in _CLASS_NOUNS
 
 
+def in_sentence(word: str, sentence: EvidenceSentence, index: EvidenceIndex) -> bool:
+    """Whether ``sentence`` (with what its pronoun refers to) has ``word`` or a close form."""
+    return word in sentence.scope or not sentence.scope.isdisjoint(index.close_forms(word))
+
+
 def local_support(stems: list[str], quantities: list[Quantity], sentence: EvidenceSentence | None,
-                  name_stems: set[str]) -> float:
+                  name_stems: set[str], index: EvidenceIndex) -> float:
     """Of the claim's words and amounts the evidence has, the weighted share found together in
     one sentence (with the sentence its opening pronoun refers back to)."""
     total = sum(weight(s, name_stems) for s in stems) + len(quantities)
@@ -111,9 +229,8 @@ def local_support(stems: list[str], quantities: list[Quantity], sentence: Eviden
         return 1.0
     if sentence is None:
         return 0.0
-    found: float = sum(weight(s, name_stems) for s in stems
-                if s in sentence.scope or any(related(s, o) for o in sentence.scope))
-    found += sum(1 for q in quantities if numbers.supported(q, list(sentence.quantities)))
+    found: float = sum(weight(s, name_stems) for s in stems if in_sentence(s, sentence, index))
+    found += sum(1 for q in quantities[:MAX_SCANNED] if sentence.states(q))
     return found / total
 
 
@@ -176,15 +293,34 @@ def best_sentence(stems: list[str], quantities: list[Quantity],
     """The evidence sentence sharing most of the claim's words and amounts, and that share."""
     if not index.sentences:
         return None, 0.0
-    wanted = set(stems)
+    numbers_of = [q for q in quantities if q.kind != "count" or q.value >= 10][:MAX_SCANNED]
+    candidates = index.candidates(stems) or list(range(min(len(index.sentences),
+                                                           MAX_CANDIDATES)))
+    wanted = list(dict.fromkeys(stems))
     best: EvidenceSentence | None = None
     best_score = -1.0
-    for sentence in index.sentences:
-        shared: float = sum(1 for s in wanted if s in sentence.scope or
-                            any(related(s, o) for o in sentence.scope if o[:2] == s[:2]))
-        shared += 0.5 * sum(1 for q in quantities
-                            if numbers.supported(q, list(sentence.quantities)))
-        score = shared / max(len(wanted) + 0.5 * len(quantities), 1)
+    for number in candidates:
+        sentence = index.sentences[number]
+        shared: float = sum(1 for s in wanted if in_sentence(s, sentence, index))
+        shared += 0.5 * sum(1 for q in numbers_of if sentence.states(q))
+        score = shared / max(len(wanted) + 0.5 * len(numbers_of), 1)
         if score > best_score:
             best, best_score = sentence, score
     return best, max(best_score, 0.0)
+
+
+def in_order(stems: list[str], sentence: EvidenceSentence, index: EvidenceIndex) -> float:
+    """The share of the claim's stems that the sentence has in the same order (the longest
+    common subsequence): "X stars in Y" against "Y stars X" keeps the words, not the order."""
+    claim = stems[:MAX_SEQUENCE]
+    if not claim:
+        return 1.0
+    forms = [index.close_forms(s) | {s} for s in claim]
+    row = [0] * (len(claim) + 1)
+    for word in sentence.sequence:
+        diagonal = 0
+        for i, accepted in enumerate(forms, start=1):
+            above = row[i]
+            row[i] = diagonal + 1 if word in accepted else max(row[i], row[i - 1])
+            diagonal = above
+    return row[-1] / len(claim)

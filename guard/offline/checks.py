@@ -1,123 +1,194 @@
-"""The checks run on one claim, in order of how decisive they are.
+"""The checks run on one claim: hard evidence first, then proof of support, else undecided.
 
-Quoted strings, amounts and names must occur in the evidence; the claim must not flip the
-polarity of the sentence it is aligned to; and enough of its content words must be supported.
-The first failed check decides, and its reason names what failed.
+A claim is *contradicted* only by something the judge can show: a detail the evidence lacks or
+states differently (:mod:`guard.offline.details`), or a relation it reverses
+(:mod:`guard.offline.relations`). It is *supported* only when it is close to verbatim: every
+content word found, together in one sentence, every detail matched. Anything else is
+*undecided*; low lexical support alone never fails a claim. Each result names its ``basis``,
+the rule that decided, which the calibration table maps to a probability.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from itertools import pairwise
+import re
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
-from guard.offline import entities, negation, numbers
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
     best_sentence,
+    in_order,
+    in_sentence,
     local_support,
-    related,
     support,
 )
 from guard.offline.claims import Claim
-from guard.offline.text import GENERIC, content_stems, normalize
+from guard.offline.details import MAX_AMOUNTS, Answer, Details, an_hour_of, detail_failure
+from guard.offline.relations import dropped_condition, relation_failure
+from guard.offline.text import content_stems, normalize, stem, words
 
-MIN_SUPPORT = 0.65
-MIN_LOCAL_SUPPORT = 0.75
-PASS_CONFIDENCE_CAP = 0.78
-ALIGN_FOR_POLARITY = 0.6
-NO_CONTENT_CONFIDENCE = 0.3
+Status = Literal["supported", "contradicted", "undecided", "neutral"]
+
+NEAR_SUPPORT = 0.85
+NEAR_LOCAL = 0.8
+IN_ORDER = 0.85
+LOW_SUPPORT = 0.5
+MIN_MISSING_FOR_LOW = 3
+
+
+_REFUSAL = re.compile(
+    r"\b(?:(?:could|can)(?:n['’]?t| not)|(?:do|does|did)(?:n['’]t| not)|unable to|no information|"
+    r"not (?:mentioned|specified|stated|covered|included|provided|available)|not say|"
+    r"(?:don['’]t|do not) (?:have|know|see)|no (?:mention|details?|data|record))\b.{0,60}"
+    r"\b(?:find|found|information|documents?|context|sources?|say|says|mention|specif|"
+    r"provided|records?|details?|knowledge|sure)",
+    re.IGNORECASE,
+)
+
+
+_HEDGE_ONLY = re.compile(r"^\s*(?:i (?:think|believe)|please|let me know|hope this helps|"
+                         r"feel free|happy to help|is there anything)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Premise:
-    """What the question already states: its words and amounts are not the answer's claims."""
+    """What the question asks about: its words help find the answer's sentence, never support
+    a claim (the question is the user's text, not evidence)."""
 
     text: str = ""
     stems: frozenset[str] = frozenset()
-    quantities: tuple[numbers.Quantity, ...] = ()
-    normalized: str = ""
 
     @classmethod
     def of(cls, question: str | None) -> Premise:
         if not question:
             return cls()
-        return cls(question, frozenset(content_stems(question)),
-                   tuple(numbers.extract(question)), normalize(question))
+        return cls(question, frozenset(content_stems(question)))
 
 
 @dataclass(frozen=True)
 class ClaimResult:
     claim: str
-    supported: bool
+    status: Status
+    basis: str
     reason: str
-    confidence: float
-    support: float
+    support: float = 0.0
     sentence: EvidenceSentence | None = None
-    missing: tuple[str, ...] = field(default=())
-    local: float = 1.0
+    local: float = 0.0
+
+    @property
+    def supported(self) -> bool:
+        """Not contradicted: the offline judge flags only what it can show."""
+        return self.status != "contradicted"
 
 
 def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
-                min_support: float = MIN_SUPPORT) -> ClaimResult:
-    stems = content_stems(claim.text)
-    quantities = numbers.extract(claim.text)
-    query = stems + sorted(premise.stems) if claim.short_answer else stems
-    sentence, overlap = best_sentence(query, quantities, index)
-    names = entities.names(claim.text, whole_answer=claim.short_answer)
-    name_stems = {part for name in names for part in name.parts}
-    new = [s for s in stems if s not in premise.stems or not index.has(s)]
-    found = sum(1 for q in quantities if numbers.supported(q, index.quantities))
-    share, missing = support(new, index, name_stems, found)
-    known = [s for s in stems if index.has(s)]
-    local = local_support(known, [q for q in quantities if numbers.supported(q, index.quantities)],
-                          sentence, name_stems)
+                answer: Answer | None = None, *, readable: bool = True) -> ClaimResult:
+    """The status of one claim against the evidence, with the rule that decided it.
+    ``readable`` is false for Spanish, German or French answers, whose words the rules do not
+    check (their numbers, dates and times they do)."""
+    answer = answer or Answer()
+    if _REFUSAL.search(claim.text) or _HEDGE_ONLY.match(claim.text):
+        return ClaimResult(claim.text, "neutral", "refusal",
+                           "a refusal or courtesy, not a factual claim")
+    details = Details.of(claim, readable)
+    query = details.stems + sorted(premise.stems) if claim.short_answer else details.stems
+    sentence, overlap = best_sentence(query, details.quantities, index)
+    name_stems = {part for name in details.names for part in name.parts}
+    found = [q for q in details.quantities if index.amounts.supports(q)]
+    share, missing = support(details.stems, index, name_stems, len(found))
+    local = local_support([s for s in details.stems if index.has(s)], found, sentence,
+                          name_stems, index)
 
-    def result(ok: bool, reason: str, confidence: float) -> ClaimResult:
-        return ClaimResult(claim.text, ok, reason, round(confidence, 3), round(share, 3),
-                           sentence, tuple(missing), round(local, 3))
+    def result(status: Status, basis: str, reason: str,
+               at: EvidenceSentence | None = None) -> ClaimResult:
+        return ClaimResult(claim.text, status, basis, reason, round(share, 3), at or sentence,
+                           round(local, 3))
 
-    failure = (_quote_failure(claim.text, index, premise)
-               or _number_failure(quantities, index, premise, sentence)
-               or _name_failure(names, index, premise))
-    if failure is not None:
-        return result(False, failure[0], failure[1])
-    apart = _names_apart(names, index)
-    if apart is not None:
-        return result(False, apart, 0.7)
-    if sentence is not None and overlap >= ALIGN_FOR_POLARITY and not claim.short_answer:
-        flip = negation.flipped(claim.text, sentence.text)
-        if flip is not None:
-            return result(False, flip, 0.75 + 0.2 * overlap)
-    contrary = _contrary_sentence(claim, stems, index, sentence)
-    if contrary is not None:
-        reason, contrary_sentence = contrary
-        return replace(result(False, reason, 0.8), sentence=contrary_sentence)
-    if not stems and not quantities:
-        return result(True, "no checkable content", NO_CONTENT_CONFIDENCE)
-    if share < min_support:
-        return result(False, f"low content-word support {share:.2f} (missing: "
-                      f"{', '.join(missing[:5])})", 0.5 + min(0.35, (min_support - share) * 1.2))
-    if not claim.short_answer and local < MIN_LOCAL_SUPPORT:
-        return result(False, f"not stated together: the best-matching sentence supports only "
-                      f"{local:.2f} of the claim", 0.5 + (MIN_LOCAL_SUPPORT - local))
-    return result(True, f"supported: content-word support {share:.2f}, amounts and names found",
-                  _pass_confidence(claim, share, local, min_support,
-                                   claim.short_answer and _answers_question(stems, premise, index)))
+    hard = detail_failure(claim.text, details, index, sentence, overlap, answer, readable)
+    if hard is not None:
+        return result("contradicted", hard[0], hard[1], hard[2])
+    if not readable:
+        if details.quantities or details.clock or details.days:
+            return result("undecided", "foreign_details_found",
+                          "its numbers, dates and times are in the evidence; the words are not "
+                          "checked in this language")
+        return result("undecided", "unreadable", "the rules cannot read this language")
+    relation = relation_failure(claim, details, index, sentence, overlap)
+    if relation is not None:
+        return result("contradicted", relation[0], relation[1], relation[2])
+    dropped = dropped_condition(claim.text, details.stems, answer.stems, sentence, share)
+    if dropped is not None:
+        return result("contradicted", "condition_dropped", dropped)
+    return _support_status(claim, details, index, premise, sentence, share, local, missing,
+                           result)
 
 
-def _pass_confidence(claim: Claim, share: float, local: float, min_support: float,
-                     answers: bool) -> float:
-    """How sure a pass is. Word checks prove absence (a number, name or quote the evidence
-    lacks) far better than presence: a sentence whose words are all found may still relate
-    them wrongly ("Hot Rod was founded in 1987" when 1987 is another magazine's year). So a
-    sentence's pass stays below PASS_CONFIDENCE_CAP, leaving it to an LLM in a cascade at the
-    default threshold; a bare answer found beside the question's subject is surer."""
-    strength = min(1.0, (min(share, local) - min_support) / (1.0 - min_support))
-    if not claim.short_answer:
-        return 0.5 + (PASS_CONFIDENCE_CAP - 0.5) * max(strength, 0.0)
-    base = 0.5 + min(0.45, (share - min_support) * 1.2)
-    return base * (0.9 if answers else 0.5)
+def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premise: Premise,
+                    sentence: EvidenceSentence | None, share: float, local: float,
+                    missing: list[str], result: _Result) -> ClaimResult:
+    named = _where(sentence)
+    computed = [q for q in details.quantities
+                if not index.amounts.supports(q) and not an_hour_of(q, index)]
+    if not details.stems and not details.quantities and not details.clock:
+        return result("neutral", "no_content", "no checkable content")
+    if details.overflow:
+        return result("undecided", "too_many_amounts",
+                      f"more than {MAX_AMOUNTS} amounts; only the first were checked")
+    if claim.short_answer:
+        if share >= 0.999 and _answers_question(details.stems, premise, index):
+            return result("supported", "short_answer",
+                          f"the answer is stated beside the question's subject{named}")
+        return result("undecided", "short_answer_unproven",
+                      "a short answer whose link to the question is not shown")
+    verbatim = normalize(claim.text).strip(" .,;:!?") in index.normalized
+    if verbatim:
+        return result("supported", "verbatim", f"stated verbatim{named}")
+    if share >= 0.999 and local >= 0.9:
+        ordered = sentence is not None and in_order(
+            [s for s in details.stems if in_sentence(s, sentence, index)], sentence,
+            index) >= IN_ORDER
+        basis = "computed" if computed else ("ordered" if ordered else "aligned")
+        what = "computed from amounts" if computed else (
+            "every word and detail found in the same order" if ordered
+            else "every word and detail found")
+        return result("supported", basis, f"{what} in one sentence{named}")
+    if share >= NEAR_SUPPORT and local >= NEAR_LOCAL:
+        return result("supported", "near", f"near-verbatim support ({share:.2f}){named}")
+    if share >= 0.999:
+        return result("undecided", "scattered",
+                      f"its words occur in the evidence but not together (best sentence has "
+                      f"{local:.2f} of them{named}): a relation the evidence does not state")
+    if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
+        absent = _as_written(missing, claim.text)
+        return result("undecided", "low_support",
+                      f"most of its words are not in the evidence (missing: {absent}"
+                      f"{_closest(sentence)}); low overlap alone is not proof")
+    return result("undecided", "partial",
+                  f"partly supported ({share:.2f}; missing: {_as_written(missing, claim.text)}"
+                  f"{_closest(sentence)})")
+
+
+class _Result(Protocol):  # the signature of check_claim's local ``result``
+    def __call__(self, status: Status, basis: str, reason: str,
+                 at: EvidenceSentence | None = None) -> ClaimResult: ...
+
+
+def _as_written(stems: list[str], text: str, limit: int = 5) -> str:
+    """The claim's words behind ``stems``, as the answer writes them."""
+    written: dict[str, str] = {}
+    for word in words(text):
+        for part in word.split("-") if "-" in word else [word]:
+            written.setdefault(stem(part), part)
+    return ", ".join(written.get(s, s) for s in stems[:limit])
+
+
+def _closest(sentence: EvidenceSentence | None) -> str:
+    return f"; closest: {sentence.passage}" if sentence is not None else ""
+
+
+def _where(sentence: EvidenceSentence | None) -> str:
+    return f" (in {sentence.passage})" if sentence is not None else ""
 
 
 def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) -> bool:
@@ -126,76 +197,8 @@ def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) 
     asked = premise.stems - set(stems)
     if not premise.text or not asked or not stems:
         return True
-    return any(asked & sentence.scope for sentence in index.sentences
-               if all(s in sentence.scope or (index.has(s) and any(
-                   related(s, o) for o in sentence.scope)) for s in stems))
-
-
-def _contrary_sentence(claim: Claim, stems: list[str], index: EvidenceIndex,
-                       best: EvidenceSentence | None) -> tuple[str, EvidenceSentence] | None:
-    """Another sentence about the same thing that says the opposite ("open on Sundays" against
-    "It is closed on Sundays")."""
-    about = set(stems) - GENERIC
-    for sentence in index.sentences:
-        if sentence is best or not about & sentence.stems:
-            continue
-        reason = negation.opposed(claim.text, sentence.text)
-        if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:
-            return reason, sentence
-    return None
-
-
-def _names_apart(names: list[entities.Name], index: EvidenceIndex) -> str | None:
-    """Why a claim relating two names is unsupported when no sentence mentions both."""
-    distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)}
-    if len(distinct) < 2:
-        return None
-    listed = list(distinct.values())
-    for first, second in pairwise(listed):
-        if not any(_mentions(first, s.scope) and _mentions(second, s.scope)
-                   for s in index.sentences):
-            return (f"names '{first.text}' and '{second.text}' never appear together in the "
-                    "evidence")
-    return None
-
-
-def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
-    """Whether a sentence names ``name``: all its words, or two thirds of a long name."""
-    parts = [p for p in name.parts if len(p) > 1]
-    present = sum(p in stems for p in parts)
-    return present == len(parts) or (len(parts) >= 3 and present * 3 >= len(parts) * 2)
-
-
-def _quote_failure(text: str, index: EvidenceIndex,
-                   premise: Premise) -> tuple[str, float] | None:
-    for quote in entities.quoted(text):
-        if not entities.quote_in(quote, index.normalized) and not entities.quote_in(
-                quote, premise.normalized):
-            return f"quoted string '{quote}' not in evidence", 0.9
-    return None
-
-
-def _number_failure(quantities: list[numbers.Quantity], index: EvidenceIndex, premise: Premise,
-                    sentence: EvidenceSentence | None) -> tuple[str, float] | None:
-    for quantity in quantities:
-        if numbers.supported(quantity, index.quantities) or numbers.supported(
-                quantity, list(premise.quantities)):
-            continue
-        nearby = list(sentence.quantities) if sentence is not None else []
-        instead = numbers.closest(quantity, nearby) or numbers.closest(quantity, index.quantities)
-        if instead is not None:
-            return (f"number {quantity.text} not in evidence (evidence says {instead.text})",
-                    0.95)
-        return f"number {quantity.text} not in evidence", 0.85
-    return None
-
-
-def _name_failure(names: list[entities.Name], index: EvidenceIndex,
-                  premise: Premise) -> tuple[str, float] | None:
-    for name in names:
-        if entities.quote_in(name.text, index.normalized):
-            continue
-        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
-        if absent and len(absent) * 2 >= len(name.parts):
-            return f"name '{name.text}' not in evidence", 0.85
-    return None
+    for number in index.candidates(stems):
+        sentence = index.sentences[number]
+        if asked & sentence.scope and all(in_sentence(s, sentence, index) for s in stems):
+            return True
+    return False

@@ -32,6 +32,9 @@ _FINITE_VERBS = frozenset({
 })
 
 
+_LIST_MARK = re.compile(r"\W*(?:\d{1,2}|[a-z])?[.)]?\W*")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement of the output. ``short_answer`` marks a verbless reply."""
@@ -51,7 +54,7 @@ def split_claims(output: str, *, answers_question: bool = True) -> list[Claim]:
     for sentence in sentences:
         sentence = _INTERJECTION.sub("", sentence).strip() or sentence
         claims.extend(Claim(clause) for clause in _clauses(sentence))
-    return [c for c in claims if words(c.text)]
+    return [c for c in claims if words(c.text) and not _LIST_MARK.fullmatch(c.text)]
 
 
 def is_short_answer(text: str) -> bool:
@@ -68,12 +71,22 @@ def _looks_like_verb(word: str) -> bool:
 
 
 def _clauses(sentence: str) -> list[str]:
-    pieces = [p.strip() for p in _CLAUSE_BREAK.split(sentence) if p.strip()]
-    clauses: list[str] = []
-    for piece in pieces:
-        if clauses and min(len(content_stems(piece)),
-                           len(content_stems(clauses[-1]))) < MIN_CLAUSE_CONTENT_WORDS:
-            clauses[-1] = f"{clauses[-1]} {piece}"
+    """The clauses of ``sentence``, each a verbatim span of it; a short piece stays joined to
+    its neighbour with the words between them."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _CLAUSE_BREAK.finditer(sentence):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(sentence)))
+    merged: list[tuple[int, int]] = []
+    for begin, end in spans:
+        piece = sentence[begin:end].strip()
+        if not piece:
+            continue
+        if merged and min(len(content_stems(piece)), len(content_stems(
+                sentence[merged[-1][0]:merged[-1][1]]))) < MIN_CLAUSE_CONTENT_WORDS:
+            merged[-1] = (merged[-1][0], end)
         else:
-            clauses.append(piece)
-    return clauses or [sentence]
+            merged.append((begin, end))
+    return [sentence[b:e].strip() for b, e in merged] or [sentence]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from guard.offline.lexicon import MONTHS, WEEKDAYS
 from guard.offline.text import STOPWORDS, content_stems, normalize
 
 _CAPITALISED = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’.&-]*")
@@ -21,9 +22,13 @@ _QUOTED = re.compile(
     r"\"([^\"]{2,200})\"|“([^”]{2,200})”|(?<![\w'’])['‘]([^'’]{2,200})['’](?![\w])"
 )
 _INITIALS = re.compile(r"(?:\b[A-Z]\.)+$")
-_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "yes", "no", "mr", "mrs",
+_NOT_NAMES = frozenset({"am", "pm",
+                        "i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "yes", "no", "mr", "mrs",
                         "ms", "dr", "monday", "tuesday", "wednesday", "thursday", "friday",
-                        "saturday", "sunday"})
+                        "saturday", "sunday"}) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+
+
+_OPENERS = frozenset({".", "!", "?", ":", "\"", "“", "(", "-", "•", "*", "–", "—", ";"})
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,17 @@ class Name:
 
     text: str
     parts: tuple[str, ...]
+    guessed: bool = False  # "Take 2", "Finally,": maybe no name, so never proof of absence
+
+    @property
+    def labelled(self) -> bool:
+        """Whether a number or letter tells it from its siblings ("Reviewer 1", "Model A")."""
+        return any(_LABEL.fullmatch(w) for w in self.text.split()[1:])
+
+    def named_in(self, text: str) -> bool:
+        """Whether ``text`` names it with its label ("reviewer 1", not "reviewer 2")."""
+        words = [re.escape(w) for w in self.text.lower().split()]
+        return re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None
 
 
 def names(text: str, *, whole_answer: bool = False) -> list[Name]:
@@ -40,26 +56,47 @@ def names(text: str, *, whole_answer: bool = False) -> list[Name]:
     tokens = _TOKEN.findall(text)
     found: list[Name] = []
     run: list[str] = []
+    guessed = False  # the run opens a sentence only because a label follows ("Take 2")
     for index, token in enumerate(tokens):
         joins = bool(run) and token.lower() in _NAME_JOINERS
         opening = whole_answer and index == 0 and token.lower() not in STOPWORDS
-        if ((opening and bool(_CAPITALISED.fullmatch(token))) or _is_name_word(tokens, index)
-                or (joins and _is_name_word(tokens, index + 1))):
+        regular = ((opening and bool(_CAPITALISED.fullmatch(token)))
+                   or _is_name_word(tokens, index) or (joins and _is_name_word(tokens, index + 1)))
+        if regular or _numbered(tokens, index, run):
+            guessed = guessed or (not run and not regular)
             run.append(token)
         else:
-            _close(run, found)
-            run = []
-    _close(run, found)
+            _close(run, found, guessed)
+            run, guessed = [], False
+    _close(run, found, guessed)
     return found
+
+
+_LABEL = re.compile(r"\d{1,4}|[A-Z]")  # "Reviewer 1", "Model A", "Terminal 2"
+
+
+def _numbered(tokens: list[str], index: int, run: list[str]) -> bool:
+    """A capitalised word with a number or letter after it is a name ("Reviewer 1" even
+    opening a sentence; the number or letter belongs to it), and so may be one opening a
+    sentence before a comma ("Marco, your account manager, ...")."""
+    token = tokens[index]
+    if run and _LABEL.fullmatch(token) and len(run) <= 3:
+        return True
+    following = tokens[index + 1] if index + 1 < len(tokens) else ""
+    opens = index == 0 or tokens[index - 1] in _OPENERS
+    return (not run and bool(_CAPITALISED.fullmatch(token)) and token.lower() not in STOPWORDS
+            and token.lower().rstrip(".") not in _NOT_NAMES
+            and (bool(_LABEL.fullmatch(following)) or (opens and following == ",")))
 
 
 def _is_name_word(tokens: list[str], index: int) -> bool:
     if index >= len(tokens) or not _CAPITALISED.fullmatch(tokens[index]):
         return False
     word = tokens[index]
-    if word.lower().rstrip(".") in _NOT_NAMES:
+    bare = word.lower().rstrip(".")
+    if bare in _NOT_NAMES or bare.rstrip("s") in _NOT_NAMES or bare.replace(".", "") in _NOT_NAMES:
         return False
-    opens_sentence = index == 0 or tokens[index - 1] in {".", "!", "?", ":", "\"", "“", "("}
+    opens_sentence = index == 0 or tokens[index - 1] in _OPENERS
     if not opens_sentence:
         return word.lower() not in STOPWORDS or (word.isupper() and len(word) > 1)
     following = tokens[index + 1] if index + 1 < len(tokens) else ""
@@ -67,7 +104,7 @@ def _is_name_word(tokens: list[str], index: int) -> bool:
             and following.lower() not in STOPWORDS)
 
 
-def _close(run: list[str], found: list[Name]) -> None:
+def _close(run: list[str], found: list[Name], guessed: bool = False) -> None:
     while run and run[-1].lower() in _NAME_JOINERS:
         run.pop()
     if not run:
@@ -77,7 +114,7 @@ def _close(run: list[str], found: list[Name]) -> None:
     text = " ".join(run)
     if not _INITIALS.search(text):
         text = text.rstrip(".")
-    found.append(Name(text, parts))
+    found.append(Name(text, parts, guessed))
 
 
 def quoted(text: str) -> list[str]:
@@ -88,3 +125,27 @@ def quoted(text: str) -> list[str]:
 def quote_in(quote: str, evidence_normalized: str) -> bool:
     """Whether a quoted string occurs in the (normalised) evidence, ignoring edge punctuation."""
     return normalize(quote).strip(" .,;:!?") in evidence_normalized
+
+
+MAX_ABBREVIATION = 10  # letters of a name that may abbreviate a longer one
+
+
+def abbreviates(short: str, name: str) -> bool:
+    """Whether ``short`` is an abbreviation or acronym of the multi-word ``name``: it splits
+    into one non-empty prefix of each word, in order ("Amex" / "American Express", "IBM" /
+    "International Business Machines")."""
+    letters = short.lower().replace(".", "")
+    words = [w.lower() for w in name.split() if w.lower() not in _NAME_JOINERS]
+    if len(words) < 2 or not letters.isalpha() or len(letters) > MAX_ABBREVIATION:
+        return False
+    return _splits(letters, tuple(words))
+
+
+def _splits(letters: str, words: tuple[str, ...]) -> bool:
+    if not words:
+        return not letters
+    head, rest = words[0], words[1:]
+    for cut in range(1, min(len(head), len(letters) - len(rest)) + 1):
+        if head.startswith(letters[:cut]) and _splits(letters[cut:], rest):
+            return True
+    return False

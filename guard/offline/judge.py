@@ -1,27 +1,52 @@
 """The offline judge: deterministic, pure Python, no network, no model.
 
-It splits the output into claims, checks each against the best-matching evidence sentence
-(:mod:`guard.offline.checks`), and returns the same structured assessment an LLM judge returns,
-with a confidence the cascade uses to decide whether to ask an LLM.
+It splits the output into claims, checks each against the evidence
+(:mod:`guard.offline.checks`) and decides the answer selectively: *fail* when a claim is
+contradicted by something it can show, *pass* when every claim is proven near-verbatim, and
+*undecided* otherwise. An undecided answer passes (the offline judge flags only what it can
+show) with a low confidence and an explanation that says so, so a cascade asks its LLM and an
+offline-only deployment can route on confidence. Confidence is the calibrated accuracy of the
+rule that decided (:mod:`guard.offline.calibration`).
 """
 
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.case import PreparedCase
 from guard.models import ScoringMode, Usage
 from guard.offline.align import EvidenceIndex
-from guard.offline.checks import MIN_SUPPORT, ClaimResult, Premise, check_claim
+from guard.offline.calibration import UNSEEN, Calibration, bundled
+from guard.offline.checks import ClaimResult, Premise, check_claim
 from guard.offline.claims import split_claims
+from guard.offline.details import Answer
+from guard.offline.lexicon import european
 from guard.offload import off_loop
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings
 
-OFFLINE_MODEL = "offline-v1"
-EMPTY_OUTPUT_CONFIDENCE = 0.2
+OFFLINE_MODEL = "offline-v2"
+MAX_CLAIMS = 48  # claims checked per answer; a longer answer is undecided past them
+LATIN_SHARE = 0.7  # below this share of Latin letters the output is not checkable here
 CHECK_COST = 20  # CPU of the checks per character, in characters of a linear scan (guard.offload)
+_SCORES: dict[str, Literal[1, 2, 3, 4, 5]] = {"fail": 1, "undecided": 4, "pass": 5}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer-level outcome: its label, the rule that decided it, and how sure it is."""
+
+    label: Literal["pass", "fail", "undecided"]
+    basis: str
+    confidence: float
+    results: tuple[ClaimResult, ...]
+
+    @property
+    def grounded(self) -> bool:
+        return self.label != "fail"
 
 
 class OfflineJudge:
@@ -31,32 +56,42 @@ class OfflineJudge:
     model = OFFLINE_MODEL
 
     def __init__(self, settings: JudgeSettings | None = None, *,
-                 min_support: float = MIN_SUPPORT) -> None:
+                 calibration: Calibration | None = None) -> None:
         self.settings = settings or JudgeSettings()
-        self.min_support = min_support
+        self.calibration = calibration or bundled()
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         # the checks are CPU only, about CHECK_COST times a linear scan: off the event loop
         cost = CHECK_COST * (len(case.output) + len(case.evidence))
-        results = await off_loop(cost, self.check, case)
-        return JudgeOutcome(assessment=_assessment(case, results), provider=self.provider,
+        decision = await off_loop(cost, self.decide, case)
+        unsure = (decision.label == "undecided"
+                  or decision.confidence < self.settings.cascade_confidence)
+        return JudgeOutcome(assessment=_assessment(case, decision), provider=self.provider,
                             model=self.model, usage=Usage(), tier="offline",
-                            confidence=confidence(results))
+                            confidence=decision.confidence, unsure=unsure)
+
+    def decide(self, case: PreparedCase) -> Decision:
+        """The decision on ``case`` (synchronous; :meth:`assess` wraps it)."""
+        return decide(self.check(case), self.calibration, truncated=self._too_long(case))
 
     def check(self, case: PreparedCase) -> list[ClaimResult]:
-        """The per-claim results for ``case`` (synchronous; :meth:`assess` wraps it)."""
+        """The per-claim results for ``case``."""
         if not latin_script(case.output):
             return []  # the rules read Latin-script languages only: nothing checkable
         index = EvidenceIndex.build(case.passages, case.evidence)
         premise = Premise.of(case.question)
-        return [check_claim(claim, index, premise, self.min_support)
-                for claim in split_claims(case.output, answers_question=bool(case.question))]
+        answer = Answer.of(case.output, index)
+        claims = list(dict.fromkeys(split_claims(case.output,
+                                                 answers_question=bool(case.question))))
+        readable = not european(case.output)
+        return [check_claim(claim, index, premise, answer, readable=readable)
+                for claim in claims[:MAX_CLAIMS]]
+
+    def _too_long(self, case: PreparedCase) -> bool:
+        return len(split_claims(case.output)) > MAX_CLAIMS
 
     async def aclose(self) -> None:
         return None
-
-
-LATIN_SHARE = 0.7  # below this share of Latin letters the output is not checkable here
 
 
 def latin_script(text: str) -> bool:
@@ -68,50 +103,92 @@ def latin_script(text: str) -> bool:
     return latin / len(letters) >= LATIN_SHARE
 
 
-def confidence(results: list[ClaimResult]) -> float:
-    """How sure the judge is: the surest failure decides a fail, the least sure claim a pass."""
+def decide(results: list[ClaimResult], calibration: Calibration, *,
+           truncated: bool = False) -> Decision:
+    """Fail on the surest contradiction; pass when every factual claim is proven; else
+    undecided."""
+    results = _additions(results)
+    failed = [r for r in results if r.status == "contradicted"]
+    if failed:
+        confidence, basis = max((calibration.confidence(f"fail:{r.basis}"), f"fail:{r.basis}")
+                                for r in failed)
+        return Decision("fail", basis, confidence, tuple(results))
+    factual = [r for r in results if r.status != "neutral"]
+    if factual and not truncated and all(r.status == "supported" for r in factual):
+        confidence, basis = min((calibration.confidence(f"pass:{r.basis}"), f"pass:{r.basis}")
+                                for r in factual)
+        if confidence >= UNSEEN:
+            return Decision("pass", basis, confidence, tuple(results))
+        # a proof that was wrong more often than right on labelled data proves nothing
+        basis = basis.replace("pass:", "undecided:unproven_", 1)
+        return Decision("undecided", basis, calibration.confidence(basis), tuple(results))
+    basis = _undecided_basis(results, factual)
+    return Decision("undecided", basis, calibration.confidence(basis), tuple(results))
+
+
+ADDITION_SUPPORT = 0.34  # a claim this unsupported ...
+GROUNDED_SUPPORT = 0.8  # ... among claims mostly this well supported is an addition
+
+
+def _additions(results: list[ClaimResult]) -> list[ClaimResult]:
+    """In an answer whose claims are mostly supported, a claim with almost none of its words
+    in the evidence is an addition of the answer's own (a weak failure, never a confident
+    one: calibration caps it)."""
+    factual = [r for r in results if r.status != "neutral"]
+    grounded = [r for r in factual if r.support >= GROUNDED_SUPPORT]
+    if len(factual) < 2 or len(grounded) * 2 < len(factual):
+        return results
+    return [replace(r, status="contradicted", basis="unsupported_addition",
+                    reason=f"an addition the evidence does not support: {r.reason}")
+            if r.basis == "low_support" and r.support < ADDITION_SUPPORT else r
+            for r in results]
+
+
+def _undecided_basis(results: list[ClaimResult], factual: list[ClaimResult]) -> str:
     if not results:
-        return EMPTY_OUTPUT_CONFIDENCE
-    failures = [r.confidence for r in results if not r.supported]
-    if failures:
-        return max(failures)
-    return min(r.confidence for r in results)
+        return "undecided:unreadable"
+    if not factual:
+        return "undecided:no_claims"
+    open_ = [r for r in factual if r.status == "undecided"]
+    return f"undecided:{open_[0].basis}" if open_ else "undecided:too_long"
 
 
-def _assessment(case: PreparedCase, results: list[ClaimResult]) -> Assessment:
-    claims = [_claim(case, r) for r in results]
-    supported = sum(r.supported for r in results)
-    grounded = bool(results) and supported == len(results)  # nothing checked: never a pass
-    explanation = _explain(results, supported)
+def _assessment(case: PreparedCase, decision: Decision) -> Assessment:
+    claims = [_claim(case, r) for r in decision.results]
+    explanation = _explain(decision)
     if case.mode is ScoringMode.BINARY:
-        return BinaryAssessment(explanation=explanation, claims=claims, grounded=grounded)
-    return Scale5Assessment(explanation=explanation, claims=claims, score=_score(results))
-
-
-def _score(results: list[ClaimResult]) -> int:
-    if not results:  # e.g. a script the rules cannot read: fail closed, with low confidence
-        return 1
-    supported = sum(r.supported for r in results) / len(results)
-    if supported == 1.0:
-        return 5 if confidence(results) >= 0.6 else 4
-    return 2 if supported >= 0.5 else 1
+        return BinaryAssessment(explanation=explanation, claims=claims,
+                                grounded=decision.grounded)
+    return Scale5Assessment(explanation=explanation, claims=claims,
+                            score=_SCORES[decision.label])
 
 
 def _claim(case: PreparedCase, result: ClaimResult) -> ClaimAssessment:
     quote = result.sentence.text if result.sentence is not None else None
     if quote is not None and quote not in case.evidence:
         quote = None
-    return ClaimAssessment(claim=result.claim, reason=result.reason, evidence_quote=quote,
+    reason = result.reason if result.status != "undecided" else f"not verified: {result.reason}"
+    return ClaimAssessment(claim=result.claim, reason=reason, evidence_quote=quote,
                            supported=result.supported)
 
 
-def _explain(results: list[ClaimResult], supported: int) -> str:
+def _explain(decision: Decision) -> str:
+    results = decision.results
+    proven = sum(r.status == "supported" for r in results)
+    head = (f"offline checks ({decision.basis}, confidence {decision.confidence:.2f}): "
+            f"{proven} of {len(results)} claims proven")
+    if decision.label == "fail":
+        failed = [f"'{_short(r.claim)}': {r.reason}" for r in results
+                  if r.status == "contradicted"]
+        return f"{head}; contradicted: " + "; ".join(failed)
+    if decision.label == "pass":
+        return f"{head}; every claim is supported near-verbatim"
     if not results:
-        return ("offline checks: the output has no claims these rules can check (unsupported "
-                "script or no content words); not grounded until a judge that can read it says so")
-    head = f"offline checks: {supported} of {len(results)} claims supported"
-    failed = [f"'{_short(r.claim)}': {r.reason}" for r in results if not r.supported]
-    return head + ("; " + "; ".join(failed) if failed else "")
+        return (f"{head}; offline tier unsure: the output has no claims these rules can read "
+                "(unsupported script); passed unflagged, ask an LLM judge to be sure")
+    return (f"{head}; offline tier unsure: nothing contradicted, not everything proven; "
+            "passed unflagged with low confidence (the offline judge flags only what it can "
+            "show)")
 
 
 def _short(text: str, limit: int = 80) -> str:

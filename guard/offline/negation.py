@@ -38,10 +38,25 @@ for _a, _b in _OPPOSITES:
         OPPOSITE[_x] = OPPOSITE.get(_x, frozenset()) | {_y}
 
 
+_NEGATING_PREFIXES = ("non-", "non", "in", "un", "im", "ir", "il", "dis")
+MIN_ROOT = 5
+
+
+def _prefix_opposite(word: str, evidence_stems: set[str]) -> str | None:
+    """"sensitive" against "insensitive", "refundable" against "non-refundable"."""
+    for prefix in _NEGATING_PREFIXES:
+        if prefix + word in evidence_stems and len(word) >= MIN_ROOT:
+            return prefix + word
+        root = word[len(prefix):]
+        if word.startswith(prefix) and len(root) >= MIN_ROOT and root in evidence_stems:
+            return root
+    return None
+
+
 def negated(text: str) -> bool:
     """Whether ``text`` contains a negation (after removing idioms that only look negative)."""
     cleaned = _NOT_NEGATING.sub(" ", text).replace("’", "'")
-    if re.search(r"\w+n't\b", cleaned, re.IGNORECASE):
+    if re.search(r"(?<=\w)n't\b", cleaned, re.IGNORECASE):
         return True
     return any(w.lower() in _CUES for w in words(cleaned))
 
@@ -61,11 +76,36 @@ def opposed(claim: str, evidence_sentence: str) -> str | None:
     return _opposite_words(claim, evidence_sentence)
 
 
+def _stems(text: str) -> dict[str, str]:
+    """Stems of the words of ``text`` (and of the parts of hyphenated ones), each with the
+    word it came from."""
+    found: dict[str, str] = {}
+    for word in words(text):
+        found.setdefault(stem(word), word)
+        if "-" in word:
+            for part in word.split("-"):
+                if part:
+                    found.setdefault(stem(part), part)
+    return found
+
+
+_UNTIL = re.compile(r"\b(?:until|till|through|up to)\b", re.IGNORECASE)
+_OPEN_UNTIL = frozenset({stem("open"), stem("closed"), stem("close"), stem("closes")})
+
+
 def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
-    claim_stems = {stem(w) for w in words(claim)}
-    evidence_stems = {stem(w) for w in words(evidence_sentence)}
-    for word in claim_stems - evidence_stems:
-        for opposite in OPPOSITE.get(word, frozenset()):
-            if opposite in evidence_stems and opposite not in claim_stems:
-                return f"opposite meaning: the claim says '{word}', the evidence says '{opposite}'"
+    claim_words = _stems(claim)
+    claim_stems = set(claim_words)
+    if _UNTIL.search(claim):  # "open until the end of week 2" = "closes at the end of week 2"
+        claim_stems -= _OPEN_UNTIL
+    evidence_words = _stems(evidence_sentence)
+    evidence_stems = set(evidence_words)
+    for word in sorted(claim_stems - evidence_stems):
+        found = _prefix_opposite(word, evidence_stems)
+        if found is None or found in claim_stems:
+            found = next((o for o in sorted(OPPOSITE.get(word, frozenset()))
+                          if o in evidence_stems and o not in claim_stems), None)
+        if found is not None:
+            return (f"opposite meaning: the claim says '{claim_words[word]}', the evidence "
+                    f"says '{evidence_words[found]}'")
     return None

@@ -1,107 +1,101 @@
 """Quantities in text, normalised so that equal amounts compare equal.
 
 "30-day" and "30 days", "2.1 million" and "2,100,000", "$5" and "5 dollars", "21st" and
-"twenty-first", "two weeks" and "14 days", "March 5, 2020" and "5 March 2020" all normalise to
-the same :class:`Quantity`. A claim's quantity is supported when the evidence holds an equal one
-(within a tolerance when the claim hedges with "about", "around" ...).
+"twenty-first", "two weeks" and "14 days", "half a minute" and "30 seconds", "March 5, 2020",
+"5 March 2020", "5 de marzo de 2020" and "5. März 2020" all normalise to the same
+:class:`Quantity`. Spanish, German and French number words, units and decimal commas
+("2,5 %", "1.200,50 €") are read too. A claim's quantity is supported when the evidence holds
+an equal one (within a tolerance when either side hedges with "about", "around" ...), or when
+one side is a bare number equal to the other's number as written ("defaults to 30" supports
+"30 seconds").
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
 
-_UNITS = {
-    # durations, in days
-    "second": ("duration", 1 / 86400), "minute": ("duration", 1 / 1440),
-    "hour": ("duration", 1 / 24), "day": ("duration", 1.0), "night": ("duration", 1.0),
-    "week": ("duration", 7.0), "fortnight": ("duration", 14.0), "month": ("duration", 30.0),
-    "year": ("duration", 365.0), "decade": ("duration", 3650.0),
-    "business day": ("duration", 1.0), "working day": ("duration", 1.0),
-    # money
-    "dollar": ("usd", 1.0), "usd": ("usd", 1.0), "buck": ("usd", 1.0), "cent": ("usd", 0.01),
-    "euro": ("eur", 1.0), "eur": ("eur", 1.0), "pound": ("gbp", 1.0), "gbp": ("gbp", 1.0),
-    "yen": ("jpy", 1.0), "rupee": ("inr", 1.0),
-    # percentages
-    "percent": ("percent", 1.0), "per cent": ("percent", 1.0), "%": ("percent", 1.0),
-    "percentage point": ("percent", 1.0),
-    # lengths, weights, data
-    "km": ("length", 1000.0), "kilometer": ("length", 1000.0), "kilometre": ("length", 1000.0),
-    "meter": ("length", 1.0), "metre": ("length", 1.0), "m": ("length", 1.0),
-    "cm": ("length", 0.01), "mm": ("length", 0.001), "mile": ("length", 1609.344),
-    "foot": ("length", 0.3048), "feet": ("length", 0.3048), "ft": ("length", 0.3048),
-    "inch": ("length", 0.0254), "kg": ("mass", 1.0), "kilogram": ("mass", 1.0),
-    "gram": ("mass", 0.001), "g": ("mass", 0.001), "lb": ("mass", 0.4536),
-    "ton": ("mass", 1000.0), "tonne": ("mass", 1000.0),
-    "gb": ("data", 1e9), "mb": ("data", 1e6), "tb": ("data", 1e12), "kb": ("data", 1e3),
-}
-_CURRENCY_SIGNS = {"$": "usd", "us$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr"}
-_SCALES = {"hundred": 1e2, "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6,
-           "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "tn": 1e12}
-_WORD_NUMBERS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-    "seventy": 70, "eighty": 80, "ninety": 90, "a dozen": 12, "dozen": 12,
-    "a hundred": 100, "a thousand": 1000, "half a": 0.5,
-}
-_ORDINAL_WORDS = {
-    "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
-    "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
-    "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
-    "twentieth": 20, "thirtieth": 30, "fortieth": 40, "fiftieth": 50, "hundredth": 100,
-}
-_ORDINAL_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-                 "seventy": 70, "eighty": 80, "ninety": 90}
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"]
-)}
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
-_LOWER_WORD = re.compile(r"[a-z]+")
+from guard.offline.lexicon import (
+    CURRENCY_SIGNS,
+    MONTHS,
+    ORDINAL_TENS,
+    ORDINAL_WORDS,
+    SCALES,
+    UNITS,
+    WORD_NUMBERS,
+    european,
+)
+
+_LOWER_WORD = re.compile(r"[a-zà-ÿ]+")
 _NUMBER_WORDS = frozenset(
-    {w for key in _WORD_NUMBERS for w in key.split()} | set(_ORDINAL_WORDS) | set(_ORDINAL_TENS)
+    {w for key in WORD_NUMBERS for w in key.split()} | set(ORDINAL_WORDS) | set(ORDINAL_TENS)
 ) - {"a", "an"}
 _HEDGES = ("about", "around", "approximately", "approx", "roughly", "nearly", "almost", "some",
            "over", "more than", "less than", "under", "up to", "~", "circa", "c.", "estimated",
-           "an estimated", "close to")
+           "an estimated", "close to", "unos", "unas", "aproximadamente", "etwa", "rund", "ca.",
+           "environ", "près de")
+_HEDGED = re.compile("(?:" + "|".join(re.escape(h) for h in _HEDGES) + r")\s*$",
+                     re.IGNORECASE)
+_HEDGE_ENDS = frozenset(h.split()[-1] for h in _HEDGES)
 HEDGE_TOLERANCE = 0.1
+EXTRACT_CACHE_SIZE = 512  # texts whose quantities are remembered (answers are read twice)
+EXACT_TOLERANCE = 0.005
+ROUNDED_ABOVE = 100_000  # amounts this large are compared within EXACT_TOLERANCE
 
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_WORDNUM = "|".join(sorted((re.escape(w) for w in _WORD_NUMBERS), key=len, reverse=True))
-_TENS = "|".join(_ORDINAL_TENS)
+_EN_NUM = (r"\d{1,3}(?:\.\d{3})+,\d{1,2}(?!\d)|\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)"
+           r"|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?")
+# Spanish / German / French: 1.200,50 or 1 200,50 (thousands) and 2,5 (decimal comma)
+_EU_NUM = r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:,\d+)?"
+_WORDNUM = "|".join(sorted((re.escape(w) for w in WORD_NUMBERS), key=len, reverse=True))
+_TENS = "|".join(ORDINAL_TENS)
 _UNITS_WORDS = "one|two|three|four|five|six|seven|eight|nine"
-_UNIT_ALT = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
-_SCALE_ALT = "|".join(sorted(_SCALES, key=len, reverse=True))
-_MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
+_SCALE_ALT = "|".join(sorted((re.escape(s) for s in SCALES), key=len, reverse=True))
+_MONTH_ALT = "|".join(sorted(MONTHS, key=len, reverse=True))
+_ORD_SUFFIX = r"(?:st|nd|rd|th|\.|º|er|e)?"
 
 _DATE = re.compile(
-    rf"\b(?P<m1>{_MONTH_ALT})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y1>\d{{4}}))?\b"
-    rf"|\b(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_ALT})\.?(?:,?\s+(?P<y2>\d{{4}}))?\b"
+    rf"\b(?P<m1>{_MONTH_ALT})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y1>\d{{4}}))?\b"
+    rf"|\b(?P<d2>\d{{1,2}}){_ORD_SUFFIX}\s+(?:of\s+|de\s+)?(?P<m2>{_MONTH_ALT})\b\.?"
+    rf"(?:,?\s+(?:de\s+|del\s+)?(?P<y2>\d{{4}}))?\b"
     rf"|\b(?P<y3>\d{{4}})-(?P<m3>\d{{2}})-(?P<d3>\d{{2}})\b"
-    rf"|\b(?P<m4>{_MONTH_ALT})\.?,?\s+(?P<y4>\d{{4}})\b",
+    rf"|\b(?P<d5>\d{{1,2}})\.(?P<m5>\d{{1,2}})\.(?P<y5>\d{{4}})\b"
+    rf"|\b(?P<m4>{_MONTH_ALT})\b\.?,?\s+(?:de\s+)?(?P<y4>\d{{4}})\b",
     re.IGNORECASE,
 )
-_QUANTITY = re.compile(
-    rf"(?P<sign>US\$|[$€£¥₹])?\s?"
-    rf"(?P<num>{_NUM}|\b(?:{_TENS})[- ](?:{_UNITS_WORDS})\b|\b(?:{_WORDNUM})\b)"
-    rf"(?:\s?(?P<scale>{_SCALE_ALT})\b)?"
-    rf"(?:(?:\s|-)?(?P<unit>{_UNIT_ALT})(?:s|es)?\b|\s?(?P<pct>%))?"
-    rf"(?:\s?(?P<era>BCE|BC|AD|CE)\b)?",
-    re.IGNORECASE,
-)
+
+
+def _quantity_pattern(number: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?P<sign>US\$|[$€£¥₹])?\s?"
+        rf"(?P<num>{number}|\b(?:{_TENS})[- ](?:{_UNITS_WORDS})\b|\b(?:{_WORDNUM})\b)"
+        rf"(?:\s?(?P<scale>{_SCALE_ALT})\b)?"
+        rf"(?:(?:\s|-)?(?P<unit>{_UNIT_ALT})(?:s|es|n|en|e)?\b|\s?(?P<pct>%)|\s?(?P<tsign>[€$£]))?"
+        rf"(?:\s?(?P<era>BCE|BC|AD|CE)\b)?",
+        re.IGNORECASE,
+    )
+
+
+_QUANTITY = {False: _quantity_pattern(_EN_NUM), True: _quantity_pattern(_EU_NUM)}
 _ORDINAL = re.compile(
     rf"\b(?P<n>\d+)(?:st|nd|rd|th)\b|\b(?:(?P<tens>{_TENS})-)?(?P<w>"
-    + "|".join(_ORDINAL_WORDS) + r"|first|second)\b",
+    + "|".join(ORDINAL_WORDS) + r"|first|second)\b",
     re.IGNORECASE,
 )
+# "14m 03s", "2h 25m": durations as a stopwatch writes them ("14h30" is a time of day)
+_STOPWATCH = re.compile(
+    r"\b(?:(?P<h>\d{1,3})\s?h\s?)?(?P<m>\d{1,3})\s?m\s?(?P<s>\d{1,2})\s?s\b"
+    r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b")
+_TIMES = re.compile(r"\s+times\b")  # "three times a day": a count
+_YEARISH = re.compile(r"1\d{3}|20\d{2}")
+_AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})  # English verbs when lower case
 
 
 @dataclass(frozen=True)
 class Quantity:
-    """A normalised amount: ``value`` in the base unit of ``kind``.
+    """A normalised amount: ``value`` in the base unit of ``kind``; ``number`` as written.
 
     kinds: ``count`` (a bare number), ``year``, ``date`` (``value`` = yyyymmdd with 00 for an
     unknown part), ``ordinal``, ``percent``, ``duration`` (days), a currency code, ``length``
@@ -112,6 +106,8 @@ class Quantity:
     value: float
     kind: str
     hedged: bool = False
+    number: float = 0.0
+    start: int = 0
 
     def describe(self) -> str:
         return self.text
@@ -119,8 +115,13 @@ class Quantity:
 
 def extract(text: str) -> list[Quantity]:
     """Every quantity in ``text``: dates first, then amounts and ordinals outside the dates."""
+    return list(_extract(text))
+
+
+@lru_cache(maxsize=EXTRACT_CACHE_SIZE)
+def _extract(text: str) -> tuple[Quantity, ...]:
     if not _may_hold_numbers(text):
-        return []
+        return ()
     found: list[Quantity] = []
     taken: list[tuple[int, int]] = []
     for match in _DATE.finditer(text):
@@ -128,18 +129,46 @@ def extract(text: str) -> list[Quantity]:
         if quantity is not None:
             found.append(quantity)
             taken.append(match.span())
+    for match in _STOPWATCH.finditer(text):
+        hours = int(match.group("h") or match.group("h2") or 0)
+        minutes = int(match.group("m") or match.group("m2") or 0)
+        seconds = int(match.group("s") or 0)
+        days = hours / 24 + minutes / 1440 + seconds / 86400
+        found.append(Quantity(match.group(0), days, "duration", start=match.start()))
+        taken.append(match.span())
+    taken.sort()
     for match in _ORDINAL.finditer(text):
         if not _overlaps(match.span(), taken):
             ordinal = _ordinal(match)
             if ordinal is not None:
                 found.append(ordinal)
                 taken.append(match.span())
-    for match in _QUANTITY.finditer(text):
+    eu = european(text)
+    for match in _QUANTITY[eu].finditer(text):
         if match.group("num") and not _overlaps(match.span(), taken):
-            quantity = _amount(text, match)
+            quantity = _amount(text, match, eu)
             if quantity is not None:
                 found.append(quantity)
-    return found
+    return tuple(_compound_durations(sorted(found, key=lambda q: q.start), text))
+
+
+_JOIN = re.compile(r"\s*(?:,|and)?\s*")
+
+
+def _compound_durations(found: list[Quantity], text: str) -> list[Quantity]:
+    """"2 hours 25 minutes" is one duration of 145 minutes, not two."""
+    merged: list[Quantity] = []
+    for quantity in found:
+        last = merged[-1] if merged else None
+        if (last is not None and last.kind == quantity.kind == "duration"
+                and last.value > quantity.value and _JOIN.fullmatch(
+                    text[last.start + len(last.text):quantity.start])):
+            merged[-1] = Quantity(text[last.start:quantity.start + len(quantity.text)],
+                                  last.value + quantity.value, "duration", last.hedged,
+                                  0.0, last.start)
+        else:
+            merged.append(quantity)
+    return merged
 
 
 def _may_hold_numbers(text: str) -> bool:
@@ -150,88 +179,112 @@ def _may_hold_numbers(text: str) -> bool:
 
 
 def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
-    return any(span[0] < end and start < span[1] for start, end in taken)
+    """Whether ``span`` overlaps a taken span (``taken`` is in text order: bisect)."""
+    i = bisect_right(taken, (span[0], 1 << 62))
+    return any(start < span[1] and span[0] < end for start, end in taken[max(0, i - 1):i + 1])
 
 
 def _date(match: re.Match[str]) -> Quantity | None:
     groups = match.groupdict()
-    month_text = groups["m1"] or groups["m2"] or groups["m3"] or groups["m4"] or ""
-    month = int(month_text) if month_text.isdigit() else _MONTHS.get(month_text.lower(), 0)
-    day = int(groups["d1"] or groups["d2"] or groups["d3"] or 0)
-    year = int(groups["y1"] or groups["y2"] or groups["y3"] or groups["y4"] or 0)
+    month_text = next((groups[k] for k in ("m1", "m2", "m3", "m4", "m5") if groups[k]), "")
+    month = int(month_text) if month_text.isdigit() else MONTHS.get(month_text.lower(), 0)
+    day = int(next((groups[k] for k in ("d1", "d2", "d3", "d5") if groups[k]), 0) or 0)
+    year = int(next((groups[k] for k in ("y1", "y2", "y3", "y4", "y5") if groups[k]), 0) or 0)
     if not 1 <= month <= 12 or day > 31:
         return None
-    if not month_text.isdigit() and not month_text[0].isupper():
+    if month_text.lower() in _AMBIGUOUS_MONTHS and not month_text[0].isupper():
         return None  # "may", "march" in lower case are verbs
-    return Quantity(match.group(0), float(year * 10000 + month * 100 + day), "date")
+    if groups["m4"] and month_text.lower() in _AMBIGUOUS_MONTHS and not groups["y4"]:
+        return None
+    return Quantity(match.group(0), float(year * 10000 + month * 100 + day), "date",
+                    start=match.start())
 
 
 def _ordinal(match: re.Match[str]) -> Quantity | None:
     if match.group("n"):
-        return Quantity(match.group(0), float(match.group("n")), "ordinal")
+        value = float(match.group("n"))
+        return Quantity(match.group(0), value, "ordinal", number=value, start=match.start())
     word = match.group("w").lower()
-    tens = _ORDINAL_TENS.get((match.group("tens") or "").lower(), 0)
+    tens = ORDINAL_TENS.get((match.group("tens") or "").lower(), 0)
     if word in ("first", "second"):
         if not tens:
             return None  # "first" and "second" are too idiomatic alone ("at first", "a second")
-        return Quantity(match.group(0), float(tens + (1 if word == "first" else 2)), "ordinal")
-    return Quantity(match.group(0), float(tens + _ORDINAL_WORDS[word]), "ordinal")
+        value = float(tens + (1 if word == "first" else 2))
+    else:
+        value = float(tens + ORDINAL_WORDS[word])
+    return Quantity(match.group(0), value, "ordinal", number=value, start=match.start())
 
 
-def _amount(text: str, match: re.Match[str]) -> Quantity | None:
+def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     start = match.start("num")
-    glued = start > 0 and (text[start - 1].isalpha() or text[start - 1] in "-/.")
+    glued = start > 0 and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,") and not (
+        text[start - 1] == "-" and (start < 2 or not text[start - 2].isalpha()))  # -640, 3-5
     if glued and not (match.group("sign") and start == match.end("sign")):
-        return None  # part of a word or code: "COVID-19", "A4", "v2.1"
-    value = _number_value(match.group("num"))
+        return None  # part of a word, code or time: "COVID-19", "A4", "v2.1", "8:30"
+    end = match.end("num")
+    if end < len(text) and text[end] == ":" and end + 1 < len(text) and text[end + 1].isdigit():
+        return None  # a time of day ("20:00"), read by guard.offline.times
+    value = number_value(match.group("num"), eu)
     if value is None:
         return None
     word_number = not match.group("num")[0].isdigit()
-    kind, value = _kind(match, value)
-    if word_number and kind == "count" and not match.group("scale"):
-        return None  # "one", "a", "ten" alone are too often not amounts
+    kind, scaled = _kind(match, value)
+    if (word_number and kind == "count" and not match.group("scale")
+            and not _TIMES.match(text, match.end())):
+        return None  # "one", "a", "ten" alone are too often not amounts; "three times" is
     hedged = _hedged(text[: match.start()])
-    return Quantity(match.group(0).strip(), value, kind, hedged)
+    begin = match.start("sign") if match.group("sign") else match.start("num")
+    return Quantity(text[begin:match.end()].strip(), scaled, kind, hedged, value, begin)
 
 
-def _number_value(raw: str) -> float | None:
+def number_value(raw: str, eu: bool = False) -> float | None:
+    """The value of a number as written: digits (English or European separators) or words."""
     raw = raw.lower()
     if raw[0].isdigit():
-        return float(raw.replace(",", ""))
+        if eu or re.fullmatch(r"\d+,\d{1,2}|\d{1,3}(?:\.\d{3})+,\d+", raw):
+            digits = re.sub(r"[. \u00a0\u202f]", "", raw).replace(",", ".")
+        else:
+            digits = raw.replace(",", "")
+        try:
+            return float(digits)
+        except ValueError:
+            return None
     parts = re.split(r"[- ]", raw)
-    if len(parts) == 2 and parts[0] in _ORDINAL_TENS and parts[1] in _WORD_NUMBERS:
-        return float(_ORDINAL_TENS[parts[0]] + _WORD_NUMBERS[parts[1]])
-    number = _WORD_NUMBERS.get(raw)
+    if len(parts) == 2 and parts[0] in ORDINAL_TENS and parts[1] in WORD_NUMBERS:
+        return float(ORDINAL_TENS[parts[0]] + WORD_NUMBERS[parts[1]])
+    number = WORD_NUMBERS.get(raw)
     return float(number) if number is not None else None
 
 
 def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
     scale_word = (match.group("scale") or "").lower()
-    sign = (match.group("sign") or "").lower()
+    sign = (match.group("sign") or match.group("tsign") or "").lower()
     unit_word = (match.group("unit") or match.group("pct") or "").lower()
     if scale_word in ("m", "b", "k") and not sign:
         if unit_word:
             return "count", value
         scale_word = ""
         unit_word = "m" if (match.group("scale") or "") == "m" else ""
-    value *= _SCALES.get(scale_word, 1.0)
+    value *= SCALES.get(scale_word, 1.0)
     if sign:
-        return _CURRENCY_SIGNS.get(sign, "usd"), value
+        return CURRENCY_SIGNS.get(sign, "usd"), value
     if unit_word:
-        kind, factor = _UNITS[unit_word]
+        kind, factor = UNITS[unit_word]
         return kind, value * factor
     era = (match.group("era") or "").upper()
     if era:
         return "year", -value if era.startswith("B") else value
-    raw = match.group("num")
-    if not scale_word and re.fullmatch(r"1\d{3}|20\d{2}", raw):
+    if not scale_word and _YEARISH.fullmatch(match.group("num")):
         return "year", value
     return "count", value
 
 
 def _hedged(before: str) -> bool:
-    tail = before.lower().rstrip()[-24:]
-    return any(tail.endswith(h) for h in _HEDGES)
+    tail = before[-24:]
+    words = tail.split()
+    if not words or words[-1].lower() not in _HEDGE_ENDS:
+        return False  # the cheap test first: most amounts follow no hedge
+    return _HEDGED.search(tail) is not None
 
 
 def matches(claim: Quantity, evidence: Quantity) -> bool:
@@ -240,10 +293,25 @@ def matches(claim: Quantity, evidence: Quantity) -> bool:
         return _dates_match(claim, evidence)
     if not _kinds_compatible(claim.kind, evidence.kind):
         return False
-    if claim.value == evidence.value:
+    if "count" in (claim.kind, evidence.kind) and claim.kind != evidence.kind:
+        return _close(claim.number or claim.value, evidence.number or evidence.value,
+                      claim.hedged or evidence.hedged) or _close(
+            claim.value, evidence.value, claim.hedged or evidence.hedged)
+    return _close(claim.value, evidence.value, claim.hedged or evidence.hedged)
+
+
+def _close(a: float, b: float, hedged: bool) -> bool:
+    """Equal amounts; hedged ones within ``HEDGE_TOLERANCE``; large ones ("2.1 million")
+    within ``EXACT_TOLERANCE``, since they are usually rounded; small ones exactly."""
+    if a == b:
         return True
-    tolerance = HEDGE_TOLERANCE if (claim.hedged or evidence.hedged) else 0.005
-    return abs(claim.value - evidence.value) <= tolerance * max(abs(evidence.value), 1e-9)
+    if hedged:
+        tolerance = HEDGE_TOLERANCE
+    elif min(abs(a), abs(b)) >= ROUNDED_ABOVE:
+        tolerance = EXACT_TOLERANCE
+    else:
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1.0)
+    return abs(a - b) <= tolerance * max(abs(b), 1e-9)
 
 
 def _kinds_compatible(claim: str, evidence: str) -> bool:
@@ -278,3 +346,36 @@ def closest(claim: Quantity, evidence: list[Quantity]) -> Quantity | None:
     if not same:
         return None
     return min(same, key=lambda e: abs(e.value - claim.value))
+
+
+@dataclass
+class QuantityIndex:
+    """The evidence's quantities, sorted by value, so a lookup costs a bisection, not a scan."""
+
+    items: list[Quantity]
+    _values: list[float] = field(default_factory=list)
+    _sorted: list[Quantity] = field(default_factory=list)
+    _dates: list[Quantity] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        plain = [q for q in self.items if q.kind != "date"]
+        keyed = sorted(((v, q) for q in plain for v in {q.value, q.number or q.value}),
+                       key=lambda vq: vq[0])
+        self._values = [v for v, _ in keyed]
+        self._sorted = [q for _, q in keyed]
+        self._dates = [q for q in self.items if q.kind == "date" or q.kind == "year"]
+
+    def near(self, value: float, tolerance: float) -> list[Quantity]:
+        low = bisect_left(self._values, value - abs(value) * tolerance - 1e-9)
+        high = bisect_right(self._values, value + abs(value) * tolerance + 1e-9)
+        return self._sorted[low:high]
+
+    def supports(self, claim: Quantity) -> bool:
+        if claim.kind in ("date", "year", "count", "ordinal") and any(
+                matches(claim, e) for e in self._dates if e.kind == "date"):
+            return True
+        if claim.kind == "date":
+            return False
+        tolerance = HEDGE_TOLERANCE + 0.01
+        candidates = self.near(claim.value, tolerance) + self.near(claim.number, tolerance)
+        return any(matches(claim, e) for e in candidates)

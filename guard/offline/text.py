@@ -19,7 +19,7 @@ _ABBREVIATIONS = frozenset({
     "no", "fig", "approx", "dept", "est", "e.g", "i.e", "u.s", "u.k", "jan", "feb", "mar", "apr",
     "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft", "gen", "col", "lt",
 })
-_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][\w'’À-ÖØ-öø-ÿĀ-ſ-]*|\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][^\W_]*(?:['’-][^\W_]+)*|\d+(?:[.,]\d+)*")
 
 STEM_CACHE_SIZE = 65536  # distinct words whose stems are remembered
 
@@ -42,6 +42,8 @@ shouldn't couldn't hasn't haven't hadn't one ones yes yeah ok okay well still ev
 again further once like get gets got getting make makes made let lets via per please thank thanks
 around approximately roughly nearly almost exactly just some because due although though
 while whereas however therefore thus hundred thousand million billion trillion percent
+two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty
+sixty half dozen am pm a.m p.m uhr
 """)
 
 # Nouns and verbs so general that their absence from the evidence says little.

@@ -27,6 +27,7 @@ class JudgeOutcome:
     rate_limit: dict[str, str] = field(default_factory=dict)  # provider's rate-limit headers
     cached: bool = False
     fallback_reason: str | None = None
+    unsure: bool = False  # the offline judge decided below its cascade_confidence
 
 
 class Judge(Protocol):

@@ -57,8 +57,9 @@ class TestReferenceExamples:
             self, capsys: pytest.CaptureFixture[str], judge_args: list[str]) -> None:
         status, verdict, _ = check(capsys, *judge_args, "--context", POLICY,
                                    "--output", "You can return items within 30 days.")
-        assert (status, verdict.label, verdict.score, verdict.hallucinated) == (
-            0, Label.PASS, 1.0, False)
+        assert (status, verdict.label, verdict.hallucinated) == (0, Label.PASS, False)
+        # the offline judge cannot prove a paraphrase: it passes it unsure, at raw 4
+        assert verdict.score == (0.75 if verdict.judge.unsure else 1.0)
 
     def test_a_changed_number_fails(self, capsys: pytest.CaptureFixture[str],
                                     judge_args: list[str]) -> None:

@@ -11,21 +11,31 @@ from guard.case import PreparedCase
 from guard.errors import ConfigError, JudgeTimeout
 from guard.models import JudgeRequest, Label
 from guard.offline import OfflineJudge
+from guard.offline.calibration import Calibration, Tally
 from guard.testing import FakeJudge
 
 RETURNS = "Our return policy allows returns within 30 days."
 LLM_SAYS_GROUNDED = Scale5Assessment(explanation="llm: grounded", claims=[], score=5)
 
 
+# A fixed table, so these tests check the routing, not the bundled calibration's figures.
+TABLE = Calibration({"fail:number_contradicted": Tally(99, 100),
+                     "undecided:partial": Tally(50, 100)})
+
+
+def offline_judge() -> OfflineJudge:
+    return OfflineJudge(calibration=TABLE)
+
+
 def case(output: str) -> PreparedCase:
-    prepared = Guard(OfflineJudge(), JudgeSettings()).prepare(
+    prepared = Guard(offline_judge(), JudgeSettings()).prepare(
         JudgeRequest(output=output, context=RETURNS))
     assert isinstance(prepared, PreparedCase)
     return prepared
 
 
 async def offline_confidence(output: str) -> float:
-    outcome = await OfflineJudge().assess(case(output))
+    outcome = await offline_judge().assess(case(output))
     assert outcome.confidence is not None
     return outcome.confidence
 
@@ -41,7 +51,7 @@ async def test_the_examples_span_the_threshold() -> None:
 
 async def test_a_confident_offline_verdict_stands_and_the_llm_is_not_called() -> None:
     llm = FakeJudge([LLM_SAYS_GROUNDED])
-    cascade = CascadeJudge(OfflineJudge(), llm, confidence=0.9)
+    cascade = CascadeJudge(offline_judge(), llm, confidence=0.9)
     outcome = await cascade.assess(case(CONFIDENT))
     assert outcome.tier == "offline"
     assert outcome.provider == "offline"
@@ -51,7 +61,7 @@ async def test_a_confident_offline_verdict_stands_and_the_llm_is_not_called() ->
 
 async def test_an_unsure_offline_verdict_goes_to_the_llm_which_decides() -> None:
     llm = FakeJudge([LLM_SAYS_GROUNDED])
-    cascade = CascadeJudge(OfflineJudge(), llm, confidence=0.9)
+    cascade = CascadeJudge(offline_judge(), llm, confidence=0.9)
     outcome = await cascade.assess(case(UNSURE))
     assert outcome.tier == "llm"
     assert outcome.provider == "fake"
@@ -63,7 +73,7 @@ async def test_an_unsure_offline_verdict_goes_to_the_llm_which_decides() -> None
 
 async def test_counters_add_up_over_a_mix_of_cases() -> None:
     llm = FakeJudge([LLM_SAYS_GROUNDED])
-    cascade = CascadeJudge(OfflineJudge(), llm, confidence=0.9)
+    cascade = CascadeJudge(offline_judge(), llm, confidence=0.9)
     outputs = [CONFIDENT, UNSURE, CONFIDENT, UNSURE, UNSURE]
     tiers = [(await cascade.assess(case(o))).tier for o in outputs]
     assert cascade.decided_offline == tiers.count("offline") == 2
@@ -71,14 +81,14 @@ async def test_counters_add_up_over_a_mix_of_cases() -> None:
 
 
 async def test_threshold_zero_never_asks_the_llm_and_one_always_does() -> None:
-    never = CascadeJudge(OfflineJudge(), FakeJudge(), confidence=0.0)
-    always = CascadeJudge(OfflineJudge(), FakeJudge(), confidence=1.0)
+    never = CascadeJudge(offline_judge(), FakeJudge(), confidence=0.0)
+    always = CascadeJudge(offline_judge(), FakeJudge(), confidence=1.0)
     assert (await never.assess(case(UNSURE))).tier == "offline"
     assert (await always.assess(case(CONFIDENT))).tier == "llm"
 
 
 async def test_an_llm_error_propagates_and_is_not_counted_as_a_decision() -> None:
-    cascade = CascadeJudge(OfflineJudge(), FakeJudge([JudgeTimeout("slow")]), confidence=0.9)
+    cascade = CascadeJudge(offline_judge(), FakeJudge([JudgeTimeout("slow")]), confidence=0.9)
     with pytest.raises(JudgeTimeout):
         await cascade.assess(case(UNSURE))
     assert (cascade.decided_offline, cascade.decided_llm) == (0, 0)
@@ -86,7 +96,7 @@ async def test_an_llm_error_propagates_and_is_not_counted_as_a_decision() -> Non
 
 async def test_the_verdict_says_which_tier_decided() -> None:
     settings = JudgeSettings()
-    cascade = CascadeJudge(OfflineJudge(), FakeJudge([LLM_SAYS_GROUNDED]), confidence=0.9)
+    cascade = CascadeJudge(offline_judge(), FakeJudge([LLM_SAYS_GROUNDED]), confidence=0.9)
     guard = Guard(cascade, settings)
     confident = await guard.judge_payload({"output": CONFIDENT, "context": RETURNS})
     unsure = await guard.judge_payload({"output": UNSURE, "context": RETURNS})
@@ -96,4 +106,4 @@ async def test_the_verdict_says_which_tier_decided() -> None:
 
 def test_a_confidence_outside_zero_to_one_is_a_config_error() -> None:
     with pytest.raises(ConfigError):
-        CascadeJudge(OfflineJudge(), FakeJudge(), confidence=1.5)
+        CascadeJudge(offline_judge(), FakeJudge(), confidence=1.5)

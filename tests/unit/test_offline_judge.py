@@ -117,10 +117,11 @@ class TestShortAnswers:
         assert not grounded(outcome)
         assert "Mumbai" in outcome.assessment.claims[0].reason
 
-    async def test_a_bare_yes_cannot_be_checked_so_confidence_is_low(self) -> None:
+    async def test_a_bare_yes_cannot_be_checked_so_it_is_undecided(self) -> None:
         outcome = await assess("Yes", self.CONTEXT, "Is the Oberoi Group a hotel company?")
         assert outcome.confidence is not None
-        assert outcome.confidence < 0.5
+        assert outcome.confidence <= 0.5
+        assert "offline tier unsure" in outcome.assessment.explanation
 
 
 class TestConfidence:
@@ -139,12 +140,10 @@ class TestConfidence:
         assert grounded(full)
         assert full.confidence > partial.confidence
 
-    async def test_a_sentence_pass_stays_below_the_default_cascade_threshold(self) -> None:
-        """Words found do not prove their relation, so an LLM confirms sentence passes."""
+    async def test_a_verbatim_claim_is_proven(self) -> None:
         outcome = await assess("Paris is the capital of France.", PARIS)
         assert grounded(outcome)
-        assert outcome.confidence is not None
-        assert outcome.confidence < JudgeSettings().cascade_confidence
+        assert "pass:verbatim" in outcome.assessment.explanation
 
     async def test_a_short_answer_beside_the_question_subject_is_a_confident_pass(
             self) -> None:
@@ -191,8 +190,10 @@ class TestRelations:
         evidence = ("Alice Smith leads the finance team. The office cafeteria serves vegetarian "
                     "lunches every Friday.")
         outcome = await assess("Alice Smith serves vegetarian lunches every Friday.", evidence)
-        assert not grounded(outcome)
-        assert "not stated together" in outcome.assessment.claims[0].reason
+        assert outcome.confidence is not None
+        assert outcome.confidence < JudgeSettings().cascade_confidence
+        assert "not together" in outcome.assessment.claims[0].reason
+        assert "offline tier unsure" in outcome.assessment.explanation
 
     async def test_a_sentence_opening_with_a_pronoun_continues_its_subject(self) -> None:
         evidence = ("Acme Corp reported revenue of $4.2 billion for 2025. Net income fell to "
@@ -249,11 +250,42 @@ async def test_any_text_gets_a_bounded_confidence_and_only_real_quotes(
 @pytest.mark.parametrize("mode", [ScoringMode.SCALE5, ScoringMode.BINARY])
 @pytest.mark.parametrize("output", ["Возврат невозможен, деньги не возвращаются.", "不能退货。",
                                     "退货期为90天。", "لا يمكن إرجاع المنتجات."])
-async def test_text_the_rules_cannot_read_is_never_passed(output: str, mode: ScoringMode) -> None:
-    """No checkable claims is not grounded: it fails closed, with a low confidence, so a
-    cascade hands it to the LLM."""
+async def test_text_the_rules_cannot_read_is_undecided_never_confident(
+        output: str, mode: ScoringMode) -> None:
+    """No checkable claims: the offline judge flags only what it can show, so the answer
+    passes with a low confidence and says the offline tier was unsure (a cascade asks its
+    LLM)."""
     outcome = await assess(output, "Our return policy allows returns within 30 days.",
                            mode=mode)
-    assert not grounded(outcome)
+    assert grounded(outcome)
     assert outcome.confidence is not None
-    assert outcome.confidence < 0.5
+    assert outcome.confidence < JudgeSettings().cascade_confidence
+    assert "offline tier unsure" in outcome.assessment.explanation
+
+
+class TestOfflineOnlyVerdicts:
+    """The embedded default: every message gets a label, and an unsure one says so."""
+
+    async def test_an_undecided_answer_passes_and_the_verdict_says_the_tier_was_unsure(
+            self) -> None:
+        settings = JudgeSettings()
+        guard = Guard(OfflineJudge(settings), settings)
+        verdict = await guard.judge_payload({
+            "output": "Customers love how quick and friendly the whole process feels.",
+            "context": RETURNS})
+        assert verdict.label is Label.PASS
+        assert verdict.judge.tier == "offline"
+        assert verdict.judge.unsure
+        assert verdict.confidence is not None
+        assert verdict.confidence < settings.cascade_confidence
+        assert "offline tier unsure" in verdict.explanation
+        assert verdict.unsupported_claims == []
+
+    async def test_a_contradiction_fails_and_names_what_it_compared(self) -> None:
+        settings = JudgeSettings()
+        guard = Guard(OfflineJudge(settings), settings)
+        verdict = await guard.judge_payload({
+            "output": "You can return items within 90 days.", "context": [RETURNS]})
+        assert verdict.label is Label.FAIL
+        assert verdict.claims[0].quote_found
+        assert "[1]" in verdict.claims[0].reason

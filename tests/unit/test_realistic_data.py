@@ -1,7 +1,7 @@
 """The realistic labelled sets in bench/data: every row is a valid, judgeable request, labels
 agree with categories, and the dev and held-out sets stay apart.
 
-This test only checks the files' shape; it never judges them, so it reads the held-out set
+This test only checks the files' shape; it never judges them, so it reads the held-out sets
 without tuning anything on it.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,17 @@ ERRORS = frozenset({
 })
 DOMAINS = frozenset({"support", "hr", "medical", "finance", "api_docs", "travel", "legal",
                      "ecommerce", "education", "tool_results"})
-LANGS = frozenset({"en", "es", "de", "fr"})
+LANGS = frozenset({"en", "es", "de", "fr", "it", "pt"})
 CONVERSATIONS = frozenset({"tool_grounded", "assistant_only"})
 NON_ENGLISH = frozenset({"non_english", "non_english_error"})
 # file name -> (minimum rows, minimum rows per category)
-SETS = {"realistic-dev.jsonl": (180, 6), "realistic-holdout.jsonl": (90, 3)}
+SETS = {
+    "realistic-dev.jsonl": (180, 6),
+    "realistic-holdout.jsonl": (90, 3),
+    "realistic-holdout-2.jsonl": (110, 4),
+}
+PREFIXES = {"realistic-dev.jsonl": "dev-", "realistic-holdout.jsonl": "ho-",
+            "realistic-holdout-2.jsonl": "h2-"}
 
 
 def load(name: str) -> list[dict[str, Any]]:
@@ -90,13 +97,15 @@ def test_sizes_and_unique_ids(name: str) -> None:
     assert len(rows) >= minimum
     ids = [r["id"] for r in rows]
     assert len(set(ids)) == len(ids)
+    assert all(i.startswith(PREFIXES[name]) for i in ids)
     counts = Counter(r["category"] for r in rows)
     short = {c: counts[c] for c in GROUNDED | ERRORS if counts[c] < per_category}
     assert not short, f"categories under {per_category} rows: {short}"
     assert len({r["domain"] for r in rows}) == len(DOMAINS)
 
 
-def test_dev_and_holdout_share_no_id_and_no_output() -> None:
-    dev, holdout = (load(name) for name in sorted(SETS))
-    assert not {r["id"] for r in dev} & {r["id"] for r in holdout}
-    assert not {r["output"] for r in dev} & {r["output"] for r in holdout}
+@pytest.mark.parametrize(("first", "second"), list(combinations(sorted(SETS), 2)))
+def test_sets_share_no_id_and_no_output(first: str, second: str) -> None:
+    one, other = load(first), load(second)
+    assert not {r["id"] for r in one} & {r["id"] for r in other}
+    assert not {r["output"] for r in one} & {r["output"] for r in other}

@@ -1,0 +1,133 @@
+"""Comparisons an answer makes between two things the evidence measures.
+
+"Model A has the bigger battery" against "Model A: 4,500 mAh battery ... Model B: 5,000 mAh
+battery"; "us-east has the lower latency" against "eu-west 18 ms, us-east 92 ms"; "the V11 is
+the lighter one" against "V8: 2.6 kg ... V11: 3.1 kg". The comparative word gives a direction
+(and sometimes a kind of amount: lighter is mass, cheaper is money, quicker is time); the noun
+after it, when the evidence has it, picks the amounts compared. Only a comparison between
+exactly two measured things is judged, and only a reversed one is reported: anything less
+clear is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from guard.case import Passage
+from guard.offline import numbers
+from guard.offline.text import STOPWORDS, split_sentences
+
+_MONEY = frozenset({"usd", "eur", "gbp", "jpy", "inr"})
+# comparative -> (+1 greater / -1 smaller, kinds it measures or None for any)
+_COMPARATIVES: dict[str, tuple[int, frozenset[str] | None]] = {
+    "bigger": (1, None), "larger": (1, None), "greater": (1, None), "higher": (1, None),
+    "smaller": (-1, None), "lower": (-1, None),
+    "heavier": (1, frozenset({"mass"})), "lighter": (-1, frozenset({"mass"})),
+    "cheaper": (-1, _MONEY), "pricier": (1, _MONEY), "dearer": (1, _MONEY),
+    "quicker": (-1, frozenset({"duration"})), "faster": (-1, frozenset({"duration"})),
+    "slower": (1, frozenset({"duration"})),
+}
+_COMPARATIVE = re.compile(r"\b(" + "|".join(_COMPARATIVES) + r")\b(?:\s+(\w+))?", re.IGNORECASE)
+_VAGUE_NOUNS = frozenset({"one", "option", "choice", "of", "than", "and"})
+_TOKEN = re.compile(r"[\w-]+")
+MAX_SUBJECT_WORDS = 3
+NEAR_NOUN = 20  # characters between an amount and the noun it measures
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """A comparison the evidence's amounts say the other way round."""
+
+    reason: str
+    passage: str
+    amount: str  # the subject's amount as the passage writes it
+
+
+def reversed_comparison(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:
+    """The reversal in ``claim``, or None when it holds or cannot be judged."""
+    match = _COMPARATIVE.search(claim)
+    if match is None:
+        return None
+    direction, kinds = _COMPARATIVES[match.group(1).lower()]
+    noun = (match.group(2) or "").lower()
+    subject = _subject(claim[:match.start()])
+    if not subject:
+        return None
+    for passage in passages:
+        found = _measure(passage.text, subject, noun if noun not in _VAGUE_NOUNS else "", kinds)
+        if found is None:
+            continue
+        named, mine, other = found
+        if mine.value == other.value or (mine.value > other.value) == (direction > 0):
+            return None
+        return Reversal(f"'{match.group(0).strip()}' is reversed: {passage.label} gives "
+                        f"{named} {mine.text} against {other.text}", passage.label, mine.text)
+    return None
+
+
+def _subject(before: str) -> list[str]:
+    """The last few words before the comparative that name a thing ("Model A", "us-east")."""
+    words = [w.lower() for w in _TOKEN.findall(before)]
+    named = [w for w in words if w not in STOPWORDS and w not in ("has", "is", "are", "the")]
+    return named[-MAX_SUBJECT_WORDS:] if named else []
+
+
+def _measure(text: str, subject: list[str], noun: str,
+             kinds: frozenset[str] | None
+             ) -> tuple[str, numbers.Quantity, numbers.Quantity] | None:
+    """The subject as the passage names it, its amount, and the one other amount it is
+    compared with."""
+    lower = text.lower()
+    span = _find(lower, subject)
+    if span is None:
+        return None
+    mention = span[1]
+    amounts = [q for q in numbers.extract(text) if _fits(q, kinds)]
+    candidates = _by_noun(lower, amounts, noun) if noun else amounts
+    if len({q.kind for q in candidates}) != 1 or len(candidates) != 2:
+        return None
+    after = [q for q in candidates if q.start > mention and _same_sentence(text, mention,
+                                                                           q.start)]
+    if not after:
+        return None
+    mine = after[0]
+    other = next(q for q in candidates if q is not mine)
+    return text[span[0]:span[1]], mine, other
+
+
+def _find(lower: str, subject: list[str]) -> tuple[int, int] | None:
+    """Where the subject's words are named, in order, close together."""
+    pattern = r"\b" + r"\W+(?:\w+\W+){0,2}?".join(re.escape(w) for w in subject) + r"\b"
+    found = re.search(pattern, lower)
+    if found is None and len(subject) > 1:
+        found = re.search(r"\b" + re.escape(subject[-1]) + r"\b", lower)
+    return found.span() if found else None
+
+
+def _fits(quantity: numbers.Quantity, kinds: frozenset[str] | None) -> bool:
+    if quantity.kind in ("date", "year", "ordinal"):
+        return False
+    return kinds is None or quantity.kind in kinds
+
+
+def _by_noun(lower: str, amounts: list[numbers.Quantity],
+             noun: str) -> list[numbers.Quantity]:
+    """The amounts the noun measures: the one written next to each mention of it ("4,500 mAh
+    battery"), or else those of the sentences about it ("Latency: eu-west 18 ms, us-east
+    92 ms")."""
+    root = noun.rstrip("s")
+    mentions = [m.start() for m in re.finditer(re.escape(root), lower)]
+    nearest = []
+    for at in mentions:
+        close = [q for q in amounts if abs(q.start - at) <= NEAR_NOUN]
+        if close:
+            nearest.append(min(close, key=lambda q: abs(q.start + len(q.text) - at)))
+    if len(set(nearest)) >= 2:
+        return list(dict.fromkeys(nearest))
+    about = [s for s in split_sentences(lower) if root in s.text]
+    return [q for q in amounts if any(s.start <= q.start < s.end for s in about)]
+
+
+def _same_sentence(text: str, a: int, b: int) -> bool:
+    return not re.search(r"[.!?]\s", text[min(a, b):max(a, b)])

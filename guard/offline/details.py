@@ -1,0 +1,285 @@
+"""Failures on a claim's details: quoted strings, numbers, amounts, dates, times of day,
+weekdays and names that the evidence lacks or states differently.
+
+Each check returns a :data:`Failure` (the basis, a reason naming the evidence compared, and the
+sentence to quote) or None; :func:`detail_failure` runs them in order of how decisive they are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from guard.offline import arithmetic, entities, negation, numbers, times
+from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
+from guard.offline.claims import Claim
+from guard.offline.text import content_stems
+
+MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
+
+
+# Words by which an answer says it computed a figure ("in total", "which leaves", "6 months
+# after"); without one, a number that arithmetic could reach is more likely a wrong number.
+_COMPUTES = re.compile(
+    r"\b(?:total|in all|altogether|combined|overall|sum|leaves?|left|remaining|remain|"
+    r"difference|later|earlier|each|times|twice|half|double|which is|that's|that is|"
+    r"works out|comes to|makes|would be|less|more|fewer|cheaper|saving|save|layover|"
+    r"average)\b|[=×+]",
+    re.IGNORECASE)
+
+
+_DATE_COMPUTES = re.compile(r"\b(?:after|from|until|till|by|later|before|since|ends?|"
+                            r"expires?|covered|available|due|leaves?|then)\b", re.IGNORECASE)
+
+
+_CLOSED = re.compile(r"\b(?:closed|not open|shut|no service|unavailable)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Details:
+    """The checkable details of one claim."""
+
+    stems: list[str]
+    quantities: list[numbers.Quantity]
+    clock: list[times.TimeOfDay]
+    days: list[times.Weekdays]
+    names: list[entities.Name]
+    text: str = ""
+    overflow: bool = False  # more amounts than are checked: the claim cannot be proven
+
+    @classmethod
+    def of(cls, claim: Claim, readable: bool) -> Details:
+        clock = times.times(claim.text)
+        spans = [t.span for t in clock]
+        quantities = [q for q in numbers.extract(claim.text)
+                      if not any(a <= q.start < b for a, b in spans) and not _counted(q)]
+        names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
+        return cls(content_stems(claim.text), quantities[:MAX_AMOUNTS], clock[:MAX_AMOUNTS],
+                   times.weekdays(claim.text)[:MAX_AMOUNTS], names[:MAX_AMOUNTS], claim.text,
+                   overflow=len(quantities) > MAX_AMOUNTS or len(clock) > MAX_AMOUNTS)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the whole answer holds: its stems (a condition may sit in another claim) and the
+    amounts and times the evidence states (operands of what the answer computes)."""
+
+    stems: frozenset[str] = frozenset()
+    amounts: tuple[numbers.Quantity, ...] = ()
+    clock: tuple[times.TimeOfDay, ...] = ()
+
+    @classmethod
+    def of(cls, output: str, index: EvidenceIndex) -> Answer:
+        """The answer's amounts the evidence states, and those one step of arithmetic on
+        them gives (an answer may compute in two steps: 70 x 40 % = 28, 28 + 33 = 61)."""
+        clock = tuple(t for t in times.times(output) if any(t.agrees(e) for e in index.clock))
+        amounts = numbers.extract(output)[:MAX_AMOUNTS]
+        stated = [q for q in amounts if index.amounts.supports(q)]
+        pool = [*stated, *index.quantities]
+        computed = [q for q in amounts if q not in stated and arithmetic.derivable(
+            q, pool, [*clock, *index.clock])]
+        return cls(frozenset(content_stems(output)), tuple(stated + computed), clock)
+
+
+def _counted(quantity: numbers.Quantity) -> bool:
+    """"three times", "five events": a count in words, often of items the evidence lists
+    rather than states, so it is an operand of arithmetic but never checked itself."""
+    return quantity.kind == "count" and not quantity.text[:1].isdigit() and quantity.value < 100
+
+
+Failure = tuple[str, str, EvidenceSentence | None]
+
+
+_CHANGE = re.compile(
+    r"\b(?P<way>up|increas\w*|rais\w*|rise\w*|rose|grow\w*|grew|higher|down|decreas\w*|"
+    r"reduc\w*|cut|lower\w*|dropp?\w*|fell|fall\w*)\b[^.;]{0,30}?\bfrom\s+(?P<a>\d[\d.,]*)"
+    r"[^\d.;]{0,20}?\bto\s+(?P<b>\d[\d.,]*)", re.IGNORECASE)
+
+
+_DOWN = ("down", "decreas", "reduc", "cut", "lower", "drop", "fell", "fall")
+
+
+def _direction_failure(text: str, sentence: EvidenceSentence | None) -> Failure | None:
+    """"has gone up from 100 to 75": the change's direction contradicts its own numbers."""
+    for match in _CHANGE.finditer(text):
+        a = numbers.number_value(match.group("a").rstrip(".,"))
+        b = numbers.number_value(match.group("b").rstrip(".,"))
+        if a is None or b is None or a == b:
+            continue
+        down = match.group("way").lower().startswith(_DOWN)
+        if down != (b < a):
+            said = "a fall" if b < a else "a rise"
+            return ("direction", f"'{match.group(0)}' is {said}, not what "
+                    f"'{match.group('way')}' says", sentence)
+    return None
+
+
+def _quote_failure(text: str, index: EvidenceIndex) -> Failure | None:
+    for quote in entities.quoted(text):
+        if not entities.quote_in(quote, index.normalized):
+            return "quote_absent", f"quoted string '{quote}' not in evidence", None
+    return None
+
+
+def _time_failure(text: str, details: Details, index: EvidenceIndex,
+                  sentence: EvidenceSentence | None) -> Failure | None:
+    for clock in details.clock:
+        if any(clock.agrees(e) for e in index.clock):
+            continue
+        near = sentence.clock if sentence is not None and sentence.clock else index.clock
+        if near:
+            holder = _holding(index, near[0]) or sentence
+            said = ", ".join(t.text for t in near[:3])
+            return ("time_contradicted",
+                    f"time {clock.text} not in evidence ({_label(holder)} says {said})", holder)
+        return "time_absent", f"time {clock.text} not in evidence", sentence
+    return None
+
+
+def _holding(index: EvidenceIndex, clock: times.TimeOfDay) -> EvidenceSentence | None:
+    return next((s for s in index.sentences if clock in s.clock), None)
+
+
+def _label(sentence: EvidenceSentence | None) -> str:
+    return sentence.passage if sentence is not None else "the evidence"
+
+
+def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
+                     sentence: EvidenceSentence | None) -> Failure | None:
+    claimed = {d for w in details.days for d in w.days}
+    extra = claimed - index.days
+    if not extra or not index.days:
+        return None
+    if (_CLOSED.search(text) or negation.negated(text)) and not claimed & index.days:
+        return None  # "closed on Sunday" against "open Monday to Saturday"
+    holder = next((s for s in index.sentences if s.days), sentence)
+    said = ", ".join(w.text for w in holder.days) if holder is not None else ""
+    written = ", ".join(w.text for w in details.days)
+    return ("weekday_contradicted",
+            f"days {written} not in evidence ({_label(holder)} says {said})", holder)
+
+
+def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSentence | None,
+                    answer: Answer) -> Failure | None:
+    for quantity in details.quantities:
+        if index.amounts.supports(quantity) or an_hour_of(quantity, index):
+            continue
+        cue = _DATE_COMPUTES if quantity.kind == "date" else _COMPUTES
+        if cue.search(details.text) and arithmetic.derivable(
+                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock]):
+            continue
+        nearby = list(sentence.quantities) if sentence is not None else []
+        instead = numbers.closest(quantity, nearby)
+        if instead is not None:
+            return ("number_contradicted", f"number {quantity.text} not in evidence "
+                    f"({_label(sentence)} says {instead.text})", sentence)
+        elsewhere = numbers.closest(quantity, index.quantities)
+        if elsewhere is not None:
+            holder = next((s for s in index.sentences if elsewhere in s.quantities), sentence)
+            return ("number_contradicted", f"number {quantity.text} not in evidence "
+                    f"({_label(holder)} says {elsewhere.text})", holder)
+        return "number_absent", f"number {quantity.text} not in evidence", sentence
+    return None
+
+
+_COMMON_ABBREVIATIONS = frozenset({"HR", "UK", "US", "USA", "EU", "ID", "OK", "FAQ", "IT", "TV",
+                                   "PC", "CEO", "PDF", "VAT", "GMT", "UTC", "CET", "PST", "EST"})
+
+
+MISPLACED_OVERLAP = 0.75
+MISPLACED_DAY_OVERLAP = 0.6
+
+
+def _misplaced(details: Details, sentence: EvidenceSentence | None,
+               overlap: float) -> Failure | None:
+    """A time or weekday the evidence states elsewhere, while the sentence the claim restates
+    says another ("until 10 PM" where the Thursday sentence says 21:00)."""
+    if sentence is None:
+        return None
+    for clock in details.clock if overlap >= MISPLACED_OVERLAP else ():
+        if sentence.clock and not any(clock.agrees(t) for t in sentence.clock):
+            said = ", ".join(t.text for t in sentence.clock[:3])
+            return ("time_misplaced", f"time {clock.text}: {sentence.passage} says {said} "
+                    f"(\"{short(sentence.text)}\")", sentence)
+    days = {d for w in details.days for d in w.days}
+    said_days = {d for w in sentence.days for d in w.days}
+    if (overlap >= MISPLACED_DAY_OVERLAP and days and said_days and not days <= said_days
+            and not _CLOSED.search(details.text)):
+        said = ", ".join(w.text for w in sentence.days)
+        return ("weekday_misplaced", f"days {', '.join(w.text for w in details.days)}: "
+                f"{sentence.passage} says {said} (\"{short(sentence.text)}\")", sentence)
+    return None
+
+
+SWAP_OVERLAP = 0.75
+
+
+def _swapped(details: Details, sentence: EvidenceSentence | None,
+             index: EvidenceIndex) -> Failure | None:
+    """The claim's one amount of a kind belongs to another sentence, while the sentence its
+    words restate gives another amount of that kind ("the express train takes 25 minutes"
+    where the train's sentence says 55 and the metro's 25)."""
+    measured = [q for q in details.quantities
+                if q.kind not in ("count", "date", "year", "ordinal")]
+    if sentence is None or not measured:
+        return None
+    by_words, overlap = best_sentence(details.stems, [], index)
+    if by_words is None or overlap < SWAP_OVERLAP:
+        return None
+    for quantity in measured:
+        if sum(q.kind == quantity.kind for q in measured) != 1:
+            continue
+        same = [q for q in by_words.quantities if q.kind == quantity.kind]
+        if same and not by_words.states(quantity):
+            return ("number_swapped", f"number {quantity.text}: {by_words.passage} says "
+                    f"{same[0].text} here (\"{short(by_words.text)}\"); {quantity.text} is "
+                    "said of something else", by_words)
+    return None
+
+
+def an_hour_of(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """"from 8 to 11 in the morning" against "08:00-11:00": a bare hour of an evidence time."""
+    if quantity.kind != "count" or not 0 <= quantity.value <= 24:
+        return False
+    hour = int(quantity.value) * 60
+    return any(hour in t.minutes or hour + 720 in t.minutes for t in index.clock)
+
+
+def _name_failure(names: list[entities.Name], index: EvidenceIndex,
+                  text: str = "") -> Failure | None:
+    if negation.negated(text):
+        return None  # "there's no Rust SDK": naming what is absent
+    for name in names:
+        if name.text in _COMMON_ABBREVIATIONS or name.guessed:
+            continue
+        if entities.quote_in(name.text, index.normalized):
+            continue
+        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
+        if absent and len(absent) * 2 >= len(name.parts) and not _abbreviation(name, index):
+            return "name_absent", f"name '{name.text}' not in evidence", None
+    return None
+
+
+def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:
+    """Whether a one-word name abbreviates a name of the evidence ("Amex")."""
+    if " " in name.text:
+        return False
+    return any(entities.abbreviates(name.text, other.text) for other in index.names())
+
+
+def short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def detail_failure(text: str, details: Details, index: EvidenceIndex,
+                   sentence: EvidenceSentence | None, overlap: float, answer: Answer,
+                   readable: bool) -> Failure | None:
+    """The first detail of the claim the evidence contradicts, or None."""
+    return (_direction_failure(text, sentence)
+            or _quote_failure(text, index)
+            or _time_failure(text, details, index, sentence)
+            or _weekday_failure(text, details, index, sentence)
+            or _number_failure(details, index, sentence, answer)
+            or _misplaced(details, sentence, overlap)
+            or _swapped(details, sentence, index)
+            or (_name_failure(details.names, index, text) if readable else None))

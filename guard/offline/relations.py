@@ -1,0 +1,271 @@
+"""Failures of what a claim relates: polarity, quantifiers, conditions, limits, comparisons,
+and who is credited with what.
+
+The words of such a claim are all in the evidence; what fails is how they are related: a
+negation or an opposite against the sentence the claim restates, "all" where it says "some", a
+condition it leaves out, a comparison its amounts reverse, two names it never relates.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+
+from guard.offline import comparison, entities, negation
+from guard.offline.align import EvidenceIndex, EvidenceSentence, in_sentence
+from guard.offline.claims import Claim, is_short_answer
+from guard.offline.details import Details, Failure, short
+from guard.offline.text import GENERIC, content_stems
+
+ALIGN_FOR_POLARITY = 0.6
+ALIGN_FOR_QUANTIFIER = 0.5
+CONDITION_SUPPORT = 0.6
+MIN_COVERED = 3  # content words of an evidence clause a claim must restate to keep its polarity
+
+
+_UNIVERSAL = frozenset({"all", "every", "always", "never", "none", "only", "each",
+                        "entire", "everyone", "everything", "anyone", "anything", "unlimited"})
+
+
+_LIMITING = frozenset({"some", "most", "many", "several", "certain", "select", "selected",
+                       "usually", "often", "sometimes", "typically", "eligible",
+                       "limited", "specific", "one", "two", "three", "few"})
+
+
+_CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for orders|except|"
+                        r"for (?:members|subscribers|holders|customers) )\b",
+                        re.IGNORECASE)
+
+
+_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ese|ish|ean)$")
+ATTRIBUTION_OVERLAP = 0.6
+
+
+def _attribution(details: Details, sentence: EvidenceSentence | None, overlap: float,
+                 index: EvidenceIndex) -> Failure | None:
+    """The claim's words come from a passage that never names the one it credits them to,
+    though another passage does ("Reviewer 1 pointed out ..." where only Reviewer 2's
+    comments say so; "Dr Hughes suggested ..." where the letter saying so is Dr Nair's;
+    "Marco, your account manager, said ..." where the engineer's comment says it)."""
+    names = [n for n in details.names if any(len(p) > 1 for p in n.parts)]
+    if sentence is None or not names:
+        return None
+    labels = list(index.texts)
+
+    def names_it(name: entities.Name, label: str) -> bool:
+        return name.named_in(index.texts.get(label, ""))
+
+    foreign = [n for n in names if not names_it(n, sentence.passage)
+               and any(names_it(n, label) for label in labels)]
+    if len(foreign) != 1 or not (len(names) == 1 or foreign[0].guessed
+                                 or foreign[0].labelled):
+        return None  # several names, or none credited from elsewhere: not judged here
+    name = foreign[0]
+    said = [s for s in details.stems if not any(s in n.parts for n in names)]
+    if not said or sum(in_sentence(s, sentence, index) for s in said) < (
+            ATTRIBUTION_OVERLAP * len(said)):
+        return None  # the sentence does not say what the claim credits
+    return ("attribution", f"{sentence.passage} says this, and never names '{name.text}' "
+            f"(\"{short(sentence.text)}\")", sentence)
+
+
+def _comparison(text: str, index: EvidenceIndex) -> Failure | None:
+    found = comparison.reversed_comparison(text, index.passages)
+    if found is None:
+        return None
+    holder = next((s for s in index.sentences
+                   if s.passage == found.passage and found.amount in s.text), None)
+    return "comparison_reversed", found.reason, holder
+
+
+def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) -> Failure | None:
+    """A claim relating two names that no sentence mentions together."""
+    distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)
+                and not _DEMONYM.search(n.text)}
+    if len(distinct) != 2 or negation.negated(text):
+        return None  # a list of names, or "there is no X among Y", relates nothing
+    for first, second in pairwise(distinct.values()):
+        if not any(_mentions(first, s.scope) and _mentions(second, s.scope)
+                   for s in index.sentences) and _same_passage(first, second, index):
+            return ("names_apart", f"names '{first.text}' and '{second.text}' never appear "
+                    "together in the evidence", None)
+    return None
+
+
+def _same_passage(first: entities.Name, second: entities.Name, index: EvidenceIndex) -> bool:
+    """Whether one passage names both: names from two documents may be combined by the
+    answer ("a Canadian passport holder flying to Delhi")."""
+    holders = [{s.passage for s in index.sentences if _mentions(name, s.scope)}
+               for name in (first, second)]
+    return not (holders[0] and holders[1]) or bool(holders[0] & holders[1])
+
+
+def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
+    parts = [p for p in name.parts if len(p) > 1]
+    present = sum(p in stems for p in parts)
+    return present == len(parts) or (len(parts) >= 3 and present * 3 >= len(parts) * 2)
+
+
+def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
+    if (sentence is None or overlap < ALIGN_FOR_POLARITY or claim.short_answer
+            or _fragment(claim.text)):
+        return None  # a verbless list item takes its polarity from its heading
+    clause = _aligned_clause(claim.text, sentence.text)
+    flip = negation.flipped(claim.text, clause) if clause is not None else None
+    if flip is None:
+        flip = negation.opposed(claim.text, sentence.text)
+    if flip is None:
+        return None
+    basis = "negation" if flip.startswith("negation") else "opposite"
+    return basis, f"{flip} ({sentence.passage}: \"{short(sentence.text)}\")", sentence
+
+
+_CLAUSE = re.compile(r"[;:()]|,\s|\s(?:but|while|whereas|although|and|or)\s|\s[-–—]\s")
+CLAUSE_COVER = 0.75
+
+
+def _aligned_clause(claim: str, sentence: str) -> str | None:
+    """The clause of ``sentence`` the claim restates: it has most of the claim's words and the
+    claim most of its words; None when no clause is that close."""
+    claim_stems = set(content_stems(claim))
+    if len(claim_stems) < 2:
+        return None
+    best: tuple[float, str] | None = None
+    for clause in _CLAUSE.split(sentence):
+        stems = set(content_stems(clause))
+        if not stems:
+            continue
+        shared = len(stems & claim_stems)
+        cover = min(shared / len(claim_stems), shared / len(stems))
+        if cover >= CLAUSE_COVER and (best is None or cover > best[0]):
+            best = (cover, clause)
+    return best[1] if best else None
+
+
+_UNBOUNDED = re.compile(r"\b(?:lifetime|lifelong|unlimited|forever|permanent(?:ly)?|"
+                        r"indefinitely|never expires?|no (?:time )?limit)\b", re.IGNORECASE)
+
+
+def _unbounded(text: str, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
+    """"a lifetime warranty" against "a 2-year limited warranty": no limit where the sentence
+    the claim restates sets one."""
+    match = _UNBOUNDED.search(text)
+    if match is None or sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
+        return None
+    limit = next((q for q in sentence.quantities if q.kind in ("duration", "count")), None)
+    if limit is None or negation.negated(text):
+        return None
+    return ("unbounded", f"the claim says '{match.group(0)}' where {sentence.passage} says "
+            f"{limit.text}", sentence)
+
+
+_SUBJECTS = frozenset({"i", "we", "you", "it", "they", "he", "she", "there", "this", "that"})
+
+
+def _fragment(text: str) -> bool:
+    """A list item without a verb or a subject ("Damage from power surges")."""
+    return is_short_answer(text) and not _SUBJECTS & set(re.findall(r"[a-z]+", text.lower()))
+
+
+def _quantifier(text: str, sentence: EvidenceSentence | None, overlap: float,
+                index: EvidenceIndex) -> Failure | None:
+    if sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
+        return None
+    claim_words = set(re.findall(r"[a-z]+", text.lower()))
+    evidence_words = set(re.findall(r"[a-z]+", sentence.text.lower()))
+    universal = (claim_words & _UNIVERSAL) - evidence_words
+    limiting = (evidence_words & _LIMITING) - claim_words
+    if universal and limiting:
+        return ("quantifier", f"the claim says '{sorted(universal)[0]}' where "
+                f"{sentence.passage} says '{sorted(limiting)[0]}'", sentence)
+    return None
+
+
+def _contrary(claim: Claim, stems: list[str], index: EvidenceIndex,
+              best: EvidenceSentence | None) -> Failure | None:
+    """Another sentence about the same thing that says the opposite ("open on Sundays" against
+    "It is closed on Sundays")."""
+    about = set(stems) - GENERIC
+    for number in index.candidates(stems)[:6]:
+        sentence = index.sentences[number]
+        clause = _covered_clause(about, sentence.text)
+        if clause is not None and negation.negated(clause) and not negation.negated(claim.text):
+            return ("negation", f"negation flipped: {sentence.passage} says \"{short(clause)}\"",
+                    sentence)
+        if len(about & sentence.scope) < max(2, len(about) / 2):
+            continue
+        reason = negation.opposed(claim.text, sentence.text)
+        if reason is not None and not about & negation.OPPOSITE.keys() & sentence.stems:
+            return "contrary", f"{reason} ({sentence.passage})", sentence
+    return None
+
+
+def _covered_clause(about: set[str], sentence: str) -> str | None:
+    """A clause of ``sentence`` all of whose words (three or more) the claim uses: the claim
+    restates it, so it must keep its polarity ("gift cards can be returned" against "gift
+    cards cannot be returned"; the other way round, a negated claim usually combines)."""
+    for clause in _CLAUSE.split(sentence):
+        stems = set(content_stems(clause)) - GENERIC
+        if len(stems) >= MIN_COVERED and stems <= about:
+            return clause.strip()
+    return None
+
+
+def _dropped_condition(stems: list[str], answer: frozenset[str],
+                       sentence: EvidenceSentence | None, share: float) -> str | None:
+    """The claim restates a conditional sentence without its condition ("returns are free"
+    against "returns are free if you use the prepaid label", or "if ..., you can claim 50%")."""
+    if sentence is None or share < CONDITION_SUPPORT:
+        return None
+    for clause in _CONDITIONAL_CLAUSE.split(sentence.text):
+        split = _condition_and_main(clause)
+        if split is None:
+            continue
+        condition_text, main_text = split
+        stated = set(content_stems(condition_text))
+        condition = stated - set(stems) - answer
+        main = set(content_stems(main_text))
+        if (len(condition) >= 2 and len(condition) * 2 >= len(stated) and main
+                and len(main & set(stems)) * 2 >= len(main)):
+            return (f"leaves out the condition \"{short(condition_text.strip(), 60)}\" "
+                    f"({sentence.passage})")
+    return None
+
+
+_CONDITIONAL_CLAUSE = re.compile(r";\s*")
+
+
+def _condition_and_main(clause: str) -> tuple[str, str] | None:
+    """The condition of a clause and what it conditions: "main if condition", or "If
+    condition, main"."""
+    match = _CONDITION.search(clause)
+    if match is None:
+        return None
+    before = clause[:match.start()]
+    if not content_stems(before.split(".")[-1]):  # the condition opens the sentence
+        comma = clause.find(", ", match.end())
+        if comma < 0:
+            return None
+        return clause[match.start():comma], clause[comma + 2:]
+    return clause[match.start():], before
+
+
+def relation_failure(claim: Claim, details: Details, index: EvidenceIndex,
+                     sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
+    """The first relation of the claim the evidence contradicts, or None."""
+    return (_comparison(claim.text, index)
+            or _attribution(details, sentence, overlap, index)
+            or _names_apart(details.names, index, claim.text)
+            or _unbounded(claim.text, sentence, overlap)
+            or _polarity(claim, sentence, overlap)
+            or _quantifier(claim.text, sentence, overlap, index)
+            or _contrary(claim, details.stems, index, sentence))
+
+
+def dropped_condition(text: str, stems: list[str], answer: frozenset[str],
+                      sentence: EvidenceSentence | None, share: float) -> str | None:
+    """Why the claim leaves out a condition of the sentence it restates, or None (a claim
+    with a condition of its own keeps one)."""
+    if _CONDITION.search(text):
+        return None
+    return _dropped_condition(stems, answer, sentence, share)

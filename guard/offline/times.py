@@ -1,0 +1,144 @@
+"""Times of day and weekdays, with their ranges, in English, Spanish, German and French.
+
+"8am", "8 a.m.", "8:00 PM", "20:00", "20 Uhr", "20h30", "noon" are times of day; a time
+written without am/pm below 13:00 may be either half of the day, so a :class:`TimeOfDay` holds
+every minute it can mean. "Monday to Friday", "Mon-Fri", "de lunes a viernes", "weekdays" are
+sets of weekdays. Ranges ("8am-6pm", "9 to 5") give both ends.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from guard.offline.lexicon import WEEKDAY_GROUPS, WEEKDAYS
+
+
+def _clock(n: str) -> str:
+    """One clock time; its groups end in ``n`` (a range has two)."""
+    return (rf"(?P<h{n}>[01]?\d|2[0-3])(?:(?P<sep{n}>[:.h])(?P<m{n}>[0-5]\d))?"
+            rf"(?:\s?(?P<ap{n}>a\.?\s?m\b\.?|p\.?\s?m\b\.?)|\s?(?P<uhr{n}>uhr|h)\b)?")
+
+
+_TIME = re.compile(
+    r"(?<![\w$€£.,:/-])(?:" + _clock("1")
+    + r"(?:\s?(?:-|–|—|to|until|till|through|a|bis|à|al|hasta)\s?" + _clock("2") + r")?"
+    + r")(?![\w%$€£:/,.]\d|\w)"
+    + r"|\b(?P<word>noon|midday|midnight|mediodía|medianoche|mittag|mitternacht|midi|minuit)\b",
+    re.IGNORECASE,
+)
+_WORD_TIMES = {"noon": 720, "midday": 720, "mediodía": 720, "mittag": 720, "midi": 720,
+               "midnight": 0, "medianoche": 0, "mitternacht": 0, "minuit": 0}
+_DAY_ALT = "|".join(sorted((re.escape(d) for d in WEEKDAYS), key=len, reverse=True))
+_GROUP_ALT = "|".join(sorted((re.escape(g) for g in WEEKDAY_GROUPS), key=len, reverse=True))
+_WEEKDAY = re.compile(
+    rf"\b(?P<first>{_DAY_ALT})s?\.?\b(?:\s?(?:-|–|—|to|until|till|through|thru|a|al|bis|à|au)"
+    rf"\s?(?P<last>{_DAY_ALT})s?\.?\b)?|\b(?P<group>{_GROUP_ALT})\b",
+    re.IGNORECASE,
+)
+_SHORT_DAY_NAMES = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri",
+                              "sat", "sun"})
+
+
+HEDGE_MINUTES = 30
+_HEDGE = re.compile(r"(?:about|around|approximately|roughly|shortly after|just after|"
+                    r"just before|shortly before|kurz nach|kurz vor|gegen|etwa|vers|environ|"
+                    r"hacia|sobre|alrededor de|poco después de|c\.|~)\s*(?:at\s*|um\s*|à\s*)?$",
+                    re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TimeOfDay:
+    """A time of day as written, and every minute after midnight it can mean."""
+
+    text: str
+    minutes: frozenset[int]
+    span: tuple[int, int] = (0, 0)
+    hedged: bool = False  # "around 8", "kurz nach 1 Uhr": within HEDGE_MINUTES
+
+    def agrees(self, other: TimeOfDay) -> bool:
+        if self.minutes & other.minutes:
+            return True
+        if not (self.hedged or other.hedged):
+            return False
+        return any(abs(a - b) % 1440 <= HEDGE_MINUTES or abs(a - b) % 1440 >= 1440 - HEDGE_MINUTES
+                   for a in self.minutes for b in other.minutes)
+
+
+@dataclass(frozen=True)
+class Weekdays:
+    """Weekdays as written ("Monday to Friday") and the days they name (0 = Monday)."""
+
+    text: str
+    days: frozenset[int]
+    start: int = 0
+
+
+def times(text: str) -> list[TimeOfDay]:
+    """Every time of day in ``text``; each end of a range is one time."""
+    found: list[TimeOfDay] = []
+    for match in _TIME.finditer(text):
+        if match.group("word"):
+            found.append(TimeOfDay(match.group(0), frozenset({_WORD_TIMES[
+                match.group("word").lower()]}), match.span()))
+            continue
+        ends = ["1", "2"] if match.group("h2") else ["1"]
+        if not any(_marked(match, n) for n in ends):
+            continue  # "1-2 days", "pages 10-12": numbers, not times
+        hedged = bool(_HEDGE.search(text[max(0, match.start() - 24):match.start()]))
+        for n in ends:
+            minutes = _minutes(match, n)
+            if minutes is None:
+                break
+            found.append(TimeOfDay(_end_text(match, n), minutes, match.span(), hedged))
+    return found
+
+
+def _marked(match: re.Match[str], n: str) -> bool:
+    sep = match.group(f"sep{n}")
+    return bool(match.group(f"ap{n}") or match.group(f"uhr{n}") or sep in (":", "h"))
+
+
+def _end_text(match: re.Match[str], n: str) -> str:
+    groups = [g for g in (f"h{n}", f"sep{n}", f"m{n}", f"ap{n}", f"uhr{n}") if match.group(g)]
+    start = match.start(f"h{n}")
+    text = match.string[start:max(match.end(g) for g in groups)].strip()
+    return text[:-1] if text.endswith(".") and text.count(".") == 1 else text  # "8pm."
+
+
+def _minutes(match: re.Match[str], n: str) -> frozenset[int] | None:
+    hour, minute = int(match.group(f"h{n}")), int(match.group(f"m{n}") or 0)
+    if match.group(f"sep{n}") == "." and not match.group(f"ap{n}"):
+        return None  # "5.50" is an amount; "8.30pm" is a time
+    meridiem = (match.group(f"ap{n}") or "").lower()
+    if meridiem:
+        if hour > 12:
+            return None
+        base = hour % 12 + (12 if meridiem.startswith("p") else 0)
+        return frozenset({base * 60 + minute})
+    if hour == 0 or hour > 12 or match.group(f"uhr{n}"):
+        return frozenset({hour * 60 + minute})
+    return frozenset({hour * 60 + minute, (hour % 12 + 12) * 60 + minute})
+
+
+def weekdays(text: str) -> list[Weekdays]:
+    """Every weekday or weekday range in ``text`` ("Mon-Fri" gives Monday to Friday)."""
+    found: list[Weekdays] = []
+    for match in _WEEKDAY.finditer(text):
+        if match.group("group"):
+            found.append(Weekdays(match.group(0), WEEKDAY_GROUPS[match.group("group").lower()],
+                                  match.start()))
+            continue
+        first_text = match.group("first")
+        if first_text.lower() in _SHORT_DAY_NAMES and not first_text[0].isupper():
+            continue  # "sat", "sun", "wed" in lower case are words
+        first = WEEKDAYS[first_text.lower()]
+        last_text = match.group("last")
+        if last_text is None:
+            found.append(Weekdays(match.group(0), frozenset({first}), match.start()))
+            continue
+        last = WEEKDAYS[last_text.lower()]
+        span = (last - first) % 7
+        found.append(Weekdays(match.group(0), frozenset((first + i) % 7 for i in range(span + 1)),
+                              match.start()))
+    return found

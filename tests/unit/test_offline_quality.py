@@ -1,0 +1,78 @@
+"""Quality floor: the offline judge over the whole labelled dev sets (a few seconds), so a
+judging regression fails CI instead of hiding behind hand-picked cases.
+
+The floors sit a little below the figures ``bench/offline_quality.py`` prints (README, "Judges
+and scoring"); raise them when the judge improves.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guard.offline import quality
+from guard.settings import JudgeSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+REALISTIC = ROOT / "bench" / "data" / "realistic-dev.jsonl"
+CASCADE_FLOOR = 0.95
+
+
+def halueval() -> Path | None:
+    for parent in ROOT.parents:
+        candidate = parent / "shared" / "data" / "halueval-qa-dev.jsonl"
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def rows(name: str) -> list[dict[str, Any]]:
+    path = REALISTIC if name == "realistic" else halueval()
+    if path is None:
+        pytest.skip("../shared/data/halueval-qa-dev.jsonl is not beside this checkout")
+    return quality.load(path)
+
+
+@cache
+def _judged(name: str) -> list[quality.Judged]:
+    return quality.judge_rows(rows(name))
+
+
+def judged(name: str) -> list[quality.Judged]:
+    rows(name)  # skips when the set is missing
+    return _judged(name)
+
+
+@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.80), ("halueval", 0.78)])
+def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
+    assert quality.offline_accuracy(judged(name)) >= floor
+
+
+@pytest.mark.parametrize("name", ["realistic", "halueval"])
+def test_the_cascade_with_a_right_llm_is_at_least_095(name: str) -> None:
+    result = quality.cascade(rows(name), JudgeSettings().cascade_confidence)
+    assert result.balanced_accuracy >= CASCADE_FLOOR
+
+
+def test_confident_offline_decisions_are_right_as_often_as_they_claim() -> None:
+    """Above the default cascade threshold, observed accuracy is at least the threshold."""
+    threshold = JudgeSettings().cascade_confidence
+    for name in ("realistic", "halueval"):
+        sure = [j for j in judged(name) if j.decision.confidence >= threshold]
+        if sure:
+            assert sum(j.right for j in sure) / len(sure) >= threshold
+
+
+def test_the_offline_tier_decides_a_share_of_halueval_itself() -> None:
+    all_rows = judged("halueval")
+    decided = sum(j.decision.confidence >= JudgeSettings().cascade_confidence for j in all_rows)
+    assert decided / len(all_rows) >= 0.5
+
+
+def test_no_realistic_category_is_below_half_right() -> None:
+    per = quality.by_category(judged("realistic"))
+    assert all(right > 0 for right, _ in per.values()), per
+    assert sum(right * 2 < total for right, total in per.values()) == 0, per

@@ -1,0 +1,266 @@
+"""The offline judge's rules on whole answers: it fails only on what it can show, passes only
+what it can prove, and leaves the rest undecided (issue 10's examples among them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard import Guard, JudgeSettings
+from guard.case import PreparedCase
+from guard.models import JudgeRequest
+from guard.offline import OfflineJudge
+from guard.offline.judge import Decision
+
+HOURS = "Office hours: 8am to 6pm, Monday to Friday."
+
+
+def decide(output: str, context: str | list[str], question: str | None = None) -> Decision:
+    settings = JudgeSettings()
+    case = Guard(OfflineJudge(settings), settings).prepare(
+        JudgeRequest(output=output, context=context, question=question))
+    assert isinstance(case, PreparedCase)
+    return OfflineJudge(settings).decide(case)
+
+
+def reasons(decision: Decision) -> str:
+    return " | ".join(r.reason for r in decision.results)
+
+
+class TestHardEvidenceFails:
+    @pytest.mark.parametrize(("output", "context", "shown"), [
+        ("The office is open 8am to 8pm.", HOURS, "8pm"),
+        ("The office is open Monday to Saturday.", HOURS, "Monday to Saturday"),
+        ("The fee is 45 dollars.", "The fee is $30.", "45 dollars"),
+        ("Your total is $45.", "The jacket costs $25 and shipping is $15.", "$45"),
+        ("Order 48213 shipped via DHL.", "Order 48213 shipped on June 3 via UPS.", "DHL"),
+        ("All lectures are recorded.", "Some lectures are recorded automatically.", "all"),
+        ("Matching is case-sensitive.", "Matching is case-insensitive and ignores accents.",
+         "insensitiv"),
+        ("Refunds are issued before the item arrives.",
+         "Refunds are issued after the item arrives at our warehouse.", "after"),
+    ])
+    def test_a_contradicted_detail_fails_and_the_reason_shows_it(
+            self, output: str, context: str, shown: str) -> None:
+        decision = decide(output, context)
+        assert decision.label == "fail"
+        assert shown in reasons(decision)
+
+    def test_the_reason_names_the_evidence_it_compared(self) -> None:
+        decision = decide("The office is open 8am to 8pm.", ["Parking is free.", HOURS])
+        assert "[2]" in reasons(decision)
+        assert decision.results[0].sentence is not None
+        assert decision.results[0].sentence.text == HOURS
+
+    def test_a_number_only_the_question_states_is_not_evidence(self) -> None:
+        """The question is the user's text: "Is the fee 45 dollars?" proves nothing."""
+        decision = decide("The fee is 45 dollars.", "The fee is $30.",
+                          question="Is the fee 45 dollars?")
+        assert decision.label == "fail"
+
+
+class TestProvenPasses:
+    @pytest.mark.parametrize(("output", "context"), [
+        ("Paris is the capital of France.", "Paris is the capital of France. It is big."),
+        ("Dinner is served until 8:00 PM.", "Dinner is served until 20:00."),
+        ("The annual fee is $1,200.", "The annual fee is 1200 dollars."),
+    ])
+    def test_near_verbatim_claims_with_matching_details_are_proven(self, output: str,
+                                                                  context: str) -> None:
+        """Every claim is proven; whether the answer is a confident pass is up to the
+        calibration (word-level proofs were often wrong on the dev sets)."""
+        decision = decide(output, context)
+        assert decision.label != "fail"
+        assert all(r.status == "supported" for r in decision.results)
+
+
+class TestNeverAFalseConfidentFail:
+    @pytest.mark.parametrize(("output", "context"), [
+        ("The request times out after 30 seconds.", "The timeout defaults to 30."),
+        ("Your total is $40.", "The jacket costs $25 and shipping is $15."),
+        ("You'll need 21 capsules: one three times a day for seven days.",
+         "Take one capsule 3 times a day for 7 days."),
+        ("The break is available from 1 November 2026.",
+         "The start date is 1 May 2026. The break clause applies 6 months after the start."),
+        ("I couldn't find anything about pets in the documents.",
+         "Our return policy allows returns within 30 days."),
+        ("Returns are possible within a month, more or less.",
+         "Our return policy allows returns within 30 days."),
+        ("Your flight now leaves 80 minutes later than before.",
+         "Flight LH 903 was moved from 16:05 to 17:25."),
+    ])
+    def test_restatements_sums_and_refusals_are_not_failed(self, output: str,
+                                                            context: str) -> None:
+        decision = decide(output, context)
+        assert decision.label != "fail", reasons(decision)
+
+    def test_low_overlap_alone_is_undecided_with_low_confidence(self) -> None:
+        decision = decide("Customers love how quick and friendly the whole process feels.",
+                          "Our return policy allows returns within 30 days.")
+        assert decision.label == "undecided"
+        assert decision.confidence < JudgeSettings().cascade_confidence
+
+
+class TestLanguages:
+    @pytest.mark.parametrize(("output", "context"), [
+        ("La tienda abre a las 10:00.", "La tienda abre a las 9:00 de lunes a sábado."),
+        ("Die Kündigungsfrist beträgt zwei Wochen.",
+         "Die Kündigungsfrist beträgt während der Probezeit 4 Wochen."),
+        ("Le magasin est ouvert du lundi au samedi.",
+         "Le magasin est ouvert du lundi au vendredi de 9h à 18h."),
+        ("El envío cuesta 7,50 €.", "El envío cuesta 5,50 € en toda España."),
+    ])
+    def test_numbers_times_and_days_are_checked_in_spanish_german_french(
+            self, output: str, context: str) -> None:
+        assert decide(output, context).label == "fail"
+
+    def test_foreign_words_alone_are_undecided_never_confident(self) -> None:
+        decision = decide("Die Praxis ist sehr freundlich und hilfsbereit.",
+                          "Die Praxis hat montags geöffnet.")
+        assert decision.label == "undecided"
+        assert decision.confidence < JudgeSettings().cascade_confidence
+
+
+class TestWhatUsersSee:
+    def test_claims_are_verbatim_spans_of_the_answer(self) -> None:
+        output = ("The Eiffel Tower, which is in Paris, was finished in 1889 and is 330 m tall. "
+                  "It draws millions of visitors, and it is lit every night.")
+        decision = decide(output, "The Eiffel Tower in Paris was finished in 1889.")
+        assert decision.results
+        assert all(r.claim in output for r in decision.results)
+
+    def test_a_contradiction_quotes_the_sentence_that_contradicts(self) -> None:
+        context = ["Parking is free for guests.", "Checkout is at 11 AM. Breakfast is at 7 AM."]
+        decision = decide("Checkout is at noon.", context)
+        assert decision.label == "fail"
+        assert decision.results[0].sentence is not None
+        assert decision.results[0].sentence.text == "Checkout is at 11 AM."
+
+
+class TestAnswerLevelRules:
+    def test_a_change_whose_numbers_go_the_other_way_fails(self) -> None:
+        decision = decide("Your dose has gone up from 100 to 75 micrograms.",
+                          "The dose was changed from 100 micrograms to 75 micrograms.")
+        assert decision.label == "fail"
+        assert decision.basis == "fail:direction"
+
+    def test_a_dropped_condition_fails_only_when_the_answer_never_states_it(self) -> None:
+        context = "Returns are free only if you use the prepaid label from your order email."
+        assert decide("Returns are free.", context).label == "fail"
+        kept = decide("Returns are free. You must use the prepaid label from your order email.",
+                      context)
+        assert kept.basis != "fail:condition_dropped"
+
+    def test_an_unsupported_addition_to_a_grounded_answer_is_a_weak_failure(self) -> None:
+        context = ("Returns are accepted within 30 days of delivery. Refunds go back to the "
+                   "original payment method within 5 business days.")
+        decision = decide("Returns are accepted within 30 days of delivery. Refunds go back to "
+                          "the original payment method. Most shoppers adore our cheerful "
+                          "courier partners everywhere.", context)
+        assert decision.label == "fail"
+        assert decision.basis == "fail:unsupported_addition"
+        assert decision.confidence < JudgeSettings().cascade_confidence
+
+
+class TestPolarityAcrossTheEvidence:
+    def test_restating_a_negated_clause_positively_fails(self) -> None:
+        context = ("Returns: you can return most items within 30 days of delivery. Final-sale "
+                   "items and gift cards cannot be returned.")
+        decision = decide("Gift cards can be returned within 30 days.", context)
+        assert decision.label == "fail"
+        assert "cannot be returned" in reasons(decision)
+
+    def test_no_limit_where_the_evidence_sets_one_fails(self) -> None:
+        decision = decide("The headphones come with a lifetime warranty.",
+                          "The headphones come with a 2-year limited warranty.")
+        assert decision.basis == "fail:unbounded"
+
+    def test_a_verbless_list_item_takes_no_polarity_from_the_evidence(self) -> None:
+        decision = decide("Damage from power surges",
+                          "The warranty does not cover damage from power surges.")
+        assert decision.label != "fail"
+
+
+class TestComparisons:
+    SPECS = ("Specs. Model A: 6.1-inch display, 4,500 mAh battery, 128 GB. "
+             "Model B: 6.7-inch display, 5,000 mAh battery, 256 GB.")
+    LATENCY = "Latency from EU clients (p50): eu-west region 18 ms, us-east region 92 ms."
+
+    @pytest.mark.parametrize(("output", "context"), [
+        ("Model A has the bigger battery.", SPECS),
+        ("For EU clients, us-east has the lower latency.", LATENCY),
+        ("The V11 is the lighter one.", "AeroClean V8: weight 2.6 kg, runtime 40 min. "
+                                        "AeroClean V11: weight 3.1 kg, runtime 60 min."),
+    ])
+    def test_a_reversed_comparison_fails_and_quotes_the_amount(self, output: str,
+                                                               context: str) -> None:
+        decision = decide(output, context)
+        assert decision.basis == "fail:comparison_reversed"
+        assert "reversed" in reasons(decision)
+
+    @pytest.mark.parametrize(("output", "context"), [
+        ("Model B has the bigger battery.", SPECS),
+        ("For EU clients, eu-west has the lower latency.", LATENCY),
+    ])
+    def test_a_comparison_that_holds_is_not_failed(self, output: str, context: str) -> None:
+        assert decide(output, context).label != "fail"
+
+
+def test_a_condition_that_opens_the_sentence_must_be_kept() -> None:
+    context = ("If your train arrives 30 minutes or more late, you can claim 50% of the single "
+               "fare; 60 minutes or more, 100%.")
+    assert decide("You can claim half of your single fare back.", context).basis == (
+        "fail:condition_dropped")
+    kept = decide("If your train arrives 30 minutes or more late, you can claim half of your "
+                  "single fare back.", context)
+    assert kept.label != "fail"
+
+
+class TestLabelledNames:
+    REVIEWS = ("Reviewer 1: The methodology is sound, but the sample size limits "
+               "generalisability.",
+               "Reviewer 2: The literature review omits recent work on transfer learning.")
+
+    def test_a_comment_credited_to_the_wrong_labelled_sibling_fails(self) -> None:
+        decision = decide("Reviewer 1 pointed out that the literature review omits recent work "
+                          "on transfer learning.", list(self.REVIEWS))
+        assert decision.basis == "fail:attribution"
+        assert "Reviewer 1" in reasons(decision)
+
+    def test_the_right_sibling_is_not_failed(self) -> None:
+        decision = decide("Reviewer 2 pointed out that the literature review omits recent work "
+                          "on transfer learning.", list(self.REVIEWS))
+        assert decision.label != "fail"
+
+    def test_a_sentence_opening_verb_before_a_number_is_not_a_missing_name(self) -> None:
+        decision = decide("Take 2 tablets with water.", "Adults: two tablets with water.")
+        assert decision.basis != "fail:name_absent"
+
+
+def test_an_amount_said_of_something_else_is_a_swap() -> None:
+    context = ("From Airport North the express train takes 55 minutes. From City Airport the "
+               "metro takes 25 minutes.")
+    decision = decide("From Airport North, the express train takes 25 minutes.", context)
+    assert decision.basis == "fail:number_swapped"
+    right = decide("From Airport North, the express train takes 55 minutes.", context)
+    assert right.label != "fail"
+
+
+def test_a_document_header_is_evidence_of_who_said_what() -> None:
+    """The rendered documents' sources ("cardiology letter, Dr Hughes") are evidence too: a
+    recommendation credited to the wrong letter's author fails."""
+    context = [{"id": "c1", "source": "cardiology letter, Dr Hughes",
+                "text": "Recommend continuing bisoprolol 2.5 mg."},
+               {"id": "c2", "source": "endocrinology letter, Dr Nair",
+                "text": "Recommend increasing metformin to 1 g twice daily."}]
+    settings = JudgeSettings()
+    judge = OfflineJudge(settings)
+    guard = Guard(judge, settings)
+
+    def decided(output: str) -> Decision:
+        case = guard.prepare(JudgeRequest.model_validate({"output": output, "context": context}))
+        assert isinstance(case, PreparedCase)
+        return judge.decide(case)
+
+    assert decided("Dr Hughes suggested increasing metformin to 1 g twice daily.").basis == (
+        "fail:attribution")
+    assert decided("Dr Nair suggested increasing metformin to 1 g twice daily.").label != "fail"
