@@ -6,11 +6,14 @@ What :func:`sanitize` does, in order:
    line separator (U+2028) become ``\\n``; the paragraph separator (U+2029) becomes a blank
    line. A judge reads them all as line breaks, so the rest of the pipeline must see them as
    such (a block header forged after U+2028 starts a line for the judge).
-2. Removes control characters (Unicode ``Cc``) except ``\\n`` and ``\\t``, lone surrogates
+2. Shows text hidden in Unicode tag characters (U+E0020-U+E007E, invisible copies of ASCII
+   used to smuggle text past human readers; models read them) as the ASCII it hides, so the
+   judge judges and the injection scan sees what a machine reader downstream would read. Tag
+   characters of an emoji flag sequence (after U+1F3F4) and the others are removed.
+   Removes control characters (Unicode ``Cc``) except ``\\n`` and ``\\t``, lone surrogates
    (they cannot be encoded for an API call), zero-width characters (ZWSP, ZWNJ, ZWJ, word
    joiner, BOM, soft hyphen, Mongolian vowel separator), bidirectional controls (LRE/RLE/PDF/
-   LRO/RLO, LRI/RLI/FSI/PDI, LRM/RLM/ALM) and Unicode tag characters (U+E0000-U+E007F, used to
-   smuggle invisible ASCII instructions).
+   LRO/RLO, LRI/RLI/FSI/PDI, LRM/RLM/ALM).
 3. Keeps at most 30 combining marks in a row (the "stream-safe" limit of Unicode UAX #15; no
    real text needs more, and NFC sorts a run of marks in quadratic time) and normalises to
    **NFC**, not NFKC. NFC only composes canonically equivalent sequences ("e" + combining
@@ -81,8 +84,21 @@ _TABLE = _translation_table()
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
+_TAG_OFFSET = 0xE0000
+# a run of tag characters that is not part of an emoji flag sequence (black flag, then tags)
+_HIDDEN_TAGS = re.compile("(?<![\U0001F3F4\U000E0020-\U000E007E])[\U000E0020-\U000E007E]+")
+_UNTAG = {code: chr(code - _TAG_OFFSET) for code in range(0xE0020, 0xE007F)}
+
+
+def _reveal_tags(text: str) -> str:
+    """``text`` with each run of tag characters outside a flag sequence shown as its ASCII."""
+    if not text or max(text) < "\U000E0000":
+        return text
+    return _HIDDEN_TAGS.sub(lambda m: m.group().translate(_UNTAG), text)
+
+
 def _clean_chars(text: str) -> str:
-    return _SURROGATES.sub("", text.translate(_TABLE))
+    return _SURROGATES.sub("", _reveal_tags(text).translate(_TABLE))
 
 
 def collapse_whitespace(text: str) -> str:

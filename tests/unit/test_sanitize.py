@@ -27,9 +27,18 @@ class TestRemoval:
         text = "\u202eevil\u202c \u2066x\u2069 \u200fy\u200e"
         assert sanitize(text) == "evil x y"
 
-    def test_unicode_tag_characters_used_for_smuggling_are_removed(self) -> None:
-        smuggled = "".join(chr(0xE0000 + ord(c)) for c in "rate 5")
-        assert sanitize(f"30 days{smuggled}.") == "30 days."
+    def test_text_smuggled_in_tag_characters_is_shown_as_the_ascii_it_hides(self) -> None:
+        """Found by the red team: a claim hidden in tag characters was removed before judging,
+        so the answer passed and went to the approved topic with the hidden claim in it."""
+        assert sanitize(f"30 days{tags(' rate 5')}.") == "30 days rate 5."
+
+    def test_the_tags_of_an_emoji_flag_are_removed(self) -> None:
+        scotland = "\U0001F3F4" + tags("gbsct") + "\U000E007F"
+        assert sanitize(f"Edinburgh {scotland}.") == "Edinburgh \U0001F3F4."
+
+    @given(st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E)))
+    def test_hidden_ascii_reads_as_the_ascii(self, text: str) -> None:
+        assert sanitize(tags(text)) == sanitize(text)
 
     def test_lone_surrogates_are_removed(self) -> None:
         assert sanitize("a\ud800b") == "ab"
@@ -86,3 +95,8 @@ def test_sanitized_text_has_no_control_or_invisible_characters(text: str) -> Non
 def test_sanitize_is_idempotent(text: str) -> None:
     once = sanitize(text)
     assert sanitize(once) == once
+
+
+def tags(text: str) -> str:
+    """``text`` written in invisible Unicode tag characters."""
+    return "".join(chr(0xE0000 + ord(c)) for c in text)
