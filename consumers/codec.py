@@ -26,6 +26,7 @@ import orjson
 
 from consumers.headers import safe_headers, shown_names
 from consumers.records import DeadLetter, SourceCoordinates
+from guard import strictjson
 from guard.errors import InvalidRequest
 from guard.models import JudgeRequest
 
@@ -242,6 +243,7 @@ def exact_json(value: bytes) -> Any | None:
         found = json.loads(value)
     except (orjson.JSONDecodeError, ValueError, RecursionError):
         return None
+    strictjson.reject_duplicate_keys(value)  # the core reads a parsed value as it is
     return found
 
 

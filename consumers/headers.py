@@ -5,14 +5,18 @@
   stops at ``HEADERS_MAX_BYTES`` in all, naming what it dropped in a
   ``groundguard-headers-dropped`` header, so a huge header can never make an output too large.
 * Dead letters copy the input headers for diagnosis, except credentials
-  (:func:`is_credential`): ``authorization``, ``proxy-authorization``, ``cookie``,
-  ``set-cookie``, and any name containing ``token``, ``secret``, ``password``, ``passwd``,
-  ``credential``, ``session``, ``signature``, ``api-key``/``apikey`` or ``key`` (except the
-  routing keys in ``ROUTING_KEY_HEADERS``). Their names are listed in ``headers_withheld``.
+  (:func:`is_credential`): any name containing ``auth`` (``authorization``, ``x-auth``),
+  ``cookie``, ``token``, ``secret``, ``password``, ``passwd``, ``credential``, ``session``,
+  ``signature``, ``jwt``, ``bearer``, ``hmac``, ``apikey``, or a word (between ``-``, ``_``,
+  ``.``) such as ``key``, ``pass``, ``sig``, ``cert``, ``user``, ``principal``, ``private``,
+  ``assertion``, ``otp`` (except the routing keys in ``ROUTING_KEY_HEADERS``); and any header
+  whose value looks like a credential whatever its name (an HTTP auth scheme such as
+  ``Bearer ...``/``Basic ...``, or a JWT). Their names are listed in ``headers_withheld``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 HEADER_MAX_BYTES = 8192  # W3C baggage may be 8192 bytes; nothing legitimate is larger
@@ -20,9 +24,15 @@ HEADERS_MAX_BYTES = 32_768
 DROPPED_HEADER = "groundguard-headers-dropped"
 DROPPED_NAMES_SHOWN = 16
 NAME_CHARS_SHOWN = 64
-CREDENTIAL_NAMES = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
-CREDENTIAL_PARTS = ("token", "secret", "password", "passwd", "credential", "session",
-                    "signature", "apikey", "api-key", "api_key", "key")
+CREDENTIAL_PARTS = ("auth", "cookie", "token", "secret", "password", "passwd", "credential",
+                    "session", "signature", "jwt", "bearer", "hmac", "apikey")
+CREDENTIAL_WORDS = frozenset({"key", "pass", "pwd", "sig", "cert", "user", "principal",
+                              "private", "assertion", "otp", "pin", "csrf", "xsrf"})
+_WORD_SPLIT = re.compile(r"[-_.\s]+")
+# a value that is a credential whatever the header is called: an HTTP auth scheme, or a JWT
+_CREDENTIAL_VALUE = re.compile(
+    rb"(?i)^\s*(?:bearer|basic|digest|token|negotiate|ntlm|hoba|mutual|aws4-hmac-sha256)\s+\S"
+    rb"|^\s*eyJ[A-Za-z0-9_-]{8,}\.")
 ROUTING_KEY_HEADERS = frozenset({
     "idempotency-key", "x-idempotency-key", "partition-key", "x-partition-key", "message-key",
     "x-message-key", "routing-key", "x-routing-key", "kafka_messagekey",
@@ -64,16 +74,25 @@ def fit_headers(headers: Sequence[Header]) -> list[Header]:
     return kept
 
 
-def is_credential(name: str) -> bool:
+def is_credential(name: str, value: bytes | None = None) -> bool:
     """Whether a header may hold a credential, so it must not be copied into a dead letter."""
+    if value and _CREDENTIAL_VALUE.match(value[:64]):
+        return True
     lowered = name.lower()
     if lowered in ROUTING_KEY_HEADERS:
         return False
-    return lowered in CREDENTIAL_NAMES or any(part in lowered for part in CREDENTIAL_PARTS)
+    if any(part in lowered for part in CREDENTIAL_PARTS):
+        return True
+    return not CREDENTIAL_WORDS.isdisjoint(_WORD_SPLIT.split(lowered))
 
 
 def safe_headers(headers: Sequence[Header]) -> tuple[list[Header], list[str]]:
     """The headers a dead letter may copy, and the names of those withheld."""
-    kept = [(name, value) for name, value in headers if not is_credential(name)]
-    withheld = [name for name, _ in headers if is_credential(name)]
+    kept: list[Header] = []
+    withheld: list[str] = []
+    for name, value in headers:
+        if is_credential(name, value):
+            withheld.append(name)
+        else:
+            kept.append((name, value))
     return kept, withheld

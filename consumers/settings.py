@@ -328,6 +328,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise _syntax_error(path, exc.lineno, exc.colno, exc.msg) from None
     except yaml.YAMLError as exc:
         raise _syntax_error(path, *_yaml_position(exc), _yaml_problem(exc)) from None
+    except RecursionError:
+        raise SettingsError("config", f"{path} is nested too deeply to read",
+                            "write the settings as a flat mapping of key: value pairs") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

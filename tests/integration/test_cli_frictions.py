@@ -61,6 +61,7 @@ class TestBadRequestFile:
         ("[1, 2]", "holds a JSON array, not an object"),
         ('{"answer": "x", "context": "y"}', 'no "output" field'),
         ('{"output": 5, "context": "y"}', "output: input should be a valid string"),
+        ('{"output": "a", "context": "a", "output": "b"}', "duplicate key 'output'"),
     ])
     def test_the_file_and_the_problem_are_named(
             self, capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str | None,

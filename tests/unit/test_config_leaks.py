@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from consumers.cli.main import main
 from consumers.errors import SettingsError
-from consumers.settings import load_settings
+from consumers.settings import load_settings, read_config_file
 
 # One broken file per shape of YAML error; SECRET sits on (or next to) the offending line.
 BROKEN = [
@@ -114,3 +114,12 @@ def test_replay_and_demo_with_a_broken_config_exit_2_without_the_secret(
     err = capsys.readouterr().err
     assert "ABCDEFGH" not in err
     assert "line 3, column" in err
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_a_config_nested_too_deeply_is_a_settings_error_not_a_traceback(
+        tmp_path: Path, suffix: str) -> None:
+    text = '{"judge": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
+    path = _write(tmp_path, text, suffix)
+    with pytest.raises(SettingsError, match="nested too deeply"):
+        read_config_file(path)

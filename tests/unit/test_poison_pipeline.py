@@ -164,6 +164,51 @@ class TestDeadLetterHeaders:
         assert b"sk-live" not in outputs[0].value
 
 
+    @pytest.mark.parametrize("name", [
+        "x-auth", "auth", "jwt", "bearer", "x-goog-iap-jwt-assertion", "x-auth-user",
+        "x-forwarded-user", "x-ms-client-principal", "x-client-cert", "x-forwarded-client-cert",
+        "x-pass", "x-private", "x-sig", "x-shopify-hmac-sha256", "Proxy-Authorization",
+        "X-CSRF-Token", "x-amz-security-token", "private_key"])
+    def test_credential_names_of_every_shape_are_withheld(self, name: str) -> None:
+        outputs = handle(Record(b"{not json", headers=[(name, b"hunter2-secret"),
+                                                      ("traceparent", b"tp")]))
+        letter = orjson.loads(outputs[0].value)
+        assert letter["headers_withheld"] == [name]
+        assert letter["headers"] == {"traceparent": "tp"}
+        assert b"hunter2" not in outputs[0].value
+
+    @pytest.mark.parametrize("value", [
+        b"Basic dXNlcjpodW50ZXI=", b"Bearer abc.def", b"  digest username=x",
+        b"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"])
+    def test_a_credential_value_is_withheld_whatever_its_header_is_called(
+            self, value: bytes) -> None:
+        outputs = handle(Record(b"{not json", headers=[("x-upstream", value)]))
+        letter = orjson.loads(outputs[0].value)
+        assert letter["headers_withheld"] == ["x-upstream"]
+        assert value not in outputs[0].value
+
+    @pytest.mark.parametrize("name", ["traceparent", "x-request-id", "content-type", "source",
+                                      "x-tenant", "monkey-id", "idempotency-key", "x-b3-spanid"])
+    def test_ordinary_headers_are_still_copied(self, name: str) -> None:
+        outputs = handle(Record(b"{not json", headers=[(name, b"v-1")]))
+        letter = orjson.loads(outputs[0].value)
+        assert letter["headers"] == {name: "v-1"}
+        assert letter["headers_withheld"] == []
+
+
+class TestExactIntegersKeepTheCoresRules:
+    def test_a_duplicate_output_key_beside_a_big_integer_is_a_dead_letter(self) -> None:
+        """The exact-integer path parses with the standard library and hands the core an
+        object: it must refuse a repeated key as the core's own reader does."""
+        value = (b'{"output": "The moon is cheese.", "output": "Paris is in France.", '
+                 b'"context": "Paris is in France.", "metadata": {"n": 12345678901234567890}}')
+        outputs = handle(Record(value))
+        assert [out.kind for out in outputs] == ["dead_letter"]
+        letter = orjson.loads(outputs[0].value)
+        assert letter["reason"] == "invalid_json"
+        assert "duplicate key 'output'" in letter["detail"]
+
+
 class TestAnyExceptionDeadLetters:
     def test_a_parser_that_raises_anything_dead_letters_the_message(self) -> None:
         def broken(_: Any) -> Any:

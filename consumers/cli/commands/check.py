@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from consumers.cli.commands.judging import add_judge_arguments, judge_settings_from
 from consumers.cli.render import render_verdict
 from consumers.errors import ConsumerError
+from guard import strictjson
 from guard.assembly import build_guard
 from guard.errors import ConfigError, InvalidRequest
 from guard.models import ContextField, Label, Verdict
@@ -73,8 +72,8 @@ def _read_json(flag: str, path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"{where}: cannot be read ({exc})") from exc
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
+        return strictjson.loads(text, full_check=True)
+    except InvalidRequest as exc:
         raise InvalidRequest(f"{where}: not valid JSON ({exc})") from exc
 
 
