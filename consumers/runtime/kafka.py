@@ -261,6 +261,8 @@ class KafkaProducer:
         if not done:
             stopping.cancel()
             return
+        if stopping.cancelled():
+            return  # its sender was cancelled above: the stop ended with it
         with contextlib.suppress(KafkaError):
             stopping.result()
 
