@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from consumers.cli.broker import LocalBroker
-from consumers.runtime.service import run_service
+from consumers.runtime.run import run_service
 from consumers.runtime.stats import ServiceStats
 from consumers.runtime.topics import ensure_topics
 from consumers.settings import MetricsSettings, ServiceSettings, TopicSettings

@@ -11,6 +11,9 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
   publishes the staged outputs below each partition's frontier and the offsets past them in one
   transaction (transactional id ``<prefix>-<instance_id>``, stable per replica, so a restarted
   replica fences its zombie). An aborted transaction puts its outputs back and is retried.
+  Limits: a judge call may still repeat after a crash (and cost money twice); fencing across
+  replicas after a rebalance relies on the revoke flush, as aiokafka does not support KIP-447
+  group-metadata fencing.
 
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.

@@ -21,7 +21,7 @@ from aiokafka.errors import KafkaError
 
 from consumers.errors import ConsumerError, SettingsError
 from consumers.logging import get_logger
-from consumers.runtime.service import run_service
+from consumers.runtime.run import run_service
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings, load_settings
 from guard.assembly import build_guard
