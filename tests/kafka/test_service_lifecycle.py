@@ -104,11 +104,13 @@ async def test_a_consumer_joining_and_leaving_mid_run_loses_nothing(kafka_bootst
 
 
 async def _until(condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
-    """Poll ``condition`` every 0.1 s, at most ``timeout_s``."""
+    """Poll ``condition`` every 0.1 s; fail the test when it does not hold within
+    ``timeout_s``."""
     for _ in range(int(timeout_s / 0.1)):
         if condition():
             return
         await asyncio.sleep(0.1)
+    raise AssertionError(f"condition not met within {timeout_s}s")
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
@@ -134,11 +136,9 @@ async def test_quota_exhaustion_stops_intake_and_resuming_judges_the_rest(
     async with running(settings, guard) as service:
         await produce(kafka_bootstrap, topics.requests,
                       [(f"k{i}".encode(), grounded(i), None) for i in range(100)])
-        for _ in range(100):
-            if service.stats.intake_stopped and service.stats.in_flight == 0:
-                break
-            await asyncio.sleep(0.1)
-        await asyncio.sleep(1.0)  # several more polls: nothing else may be judged
+        await _until(lambda: bool(service.stats.intake_stopped)
+                     and service.stats.in_flight == 0, timeout_s=10)
+        await asyncio.sleep(1.0)  # a window of polls in which nothing else may be judged
         calls_while_stopped = judge.calls
         assert service.stats.intake_stopped == "quota_exhausted"
         assert service.stats.ready is False
