@@ -11,9 +11,11 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
   publishes the staged outputs below each partition's frontier and the offsets past them in one
   transaction (transactional id ``<prefix>-<instance_id>``, stable per replica, so a restarted
   replica fences its zombie). An aborted transaction puts its outputs back and is retried.
-  Limits: a judge call may still repeat after a crash (and cost money twice); fencing across
-  replicas after a rebalance relies on the revoke flush, as aiokafka does not support KIP-447
-  group-metadata fencing.
+  aiokafka has no KIP-447 group-metadata fencing, so before it commits, a transaction asks the
+  group whether this member still belongs to it (:meth:`Consumer.in_group`): a member the group
+  dropped (frozen past its session timeout, say) aborts instead of publishing verdicts that the
+  partitions' new owner publishes too. Limits: a member frozen between that answer and the
+  commit is not fenced; a judge call may still repeat after a crash (and cost money twice).
 
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.
@@ -42,6 +44,10 @@ from consumers.settings import Guarantee, ServiceSettings
 log = structlog.get_logger("consumers.service")
 Refused = Callable[[str], OutRecord]
 ABANDONED_GRACE_S = 1.0
+
+
+class Fenced(Exception):
+    """This member is no longer in its group: its transaction must not commit."""
 
 
 class Fatal:
@@ -77,7 +83,7 @@ class CommitPolicy(Protocol):
 def policy_for(settings: ServiceSettings, consumer: Consumer, producer: Producer,
                stats: ServiceStats, fatal: Fatal, *, batch_bytes: int) -> CommitPolicy:
     if settings.guarantee is Guarantee.EXACTLY_ONCE:
-        return TransactionCommits(settings, producer, stats, fatal)
+        return TransactionCommits(settings, consumer, producer, stats, fatal)
     return OffsetCommits(settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes)
 
 
@@ -190,10 +196,11 @@ class TransactionCommits:
 
     commit_after_fatal = False  # a restart fences the producer and aborts what is open
 
-    def __init__(self, settings: ServiceSettings, producer: Producer, stats: ServiceStats,
-                 fatal: Fatal) -> None:
+    def __init__(self, settings: ServiceSettings, consumer: Consumer, producer: Producer,
+                 stats: ServiceStats, fatal: Fatal) -> None:
         self.settings = settings
         self.interval_s = settings.transaction_interval_s
+        self._consumer = consumer
         self._producer = producer
         self._stats = stats
         self._fatal = fatal
@@ -238,9 +245,13 @@ class TransactionCommits:
             raise self._fatal.error  # type: ignore[misc]
         try:
             task.result()
-        except KafkaError as exc:
-            for part, offset, outs in taken:
+        except (KafkaError, Fenced) as exc:
+            for part, offset, outs in taken:  # kept until the partition is revoked, or retried
                 part.ready[offset] = outs
+            if isinstance(exc, Fenced):
+                log.warning("transaction.fenced", error=str(exc),
+                            action="aborted; the partitions' new owner publishes them")
+                return
             self._failed(exc)
             return
         self._failing_since = None
@@ -255,6 +266,8 @@ class TransactionCommits:
             if failed:
                 raise failed[0][1]
             await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
+            if not await self._consumer.in_group():  # last, just before the commit
+                raise Fenced("this member is no longer in its group")
 
     def _failed(self, exc: KafkaError) -> None:
         now = time.monotonic()

@@ -6,6 +6,8 @@ can be driven by in-memory fakes (``tests/unit/fakekafka.py``). :class:`KafkaBro
 them with aiokafka; every reach into aiokafka's private parts is here:
 
 * the commit metadata of the group's offsets (``_coordinator``; public ``committed()`` drops it);
+* whether this member is still in its group before an exactly-once transaction commits (a
+  heartbeat through ``_coordinator``: aiokafka has no KIP-447 group-metadata fencing);
 * closing a producer whose flush hangs (``_sender``, ``_message_accumulator``);
 * fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`).
 """
@@ -20,7 +22,9 @@ from typing import Any, Protocol
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka import errors as Errors
 from aiokafka.errors import KafkaConnectionError, KafkaError
+from aiokafka.protocol.group import HeartbeatRequest
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from consumers.runtime import batches
@@ -69,6 +73,12 @@ class Consumer(Protocol):
     async def committed_with_metadata(self, tps: list[TopicPartition]
                                       ) -> dict[TopicPartition, tuple[int, str]]:
         """The group's committed offsets and their metadata; {} when unavailable."""
+        ...
+
+    async def in_group(self) -> bool:
+        """Whether this member still belongs to its group at its generation (False once the
+        group dropped it, e.g. after a pause longer than the session timeout); raises
+        ``KafkaError`` when the group coordinator cannot be asked."""
         ...
 
 
@@ -223,6 +233,24 @@ class KafkaConsumer:
             return {}
         return {tp: (meta.offset, meta.metadata or "") for tp, meta in found.items()
                 if meta is not None and meta.offset >= 0}
+
+
+    async def in_group(self) -> bool:
+        """A heartbeat with this member's generation, as aiokafka's own heartbeat sends it.
+        During a rebalance the member still owns its partitions until it rejoins (the revoke
+        flush commits then); a member the group dropped, or a stale generation, does not."""
+        coordinator = getattr(self._c, "_coordinator", None)
+        if coordinator is None:
+            return True
+        request = HeartbeatRequest(coordinator.group_id, coordinator.generation,
+                                   coordinator.member_id)
+        response = await coordinator._send_req(request)
+        error = Errors.for_code(response.error_code)
+        if error in (Errors.NoError, Errors.RebalanceInProgressError):
+            return True
+        if error in (Errors.IllegalGenerationError, Errors.UnknownMemberIdError):
+            return False
+        raise error()
 
 
 class KafkaProducer:

@@ -89,6 +89,7 @@ class FakeConsumer:
         self.seeks: list[tuple[TopicPartition, int]] = []
         self.lookup_gate: asyncio.Event | None = None  # holds committed_with_metadata
         self.looking_up = False
+        self.member = True  # False: the group dropped this member (in_group says so)
 
     def subscribe(self, topic: str, rebalance: Rebalance) -> None:
         assert topic == self.cluster.topic
@@ -150,6 +151,9 @@ class FakeConsumer:
             await self.lookup_gate.wait()
             self.looking_up = False
         return {tp: self.cluster.committed[tp] for tp in tps if tp in self.cluster.committed}
+
+    async def in_group(self) -> bool:
+        return self.member
 
     async def rebalance(self, partitions: list[int]) -> None:
         """An eager rebalance to ``partitions``, as aiokafka runs it."""

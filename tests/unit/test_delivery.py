@@ -236,3 +236,21 @@ async def test_an_aborted_transaction_is_retried_without_duplicates() -> None:
         await h.committed(A, 3)
     assert cluster.verdict_ids() == ids(0, 1, 2)
     assert h.service.stats.transactions >= 1
+
+
+async def test_a_member_the_group_dropped_publishes_nothing() -> None:
+    """Exactly-once: a member the group dropped (frozen past its session timeout) aborts its
+    transactions, periodic ones and the revoke flush alike, so its staged verdicts are never
+    visible: the partitions' new owner publishes them."""
+    cluster = FakeCluster()
+    async with running(cluster, [A], **EXACTLY_ONCE) as h:
+        for i in range(3):
+            cluster.produce(A, request(i))
+        await until(lambda: h.judged() == 3, "3 staged")
+        h.consumer.member = False
+        for _ in range(3):
+            await h.commit_now()
+        await h.consumer.rebalance([])  # it learns it was dropped: the revoke flush
+        assert cluster.outputs == []
+        assert cluster.transactions == []
+        assert cluster.committed_offset(A) is None
