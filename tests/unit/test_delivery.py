@@ -17,7 +17,9 @@ from aiokafka.structs import TopicPartition
 from consumers.errors import PublishFailed
 from consumers.runtime.service import GuardService
 from consumers.settings import ServiceSettings, TopicSettings
+from guard.case import PreparedCase
 from guard.engine import Guard
+from guard.errors import JudgeError, QuotaExhausted
 from guard.models import ScoringMode
 from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeJudge
@@ -56,13 +58,14 @@ def ids(*numbers: int) -> list[str]:
 class Harness:
     """One service over ``cluster``, its clients, and its clock."""
 
-    def __init__(self, cluster: FakeCluster, service_settings: ServiceSettings) -> None:
+    def __init__(self, cluster: FakeCluster, service_settings: ServiceSettings,
+                 judge: FakeJudge | None = None) -> None:
         self.cluster = cluster
         self.broker = FakeBroker(cluster)
         self.clock = Clock()
         self.stop = asyncio.Event()
-        self.service = GuardService(service_settings,
-                                    Guard(FakeJudge(), service_settings.judge),
+        self.judge = judge or FakeJudge()
+        self.service = GuardService(service_settings, Guard(self.judge, service_settings.judge),
                                     stop=self.stop, broker=self.broker, clock=self.clock)
         self.task: asyncio.Task[None] | None = None
 
@@ -103,9 +106,9 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
-async def running(cluster: FakeCluster, partitions: list[int],
-                  **overrides: Any) -> AsyncIterator[Harness]:
-    harness = Harness(cluster, settings(**overrides))
+async def running(cluster: FakeCluster, partitions: list[int], *,
+                  judge: FakeJudge | None = None, **overrides: Any) -> AsyncIterator[Harness]:
+    harness = Harness(cluster, settings(**overrides), judge)
     await harness.start(partitions)
     try:
         yield harness
@@ -254,3 +257,52 @@ async def test_a_member_the_group_dropped_publishes_nothing() -> None:
         assert cluster.outputs == []
         assert cluster.transactions == []
         assert cluster.committed_offset(A) is None
+
+
+async def test_a_full_partition_buffer_pauses_the_partition_until_half_of_it_is_finished(
+) -> None:
+    """Backpressure: with ``partition_buffer`` messages outstanding (acknowledgements withheld)
+    the partition is paused and nothing more is taken; once they finish it resumes, and every
+    message gets its verdict once."""
+    cluster = FakeCluster()
+    tp = TopicPartition("requests", A)
+    async with running(cluster, [A], partition_buffer=4) as h:
+        h.producer.hold = True
+        for i in range(4):
+            cluster.produce(A, request(i))
+        await until(lambda: len(h.producer.held) == 4, "4 outstanding")
+        assert tp in h.consumer.paused
+        for i in range(4, 10):
+            cluster.produce(A, request(i))
+        await h.loop_turns(3)
+        assert h.service.stats.consumed == 4  # paused: nothing more taken
+        h.producer.release()
+        await until(lambda: tp not in h.consumer.paused, "resumed")
+        await h.committed(A, 10)
+        assert h.service.stats.pauses >= 1
+    assert cluster.verdict_ids() == ids(*range(10))
+
+
+def _out_of_quota(case: PreparedCase) -> JudgeError:
+    return QuotaExhausted("insufficient_quota", status=429)
+
+
+async def test_an_intake_stop_pauses_rewinds_and_publishes_nothing_for_the_messages_left(
+) -> None:
+    """The judge account is out of quota: every partition is paused, the messages left get no
+    verdict (not even an error one), and once committed the partition seeks back to its first
+    unfinished offset, so a restart or a resume judges them all."""
+    cluster = FakeCluster()
+    tp = TopicPartition("requests", A)
+    for i in range(5):
+        cluster.produce(A, request(i))
+    judge = FakeJudge(script=_out_of_quota)
+    async with running(cluster, [A], judge=judge, concurrency=2) as h:
+        await until(lambda: h.service.stats.intake_stopped == "quota_exhausted", "stopped")
+        await until(lambda: h.service.stats.in_flight == 0, "in flight ended")
+        await h.committed(A, 0)
+        await until(lambda: (tp, 0) in h.consumer.seeks, "rewound to offset 0")
+        assert tp in h.consumer.paused
+        assert h.service.stats.ready is False
+        assert 1 <= judge.calls <= 2  # the concurrency slots: nothing else was judged
+    assert cluster.outputs == []
