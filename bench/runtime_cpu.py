@@ -2,7 +2,7 @@
 
 Not a test: it prints figures. Each case is a record at or near the size limits (as issue 9's
 attacker sent them) taken through the runtime's per-message pipeline
-(:class:`consumers.pipeline.Pipeline`: decode, route, serialize, fit the size limit, dead
+(:class:`consumers.runtime.message.Pipeline`: decode, route, serialize, fit the size limit, dead
 letters) with a verdict already made by the in-process fake judge, so the figure is the
 runtime's own work, the part that runs on the event loop beside heartbeats and /healthz. For
 each case: the worst and the median of ``--repeat`` runs in ms, and the worst as a multiple of
@@ -24,8 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from consumers.codec import DeadLetter
-from consumers.pipeline import Pipeline
+from consumers.runtime.message import Finished, Pipeline
 from consumers.settings import ServiceSettings
 from guard.engine import Guard
 from guard.models import Verdict
@@ -88,17 +87,15 @@ CASES: dict[str, Callable[[], Record]] = {
 def once(pipeline: Pipeline, record: Record, verdicts: dict[bytes, Verdict]) -> float:
     """ms for the runtime's work on ``record``; the judge's verdict is made beforehand."""
     start = time.perf_counter()
-    decoded = pipeline.decode(record)
-    if isinstance(decoded, DeadLetter):
-        pipeline.dead_letter(decoded, record)
-    else:
-        pipeline.outputs(record, decoded, verdicts[record.value or b""])
+    decoded = pipeline.decode(record)  # a message's dead letter is built here
+    if not isinstance(decoded, Finished):
+        pipeline.outputs(decoded, verdicts[record.value or b""])
     return (time.perf_counter() - start) * 1000
 
 
 def verdict_for(pipeline: Pipeline, record: Record) -> Verdict | None:
     decoded = pipeline.decode(record)
-    if isinstance(decoded, DeadLetter):
+    if isinstance(decoded, Finished):
         return None
     return asyncio.run(GUARD.judge(decoded.request))
 

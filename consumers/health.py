@@ -29,7 +29,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from consumers.metrics import CONTENT_TYPE, NS, Metrics
-from consumers.stats import ServiceStats
+from consumers.runtime.stats import ServiceStats
 
 LIVENESS_STALL_FACTOR = 5.0
 REQUEST_READ_TIMEOUT_S = 5.0

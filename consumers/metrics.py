@@ -4,7 +4,7 @@ Two kinds of sources feed :class:`Metrics`:
 
 * events the service reports as they happen: :meth:`Metrics.observe_verdict` (verdicts by label
   and judge tier, judge latency, tokens and cost by model, cache hits, error kinds);
-* state read at scrape time: the :class:`~consumers.stats.ServiceStats` the service keeps
+* state read at scrape time: the :class:`~consumers.runtime.stats.ServiceStats` the service keeps
   (messages consumed, quarantined, dead-lettered by reason, in flight, lag per partition, intake
   stopped...) and the judge's budget layers (:meth:`guard.budgets.judge.BudgetedJudge.stats`:
   breaker state, USD left per budget window, provider calls, retries by error kind, read through
@@ -23,7 +23,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from consumers.stats import ServiceStats
+from consumers.runtime.stats import ServiceStats
 from guard.budgets.judge import BudgetStats
 from guard.models import Verdict
 

@@ -6,5 +6,5 @@
 - :mod:`consumers.cli.demo` and :mod:`consumers.cli.broker`: ``groundguard demo`` and the local
   Kafka broker it (and the tests) start; ``data/``: the demo's sample traffic.
 
-The runtime (:mod:`consumers.service` and its modules) never imports this package.
+The runtime (:mod:`consumers.runtime.service` and its modules) never imports this package.
 """

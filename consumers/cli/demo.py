@@ -22,10 +22,10 @@ from typing import Any
 import orjson
 
 from consumers.cli.broker import LocalBroker
-from consumers.service import run_service
+from consumers.runtime.run import run_service
+from consumers.runtime.stats import ServiceStats
+from consumers.runtime.topics import ensure_topics
 from consumers.settings import MetricsSettings, ServiceSettings, TopicSettings
-from consumers.stats import ServiceStats
-from consumers.topics import ensure_topics
 from guard.settings import JudgeSettings
 
 PARTITIONS = 3

@@ -17,7 +17,7 @@ from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import ConsumerRecord
 
-from consumers.service import GuardService
+from consumers.runtime.service import GuardService
 from consumers.settings import ServiceSettings, TopicSettings
 from guard.engine import Guard
 from guard.models import ScoringMode

@@ -1,5 +1,6 @@
 """Fault tests: the service, as a real process against a real broker, loses no input when it is
-killed, when the broker restarts, or when a second instance joins and leaves the group.
+killed, when the broker restarts, when a second instance joins and leaves the group, or
+(exactly-once) when a member is frozen past its session timeout.
 
 The judge is the loopback fake LLM server reached through the real OpenAI SDK, slowed down so
 that work is in flight when the fault hits. Every test produces its own topics and group.
@@ -327,6 +328,36 @@ async def test_second_instance_joining_then_leaving_loses_nothing(run: Run,
         print(f"repeats after join and leave: {seen.duplicates} (bound {REPEAT_BOUND})")
         assert seen.duplicates <= REPEAT_BOUND, seen.duplicates
         assert first.alive(), run.logs()
+
+
+async def test_exactly_once_a_member_frozen_past_its_session_timeout_leaves_no_duplicate(
+        run: Run, slow_judge: FakeLLMServer) -> None:
+    """Exactly-once, two replicas: one is frozen (SIGSTOP) with work staged or in a transaction
+    until the group drops it and gives its partitions to the other, then thawed (SIGCONT). A
+    read_committed reader sees every input's verdict exactly once: no loss, no duplicate."""
+    slow_judge.latency_s = 0.25
+    eos = {"guarantee": "exactly_once", "transactional_id_prefix": run.prefix}
+    await run.produce(0, N // 2)
+    first = run.service("a", **eos)
+    second = run.service("b", **eos)
+    async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_committed") as seen:
+        await wait_members(run.bootstrap, run.group, 2, run)
+        await seen.wait_for(N // 8, run, watch=(first, second))
+        second.signal(signal.SIGSTOP)
+        try:
+            await run.produce(N // 2, N)
+            await wait_members(run.bootstrap, run.group, 1, run)  # after session_timeout_ms
+            assert len(seen.counts) < N, "the run finished before the freeze: nothing was tested"
+        finally:
+            second.signal(signal.SIGCONT)
+        slow_judge.latency_s = 0.02
+        await seen.wait_for(N, run, watch=(first,))
+        await seen.settle(3.0)
+        assert set(seen.counts) == set(run.ids)
+        assert seen.duplicates == 0, [k for k, v in seen.counts.items() if v > 1][:10]
+        for service in (first, second):
+            service.signal(signal.SIGTERM)
+            assert service.wait(30) == 0, run.logs()
 
 
 # --------------------------------------------------------------------------- broker restart

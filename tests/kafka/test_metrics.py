@@ -19,9 +19,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from consumers import schemas
 from consumers.health import HealthServer
 from consumers.metrics import Metrics
-from consumers.service import GuardService
+from consumers.runtime.service import GuardService
+from consumers.runtime.stats import ServiceStats
 from consumers.settings import MetricsSettings, ServiceSettings
-from consumers.stats import ServiceStats
 from guard.case import PreparedCase
 from guard.errors import QuotaExhausted
 from guard.providers.base import JudgeOutcome

@@ -14,8 +14,8 @@ import pytest
 from consumers.errors import TopicsMissing
 from consumers.health import readiness
 from consumers.logging import configure_logging, reset_logging
-from consumers.service import GuardService
-from consumers.stats import ServiceStats
+from consumers.runtime.service import GuardService
+from consumers.runtime.stats import ServiceStats
 from guard.engine import Guard
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import create_topics, produce, read_until

@@ -1,5 +1,6 @@
 """The service's life: draining on stop and resuming after restart, a second consumer joining
-and leaving, and intake stopping when the judge account is unusable."""
+and leaving (exactly-once too), and intake stopping when the judge account is unusable, then a
+restart."""
 
 from __future__ import annotations
 
@@ -103,11 +104,13 @@ async def test_a_consumer_joining_and_leaving_mid_run_loses_nothing(kafka_bootst
 
 
 async def _until(condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
-    """Poll ``condition`` every 0.1 s, at most ``timeout_s``."""
+    """Poll ``condition`` every 0.1 s; fail the test when it does not hold within
+    ``timeout_s``."""
     for _ in range(int(timeout_s / 0.1)):
         if condition():
             return
         await asyncio.sleep(0.1)
+    raise AssertionError(f"condition not met within {timeout_s}s")
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
@@ -133,11 +136,9 @@ async def test_quota_exhaustion_stops_intake_and_resuming_judges_the_rest(
     async with running(settings, guard) as service:
         await produce(kafka_bootstrap, topics.requests,
                       [(f"k{i}".encode(), grounded(i), None) for i in range(100)])
-        for _ in range(100):
-            if service.stats.intake_stopped and service.stats.in_flight == 0:
-                break
-            await asyncio.sleep(0.1)
-        await asyncio.sleep(1.0)  # several more polls: nothing else may be judged
+        await _until(lambda: bool(service.stats.intake_stopped)
+                     and service.stats.in_flight == 0, timeout_s=10)
+        await asyncio.sleep(1.0)  # a window of polls in which nothing else may be judged
         calls_while_stopped = judge.calls
         assert service.stats.intake_stopped == "quota_exhausted"
         assert service.stats.ready is False
@@ -194,4 +195,73 @@ async def test_messages_finished_behind_a_stuck_one_are_not_judged_again_after_r
     assert by_id(verdicts) == {f"ok-{i}": 1 for i in range(30)}
     assert second_judge.calls == 1
     assert second.stats.skipped_finished == 29
+    assert committed == ends
+
+
+async def test_exactly_once_a_replica_joining_and_leaving_leaves_each_verdict_once(
+        kafka_bootstrap: str) -> None:
+    """Exactly-once across two rebalances: a second replica (its own transactional id) joins
+    mid-run and leaves; a read_committed reader sees every verdict exactly once, no loss and no
+    duplicate, and the group's offsets reach the end."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=4)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=8, partition_buffer=16,
+                             guarantee="exactly_once", transactional_id_prefix=topics.requests,
+                             revoke_timeout_s=10)
+    batches = [[(f"k{i}".encode(), grounded(i), None) for i in range(start, start + 60)]
+               for start in (0, 60, 120)]
+    async with running(settings, guard_with(FakeJudge(latency_s=0.02), settings)) as first:
+        await produce(kafka_bootstrap, topics.requests, batches[0])
+        await read_until(kafka_bootstrap, topics.verdicts, expected=10,
+                         isolation_level="read_committed")
+        other = settings.model_copy(update={"instance_id": "second"})
+        async with running(other, guard_with(FakeJudge(latency_s=0.02), other)) as second:
+            await _until(lambda: bool(second.stats.partitions))
+            await produce(kafka_bootstrap, topics.requests, batches[1])
+            await _until(lambda: second.stats.transactions >= 1)
+        await produce(kafka_bootstrap, topics.requests, batches[2])  # the first takes all back
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=180,
+                                    settle_s=2.0, isolation_level="read_committed")
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 4)
+        assert first.stats.rebalances >= 3
+    assert second.stats.transactions >= 1
+    counts = by_id(verdicts)
+    assert set(counts) == {f"ok-{i}" for i in range(180)}
+    assert [i for i, n in counts.items() if n > 1] == []
+    assert committed == ends
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
+async def test_a_restart_after_an_intake_stop_judges_everything_left(
+        kafka_bootstrap: str, guarantee: str) -> None:
+    """The judge account runs out of quota: intake stops (nothing published for the messages it
+    left). The operator fixes the account and restarts the service: the new one judges every
+    message left, none gets an error verdict, and (exactly-once) none is published twice."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=2)
+    settings = make_settings(kafka_bootstrap, topics, concurrency=4, partition_buffer=20,
+                             guarantee=guarantee, transactional_id_prefix=topics.requests)
+
+    def out_of_quota(case: PreparedCase) -> Scale5Assessment | JudgeError:
+        return QuotaExhausted("insufficient_quota", status=429)
+
+    exhausted = FakeJudge(script=out_of_quota, latency_s=0.02)
+    async with running(settings, guard_with(exhausted, settings)) as service:
+        await produce(kafka_bootstrap, topics.requests,
+                      [(f"k{i}".encode(), grounded(i), None) for i in range(60)])
+        await _until(lambda: service.stats.intake_stopped is not None
+                     and service.stats.in_flight == 0)
+        assert service.stats.intake_stopped == "quota_exhausted"
+    assert exhausted.calls >= 1
+    async with running(settings, guard_with(FakeJudge(latency_s=0.01), settings)):
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=60,
+                                    settle_s=1.0, isolation_level="read_committed")
+        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
+                                               topics.requests, 2)
+    labels = [orjson.loads(r.value)["label"] for r in verdicts]
+    assert set(labels) == {"pass"}
+    assert set(by_id(verdicts)) == {f"ok-{i}" for i in range(60)}
+    if guarantee == "exactly_once":
+        assert len(verdicts) == 60
     assert committed == ends

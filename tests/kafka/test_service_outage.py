@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from consumers.errors import PublishFailed
-from consumers.service import GuardService
+from consumers.runtime.service import GuardService
 from guard.testing import FakeJudge
 from tests.kafka.broker import ScriptBroker
 from tests.kafka.kafkautil import produce

@@ -8,7 +8,7 @@ from aiokafka.record.memory_records import MemoryRecords
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from consumers.batches import LenientRecords
+from consumers.runtime.batches import LenientRecords
 from tests.rawheaders import RawName
 
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 import orjson
 import pytest
 
-from consumers.codec import Decoded, decode
 from consumers.records import DeadLetter
-from consumers.routing import quarantined, route_dead_letter, route_verdict
+from consumers.runtime.codec import Decoded, decode
+from consumers.runtime.deadletters import route as route_dead_letter
+from consumers.runtime.routing import quarantined, route_verdict
 from consumers.settings import FailurePolicy, TopicSettings
 from guard.engine import Guard
 from guard.models import Label, Verdict

@@ -6,8 +6,10 @@ import base64
 
 import orjson
 
-from consumers.codec import dead_letter_size, decode, fit_dead_letter
 from consumers.records import DeadLetter
+from consumers.runtime.codec import decode
+from consumers.runtime.deadletters import shrink as fit_dead_letter
+from consumers.runtime.deadletters import size as dead_letter_size
 from tests.unit.test_codec_routing import GUARD, Record
 
 LIMIT = 1_000_000  # the default max_output_bytes
@@ -69,8 +71,8 @@ def test_a_refused_dead_letter_is_replaced_by_its_bare_version_once() -> None:
     changes nothing, so the caller's fatal path still ends."""
     from aiokafka.errors import KafkaConnectionError, MessageSizeTooLargeError
 
-    from consumers.publisher import replace_refused
-    from consumers.routing import OutRecord
+    from consumers.runtime.envelope import OutRecord
+    from consumers.runtime.publisher import replace_refused
 
     value = b"x" * 5000
     letter = decode(Record(value, headers=[("h", b"v")]), parse=GUARD.parse, max_bytes=10_000)
@@ -96,8 +98,8 @@ def test_a_refused_verdict_or_quarantine_record_becomes_one_dead_letter() -> Non
     small enough to share a batch was refused for its batch: a setting to fix, left alone."""
     from aiokafka.errors import MessageSizeTooLargeError
 
-    from consumers.publisher import replace_refused
-    from consumers.routing import OutRecord
+    from consumers.runtime.envelope import OutRecord
+    from consumers.runtime.publisher import replace_refused
 
     verdict = OutRecord("v", None, b"{}" * 10, [], "verdict", "fail")
     quarantine = OutRecord("q", None, b"x" * 20_000, [], "quarantine", "fail")

@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from consumers.health import LIVENESS_STALL_FACTOR, HealthServer, liveness, readiness
 from consumers.metrics import Metrics, split_partition_key
-from consumers.stats import PartitionStats, ServiceStats
+from consumers.runtime.stats import PartitionStats, ServiceStats
 from guard.engine import Guard
 from guard.models import JudgeRequest
 from guard.settings import JudgeSettings

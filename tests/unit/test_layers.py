@@ -18,7 +18,8 @@ def _loaded_after(*modules: str) -> set[str]:
     return set(out.stdout.split())
 
 
-@pytest.mark.parametrize("module", ["consumers.service", "consumers.health", "consumers.metrics"])
+@pytest.mark.parametrize("module", ["consumers.runtime.run", "consumers.health",
+                                    "consumers.metrics"])
 def test_the_runtime_does_not_import_the_cli(module: str) -> None:
     assert not {m for m in _loaded_after(module) if m.startswith("consumers.cli")}
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from consumers.offsets import OffsetTracker, decode_finished, encode_finished
+from consumers.runtime.offsets import OffsetTracker, decode_finished, encode_finished
 
 
 class TestOffsetTracker:

@@ -12,13 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from consumers import codec
-from consumers.fitting import KEY_HASHED_HEADER, record_size
-from consumers.headers import DROPPED_HEADER, is_credential
-from consumers.pipeline import Pipeline
-from consumers.routing import OutRecord
+from consumers.runtime import codec, envelope
+from consumers.runtime.envelope import OutRecord
+from consumers.runtime.fitting import KEY_HASHED_HEADER, record_size
+from consumers.runtime.headers import DROPPED_HEADER, is_credential
+from consumers.runtime.message import Finished, Pipeline
 from consumers.settings import FailurePolicy, ServiceSettings, TopicSettings
 from guard.engine import Guard
+from guard.models import Verdict
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 from tests.unit.test_codec_routing import Record
@@ -41,11 +42,12 @@ def request(**fields: Any) -> bytes:
 
 def handle(record: Record, pipeline: Pipeline = PIPELINE) -> list[OutRecord]:
     """What the service does with one record, minus the broker."""
-    decoded = pipeline.decode(record)
-    if isinstance(decoded, codec.DeadLetter):
-        return [pipeline.dead_letter(decoded, record)]
-    verdict = asyncio.run(GUARD.judge(decoded.request, message_key=decoded.source.key))
-    return pipeline.outputs(record, decoded, verdict)
+    async def judge(decoded: codec.Decoded) -> Verdict:
+        return await GUARD.judge(decoded.request, message_key=decoded.source.key)
+
+    outcome = asyncio.run(pipeline.process(record, judge))
+    assert isinstance(outcome, Finished)
+    return outcome.outputs
 
 
 def by_kind(outputs: list[OutRecord]) -> dict[str, dict[str, Any]]:
@@ -59,7 +61,7 @@ def check_publishable(outputs: list[OutRecord], record: Record) -> None:
     assert "verdict" in kinds or "dead_letter" in kinds
     for out in outputs:
         assert record_size(out) <= LIMIT, (out.kind, record_size(out))
-        assert len(out.key or b"") <= codec.KEY_MAX_BYTES
+        assert len(out.key or b"") <= envelope.KEY_MAX_BYTES
         orjson.loads(out.value)
         for name, value in out.headers:
             name.encode("utf-8")
@@ -116,7 +118,7 @@ class TestCrashLoopsFromOneMessage:
         headers = [(f"h{i}", b"") for i in range(300_000)] + [("traceparent", b"late")]
         outputs = handle(Record(b"{not json", headers=headers))
         letter = orjson.loads(outputs[0].value)
-        assert len(letter["headers"]) == codec.MAX_HEADERS
+        assert len(letter["headers"]) == envelope.MAX_HEADERS
         assert "traceparent" not in dict(outputs[0].headers)
 
 
@@ -224,7 +226,7 @@ class TestAnyExceptionDeadLetters:
         def broken(*_: Any, **__: Any) -> Any:
             raise ValueError("boom")
 
-        monkeypatch.setattr("consumers.routing.route_verdict", broken)
+        monkeypatch.setattr("consumers.runtime.routing.route_verdict", broken)
         outputs = handle(Record(request()))
         assert [out.kind for out in outputs] == ["dead_letter"]
         assert "ValueError: boom" in orjson.loads(outputs[0].value)["detail"]
@@ -266,5 +268,5 @@ def test_any_record_ends_as_publishable_records_never_as_an_exception(
     record = Record(value, key=key, headers=headers)
     outputs = handle(record)
     check_publishable(outputs, record)
-    if key is not None and len(key) > codec.KEY_MAX_BYTES:
+    if key is not None and len(key) > envelope.KEY_MAX_BYTES:
         assert all(dict(out.headers).get(KEY_HASHED_HEADER) for out in outputs)

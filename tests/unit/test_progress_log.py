@@ -8,7 +8,7 @@ import contextlib
 from structlog.testing import capture_logs
 
 from consumers.cli.commands.run import log_progress
-from consumers.stats import PartitionStats, ServiceStats
+from consumers.runtime.stats import PartitionStats, ServiceStats
 from guard.assembly import make_budgeted_judge
 from guard.engine import Guard
 from guard.models import JudgeRequest

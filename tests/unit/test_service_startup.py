@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from consumers.errors import BrokerUnavailable
-from consumers.service import GuardService
+from consumers.runtime.service import GuardService
 from consumers.settings import load_settings
 from guard.engine import Guard
 from guard.testing import FakeJudge

@@ -1,4 +1,5 @@
-"""``groundguard run``: screen a Kafka topic until SIGTERM/SIGINT (see :mod:`consumers.service`).
+"""``groundguard run``: screen a Kafka topic until SIGTERM/SIGINT (see
+:mod:`consumers.runtime.service`).
 
 Settings come from ``--config`` (YAML/JSON) and ``GROUNDGUARD_...`` environment variables. Exit
 status: 0 after a clean stop, 1 when the broker is unreachable or a topic is missing at
@@ -20,9 +21,9 @@ from aiokafka.errors import KafkaError
 
 from consumers.errors import ConsumerError, SettingsError
 from consumers.logging import get_logger
-from consumers.service import run_service
+from consumers.runtime.run import run_service
+from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings, load_settings
-from consumers.stats import ServiceStats
 from guard.assembly import build_guard
 from guard.boundary import GuardCore
 from guard.errors import ConfigError

@@ -3,10 +3,10 @@
 The broker refuses a record whose key, value and headers together exceed its limit, and a
 refusal used to stop the service. So before publishing:
 
-* a key longer than ``codec.KEY_MAX_BYTES`` becomes ``sha256:<hex>`` of it (the same input key
+* a key longer than ``envelope.KEY_MAX_BYTES`` becomes ``sha256:<hex>`` of it (the same input key
   always gives the same output key, hence the same partition), marked by a
   ``groundguard-key-hashed`` header holding the original length;
-* headers too large are dropped and named (:func:`consumers.headers.fit_headers`);
+* headers too large are dropped and named (:func:`consumers.runtime.headers.fit_headers`);
 * a quarantine record still too large loses its copied payload (``payload_omitted``);
 * any other record still too large is replaced by one dead letter (reason ``oversized``) for
   the message; the verdict stays when it fits.
@@ -17,10 +17,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from consumers import codec
-from consumers.headers import fit_headers, name_bytes
 from consumers.records import QuarantineRecord
-from consumers.routing import OutRecord
+from consumers.runtime.envelope import OutRecord, hashed_key
+from consumers.runtime.headers import fit_headers, name_bytes
 
 RECORD_OVERHEAD = 64  # varints, attributes, offsets and timestamps of one record in a batch
 KEY_HASHED_HEADER = "groundguard-key-hashed"
@@ -37,7 +36,7 @@ def output_key(key: bytes | None) -> tuple[bytes | None, list[tuple[str, bytes]]
     """The key for output records, and the header saying it was hashed (if it was)."""
     if key is None:
         return None, []
-    hashed = codec.hashed_key(key)
+    hashed = hashed_key(key)
     if hashed is None:
         return key, []
     return hashed, [(KEY_HASHED_HEADER, str(len(key)).encode())]

@@ -26,6 +26,7 @@ TOPIC_CHECK_INTERVAL_S = 1.0  # how often a missing topic is looked for again
 MISSING_TOPIC_LOG_EVERY_S = 30.0  # the topics.missing line is repeated at most this often
 MAX_MESSAGE_BYTES = "max.message.bytes"
 BATCH_OVERHEAD = 128  # a record batch's header (61 bytes) and one record's framing, rounded up
+MIN_OUTPUT_BYTES = 1024  # the smallest output limit (max_output_bytes' own minimum)
 
 
 def wanted_topics(settings: ServiceSettings) -> list[str]:
@@ -131,3 +132,15 @@ async def wait_for_topics(settings: ServiceSettings, *, deadline: float, stop: a
         return False
     finally:
         await admin.close()
+
+
+def fitted_limits(settings: ServiceSettings, limits: dict[str, int]) -> tuple[int, int]:
+    """The output limit and the producer's batch size, lowered below the output topics'
+    ``max.message.bytes`` (``limits``) so the broker never refuses a record for its size."""
+    room = [limit - BATCH_OVERHEAD for limit in limits.values()]
+    limit = max(MIN_OUTPUT_BYTES, min([settings.max_output_bytes, *room]))
+    if limit < settings.max_output_bytes:
+        log.warning("outputs.limit_lowered", max_output_bytes=settings.max_output_bytes,
+                    limit=limit, topics=limits, action="raise the topics' "
+                    "max.message.bytes or lower max_output_bytes")
+    return limit, max(MIN_OUTPUT_BYTES, min([settings.kafka.max_batch_size, *room]))

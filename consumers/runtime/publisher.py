@@ -11,18 +11,16 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
-from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError, KafkaTimeoutError, MessageSizeTooLargeError
 
-from consumers.codec import bare_dead_letter
 from consumers.errors import PublishFailed
-from consumers.fitting import record_size
-from consumers.routing import OutRecord
-from consumers.settings import ServiceSettings
+from consumers.runtime import deadletters
+from consumers.runtime.envelope import OutRecord
+from consumers.runtime.fitting import record_size
+from consumers.runtime.kafka import Producer
 
 log = structlog.get_logger("consumers.publisher")
 PUBLISH_BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)
-MIN_REQUEST_BYTES = 1_048_576
 
 
 def transient(exc: BaseException) -> bool:
@@ -30,26 +28,7 @@ def transient(exc: BaseException) -> bool:
     return bool(getattr(exc, "retriable", False)) or isinstance(exc, KafkaTimeoutError)
 
 
-def make_producer(settings: ServiceSettings, *,
-                  max_batch_size: int | None = None) -> AIOKafkaProducer:
-    """The service's producer: ``acks=all``, idempotent, transactional in exactly-once mode.
-
-    aiokafka's default ``max_batch_size`` (16 KiB) holds about ten verdicts per partition and
-    request, which capped the service at ~200 verdicts/s; the setting raises it. The service
-    lowers it (``max_batch_size``) below the output topics' ``max.message.bytes``: a batch the
-    broker refuses fails every record in it."""
-    s, k = settings, settings.kafka
-    return AIOKafkaProducer(
-        bootstrap_servers=s.bootstrap_servers, client_id=f"{s.client_id}-producer",
-        acks="all", enable_idempotence=True, linger_ms=k.linger_ms,
-        max_batch_size=max_batch_size or k.max_batch_size,
-        request_timeout_ms=k.request_timeout_ms,
-        max_request_size=max(MIN_REQUEST_BYTES, s.max_output_bytes + 65_536),
-        transactional_id=s.transactional_id, transaction_timeout_ms=k.transaction_timeout_ms,
-        **s.security.client_kwargs())
-
-
-async def send_all(producer: AIOKafkaProducer,
+async def send_all(producer: Producer,
                    outputs: list[OutRecord]) -> list[tuple[OutRecord, BaseException]]:
     """Send every record, then wait for each acknowledgement; the records that failed."""
     futures: list[tuple[OutRecord, asyncio.Future[Any] | BaseException]] = []
@@ -74,7 +53,7 @@ async def send_all(producer: AIOKafkaProducer,
 def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, BaseException]],
                     refused: Callable[[str], OutRecord] | None, batch_bytes: int) -> bool:
     """Replace (in place) the records of ``outputs`` the broker refused as too large: a dead
-    letter by its bare version (:func:`consumers.codec.bare_dead_letter`), any other record by
+    letter by its bare version (:func:`consumers.runtime.deadletters.bare`), any other record by
     one dead letter ``refused(detail)`` for the message. Whether anything changed: one message's
     size must never stop the service.
 
@@ -87,7 +66,7 @@ def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, Base
     changed = False
     for i, out in enumerate(outputs):
         if id(out) in refused_ids and out.kind == "dead_letter":
-            bare = bare_dead_letter(out.value)
+            bare = deadletters.bare(out.value)
             if bare != out.value:
                 outputs[i] = dataclasses.replace(out, value=bare)
                 changed = True
@@ -109,7 +88,7 @@ def _failure(out: OutRecord, error: BaseException, batch_bytes: int) -> PublishF
     return PublishFailed(message)
 
 
-async def publish(producer: AIOKafkaProducer, outputs: list[OutRecord], *, timeout_s: float,
+async def publish(producer: Producer, outputs: list[OutRecord], *, timeout_s: float,
                   on_retry: Callable[[], None] | None = None,
                   refused: Callable[[str], OutRecord] | None = None,
                   batch_bytes: int = 16_384) -> list[OutRecord]:

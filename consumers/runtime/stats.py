@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -61,6 +62,19 @@ class ServiceStats:
 
     def progressed(self) -> None:
         self.last_progress = time.monotonic()
+
+    def delivered(self, outputs: Iterable[tuple[str, str]]) -> None:
+        """Count one message's delivered records, given as (kind, tag) pairs."""
+        for kind, tag in outputs:
+            if kind == "verdict":
+                self.verdicts[tag] += 1
+            elif kind == "quarantine":
+                self.quarantined += 1
+            elif kind == "approved":
+                self.approved += 1
+            else:
+                self.dead_lettered[tag] += 1
+        self.progressed()
 
     def summary(self) -> dict[str, int | str]:
         """Flat counters for a log line."""

@@ -6,49 +6,20 @@
 * with an approved topic configured, every message not quarantined is copied there (so under
   ``fail_open`` undecided messages are approved, marked by their ``groundguard-label`` header);
 * a message that cannot be decoded goes to the dead-letter topic, with its original bytes,
-  headers, coordinates and the reason.
+  headers, coordinates and the reason (:mod:`consumers.runtime.deadletters`).
 
 Tracing headers of the input (W3C, B3, Jaeger, request ids) are carried over to every output.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from consumers.codec import Decoded, Headers, payload_json
-from consumers.records import DeadLetter, QuarantineRecord, SourceCoordinates, VerdictRecord
+from consumers.records import QuarantineRecord, SourceCoordinates, VerdictRecord
+from consumers.runtime.codec import Decoded, payload_json
+from consumers.runtime.envelope import OutRecord, coordinate_headers, tracing_headers
 from consumers.settings import FailurePolicy, TopicSettings
 from guard.models import Label, Verdict
 
-TRACING_HEADERS = frozenset({
-    "traceparent", "tracestate", "baggage", "b3", "uber-trace-id", "x-request-id", "request-id",
-    "x-correlation-id", "correlation-id", "x-cloud-trace-context", "sw8",
-})
-TRACING_PREFIXES = ("x-b3-", "uberctx-", "ot-baggage-")
 SAMPLING_REASON_PREFIXES = ("not_sampled", "sampled_out", "sampling")
-
-
-@dataclass(frozen=True)
-class OutRecord:
-    """One record to publish."""
-
-    topic: str
-    key: bytes | None
-    value: bytes
-    headers: list[tuple[str, bytes]]
-    kind: str  # "verdict" | "quarantine" | "approved" | "dead_letter"
-    tag: str = ""  # the verdict's label, or the dead letter's reason (for counters)
-
-
-def tracing_headers(headers: Headers) -> list[tuple[str, bytes]]:
-    return [(name, value) for name, value in headers
-            if name.lower() in TRACING_HEADERS or name.lower().startswith(TRACING_PREFIXES)]
-
-
-def _coordinates(source: SourceCoordinates) -> list[tuple[str, bytes]]:
-    return [("groundguard-source-topic", source.topic.encode()),
-            ("groundguard-source-partition", str(source.partition).encode()),
-            ("groundguard-source-offset", str(source.offset).encode())]
 
 
 def is_sampling_skip(verdict: Verdict) -> bool:
@@ -73,7 +44,7 @@ def verdict_record(verdict: Verdict, source: SourceCoordinates) -> VerdictRecord
 def route_verdict(decoded: Decoded, verdict: Verdict, *, topics: TopicSettings,
                   policy: FailurePolicy, key: bytes | None) -> list[OutRecord]:
     """The verdict record, plus the quarantine or approved copy where due."""
-    base = [*tracing_headers(decoded.headers), *_coordinates(decoded.source),
+    base = [*tracing_headers(decoded.headers), *coordinate_headers(decoded.source),
             ("groundguard-request-id", verdict.request_id.encode()),
             ("groundguard-label", verdict.label.value.encode()),
             ("content-type", b"application/json")]
@@ -89,12 +60,3 @@ def route_verdict(decoded: Decoded, verdict: Verdict, *, topics: TopicSettings,
     elif topics.approved:
         out.append(OutRecord(topics.approved, key, decoded.payload, base, "approved", label))
     return out
-
-
-def route_dead_letter(letter: DeadLetter, *, headers: Headers, topics: TopicSettings,
-                      key: bytes | None) -> OutRecord:
-    extra = [*tracing_headers(headers), *_coordinates(letter.input),
-             ("groundguard-dlq-reason", letter.reason.encode()),
-             ("content-type", b"application/json")]
-    return OutRecord(topics.dlq, key, letter.model_dump_json().encode(), extra, "dead_letter",
-                     letter.reason)

@@ -1,0 +1,122 @@
+"""From a Kafka record to a judge request, or to the reason it cannot be judged.
+
+Validation itself is the judge core's (:meth:`guard.engine.Guard.parse`); this module adds what
+only the runtime knows: the size limit, tombstones, the record's coordinates and headers, and a
+request id for requests that carry none (a header of at most ``REQUEST_ID_MAX_CHARS``, else the
+record's coordinates, so a replay of the same record gets the same id).
+
+Integers too large for 64 bits (an ``id``, a ``metadata`` value) are kept exact: a payload with a
+run of 19 or more digits is read with the standard library's JSON parser (orjson would turn such
+integers into floats).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from consumers.records import DeadLetter, SourceCoordinates
+from consumers.runtime import deadletters
+from consumers.runtime.envelope import Headers, Origin, RecordLike, as_text, origin_of
+from guard import strictjson
+from guard.errors import InvalidRequest
+from guard.models import JudgeRequest
+
+REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-correlation-id", "correlation-id")
+DEAD_LETTER_REASONS = ("invalid_utf8", "invalid_json", "invalid_request", "not_an_object")
+REQUEST_ID_MAX_CHARS = 256  # a longer request-id header is not used as the request's id
+LONG_DIGITS = re.compile(rb"\d{19}")  # may be an integer beyond 64 bits
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A valid request, with where it came from."""
+
+    request: JudgeRequest
+    origin: Origin
+
+    @property
+    def source(self) -> SourceCoordinates:
+        return self.origin.source
+
+    @property
+    def payload(self) -> bytes:
+        return self.origin.value or b""
+
+    @property
+    def headers(self) -> Headers:
+        return self.origin.headers
+
+
+def header(headers: Headers, *names: str) -> bytes | None:
+    wanted = {name.lower() for name in names}
+    for name, value in headers:
+        if name.lower() in wanted:
+            return value
+    return None
+
+
+def _with_id(request: JudgeRequest, origin: Origin) -> JudgeRequest:
+    if request.id:
+        return request
+    from_header = header(origin.headers, *REQUEST_ID_HEADERS)
+    if from_header and len(from_header) <= REQUEST_ID_MAX_CHARS:
+        request_id = as_text(from_header)
+    else:
+        source = origin.source
+        request_id = f"{source.topic}-{source.partition}-{source.offset}"
+    return request.model_copy(update={"id": request_id})
+
+
+def decode(record: RecordLike | Origin, *, parse: Callable[[Any], JudgeRequest],
+           max_bytes: int) -> Decoded | DeadLetter:
+    """The record's request, or a dead letter saying why there is none. Never raises for the
+    record's content (an unreadable record raises; :mod:`message` dead-letters it)."""
+    origin = record if isinstance(record, Origin) else origin_of(record)
+    value = origin.value
+    if value is None:
+        return deadletters.build(origin, "invalid_request",
+                                 "the record has no value (a tombstone)")
+    if len(value) > max_bytes:
+        return deadletters.build(origin, "oversized",
+                                 f"the value is {len(value)} bytes; the limit "
+                                 f"(max_message_bytes) is {max_bytes}", keep_bytes=max_bytes)
+    try:
+        request = parse_exact(value, parse)
+    except InvalidRequest as exc:
+        reason = getattr(exc, "reason", "invalid_request")
+        if reason not in DEAD_LETTER_REASONS:
+            reason = "invalid_request"
+        return deadletters.build(origin, reason, str(exc))
+    return Decoded(request=_with_id(request, origin), origin=origin)
+
+
+def exact_json(value: bytes) -> Any | None:
+    """``value`` as JSON with integers beyond 64 bits kept exact, when it holds a long run of
+    digits and is valid JSON; None otherwise (then orjson's reading is as good)."""
+    if LONG_DIGITS.search(value) is None:
+        return None
+    try:
+        orjson.loads(value)  # the core's rules: the standard parser accepts NaN, lone surrogates
+        found = json.loads(value)
+    except (orjson.JSONDecodeError, ValueError, RecursionError):
+        return None
+    strictjson.reject_duplicate_keys(value)  # the core reads a parsed value as it is
+    return found
+
+
+def parse_exact(value: bytes, parse: Callable[[Any], JudgeRequest]) -> JudgeRequest:
+    """``parse(value)``, but big integers reach the core as integers, not floats."""
+    exact = exact_json(value)
+    return parse(value if exact is None else exact)
+
+
+def payload_json(payload: bytes) -> Any:
+    """The payload as JSON (it was validated already), big integers kept exact."""
+    exact = exact_json(payload)
+    return orjson.loads(payload) if exact is None else exact

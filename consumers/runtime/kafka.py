@@ -1,0 +1,306 @@
+"""The runtime's view of Kafka, and the one place that builds aiokafka clients.
+
+The service talks to Kafka only through the three ports below (:class:`Broker`,
+:class:`Consumer`, :class:`Producer`), so its ordering, backpressure, commit and rebalance logic
+can be driven by in-memory fakes (``tests/unit/fakekafka.py``). :class:`KafkaBroker` implements
+them with aiokafka; every reach into aiokafka's private parts is here:
+
+* the commit metadata of the group's offsets (``_coordinator``; public ``committed()`` drops it);
+* whether this member is still in its group before an exactly-once transaction commits (a
+  heartbeat through ``_coordinator``: aiokafka has no KIP-447 group-metadata fencing);
+* closing a producer whose flush hangs (``_sender``, ``_message_accumulator``);
+* fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import structlog
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka import errors as Errors
+from aiokafka.errors import KafkaConnectionError, KafkaError
+from aiokafka.protocol.group import HeartbeatRequest
+from aiokafka.structs import ConsumerRecord, TopicPartition
+
+from consumers.runtime import batches
+from consumers.runtime.topics import ensure_topics, output_limits, wait_for_topics
+from consumers.settings import ServiceSettings
+
+log = structlog.get_logger("consumers.service")
+MIN_REQUEST_BYTES = 1_048_576
+CLOSE_GRACE_S = 1.0  # after a producer's flush timed out, how long its abort may take
+Records = dict[TopicPartition, list[ConsumerRecord[Any, Any]]]
+
+
+class Rebalance(Protocol):
+    """What the consumer calls when the group moves partitions."""
+
+    async def on_revoked(self, revoked: list[TopicPartition]) -> None: ...
+
+    async def on_assigned(self, assigned: list[TopicPartition]) -> None: ...
+
+
+class Consumer(Protocol):
+    """The consumer as the service uses it (aiokafka's semantics: ``pause`` and ``seek`` of a
+    partition not assigned raise ``IllegalStateError``; records of a paused partition are
+    discarded without moving its position)."""
+
+    def subscribe(self, topic: str, rebalance: Rebalance) -> None: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def getmany(self, timeout_ms: int) -> Records: ...
+
+    def pause(self, *tps: TopicPartition) -> None: ...
+
+    def resume(self, *tps: TopicPartition) -> None: ...
+
+    def seek(self, tp: TopicPartition, offset: int) -> None: ...
+
+    def assignment(self) -> set[TopicPartition]: ...
+
+    def highwater(self, tp: TopicPartition) -> int | None: ...
+
+    async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None: ...
+
+    async def committed_with_metadata(self, tps: list[TopicPartition]
+                                      ) -> dict[TopicPartition, tuple[int, str]]:
+        """The group's committed offsets and their metadata; {} when unavailable."""
+        ...
+
+    async def in_group(self) -> bool:
+        """Whether this member still belongs to its group at its generation (False once the
+        group dropped it, e.g. after a pause longer than the session timeout); raises
+        ``KafkaError`` when the group coordinator cannot be asked."""
+        ...
+
+
+class Producer(Protocol):
+    """The producer as the service uses it: ``send`` returns the acknowledgement's future."""
+
+    async def start(self) -> None: ...
+
+    async def send(self, topic: str, value: bytes, *, key: bytes | None,
+                   headers: list[tuple[str, bytes]]) -> asyncio.Future[Any]: ...
+
+    def transaction(self) -> AbstractAsyncContextManager[Any]: ...
+
+    async def send_offsets_to_transaction(self, offsets: dict[TopicPartition, int],
+                                          group_id: str) -> None: ...
+
+    async def close(self, timeout_s: float) -> None:
+        """Stop; records not acknowledged within ``timeout_s`` are failed."""
+        ...
+
+
+class Broker(Protocol):
+    """Where the service's clients and topics come from."""
+
+    async def create_topics(self) -> None: ...
+
+    async def topics_exist(self, *, deadline: float, stop: asyncio.Event,
+                           on_missing: Callable[[str | None], None]) -> bool: ...
+
+    async def output_limits(self) -> dict[str, int]: ...
+
+    def consumer(self) -> Consumer: ...
+
+    def producer(self, *, max_batch_size: int) -> Producer: ...
+
+
+class KafkaBroker:
+    """The ports, with aiokafka and the cluster of ``settings``."""
+
+    def __init__(self, settings: ServiceSettings) -> None:
+        self.settings = settings
+
+    async def create_topics(self) -> None:
+        await ensure_topics(self.settings)
+
+    async def topics_exist(self, *, deadline: float, stop: asyncio.Event,
+                           on_missing: Callable[[str | None], None]) -> bool:
+        return await wait_for_topics(self.settings, deadline=deadline, stop=stop,
+                                     on_missing=on_missing)
+
+    async def output_limits(self) -> dict[str, int]:
+        return await output_limits(self.settings)
+
+    def consumer(self) -> Consumer:
+        s, k = self.settings, self.settings.kafka
+        batches.install()  # a header name that is not UTF-8 must not break the fetch
+        return KafkaConsumer(AIOKafkaConsumer(
+            bootstrap_servers=s.bootstrap_servers, group_id=s.group_id,
+            client_id=f"{s.client_id}-{s.instance_id}", enable_auto_commit=False,
+            isolation_level="read_committed", auto_offset_reset=k.auto_offset_reset,
+            max_poll_records=k.max_poll_records, max_poll_interval_ms=k.max_poll_interval_ms,
+            session_timeout_ms=k.session_timeout_ms, heartbeat_interval_ms=k.heartbeat_interval_ms,
+            request_timeout_ms=k.request_timeout_ms,
+            fetch_max_bytes=max(52_428_800, 2 * s.max_message_bytes),
+            max_partition_fetch_bytes=max(1_048_576, 2 * s.max_message_bytes),
+            **s.security.client_kwargs()))
+
+    def producer(self, *, max_batch_size: int) -> Producer:
+        return KafkaProducer(make_producer(self.settings, max_batch_size=max_batch_size))
+
+
+def make_producer(settings: ServiceSettings, *,
+                  max_batch_size: int | None = None) -> AIOKafkaProducer:
+    """The service's producer: ``acks=all``, idempotent, transactional in exactly-once mode.
+
+    aiokafka's default ``max_batch_size`` (16 KiB) holds about ten verdicts per partition and
+    request, which capped the service at ~200 verdicts/s; the setting raises it. The service
+    lowers it (``max_batch_size``) below the output topics' ``max.message.bytes``: a batch the
+    broker refuses fails every record in it."""
+    s, k = settings, settings.kafka
+    return AIOKafkaProducer(
+        bootstrap_servers=s.bootstrap_servers, client_id=f"{s.client_id}-producer",
+        acks="all", enable_idempotence=True, linger_ms=k.linger_ms,
+        max_batch_size=max_batch_size or k.max_batch_size,
+        request_timeout_ms=k.request_timeout_ms,
+        max_request_size=max(MIN_REQUEST_BYTES, s.max_output_bytes + 65_536),
+        transactional_id=s.transactional_id, transaction_timeout_ms=k.transaction_timeout_ms,
+        **s.security.client_kwargs())
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, rebalance: Rebalance) -> None:
+        self._rebalance = rebalance
+
+    async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+        await self._rebalance.on_revoked(list(revoked))
+
+    async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        await self._rebalance.on_assigned(list(assigned))
+
+
+class KafkaConsumer:
+    """:class:`Consumer` over an ``AIOKafkaConsumer``."""
+
+    def __init__(self, consumer: AIOKafkaConsumer) -> None:
+        self._c = consumer
+
+    def subscribe(self, topic: str, rebalance: Rebalance) -> None:
+        self._c.subscribe([topic], listener=_Listener(rebalance))
+
+    async def start(self) -> None:
+        await self._c.start()
+
+    async def stop(self) -> None:
+        await self._c.stop()
+
+    async def getmany(self, timeout_ms: int) -> Records:
+        batch: Records = await self._c.getmany(timeout_ms=timeout_ms)
+        return batch
+
+    def pause(self, *tps: TopicPartition) -> None:
+        self._c.pause(*tps)
+
+    def resume(self, *tps: TopicPartition) -> None:
+        self._c.resume(*tps)
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        self._c.seek(tp, offset)
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._c.assignment())
+
+    def highwater(self, tp: TopicPartition) -> int | None:
+        found: int | None = self._c.highwater(tp)
+        return found
+
+    async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
+        await self._c.commit(offsets)
+
+    async def committed_with_metadata(self, tps: list[TopicPartition]
+                                      ) -> dict[TopicPartition, tuple[int, str]]:
+        """aiokafka's public ``committed()`` drops the metadata, so this asks its coordinator,
+        as ``committed()`` itself does; on any failure nothing is skipped (messages are then
+        only judged again)."""
+        coordinator = getattr(self._c, "_coordinator", None)
+        if not tps or coordinator is None:
+            return {}
+        try:
+            found = await coordinator.fetch_committed_offsets(tps)
+        except KafkaError as exc:
+            log.warning("offsets.metadata_unavailable", error=str(exc))
+            return {}
+        return {tp: (meta.offset, meta.metadata or "") for tp, meta in found.items()
+                if meta is not None and meta.offset >= 0}
+
+
+    async def in_group(self) -> bool:
+        """A heartbeat with this member's generation, as aiokafka's own heartbeat sends it.
+        During a rebalance the member still owns its partitions until it rejoins (the revoke
+        flush commits then); a member the group dropped, or a stale generation, does not."""
+        coordinator = getattr(self._c, "_coordinator", None)
+        if coordinator is None:
+            return True
+        request = HeartbeatRequest(coordinator.group_id, coordinator.generation,
+                                   coordinator.member_id)
+        response = await coordinator._send_req(request)
+        error = Errors.for_code(response.error_code)
+        if error in (Errors.NoError, Errors.RebalanceInProgressError):
+            return True
+        if error in (Errors.IllegalGenerationError, Errors.UnknownMemberIdError):
+            return False
+        raise error()
+
+
+class KafkaProducer:
+    """:class:`Producer` over an ``AIOKafkaProducer``."""
+
+    def __init__(self, producer: AIOKafkaProducer) -> None:
+        self._p = producer
+
+    async def start(self) -> None:
+        await self._p.start()
+
+    async def send(self, topic: str, value: bytes, *, key: bytes | None,
+                   headers: list[tuple[str, bytes]]) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = await self._p.send(topic, value, key=key, headers=headers)
+        return future
+
+    def transaction(self) -> AbstractAsyncContextManager[Any]:
+        context: AbstractAsyncContextManager[Any] = self._p.transaction()
+        return context
+
+    async def send_offsets_to_transaction(self, offsets: dict[TopicPartition, int],
+                                          group_id: str) -> None:
+        await self._p.send_offsets_to_transaction(offsets, group_id)
+
+    async def close(self, timeout_s: float) -> None:
+        """Stop the producer; its flush waits for the broker without end, so after ``timeout_s``
+        the records still unsent are failed. They belong to unfinished messages only (a message
+        is finished once its records are acknowledged), which are delivered again."""
+        stopping = asyncio.ensure_future(self._p.stop())
+        done, _ = await asyncio.wait({stopping}, timeout=timeout_s)
+        if not done:
+            log.error("producer.close_timed_out", timeout_s=round(timeout_s, 1),
+                      action="unsent records dropped; their messages are not committed")
+            await _abort(self._p)
+            done, _ = await asyncio.wait({stopping}, timeout=CLOSE_GRACE_S)
+        if not done:
+            stopping.cancel()
+            return
+        if stopping.cancelled():
+            return  # its sender was cancelled above: the stop ended with it
+        with contextlib.suppress(KafkaError):
+            stopping.result()
+
+
+async def _abort(producer: AIOKafkaProducer) -> None:
+    """aiokafka has no public abort: stop its sender, then fail what it still held."""
+    sender = getattr(getattr(producer, "_sender", None), "sender_task", None)
+    if sender is not None and not sender.done():
+        sender.cancel()
+        await asyncio.wait({sender}, timeout=CLOSE_GRACE_S)
+    accumulator = getattr(producer, "_message_accumulator", None)
+    if accumulator is not None and (sender is None or sender.done()):
+        accumulator.fail_all(KafkaConnectionError("the producer was closed"))

@@ -1,0 +1,307 @@
+"""The guard service: the loop and the lifecycle of one replica.
+
+How it works (the path of one message: ``docs/architecture.md``)
+-----------------------------------------------------------------
+* Start: topics created or waited for, the output limits read (:mod:`.topics`), the clients
+  built (:mod:`.kafka`), the commit policy picked (:mod:`.commits`: at-least-once offsets or
+  exactly-once transactions).
+* One ``getmany`` loop fetches records; :class:`.intake.Intake` turns each into a task and
+  applies backpressure and intake stops. A task runs the per-message pipeline
+  (:meth:`.message.Pipeline.process`: decode, judge, route, fit; any exception dead-letters the
+  message), then delivers its outputs through the commit policy; only then is it finished and
+  may its offset be committed. Judging waits for one of ``concurrency`` slots shared by all
+  assigned partitions. The loop keeps calling ``getmany`` while judges work, so a slow judge
+  never makes the consumer leave its group; it commits every ``commit_interval_s``
+  (``transaction_interval_s`` exactly-once).
+* Rebalances: revoked partitions stop taking work, waiting messages are dropped, in-flight ones
+  get ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered.
+  Newly assigned partitions stay paused until they are tracked.
+* Stop (the ``stop`` event; SIGTERM/SIGINT via :func:`consumers.runtime.run.run_service`):
+  pause everything, let in-flight judgements finish within ``drain_timeout_s``, commit, close
+  the producer and consumer. A publish that fails for good stops the service with the commit
+  still before that message (:class:`PublishFailed`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+import structlog
+from aiokafka.errors import KafkaError
+from aiokafka.structs import TopicPartition
+
+from consumers.errors import PublishFailed
+from consumers.logging import bind_record
+from consumers.runtime import deadletters, startup
+from consumers.runtime.codec import Decoded
+from consumers.runtime.commits import Commits, Fatal, policy_for
+from consumers.runtime.envelope import OutRecord, headers_of
+from consumers.runtime.fetch import Fetcher
+from consumers.runtime.intake import Intake, Partition, Record
+from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
+from consumers.runtime.message import Finished, Pipeline, Unfinished
+from consumers.runtime.stats import ServiceStats
+from consumers.settings import ServiceSettings
+from guard.boundary import GuardCore
+from guard.models import Verdict
+
+log = structlog.get_logger("consumers.service")
+SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
+
+
+class GuardService:
+    """Runs the consume-judge-publish loop for one replica. See the module docstring.
+
+    ``broker`` gives the Kafka clients (default :class:`KafkaBroker`; tests pass in-memory
+    fakes); ``clock`` is the monotonic clock that times periodic commits."""
+
+    def __init__(self, settings: ServiceSettings, guard: GuardCore, *,
+                 stop: asyncio.Event | None = None,
+                 on_verdict: Callable[[Verdict], None] | None = None,
+                 stats: ServiceStats | None = None, broker: Broker | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.guard = guard
+        self.on_verdict = on_verdict
+        self.stats = stats if stats is not None else ServiceStats()
+        self._stop = stop or asyncio.Event()
+        self._fatal = Fatal(self._stop)
+        self._broker = broker if broker is not None else KafkaBroker(settings)
+        self._clock = clock
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._pipeline = Pipeline(settings, guard.parse)
+        self._batch_bytes = settings.kafka.max_batch_size
+        self.intake = Intake(settings, self.stats, guard)
+        self.commits: Commits | None = None  # once started
+        self._draining = False
+        self._consumer: Consumer | None = None
+        self._producer: Producer | None = None
+        self._last_commit = clock()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def run(self) -> None:
+        """Run until stopped; raises :class:`PublishFailed` if an output could not be delivered."""
+        try:
+            if await self._start():
+                await self._loop()
+        finally:
+            await self._shutdown()
+        if self._fatal.error is not None:
+            raise self._fatal.error
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def _start(self) -> bool:
+        """Start the clients once every topic exists; False when stopped while waiting."""
+        s, broker = self.settings, self._broker
+        fitted = await startup.prepare(s, broker, self.stats, self._stop)
+        if fitted is None:
+            return False
+        limit, self._batch_bytes = fitted
+        self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit)
+        self._producer = broker.producer(max_batch_size=self._batch_bytes)
+        await startup.with_deadline(s, self._producer.start, "start the producer")
+        self._consumer = self.intake.consumer = broker.consumer()
+        self._consumer.subscribe(s.topics.requests, self)
+        policy = policy_for(s, self._consumer, self._producer, self.stats, self._fatal,
+                            batch_bytes=self._batch_bytes)
+        self.commits = Commits(policy, self.intake.owns)
+        await startup.with_deadline(s, self._consumer.start, "start the consumer")
+        self.stats.started = True
+        log.info("service.started", bootstrap=s.bootstrap_servers, topic=s.topics.requests,
+                 group_id=s.group_id, guarantee=s.guarantee.value, concurrency=s.concurrency,
+                 transactional_id=s.transactional_id)
+        return True
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _loop(self) -> None:
+        assert self.commits is not None
+        assert self._consumer is not None
+        fetcher = Fetcher(self._consumer, self._stop, self.settings.kafka.poll_timeout_ms)
+        while not self._stop.is_set():
+            self.intake.check()
+            batch = await fetcher.fetch()
+            for tp, records in batch.items():
+                self.intake.take(tp, records, self._spawn)
+            self.intake.relieve()
+            if self._clock() - self._last_commit >= self.commits.policy.interval_s:
+                await self._commit(list(self.intake.partitions.values()))
+                self.intake.refresh_stats(draining=self._draining)
+                self._last_commit = self._clock()
+
+    async def _commit(self, parts: list[Partition], *, revoking: bool = False,
+                      timeout_s: float | None = None) -> None:
+        """Commit ``parts`` within ``timeout_s`` (default ``commit_timeout_s``)."""
+        if not self.stats.started or self.commits is None:
+            return
+        timeout = self.settings.commit_timeout_s if timeout_s is None else timeout_s
+        await self.commits.commit(parts, timeout, revoking=revoking, draining=self._draining)
+
+    # ------------------------------------------------------------------ one message
+
+    def _spawn(self, part: Partition, record: Record,
+               previous: asyncio.Task[None] | None) -> asyncio.Task[None]:
+        return asyncio.create_task(self._message(part, record, previous))
+
+    async def _message(self, part: Partition, record: Record,
+                       previous: asyncio.Task[None] | None) -> None:
+        """One message: after the previous one of its key, through the pipeline, delivered
+        (:mod:`consumers.runtime.commits`), then finished: its offset may be committed."""
+        assert self.commits is not None
+        try:
+            if previous is not None:
+                await asyncio.wait({previous})
+            with bind_record(topic=record.topic, partition=record.partition,
+                             offset=record.offset, headers=headers_of(record)):
+                outcome = await self._pipeline.process(
+                    record, lambda decoded: self._judge(part, decoded))
+                part.waiting.discard(asyncio.current_task())
+                if isinstance(outcome, Unfinished):
+                    return  # fetched again after the rewind or rebalance
+                outputs = await self._deliver(part, record.offset, outcome)
+                if outcome.verdict is not None and any(o.kind == "verdict" for o in outputs):
+                    self._published(outcome.verdict, outputs)
+        except PublishFailed as exc:  # the broker, not the message: stop, offsets uncommitted
+            self._abandon(record, exc)
+        except Exception as exc:  # anything else is this message's: dead-letter it
+            await self._last_resort(part, record, exc)
+
+    async def _judge(self, part: Partition, decoded: Decoded) -> Verdict | Unfinished:
+        """The verdict, once one of ``concurrency`` slots is free; :class:`Unfinished` when the
+        message must be left (rebalance, rewind, stop, or the verdict that stopped intake)."""
+        self.stats.waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self.stats.waiting -= 1
+        try:
+            part.waiting.discard(asyncio.current_task())
+            for why, now in (("draining", self._draining), ("revoked", part.revoked),
+                             ("rewind", part.rewind), ("intake_stopped", self.intake.stopped)):
+                if now:
+                    return Unfinished(why)
+            self.stats.in_flight += 1
+            try:
+                verdict = await self.guard.judge(decoded.request, message_key=decoded.source.key)
+            finally:
+                self.stats.in_flight -= 1
+            if self.intake.stopped_by(verdict):
+                return Unfinished("intake_stopped")  # judged again when intake resumes
+            return verdict
+        finally:
+            self._slots.release()
+
+    async def _deliver(self, part: Partition, offset: int,
+                       finished: Finished) -> list[OutRecord]:
+        """Deliver (publish, or stage for the transaction) and finish the message."""
+        assert self.commits is not None
+        outputs = await self.commits.policy.deliver(part, offset, finished.outputs,
+                                                    self._pipeline.refused(finished.origin))
+        part.tracker.finish(offset)
+        self.stats.delivered([(out.kind, out.tag) for out in outputs])
+        return outputs
+
+    def _published(self, verdict: Verdict, outputs: list[OutRecord]) -> None:
+        held = any(out.kind == "quarantine" for out in outputs)
+        if held:
+            log.info("message.quarantined", label=verdict.label.value, reason=verdict.reason)
+        else:
+            log.debug("verdict.published", label=verdict.label.value, score=verdict.score)
+        if self.on_verdict is not None:
+            self.on_verdict(verdict)
+
+    async def _last_resort(self, part: Partition, record: Record, exc: Exception) -> None:
+        """A step outside the pipeline's own guard raised: publish the message's dead letter;
+        only a failure to publish that stops the service."""
+        log.exception("message.crashed", topic=record.topic, partition=record.partition,
+                      offset=record.offset)
+        if record.offset in part.ready or part.tracker.is_finished(record.offset):
+            return  # its outputs are out (or staged): a step after delivery raised, e.g. on_verdict
+        origin = deadletters.salvage(record)
+        try:
+            await self._deliver(part, record.offset, Finished(
+                [self._pipeline.failed(origin, "handling the message", exc)], origin))
+        except Exception as again:
+            self._abandon(record, again)
+
+    def _abandon(self, record: Record, exc: BaseException) -> None:
+        if self._fatal.error is None:
+            log.error("message.abandoned", topic=record.topic, partition=record.partition,
+                      offset=record.offset, error=repr(exc))
+        self._fatal.fail(exc)
+
+    # ------------------------------------------------------------------ rebalances
+
+    async def on_assigned(self, assigned: list[TopicPartition]) -> None:
+        # aiokafka fetches the new partitions before this callback returns; records returned
+        # before they are tracked would move the position past never-judged messages. Records of
+        # a paused partition are discarded without moving it, so pause first, before any await.
+        self.intake.pause_quietly(assigned)
+        try:
+            assert self._consumer is not None
+            committed = await self._consumer.committed_with_metadata(assigned)
+        except BaseException:
+            self.intake.resume_quietly(assigned)
+            raise
+        self.intake.assign(assigned, committed, draining=self._draining)
+        self.stats.rebalances += 1
+        self.intake.refresh_stats(draining=self._draining)
+        log.info("partitions.assigned",
+                 partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned),
+                 finished_before_restart=sum(len(p.skip)
+                                             for p in self.intake.partitions.values()))
+
+    async def on_revoked(self, revoked: list[TopicPartition]) -> None:
+        """Revoked partitions stop taking work, waiting messages are dropped, in-flight ones get
+        ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered."""
+        parts = self.intake.revoking(revoked)
+        finished = await self.intake.settle(parts, self.settings.revoke_timeout_s)
+        try:
+            await self._commit(parts, revoking=True)
+        finally:
+            self.intake.forget(parts)
+            self.intake.refresh_stats(draining=self._draining)
+        if parts:
+            log.info("partitions.revoked", partitions=sorted(p.name for p in parts),
+                     finished_in_time=finished)
+
+    # ------------------------------------------------------------------ shutdown
+
+    async def _shutdown(self) -> None:
+        self._draining = True
+        self.stats.stopping = True
+        self.stats.ready = False
+        parts = list(self.intake.partitions.values())
+        if self._consumer is not None and parts:
+            self._consumer.pause(*(p.tp for p in parts))
+        log.info("service.draining", in_flight=self.stats.in_flight,
+                 deadline_s=self.settings.drain_timeout_s)
+        deadline = time.monotonic() + self.settings.drain_timeout_s
+        finished = await self.intake.settle(parts, self.settings.drain_timeout_s)
+        try:
+            if self._fatal.error is None or (self.commits is not None
+                                             and self.commits.policy.commit_after_fatal):
+                left = max(SHUTDOWN_COMMIT_MIN_S, deadline - time.monotonic())
+                await self._commit(parts, timeout_s=min(left, self.settings.commit_timeout_s))
+        except KafkaError as exc:
+            log.error("commit.final_failed", error=str(exc))
+        finally:
+            left = max(SHUTDOWN_COMMIT_MIN_S, deadline - time.monotonic())
+            await self._close_clients(min(left, self.settings.commit_timeout_s))
+        log.info("service.stopped", drained=finished, consumed=self.stats.consumed,
+                 commits=self.stats.commits)
+
+    async def _close_clients(self, timeout_s: float) -> None:
+        if self._consumer is not None:
+            with contextlib.suppress(KafkaError):
+                await self._consumer.stop()
+        if self._producer is not None:
+            await self._producer.close(timeout_s)
+        if self.commits is not None:
+            await self.commits.policy.close()

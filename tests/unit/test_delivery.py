@@ -1,0 +1,308 @@
+"""The delivery guarantees, proved deterministically: :class:`GuardService` driven by an
+in-memory consumer and producer (``tests/unit/fakekafka.py``) whose gates hold each race window
+open on purpose, and a virtual clock that decides when periodic commits run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
+from aiokafka.structs import TopicPartition
+
+from consumers.errors import PublishFailed
+from consumers.runtime.service import GuardService
+from consumers.settings import ServiceSettings, TopicSettings
+from guard.case import PreparedCase
+from guard.engine import Guard
+from guard.errors import JudgeError, QuotaExhausted
+from guard.models import ScoringMode
+from guard.settings import JudgeSettings, Provider
+from guard.testing import FakeJudge
+from tests.unit.fakekafka import Clock, FakeBroker, FakeCluster, FakeConsumer, FakeProducer, until
+
+pytestmark = pytest.mark.timeout(60)
+EVIDENCE = "The Eiffel Tower is in Paris. It was completed in 1889."
+INTERVAL_S = 1.0  # commit and transaction interval, on the virtual clock
+A, B = 0, 1
+
+
+def settings(**overrides: Any) -> ServiceSettings:
+    values: dict[str, Any] = {
+        "bootstrap_servers": "fake:9092", "group_id": "group", "instance_id": "test",
+        "topics": TopicSettings(requests="requests", verdicts="verdicts",
+                                quarantine="quarantine", dlq="dlq"),
+        "commit_interval_s": INTERVAL_S, "transaction_interval_s": INTERVAL_S,
+        "kafka": {"poll_timeout_ms": 20}, "drain_timeout_s": 5.0,
+        "judge": JudgeSettings(provider=Provider.FAKE, mode=ScoringMode.SCALE5),
+    } | overrides
+    return ServiceSettings.model_validate(values)
+
+
+EXACTLY_ONCE = {"guarantee": "exactly_once", "transactional_id_prefix": "gg"}
+
+
+def request(i: int) -> bytes:
+    return orjson.dumps({"id": f"ok-{i}", "output": "The Eiffel Tower is in Paris",
+                         "context": EVIDENCE})
+
+
+def ids(*numbers: int) -> list[str]:
+    return sorted(f"ok-{i}" for i in numbers)
+
+
+class Harness:
+    """One service over ``cluster``, its clients, and its clock."""
+
+    def __init__(self, cluster: FakeCluster, service_settings: ServiceSettings,
+                 judge: FakeJudge | None = None) -> None:
+        self.cluster = cluster
+        self.broker = FakeBroker(cluster)
+        self.clock = Clock()
+        self.stop = asyncio.Event()
+        self.judge = judge or FakeJudge()
+        self.service = GuardService(service_settings, Guard(self.judge, service_settings.judge),
+                                    stop=self.stop, broker=self.broker, clock=self.clock)
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def consumer(self) -> FakeConsumer:
+        return self.broker.consumers[-1]
+
+    @property
+    def producer(self) -> FakeProducer:
+        return self.broker.producers[-1]
+
+    async def start(self, partitions: list[int]) -> None:
+        self.task = asyncio.create_task(self.service.run())
+        await until(lambda: bool(self.broker.consumers) and self.consumer.started, "start")
+        await self.consumer.rebalance(partitions)
+
+    async def loop_turns(self, turns: int = 2) -> None:
+        """Wait until the loop fetched ``turns`` more times: it went once around at least."""
+        target = self.consumer.getmany_calls + turns
+        await until(lambda: self.consumer.getmany_calls >= target, "loop turns")
+
+    async def commit_now(self) -> None:
+        """Let a periodic commit run: advance the clock past the interval, wait a loop turn."""
+        self.clock.advance(INTERVAL_S)
+        await self.loop_turns()
+
+    async def committed(self, partition: int, offset: int, *, rounds: int = 100) -> None:
+        """Run periodic commits until ``partition`` is committed at ``offset`` (bounded)."""
+        for _ in range(rounds):
+            if self.cluster.committed_offset(partition) == offset:
+                return
+            await self.commit_now()
+        raise AssertionError(f"partition {partition} committed at "
+                             f"{self.cluster.committed_offset(partition)}, not {offset}")
+
+    def judged(self) -> int:
+        return sum(self.service.stats.verdicts.values())
+
+
+@contextlib.asynccontextmanager
+async def running(cluster: FakeCluster, partitions: list[int], *,
+                  judge: FakeJudge | None = None, **overrides: Any) -> AsyncIterator[Harness]:
+    harness = Harness(cluster, settings(**overrides), judge)
+    await harness.start(partitions)
+    try:
+        yield harness
+    finally:
+        harness.stop.set()
+        assert harness.task is not None
+        with contextlib.suppress(PublishFailed):
+            await harness.task
+
+
+async def test_records_fetched_while_on_assigned_awaits_are_never_skipped() -> None:
+    """aiokafka fetches a new partition before ``on_assigned`` returns. The service pauses it
+    first, so nothing is fetched for it until it is tracked (no seek back needed), and every
+    record, old and new, gets its verdict once."""
+    cluster = FakeCluster()
+    for i in range(5):
+        cluster.produce(A, request(i))
+    async with running(cluster, []) as h:
+        h.consumer.lookup_gate = asyncio.Event()  # on_assigned awaits the committed offsets
+        assigning = asyncio.create_task(h.consumer.rebalance([A]))
+        await until(lambda: h.consumer.looking_up, "on_assigned awaiting")
+        await h.loop_turns(3)  # the loop fetched while on_assigned awaited
+        h.consumer.lookup_gate.set()
+        await assigning
+        for i in range(5, 10):
+            cluster.produce(A, request(i))
+        await h.committed(A, 10)
+        assert cluster.verdict_ids() == ids(*range(10))
+        assert h.consumer.seeks == []  # paused while untracked: nothing fetched, nothing undone
+    assert cluster.verdict_ids() == ids(*range(10))
+
+
+async def test_a_commit_waiting_while_a_revoke_runs_never_commits_the_revoked_partition(
+) -> None:
+    """Exactly-once: the revoke's flush transaction is held open while a periodic commit
+    (holding a list with the partition) waits for the lock; the flush then aborts. The waiting
+    commit must leave the revoked partition alone: its staged verdicts and offsets are the next
+    owner's, or they would be published twice."""
+    cluster = FakeCluster()
+    async with running(cluster, [A, B], **EXACTLY_ONCE) as h:
+        for i in range(3):
+            cluster.produce(A, request(i))
+        await until(lambda: h.judged() == 3, "3 staged")
+        await h.committed(A, 3)
+        for i in range(3, 5):
+            cluster.produce(A, request(i))
+        await until(lambda: h.judged() == 5, "2 more staged")
+
+        h.producer.transaction_gate = asyncio.Event()
+        h.producer.fail_next_transaction = KafkaConnectionError("coordinator moved")
+        rebalancing = asyncio.create_task(h.consumer.rebalance([B]))
+        await until(lambda: h.producer.ending_transaction, "the revoke's flush in progress")
+        h.clock.advance(INTERVAL_S)  # a periodic commit is due; it waits for the lock
+        assert h.service.commits is not None
+        commits = h.service.commits
+        await until(lambda: commits.waiting == 1, "periodic commit waiting on the lock")
+        h.producer.transaction_gate.set()  # the flush aborts; the revoke ends
+        h.producer.transaction_gate = None
+        await rebalancing
+        await h.loop_turns()  # the waiting commit ran
+        await h.commit_now()
+        assert cluster.committed_offset(A) == 3
+        assert cluster.verdict_ids() == ids(0, 1, 2)
+        assert all(TopicPartition("requests", A) not in t for t in cluster.transactions[1:])
+
+
+async def test_withheld_acknowledgements_keep_the_commit_where_it_is() -> None:
+    """A message is finished only when the broker acknowledged its outputs: however many
+    periodic commits run meanwhile, the committed offset stays before it."""
+    cluster = FakeCluster()
+    async with running(cluster, [A]) as h:
+        h.producer.hold = True
+        for i in range(3):
+            cluster.produce(A, request(i))
+        await until(lambda: len(h.producer.held) == 3, "3 sends awaiting acknowledgement")
+        for _ in range(3):
+            await h.commit_now()
+        assert cluster.committed_offset(A) == 0  # the start, never past an unacknowledged one
+        assert h.judged() == 0
+        h.producer.release()
+        await until(lambda: h.judged() == 3, "3 acknowledged")
+        await h.committed(A, 3)
+    assert cluster.verdict_ids() == ids(0, 1, 2)
+
+
+async def test_a_publish_failing_for_good_stops_with_the_commit_before_it_and_restart_republishes(
+) -> None:
+    """The verdict of message 1 is refused for good (no authorisation): the service stops with
+    PublishFailed, the commit stays at 1 (message 2, finished, listed in its metadata); a
+    restart judges message 1 again and publishes it, and no verdict is published twice."""
+    cluster = FakeCluster()
+
+    def refuse_1(out: Any) -> TopicAuthorizationFailedError | None:
+        return TopicAuthorizationFailedError() if b'"ok-1"' in out.value else None
+
+    h = Harness(cluster, settings())
+    h.task = asyncio.create_task(h.service.run())
+    await until(lambda: bool(h.broker.producers), "producer built")
+    h.producer.refuse = refuse_1
+    for i in range(3):
+        cluster.produce(A, request(i))
+    await until(lambda: bool(h.broker.consumers) and h.consumer.started, "start")
+    await h.consumer.rebalance([A])
+    with pytest.raises(PublishFailed, match="not acknowledged"):
+        await h.task
+    assert cluster.committed_offset(A) == 1
+    assert "ok-1" not in cluster.verdict_ids()
+
+    async with running(cluster, [A]) as again:
+        await until(lambda: "ok-1" in cluster.verdict_ids(), "ok-1 republished")
+        await again.committed(A, 3)
+    assert cluster.verdict_ids() == ids(0, 1, 2)
+
+
+async def test_an_aborted_transaction_is_retried_without_duplicates() -> None:
+    """Exactly-once: the first transaction aborts (a retriable error); nothing is visible and
+    nothing committed; the next one publishes every verdict once and commits past them."""
+    cluster = FakeCluster()
+    async with running(cluster, [A], **EXACTLY_ONCE) as h:
+        for i in range(3):
+            cluster.produce(A, request(i))
+        await until(lambda: h.judged() == 3, "3 staged")
+        h.producer.fail_next_transaction = KafkaConnectionError("broker restarting")
+        await h.commit_now()
+        await until(lambda: h.service.stats.publish_retries == 1, "transaction aborted")
+        assert cluster.outputs == []
+        assert cluster.committed_offset(A) is None
+        await h.committed(A, 3)
+    assert cluster.verdict_ids() == ids(0, 1, 2)
+    assert h.service.stats.transactions >= 1
+
+
+async def test_a_member_the_group_dropped_publishes_nothing() -> None:
+    """Exactly-once: a member the group dropped (frozen past its session timeout) aborts its
+    transactions, periodic ones and the revoke flush alike, so its staged verdicts are never
+    visible: the partitions' new owner publishes them."""
+    cluster = FakeCluster()
+    async with running(cluster, [A], **EXACTLY_ONCE) as h:
+        for i in range(3):
+            cluster.produce(A, request(i))
+        await until(lambda: h.judged() == 3, "3 staged")
+        h.consumer.member = False
+        for _ in range(3):
+            await h.commit_now()
+        await h.consumer.rebalance([])  # it learns it was dropped: the revoke flush
+        assert cluster.outputs == []
+        assert cluster.transactions == []
+        assert cluster.committed_offset(A) is None
+
+
+async def test_a_full_partition_buffer_pauses_the_partition_until_half_of_it_is_finished(
+) -> None:
+    """Backpressure: with ``partition_buffer`` messages outstanding (acknowledgements withheld)
+    the partition is paused and nothing more is taken; once they finish it resumes, and every
+    message gets its verdict once."""
+    cluster = FakeCluster()
+    tp = TopicPartition("requests", A)
+    async with running(cluster, [A], partition_buffer=4) as h:
+        h.producer.hold = True
+        for i in range(4):
+            cluster.produce(A, request(i))
+        await until(lambda: len(h.producer.held) == 4, "4 outstanding")
+        assert tp in h.consumer.paused
+        for i in range(4, 10):
+            cluster.produce(A, request(i))
+        await h.loop_turns(3)
+        assert h.service.stats.consumed == 4  # paused: nothing more taken
+        h.producer.release()
+        await until(lambda: tp not in h.consumer.paused, "resumed")
+        await h.committed(A, 10)
+        assert h.service.stats.pauses >= 1
+    assert cluster.verdict_ids() == ids(*range(10))
+
+
+def _out_of_quota(case: PreparedCase) -> JudgeError:
+    return QuotaExhausted("insufficient_quota", status=429)
+
+
+async def test_an_intake_stop_pauses_rewinds_and_publishes_nothing_for_the_messages_left(
+) -> None:
+    """The judge account is out of quota: every partition is paused, the messages left get no
+    verdict (not even an error one), and once committed the partition seeks back to its first
+    unfinished offset, so a restart or a resume judges them all."""
+    cluster = FakeCluster()
+    tp = TopicPartition("requests", A)
+    for i in range(5):
+        cluster.produce(A, request(i))
+    judge = FakeJudge(script=_out_of_quota)
+    async with running(cluster, [A], judge=judge, concurrency=2) as h:
+        await until(lambda: h.service.stats.intake_stopped == "quota_exhausted", "stopped")
+        await until(lambda: h.service.stats.in_flight == 0, "in flight ended")
+        await h.committed(A, 0)
+        await until(lambda: (tp, 0) in h.consumer.seeks, "rewound to offset 0")
+        assert tp in h.consumer.paused
+        assert h.service.stats.ready is False
+        assert 1 <= judge.calls <= 2  # the concurrency slots: nothing else was judged
+    assert cluster.outputs == []
