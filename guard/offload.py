@@ -12,6 +12,7 @@ and a CPU-bound judge's checks can use it.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import threading
 from collections.abc import Callable
@@ -43,4 +44,6 @@ async def off_loop(size: int, fn: Callable[P, T], /, *args: P.args, **kwargs: P.
     if size < OFFLOAD_MIN_CHARS:
         return fn(*args, **kwargs)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_executor(), functools.partial(fn, *args, **kwargs))
+    context = contextvars.copy_context()  # log context (request id...) travels with the work
+    call = functools.partial(fn, *args, **kwargs)
+    return await loop.run_in_executor(_executor(), context.run, call)

@@ -26,6 +26,7 @@ from consumers.runtime.envelope import Origin, OutRecord, RecordLike, origin_of
 from consumers.runtime.fitting import fit_outputs
 from consumers.settings import ServiceSettings
 from guard.models import JudgeRequest, Verdict
+from guard.offload import off_loop
 
 log = structlog.get_logger("consumers.pipeline")
 
@@ -65,7 +66,8 @@ class Pipeline:
 
     async def process(self, record: RecordLike, judge: Judge) -> Finished | Unfinished:
         """The message's outputs, or :class:`Unfinished` when ``judge`` says so."""
-        decoded = self.decode(record)
+        size = len(record.value or b"")  # a big value is parsed and built off the event loop
+        decoded = await off_loop(size, self.decode, record)
         if isinstance(decoded, Finished):
             return decoded
         if decoded.request.id is not None:  # on every log line of this message from here
@@ -78,7 +80,8 @@ class Pipeline:
             return Finished([self.failed(decoded.origin, "the judge", exc)], decoded.origin)
         if isinstance(verdict, Unfinished):
             return verdict
-        return Finished(self.outputs(decoded, verdict), decoded.origin, verdict)
+        outputs = await off_loop(size, self.outputs, decoded, verdict)
+        return Finished(outputs, decoded.origin, verdict)
 
     def decode(self, record: RecordLike) -> codec.Decoded | Finished:
         """The request, or the message's dead letter."""

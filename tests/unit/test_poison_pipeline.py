@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 
 import orjson
@@ -18,6 +19,7 @@ from consumers.runtime.fitting import KEY_HASHED_HEADER, record_size
 from consumers.runtime.headers import DROPPED_HEADER, is_credential
 from consumers.runtime.message import Finished, Pipeline
 from consumers.settings import FailurePolicy, ServiceSettings, TopicSettings
+from guard.defaults import OFFLOAD_MIN_CHARS
 from guard.engine import Guard
 from guard.models import Verdict
 from guard.settings import JudgeSettings
@@ -270,3 +272,31 @@ def test_any_record_ends_as_publishable_records_never_as_an_exception(
     check_publishable(outputs, record)
     if key is not None and len(key) > envelope.KEY_MAX_BYTES:
         assert all(dict(out.headers).get(KEY_HASHED_HEADER) for out in outputs)
+
+
+class TestBigMessagesLeaveTheEventLoop:
+    """Parsing and building the outputs of a big message (up to ``max_message_bytes``) runs in
+    the core's worker threads, so heartbeats and health are served meanwhile; small messages
+    stay on the loop, where a thread hop would cost more than the work."""
+
+    @staticmethod
+    def _threads(value: bytes) -> set[str]:
+        seen: set[str] = set()
+
+        def parse(payload: Any) -> Any:
+            seen.add(threading.current_thread().name)
+            return GUARD.parse(payload)
+
+        outputs = handle(Record(value), Pipeline(SETTINGS, parse))
+        assert outputs[0].kind == "verdict"
+        return seen
+
+    def test_a_big_message_is_parsed_in_a_worker_thread(self) -> None:
+        big = request(context=[EVIDENCE] + [f"Filler sentence number {i}." for i in range(4000)])
+        assert len(big) > OFFLOAD_MIN_CHARS
+        threads = self._threads(big)
+        assert len(threads) == 1
+        assert next(iter(threads)).startswith("guard-cpu")
+
+    def test_a_small_message_is_parsed_on_the_loop(self) -> None:
+        assert self._threads(request()) == {threading.main_thread().name}
