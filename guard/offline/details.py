@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
@@ -24,7 +25,8 @@ _COMPUTES = re.compile(
     r"\b(?:total|in all|altogether|combined|overall|sum|leaves?|left|remaining|remain|"
     r"difference|later|earlier|each|times|twice|half|double|which is|that's|that is|"
     r"works out|comes to|makes|would be|less|more|fewer|cheaper|saving|save|layover|"
-    r"average)\b|[=×+]",
+    r"average|so|per|insgesamt|also|mal|geteilt|durch|pro|je|por|dividido|multiplicado|"
+    r"fois|divisé|soit|donc)\b|[=×+*/÷]",
     re.IGNORECASE)
 
 
@@ -52,7 +54,8 @@ class Details:
         clock = times.times(claim.text)
         spans = [t.span for t in clock]
         quantities = [q for q in numbers.extract(claim.text)
-                      if not any(a <= q.start < b for a, b in spans) and not _counted(q)]
+                      if not any(a <= q.start < b for a, b in spans) and not _counted(q)
+                      and not enumerator(claim.text, q)]
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
         return cls(content_stems(claim.text), quantities[:MAX_AMOUNTS], clock[:MAX_AMOUNTS],
                    times.weekdays(claim.text)[:MAX_AMOUNTS], names[:MAX_AMOUNTS], claim.text,
@@ -61,8 +64,10 @@ class Details:
 
 @dataclass(frozen=True)
 class Answer:
-    """What the whole answer holds: its stems (a condition may sit in another claim) and the
-    amounts and times the evidence states (operands of what the answer computes)."""
+    """What the whole answer holds: its stems (a condition may sit in another claim), its
+    grounded amounts (stated by the evidence, or computed from evidence amounts and the
+    answer's earlier grounded amounts: operands of what the answer computes) and the times the
+    evidence states."""
 
     stems: frozenset[str] = frozenset()
     amounts: tuple[numbers.Quantity, ...] = ()
@@ -70,15 +75,44 @@ class Answer:
 
     @classmethod
     def of(cls, output: str, index: EvidenceIndex) -> Answer:
-        """The answer's amounts the evidence states, and those one step of arithmetic on
-        them gives (an answer may compute in two steps: 70 x 40 % = 28, 28 + 33 = 61)."""
+        """The answer's amounts that the evidence states or that arithmetic on grounded
+        amounts gives, chained: "€540, plus city tax of €28 (€3.50 for each of you for 4
+        nights), so €568" grounds €540 (4 x 135), €28 (3.50 x 2 x 4) and then €568. Two
+        steps (three operands) only where the answer shows it computes."""
         clock = tuple(t for t in times.times(output) if any(t.agrees(e) for e in index.clock))
-        amounts = numbers.extract(output)[:MAX_AMOUNTS]
-        stated = [q for q in amounts if index.amounts.supports(q)]
-        pool = [*stated, *index.quantities]
-        computed = [q for q in amounts if q not in stated and arithmetic.derivable(
-            q, pool, [*clock, *index.clock])]
-        return cls(frozenset(content_stems(output)), tuple(stated + computed), clock)
+        amounts = [q for q in numbers.extract(output) if not enumerator(output, q)]
+        amounts = amounts[:MAX_AMOUNTS]
+        grounded = [q for q in amounts if _counted(q)]  # "three modules": the answer's count
+        steps = 2 if _COMPUTES.search(output) else 1
+        evidence = list(index.quantities)
+        clocks = [*clock, *index.clock]
+        stated = [q for q in amounts if index.amounts.supports(q)]  # operands already
+        for _ in range(2):  # an answer may give a total before its parts
+            for q in amounts:
+                if q in grounded or q in stated:
+                    continue
+                others = [g for g in grounded if g.value != q.value]
+                if arithmetic.derivable(q, [*others, *evidence], clocks, steps=steps):
+                    grounded.append(q)
+        return cls(frozenset(content_stems(output)), tuple(grounded), clock)
+
+    def grounds(self, quantity: numbers.Quantity) -> bool:
+        """Whether the answer's chain of computations grounds ``quantity``."""
+        return any(q.kind == quantity.kind and q.value == quantity.value
+                   for q in self.amounts)
+
+
+_ENUMERATOR = re.compile(r"(?m)^[ \t>*-]*\(?(\d{1,2})[.)](?=\s)")
+
+
+def enumerator(text: str, quantity: numbers.Quantity) -> bool:
+    """"1.", "2)" opening a list line: list formatting, not a claimed number."""
+    return quantity.kind == "count" and quantity.start in _enumerators(text)
+
+
+@lru_cache(maxsize=numbers.EXTRACT_CACHE_SIZE)
+def _enumerators(text: str) -> frozenset[int]:
+    return frozenset(m.start(1) for m in _ENUMERATOR.finditer(text))
 
 
 def _counted(quantity: numbers.Quantity) -> bool:
@@ -159,24 +193,34 @@ def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
             f"days {written} not in evidence ({_label(holder)} says {said})", holder)
 
 
+ALIGNED_OVERLAP = 0.5  # a sentence restating this share of the claim's words is its slot
+
+
 def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSentence | None,
-                    answer: Answer) -> Failure | None:
+                    overlap: float, answer: Answer) -> Failure | None:
+    """A number neither the evidence states nor the answer computes. Against the sentence the
+    claim restates (an amount of the same kind in the same slot) it is contradicted; against an
+    amount elsewhere it is unaligned; with none of its kind, absent. A number arithmetic on
+    the evidence and the answer's grounded amounts gives is never a failure."""
+    shows = {False: bool(_COMPUTES.search(details.text)),
+             True: bool(_DATE_COMPUTES.search(details.text))}  # computing cues in the claim
     for quantity in details.quantities:
         if index.amounts.supports(quantity) or an_hour_of(quantity, index):
             continue
-        cue = _DATE_COMPUTES if quantity.kind == "date" else _COMPUTES
-        if cue.search(details.text) and arithmetic.derivable(
-                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock]):
+        steps = 2 if shows[quantity.kind == "date"] else 1
+        if answer.grounds(quantity) or arithmetic.derivable(
+                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock],
+                steps=steps):
             continue
         nearby = list(sentence.quantities) if sentence is not None else []
         instead = numbers.closest(quantity, nearby)
-        if instead is not None:
+        if instead is not None and overlap >= ALIGNED_OVERLAP:
             return ("number_contradicted", f"number {quantity.text} not in evidence "
                     f"({_label(sentence)} says {instead.text})", sentence)
-        elsewhere = numbers.closest(quantity, index.quantities)
+        elsewhere = instead or numbers.closest(quantity, index.quantities)
         if elsewhere is not None:
             holder = next((s for s in index.sentences if elsewhere in s.quantities), sentence)
-            return ("number_contradicted", f"number {quantity.text} not in evidence "
+            return ("number_unaligned", f"number {quantity.text} not in evidence "
                     f"({_label(holder)} says {elsewhere.text})", holder)
         return "number_absent", f"number {quantity.text} not in evidence", sentence
     return None
@@ -279,7 +323,7 @@ def detail_failure(text: str, details: Details, index: EvidenceIndex,
             or _quote_failure(text, index)
             or _time_failure(text, details, index, sentence)
             or _weekday_failure(text, details, index, sentence)
-            or _number_failure(details, index, sentence, answer)
+            or _number_failure(details, index, sentence, overlap, answer)
             or _misplaced(details, sentence, overlap)
             or _swapped(details, sentence, index)
             or (_name_failure(details.names, index, text) if readable else None))

@@ -90,6 +90,10 @@ _STOPWATCH = re.compile(
     r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b")
 _TIMES = re.compile(r"\s+times\b")  # "three times a day": a count
 _YEARISH = re.compile(r"1\d{3}|20\d{2}")
+_LABEL = re.compile(r"(?:§|#|\b(?:No|Nr|Art|Sec|Section|Article|Paragraph|Absatz|Artículo|"
+                    r"Abschnitt|Kapitel|Chapter|Step|Schritt|Paso|Étape|Level|Tier|Version|"
+                    r"Reviewer|Model|Option|Plan|Room|Gate|Platform|Line))\.?\s*$",
+                    re.IGNORECASE)
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})  # English verbs when lower case
 
 
@@ -234,7 +238,14 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         return None  # "one", "a", "ten" alone are too often not amounts; "three times" is
     hedged = _hedged(text[: match.start()])
     begin = match.start("sign") if match.group("sign") else match.start("num")
+    if kind == "count" and _labels(text[max(0, begin - 12):begin]):
+        kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
     return Quantity(text[begin:match.end()].strip(), scaled, kind, hedged, value, begin)
+
+
+def _labels(before: str) -> bool:
+    end = before.rstrip(" .")
+    return bool(end) and (end[-1].isalpha() or end[-1] in "§#") and bool(_LABEL.search(before))
 
 
 def number_value(raw: str, eu: bool = False) -> float | None:

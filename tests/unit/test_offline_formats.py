@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guard.offline import arithmetic, numbers, times
+from guard.offline.details import enumerator
 from guard.offline.entities import abbreviates
 
 _EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
@@ -217,6 +218,64 @@ class TestArithmetic:
         end = start + timedelta(days=days)
         evidence = self.amounts(f"from {start.isoformat()} for {days} days")
         assert arithmetic.derivable(one(f"until {end.isoformat()}"), evidence)
+
+
+class TestChainedArithmetic:
+    """Answers chain computations: two steps on three amounts, rates per another unit, dates
+    to the month; labels and list numbers are not operands."""
+
+    def test_two_steps_on_three_amounts(self) -> None:
+        evidence = numbers.extract("City tax: €3.50 per person per night. 3 adults, 5 nights.")
+        assert not arithmetic.derivable(one("€52.50"), evidence)
+        assert arithmetic.derivable(one("€52.50"), evidence, steps=2)
+        assert not arithmetic.derivable(one("€53.50"), evidence, steps=2)
+
+    def test_a_percentage_of_an_amount(self) -> None:
+        evidence = numbers.extract("It pays 4.00% a year on a balance of £7,500.")
+        assert arithmetic.derivable(one("£300"), evidence)
+        assert not arithmetic.derivable(one("£30,000"), evidence)
+
+    def test_a_rate_per_another_unit_of_time(self) -> None:
+        assert arithmetic.derivable(one("3,600"), numbers.extract("60 requests per minute"))
+        assert not arithmetic.derivable(one("3,500"), numbers.extract("60 requests per minute"))
+
+    def test_a_month_a_duration_after_a_date(self) -> None:
+        evidence = numbers.extract("Born 2 March 2023; the booster is at 3 years 4 months.")
+        assert arithmetic.derivable(one("July 2026"), evidence)
+        assert not arithmetic.derivable(one("October 2026"), evidence)
+
+    def test_a_section_number_is_a_label_not_an_operand(self) -> None:
+        assert one("§ 2").kind == "ordinal"
+        evidence = numbers.extract("§ 2: notice of zwei Wochen in the first months.")
+        assert not arithmetic.derivable(one("vier Wochen"), evidence)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.integers(min_value=2, max_value=500), min_size=3, max_size=3),
+           st.sampled_from(["+", "*"]), st.sampled_from(["+", "-", "*"]))
+    def test_any_two_step_result_of_three_amounts(self, values: list[int], first: str,
+                                                  second: str) -> None:
+        a, b, c = values
+        inner = a + b if first == "+" else a * b
+        target = {"+": inner + c, "-": inner - c, "*": inner * c}[second]
+        if target <= 1:
+            return
+        evidence = numbers.extract(f"fees of ${a}, ${b} and ${c}")
+        assert arithmetic.derivable(numbers.Quantity(str(target), float(target), "usd"),
+                                    evidence, steps=2)
+
+
+class TestEnumerators:
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.sampled_from(["Hold the button", "Wait 10 seconds", "Log in"]),
+                    min_size=1, max_size=9), st.sampled_from([".", ")"]))
+    def test_list_numbers_are_formatting(self, items: list[str], mark: str) -> None:
+        text = "Steps:\n" + "\n".join(f"{n}{mark} {item}." for n, item in enumerate(items, 1))
+        claimed = [q for q in numbers.extract(text) if not enumerator(text, q)]
+        assert [q.text for q in claimed] == ["10 seconds"] * items.count("Wait 10 seconds")
+
+    def test_a_number_inside_a_line_is_not_an_enumerator(self) -> None:
+        text = "You get 3. Then 4) more"
+        assert not any(enumerator(text, q) for q in numbers.extract(text))
 
 
 class TestAbbreviations:

@@ -264,3 +264,38 @@ def test_a_document_header_is_evidence_of_who_said_what() -> None:
     assert decided("Dr Hughes suggested increasing metformin to 1 g twice daily.").basis == (
         "fail:attribution")
     assert decided("Dr Nair suggested increasing metformin to 1 g twice daily.").label != "fail"
+
+
+class TestComputedAnswersAreNeverConfidentFails:
+    """Numbers an answer derives from the evidence and its own grounded numbers (issue 10's
+    held-out errors, in other words): at worst undecided."""
+
+    @pytest.mark.parametrize(("output", "context"), [
+        ("For 4 nights at €135 that's €540, plus city tax of €28 (€3.50 for each of you for 4 "
+         "nights), so €568 in total.",
+         ["Room rate: €135 per night. City tax: €3.50 per person per night.",
+          "Booking: 2 adults, 4 nights."]),
+        ("At 4.00% on £7,500 you'd earn £300 in interest over a year.",
+         ["The saver pays 4.00% a year.", "Your balance is £7,500."]),
+        ("You land at 10:05 and the connection leaves at 11:15, so you have 70 minutes.",
+         ["Flight LH400 arrives at 10:05.", "Flight LH902 departs at 11:15."]),
+        ("She was born on 2 March 2023, so the booster falls due in early July 2026.",
+         ["Date of birth: 2 March 2023.", "The booster is given at 3 years 4 months."]),
+        ("Bei einer 4-Tage-Woche hast du 30 geteilt durch 5, mal 4, also 24 Urlaubstage.",
+         ["Es gibt 30 Urlaubstage pro Jahr, gerechnet auf eine 5-Tage-Woche."]),
+        ("Steps:\n1. Hold reset for 10 seconds.\n2. Wait for the green light.\n"
+         "3. Log in with the sticker password.",
+         ["Hold reset for 10 seconds, wait for the green light, then log in with the sticker "
+          "password."]),
+        ("On the free tier that's 60 requests a minute, so 3,600 an hour.",
+         ["Free tier: 60 requests per minute."]),
+    ])
+    def test_a_derived_number_does_not_fail(self, output: str, context: list[str]) -> None:
+        decision = decide(output, context)
+        assert decision.label != "fail", reasons(decision)
+
+    def test_a_wrong_product_still_fails(self) -> None:
+        decision = decide("For 4 nights at €135 per night the total is €560.",
+                          ["Room rate: €135 per night.", "Booking: 4 nights."])
+        assert decision.label == "fail"
+        assert "€560" in reasons(decision)
