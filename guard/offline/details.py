@@ -201,18 +201,24 @@ def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSe
     """A number neither the evidence states nor the answer computes. Against the sentence the
     claim restates (an amount of the same kind in the same slot) it is contradicted; against an
     amount elsewhere it is unaligned; with none of its kind, absent. A number arithmetic on
-    the evidence and the answer's grounded amounts gives is never a failure."""
+    the evidence and the answer's grounded amounts gives is not a failure, unless the claim
+    restates a sentence holding another amount of its kind and shows no computation."""
     shows = {False: bool(_COMPUTES.search(details.text)),
              True: bool(_DATE_COMPUTES.search(details.text))}  # computing cues in the claim
     for quantity in details.quantities:
         if index.amounts.supports(quantity) or an_hour_of(quantity, index):
             continue
-        steps = 2 if shows[quantity.kind == "date"] else 1
-        if answer.grounds(quantity) or arithmetic.derivable(
-                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock],
-                steps=steps):
-            continue
+        shown = shows[quantity.kind == "date"]
         nearby = list(sentence.quantities) if sentence is not None else []
+        # a claim restating a sentence with another amount of the kind, and no computing
+        # words, swapped the number even if arithmetic could reach it ("within 10 business
+        # days" against "within 5 business days")
+        restated = not shown and overlap >= ALIGNED_OVERLAP and any(
+            q.kind == quantity.kind for q in nearby)
+        if not restated and (answer.grounds(quantity) or arithmetic.derivable(
+                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock],
+                steps=2 if shown else 1)):
+            continue
         instead = numbers.closest(quantity, nearby)
         if instead is not None and overlap >= ALIGNED_OVERLAP:
             return ("number_contradicted", f"number {quantity.text} not in evidence "

@@ -299,3 +299,12 @@ class TestComputedAnswersAreNeverConfidentFails:
                           ["Room rate: €135 per night.", "Booking: 4 nights."])
         assert decision.label == "fail"
         assert "€560" in reasons(decision)
+
+    def test_a_restated_number_fails_even_if_a_sum_reaches_it(self) -> None:
+        """No computing words and the sentence it restates holds another amount of the kind:
+        a swapped number, though 5 + 5 is 10."""
+        decision = decide("Refunds are issued within 10 business days.",
+                          "Shipping takes 3 to 5 business days. Refunds are issued to your "
+                          "card within 5 business days.")
+        assert decision.label == "fail"
+        assert "10 business days" in reasons(decision)
