@@ -60,16 +60,8 @@ def judge_rows(rows: Iterable[dict[str, Any]], judge: OfflineJudge | None = None
                settings: JudgeSettings | None = None) -> list[Judged]:
     """The offline decision on every row, prepared as the engine prepares a request."""
     settings = settings or JudgeSettings()
-    judge = judge or OfflineJudge(settings)
-    guard = Guard(judge, settings)
-    judged: list[Judged] = []
-    for number, row in enumerate(rows):
-        case = guard.prepare(JudgeRequest.model_validate({"id": str(number), **row}))
-        if not isinstance(case, PreparedCase):
-            continue
-        judged.append(Judged(str(row.get("id", number)), str(row.get("category", "all")),
-                             bool(row["hallucinated"]), judge.decide(case)))
-    return judged
+    table = judge.calibration if judge is not None else OfflineJudge(settings).calibration
+    return [c.judged(table) for c in check_rows(rows, settings)]
 
 
 @dataclass(frozen=True)
