@@ -14,7 +14,7 @@ from functools import lru_cache
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
 from guard.offline.claims import Claim
-from guard.offline.text import content_stems
+from guard.offline.text import STOPWORDS, content_stems, stem
 
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
 
@@ -297,17 +297,46 @@ def an_hour_of(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
 
 def _name_failure(names: list[entities.Name], index: EvidenceIndex,
                   text: str = "") -> Failure | None:
-    if negation.negated(text):
-        return None  # "there's no Rust SDK": naming what is absent
+    """A name the evidence lacks: most of its words (``name_absent``), or one capitalised
+    word of it (``name_part_absent``: "Attorney General of California" where the evidence
+    names Nevada). A name the claim says is absent or denies ("there's no Rust SDK", "not
+    Dennis Marks") is no claim that it exists."""
+    part_absent: Failure | None = None
     for name in names:
-        if name.text in _COMMON_ABBREVIATIONS or name.guessed:
+        if name.text in _COMMON_ABBREVIATIONS or name.guessed or denied(name, text):
             continue
         if entities.quote_in(name.text, index.normalized):
             continue
         absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
-        if absent and len(absent) * 2 >= len(name.parts) and not _abbreviation(name, index):
+        if not absent or _abbreviation(name, index):
+            continue
+        if len(absent) * 2 >= len(name.parts):
             return "name_absent", f"name '{name.text}' not in evidence", None
-    return None
+        word = next((p for p in absent if len(p) > 2 and p not in STOPWORDS), None)
+        if word is not None and part_absent is None:
+            part_absent = ("name_part_absent", f"'{_as_written(word, name)}' of the name "
+                           f"'{name.text}' is not in evidence", None)
+    return part_absent
+
+
+_DENIAL = re.compile(r"(?:\bno|\bnot|n['’]t|\bnever|\bwithout|\bneither|\bnor)\W+"
+                     r"(?:\w+\W+){0,3}$", re.IGNORECASE)
+
+
+def denied(name: entities.Name, text: str) -> bool:
+    """Whether ``text`` negates ``name`` ("no Rust SDK", "not Dennis Marks", "X isn't")."""
+    at = text.find(name.text)
+    if at < 0:
+        return negation.negated(text)
+    return bool(_DENIAL.search(text[max(0, at - 60):at])) or bool(
+        re.match(r"\W*(?:is|are|was|were|does|do|did|has|have)\W+(?:not|n['’]t)\b|"
+                 r"\W*(?:isn|aren|wasn|weren|doesn|don|didn)['’]t\b",
+                 text[at + len(name.text):], re.IGNORECASE))
+
+
+def _as_written(part: str, name: entities.Name) -> str:
+    return next((w for w in name.text.split() if stem(w.lower().strip(".,'’")) == part
+                 or w.lower().startswith(part)), part)
 
 
 def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:

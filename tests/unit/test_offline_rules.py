@@ -4,11 +4,14 @@ what it can prove, and leaves the rest undecided (issue 10's examples among them
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
 from guard.case import PreparedCase
 from guard.models import JudgeRequest
-from guard.offline import OfflineJudge
+from guard.offline import OfflineJudge, entities
+from guard.offline.details import denied
 from guard.offline.judge import Decision
 
 HOURS = "Office hours: 8am to 6pm, Monday to Friday."
@@ -308,3 +311,31 @@ class TestComputedAnswersAreNeverConfidentFails:
                           "card within 5 business days.")
         assert decision.label == "fail"
         assert "10 business days" in reasons(decision)
+
+
+class TestNames:
+    def test_one_word_of_a_name_the_evidence_lacks_fails(self) -> None:
+        decision = decide("She served as Attorney General of California.",
+                          "She served as Attorney General of Nevada from 2007 to 2015.")
+        assert decision.basis == "fail:name_part_absent"
+        assert "California" in reasons(decision)
+
+    def test_a_denied_name_is_not_claimed_but_the_asserted_one_is(self) -> None:
+        context = "Dennis Howard Marks was a Welsh drug smuggler."
+        assert decide("There is no Rust SDK.", "SDKs: Python and Go.").label != "fail"
+        decision = decide("Don Barry Mason was Welsh, not Dennis Howard Marks.", context)
+        assert decision.label == "fail"
+        assert "Barry Mason" in reasons(decision)
+        assert "Dennis" not in reasons(decision)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.sampled_from(["Jana Novotna", "Lord Black", "Acme Bank", "Rust"]),
+           st.sampled_from(["no", "not", "never", "isn't", "without"]),
+           st.lists(st.sampled_from(["the", "a", "official", "new"]), max_size=3))
+    def test_a_name_after_a_negation_is_denied(self, name: str, cue: str,
+                                               between: list[str]) -> None:
+        text = f"It is {cue} {' '.join(between)} {name} at all."
+        found = next(n for n in entities.names(text) if n.text == name)
+        assert denied(found, text)
+        plain = f"It is {' '.join(between)} {name} at all."
+        assert not denied(next(n for n in entities.names(plain) if n.text == name), plain)
