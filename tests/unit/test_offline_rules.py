@@ -339,3 +339,13 @@ class TestNames:
         assert denied(found, text)
         plain = f"It is {' '.join(between)} {name} at all."
         assert not denied(next(n for n in entities.names(plain) if n.text == name), plain)
+
+    def test_a_name_in_another_names_slot_fails(self) -> None:
+        context = ("The data controller is Northwind Retail Ltd, registered in England. "
+                   "We use Stripe Payments Europe Ltd as a payment processor.")
+        decision = decide("The data controller is Stripe Payments Europe Ltd.", context)
+        assert decision.basis == "fail:name_swapped"
+        assert "Northwind Retail Ltd" in reasons(decision)
+        assert decide("The data controller, Northwind Retail Ltd, is registered in England, "
+                      "and payments go through Stripe Payments Europe Ltd.",
+                      context).label != "fail"
