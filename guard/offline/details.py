@@ -246,19 +246,41 @@ def _misplaced(details: Details, sentence: EvidenceSentence | None,
     says another ("until 10 PM" where the Thursday sentence says 21:00)."""
     if sentence is None:
         return None
+    clause = _slot(sentence.text, details.stems) if (details.clock or details.days) else ""
+    sentence_clock = times.times(clause) if clause else list(sentence.clock)
+    sentence_days = times.weekdays(clause) if clause else list(sentence.days)
+    quoted = clause or sentence.text
     for clock in details.clock if overlap >= MISPLACED_OVERLAP else ():
-        if sentence.clock and not any(clock.agrees(t) for t in sentence.clock):
-            said = ", ".join(t.text for t in sentence.clock[:3])
+        if sentence_clock and not any(clock.agrees(t) for t in sentence_clock):
+            said = ", ".join(t.text for t in sentence_clock[:3])
             return ("time_misplaced", f"time {clock.text}: {sentence.passage} says {said} "
-                    f"(\"{short(sentence.text)}\")", sentence)
+                    f"(\"{short(quoted)}\")", sentence)
     days = {d for w in details.days for d in w.days}
-    said_days = {d for w in sentence.days for d in w.days}
+    said_days = {d for w in sentence_days for d in w.days}
     if (overlap >= MISPLACED_DAY_OVERLAP and days and said_days and not days <= said_days
             and not _CLOSED.search(details.text)):
-        said = ", ".join(w.text for w in sentence.days)
+        said = ", ".join(w.text for w in sentence_days)
         return ("weekday_misplaced", f"days {', '.join(w.text for w in details.days)}: "
-                f"{sentence.passage} says {said} (\"{short(sentence.text)}\")", sentence)
+                f"{sentence.passage} says {said} (\"{short(quoted)}\")", sentence)
     return None
+
+
+_CLAUSES = re.compile(r";\s+|\.\s+|\s+[–—]\s+")
+MAX_SLOT_CLAUSES = 12
+
+
+def _slot(text: str, stems: list[str]) -> str:
+    """The clause of an evidence sentence that restates the claim, when the sentence lists
+    several ("asthma clinic Monday mornings; diabetes review clinic Wednesday afternoons"):
+    the one sharing strictly the most of the claim's words, at least two; else ""."""
+    clauses = _CLAUSES.split(text)[:MAX_SLOT_CLAUSES]
+    if len(clauses) < 2:
+        return ""
+    wanted = set(stems)
+    scored = sorted(((len(wanted & set(content_stems(c))), c) for c in clauses),
+                    key=lambda pair: -pair[0])
+    best, runner_up = scored[0][0], scored[1][0]
+    return scored[0][1] if best >= 2 and best > runner_up else ""
 
 
 SWAP_OVERLAP = 0.75

@@ -140,10 +140,21 @@ class TestTimes:
         ("20 Uhr", [{1200}]),
         ("20h30", [{1230}]),
         ("at noon", [{720}]),
-        ("de 9:00 a 18:00", [{540, 1260}, {1080}]),
+        ("de 9:00 a 18:00", [{540}, {1080}]),  # a 24-hour text: 9:00 is morning
+        ("at 10:30", [{630, 1350}]),
     ])
     def test_times_and_ranges(self, text: str, expected: list[set[int]]) -> None:
         assert [t.minutes for t in times.times(text)] == expected
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=59),
+           st.integers(min_value=13, max_value=23))
+    def test_a_24_hour_text_reads_every_colon_time_once(self, hour: int, minute: int,
+                                                        late: int) -> None:
+        text = f"Open {hour}:{minute:02d} to {late}:00; late opening until {late}:30."
+        found = times.times(text)
+        assert found[0].minutes == {hour * 60 + minute}
+        assert all(len(t.minutes) == 1 for t in found)
 
     @pytest.mark.parametrize("text", ["1-2 days", "pages 10-12", "costs 5.50", "ratio 3:2",
                                       "version 2.1", "in 2020"])

@@ -349,3 +349,32 @@ class TestNames:
         assert decide("The data controller, Northwind Retail Ltd, is registered in England, "
                       "and payments go through Stripe Payments Europe Ltd.",
                       context).label != "fail"
+
+
+class TestSlots:
+    """A listed sentence's clause is the slot a day or time is compared in."""
+
+    def test_a_day_of_another_clause_fails(self) -> None:
+        context = ("Specialist clinics: asthma clinic Monday mornings; diabetes review clinic "
+                   "Wednesday afternoons with nurse J. Owusu; baby clinic Friday mornings.")
+        decision = decide("The diabetes review clinic is on Monday afternoons with nurse "
+                          "J. Owusu.", context)
+        assert decision.basis == "fail:weekday_misplaced"
+        assert "Wednesday" in reasons(decision)
+        assert decide("The diabetes review clinic is on Wednesday afternoons with nurse "
+                      "J. Owusu.", context).label != "fail"
+
+    def test_daily_in_another_clause_does_not_cover_a_wrong_day(self) -> None:
+        context = ("The bakery counter bakes sourdough on Tuesdays and Fridays only; other "
+                   "breads are baked daily.")
+        decision = decide("Sourdough is baked on Tuesdays and Thursdays.", context)
+        assert decision.label == "fail"
+        assert "Thursdays" in reasons(decision)
+
+    def test_ten_pm_is_not_the_ten_oclock_of_a_24_hour_timetable(self) -> None:
+        context = ("Opening hours: Tuesday-Sunday 10:00-18:00; late opening on Thursdays "
+                   "until 21:00.")
+        decision = decide("On Thursdays it stays open late, until 10 PM.", context)
+        assert decision.label == "fail"
+        assert "10 PM" in reasons(decision)
+        assert decide("On Thursdays it stays open late, until 9 PM.", context).label != "fail"
