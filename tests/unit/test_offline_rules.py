@@ -378,3 +378,23 @@ class TestSlots:
         assert decision.label == "fail"
         assert "10 PM" in reasons(decision)
         assert decide("On Thursdays it stays open late, until 9 PM.", context).label != "fail"
+
+
+class TestComparisonsOfNamedThings:
+    FUNDS = ("Fund factsheet. Global Equity Fund: +9.8%. Sustainable Leaders Fund: +12.4%. "
+             "Ongoing charges: Global Equity 0.22%, Sustainable Leaders 0.45%.")
+    TRANSFERS = ("Airport Express train: every 15 minutes, journey time 22 minutes, €11. "
+                 "Bus line 100: every 10 minutes, journey time 40 minutes, €4.")
+
+    def test_more_than_a_named_thing_is_checked_against_both_amounts(self) -> None:
+        decision = decide("The Global Equity Fund returned more than the Sustainable Leaders "
+                          "Fund.", self.FUNDS)
+        assert decision.basis == "fail:comparison_reversed"
+        assert decide("The Sustainable Leaders Fund returned more than the Global Equity "
+                      "Fund.", self.FUNDS).label != "fail"
+
+    def test_how_often_is_not_how_long(self) -> None:
+        decision = decide("The bus is the quicker option.", self.TRANSFERS)
+        assert decision.basis == "fail:comparison_reversed"
+        assert "40 minutes" in reasons(decision)
+        assert decide("The train is the quicker option.", self.TRANSFERS).label != "fail"
