@@ -115,6 +115,30 @@ def _enumerators(text: str) -> frozenset[int]:
     return frozenset(m.start(1) for m in _ENUMERATOR.finditer(text))
 
 
+SMALL_COUNT = 12
+
+
+def _counts_same(text: str, quantity: numbers.Quantity,
+                 sentence: EvidenceSentence | None) -> bool:
+    """Whether the sentence counts what the claim's bare number counts: the word after the
+    number ("5 users") follows a count of the sentence too."""
+    counted = content_stems(text[quantity.start + len(quantity.text):][:40])[:1]
+    if sentence is None or not counted:
+        return False
+    for q in sentence.quantities[:MAX_AMOUNTS]:
+        if q.kind != "count":
+            continue
+        for match in re.finditer(re.escape(q.text), sentence.text):
+            if counted[0] in content_stems(sentence.text[match.end():match.end() + 40])[:2]:
+                return True
+    return False
+
+
+def _small_count(quantity: numbers.Quantity) -> bool:
+    return (quantity.kind == "count" and quantity.value <= SMALL_COUNT
+            and quantity.value == int(quantity.value))
+
+
 def _counted(quantity: numbers.Quantity) -> bool:
     """"three times", "five events": a count in words, often of items the evidence lists
     rather than states, so it is an operand of arithmetic but never checked itself."""
@@ -214,7 +238,10 @@ def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSe
         # words, swapped the number even if arithmetic could reach it ("within 10 business
         # days" against "within 5 business days")
         restated = not shown and overlap >= ALIGNED_OVERLAP and any(
-            q.kind == quantity.kind for q in nearby)
+            q.kind == quantity.kind for q in nearby) and (
+            quantity.kind != "count" or _counts_same(details.text, quantity, sentence))
+        if not restated and _small_count(quantity):
+            continue  # "3 modules": maybe a count of items the evidence lists, not states
         if not restated and (answer.grounds(quantity) or arithmetic.derivable(
                 quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock],
                 steps=2 if shown else 1)):

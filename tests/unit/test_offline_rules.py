@@ -297,6 +297,16 @@ class TestComputedAnswersAreNeverConfidentFails:
         decision = decide(output, context)
         assert decision.label != "fail", reasons(decision)
 
+    def test_a_count_of_listed_items_is_not_a_claimed_amount(self) -> None:
+        context = ('{"modules": [{"name": "Statistics", "credits": 20}, {"name": "Databases", '
+                   '"credits": 20}, {"name": "Ethics", "credits": 20}]}')
+        decision = decide("You are enrolled in 3 modules: Statistics, Databases and Ethics.",
+                          context)
+        assert decision.label != "fail", reasons(decision)
+        restated = decide("The Starter plan allows up to 7 users.",
+                          "Plans. The Starter plan allows up to 5 users and community support.")
+        assert restated.label == "fail"
+
     def test_a_wrong_product_still_fails(self) -> None:
         decision = decide("For 4 nights at €135 per night the total is €560.",
                           ["Room rate: €135 per night.", "Booking: 4 nights."])
