@@ -84,6 +84,12 @@ class Calibration:
             value = min(value, WEAK_CAP)
         return round(value, 3)
 
+    def refuted(self, basis: str) -> bool:
+        """Whether the rule was wrong more often than right on labelled answers (a failure it
+        finds then shows nothing)."""
+        tally = self.tallies.get(basis)
+        return tally is not None and tally.correct * 2 < tally.total
+
     @classmethod
     def combine(cls, sets: dict[str, Calibration]) -> Calibration:
         """One table from the tables of several labelled sets."""

@@ -107,7 +107,10 @@ def decide(results: list[ClaimResult], calibration: Calibration, *,
            truncated: bool = False) -> Decision:
     """Fail on the surest contradiction; pass when every factual claim is proven; else
     undecided."""
-    results = _additions(results)
+    results = [replace(r, status="undecided", basis=f"refuted_{r.basis}",
+                       reason=f"{r.reason} (a rule more often wrong than right)")
+               if r.status == "contradicted" and calibration.refuted(f"fail:{r.basis}") else r
+               for r in _additions(results)]
     failed = [r for r in results if r.status == "contradicted"]
     if failed:
         confidence, basis = max((calibration.confidence(f"fail:{r.basis}"), f"fail:{r.basis}")

@@ -100,6 +100,15 @@ class TestDecision:
         decision = decide([result("supported", "aligned")], table)
         assert (decision.label, decision.basis) == ("undecided", "undecided:unproven_aligned")
 
+    def test_a_failure_by_a_rule_wrong_more_often_than_right_shows_nothing(self) -> None:
+        table = Calibration({"fail:contrary": Tally(1, 3), "fail:name_absent": Tally(9, 10)})
+        decision = decide([result("contradicted", "contrary")], table)
+        assert decision.label == "undecided"
+        assert decision.results[0].basis == "refuted_contrary"
+        both = decide([result("contradicted", "contrary"), result("contradicted", "name_absent")],
+                      table)
+        assert (both.label, both.basis) == ("fail", "fail:name_absent")
+
     def test_the_least_sure_proof_decides_a_pass(self) -> None:
         decision = decide([result("supported", "verbatim"), result("supported", "aligned")],
                           self.TABLE)
@@ -171,8 +180,12 @@ class TestCrossValidation:
         by_id = {j.id: j for j in judged["set"]}
         assert by_id["b0"].decision.confidence > 0.8  # fitted on "good" alone: overconfident
         assert by_id["b0"].right is False
-        assert table.tallies["fail:x"] == Tally(20, 40)
+        # out of fold, "good" rows meet a rule refuted by "bad" (undecided), "bad" rows a rule
+        # proven by "good" (wrong fails): the table counts only the wrong ones
+        assert by_id["a0"].decision.label == "undecided"
+        assert table.tallies["fail:x"] == Tally(0, 20)
         assert table.confidence("fail:x") < 0.5
+        assert table.refuted("fail:x")
 
     def test_the_cascade_from_decisions_asks_the_llm_below_the_threshold(self) -> None:
         rows = [judged(0.95, True), judged(0.5, False)]
