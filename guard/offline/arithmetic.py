@@ -41,6 +41,8 @@ def derivable(claim: Quantity, operands: Iterable[Quantity],
         return False
     if any(abs(d - claim.value) <= 1e-6 for d in _clock_differences(claim, clock)):
         return True
+    if claim.kind == "duration" and _between_dates(claim.value, pool):
+        return True
     if claim.kind == "percent" and _share(claim.value, pool):
         return True
     # a percentage is its fraction: "4 % of £7,500" is 0.04 x 7,500, "150 of 200" 0.75
@@ -142,6 +144,22 @@ def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[floa
     return [(b - a) / 1440 for i, a in enumerate(minutes) for b in minutes[i + 1:]]
 
 
+def _between_dates(days: float, pool: list[Quantity]) -> bool:
+    """"Check-in 12 May, check-out 16 May": 4 nights (dates without a year in one year)."""
+    dates = [q for q in pool if q.kind == "date"][:MAX_OPERANDS]
+    for i, a in enumerate(dates):
+        for b in dates[i + 1:]:
+            first, second = _as_date(a, year=_year(b)), _as_date(b, year=_year(a))
+            if first is not None and second is not None and abs(
+                    abs((second - first).days) - days) < 1e-6:
+                return True
+    return False
+
+
+def _year(q: Quantity) -> int:
+    return int(q.value) // 10000 or 2001  # two dates without a year: any common year
+
+
 def _date_offset(claim: Quantity, pool: list[Quantity]) -> bool:
     """A date a duration after or before a date ("born 2 March 2023", "at 3 years 4 months":
     July 2026); a month without a day is its middle day, within ``MONTH_SLACK_DAYS``."""
@@ -157,11 +175,12 @@ def _date_offset(claim: Quantity, pool: list[Quantity]) -> bool:
     return False
 
 
-def _as_date(q: Quantity, *, mid_month: bool = False) -> date | None:
+def _as_date(q: Quantity, *, mid_month: bool = False, year: int = 0) -> date | None:
+    """The date of ``q``; ``year`` stands in for a year it does not give."""
     if q.kind != "date":
         return None
     v = int(q.value)
-    year, month, day = v // 10000, v // 100 % 100, v % 100
+    year, month, day = v // 10000 or year, v // 100 % 100, v % 100
     if not day and mid_month:
         day = 15
     if not (year and month and day):

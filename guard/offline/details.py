@@ -194,6 +194,20 @@ def _time_failure(text: str, details: Details, index: EvidenceIndex,
     return None
 
 
+_DAYS_DENIED = re.compile(r"(?:\bnot|\bno|n['’]t|\bnever|\bclosed|\bexcept|\bexcluding)"
+                          r"\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
+
+
+def _days_denied(text: str, days: times.Weekdays) -> bool:
+    """"not on Saturday or Sunday", "closed Sundays": days the claim excludes."""
+    before = text[max(0, days.start - 30):days.start]
+    if _DAYS_DENIED.search(before):
+        return True
+    # the second of "not on Saturday or Sunday"
+    return bool(re.search(r"(?:\bnot|\bno|n['’]t|\bnever|\bclosed|\bexcept)\W+(?:\w+\W+){0,2}"
+                          r"\w+day\w*\s+(?:or|and|nor)\s+$", before, re.IGNORECASE))
+
+
 def _holding(index: EvidenceIndex, clock: times.TimeOfDay) -> EvidenceSentence | None:
     return next((s for s in index.sentences if clock in s.clock), None)
 
@@ -204,7 +218,7 @@ def _label(sentence: EvidenceSentence | None) -> str:
 
 def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
                      sentence: EvidenceSentence | None) -> Failure | None:
-    claimed = {d for w in details.days for d in w.days}
+    claimed = {d for w in details.days if not _days_denied(text, w) for d in w.days}
     extra = claimed - index.days
     if not extra or not index.days:
         return None
@@ -246,6 +260,8 @@ def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSe
                 quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock],
                 steps=2 if shown else 1)):
             continue
+        if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
+            continue  # computed from the restated sentence's own amounts: "1.5 times £12"
         instead = numbers.closest(quantity, nearby)
         if instead is not None and overlap >= ALIGNED_OVERLAP:
             return ("number_contradicted", f"number {quantity.text} not in evidence "

@@ -255,6 +255,13 @@ class TestChainedArithmetic:
         assert arithmetic.derivable(one("July 2026"), evidence)
         assert not arithmetic.derivable(one("October 2026"), evidence)
 
+    def test_days_between_two_dates(self) -> None:
+        evidence = numbers.extract("Check-in 12 May, check-out 16 May.")
+        assert arithmetic.derivable(one("4 nights"), evidence)
+        assert not arithmetic.derivable(one("5 nights"), evidence)
+        assert arithmetic.derivable(one("31 days"), numbers.extract(
+            "from 1 December 2025 to 1 January 2026"))
+
     def test_a_section_number_is_a_label_not_an_operand(self) -> None:
         assert one("§ 2").kind == "ordinal"
         evidence = numbers.extract("§ 2: notice of zwei Wochen in the first months.")

@@ -307,6 +307,20 @@ class TestComputedAnswersAreNeverConfidentFails:
                           "Plans. The Starter plan allows up to 5 users and community support.")
         assert restated.label == "fail"
 
+    @pytest.mark.parametrize(("output", "context", "wrong"), [
+        ("Overtime pays £18 an hour.", "Overtime is paid at 1.5 times the hourly rate of £12.",
+         "Overtime pays £20 an hour."),
+        ("That's 4 nights, so €360 in total.",
+         "Check-in 12 May, check-out 16 May. Rate €90 per night.",
+         "That's 5 nights, so €450 in total."),
+        ("Deliveries come on weekdays, not on Saturday or Sunday.",
+         "Deliveries arrive Monday to Friday.", "Deliveries also come on Saturday."),
+    ])
+    def test_computed_from_the_restated_sentence_or_excluded_days(
+            self, output: str, context: str, wrong: str) -> None:
+        assert decide(output, context).label != "fail", reasons(decide(output, context))
+        assert decide(wrong, context).label == "fail"
+
     def test_a_wrong_product_still_fails(self) -> None:
         decision = decide("For 4 nights at €135 per night the total is €560.",
                           ["Room rate: €135 per night.", "Booking: 4 nights."])
