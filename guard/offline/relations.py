@@ -37,6 +37,7 @@ _CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for 
                         re.IGNORECASE)
 
 
+_ACRONYM = re.compile(r"[A-Z]{2,5}s?")  # "CEO", "APR": maybe short for words of the evidence
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ese|ish|ean)$")
 ATTRIBUTION_OVERLAP = 0.6
 
@@ -81,7 +82,7 @@ def _comparison(text: str, index: EvidenceIndex) -> Failure | None:
 def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) -> Failure | None:
     """A claim relating two names that no sentence mentions together."""
     distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)
-                and not _DEMONYM.search(n.text)}
+                and not _DEMONYM.search(n.text) and not _ACRONYM.fullmatch(n.text)}
     if len(distinct) != 2 or negation.negated(text):
         return None  # a list of names, or "there is no X among Y", relates nothing
     for first, second in pairwise(distinct.values()):

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from guard.offline import arithmetic, numbers, times
 from guard.offline.details import enumerator
 from guard.offline.entities import abbreviates
+from guard.offline.text import stem
 
 _EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
               "September", "October", "November", "December"]
@@ -280,6 +281,32 @@ class TestChainedArithmetic:
         evidence = numbers.extract(f"fees of ${a}, ${b} and ${c}")
         assert arithmetic.derivable(numbers.Quantity(str(target), float(target), "usd"),
                                     evidence, steps=2)
+
+
+class TestSpellingsAndFrequencies:
+    @pytest.mark.parametrize(("british", "american"), [
+        ("centre", "center"), ("colours", "colors"), ("coloured", "colored"),
+        ("catalogue", "catalog"), ("fibre", "fiber"), ("metres", "meters"), ("labour", "labor"),
+    ])
+    def test_british_and_american_spellings_share_a_stem(self, british: str,
+                                                         american: str) -> None:
+        assert stem(british) == stem(american)
+
+    @pytest.mark.parametrize(("word", "expected"), [
+        ("hour", "hour"), ("your", "your"), ("four", "four"), ("detour", "detour"),
+        ("acre", "acre"), ("genre", "genr"),
+    ])
+    def test_words_that_only_look_british_keep_their_stem(self, word: str,
+                                                          expected: str) -> None:
+        assert stem(word) == expected
+        assert stem("promise") == stem("promised")
+
+    @pytest.mark.parametrize(("adverb", "period"), [
+        ("quarterly", "every three months"), ("fortnightly", "every 2 weeks"),
+        ("annually", "once every 365 days"), ("weekly", "every 7 days"),
+    ])
+    def test_how_often_is_the_period_it_repeats_over(self, adverb: str, period: str) -> None:
+        assert same_amount(f"paid {adverb}", period)
 
 
 class TestEnumerators:

@@ -364,6 +364,12 @@ class TestNames:
         plain = f"It is {' '.join(between)} {name} at all."
         assert not denied(next(n for n in entities.names(plain) if n.text == name), plain)
 
+    def test_an_acronym_may_stand_for_words_of_the_evidence(self) -> None:
+        assert decide("Maria Lopez has been CEO since 2021.",
+                      "Maria Lopez became chief executive in 2021.").label != "fail"
+        assert decide("You can reset it via the Help Centre.",
+                      "Visit the help center to reset it.").label != "fail"
+
     def test_a_name_in_another_names_slot_fails(self) -> None:
         context = ("The data controller is Northwind Retail Ltd, registered in England. "
                    "We use Stripe Payments Europe Ltd as a payment processor.")
