@@ -47,13 +47,16 @@ def derivable(claim: Quantity, operands: Iterable[Quantity],
         return True
     # a percentage is its fraction: "4 % of £7,500" is 0.04 x 7,500, "150 of 200" 0.75
     values = [_plain(q) for q in pool if q.kind == claim.kind or q.kind in _PLAIN]
+    # a percentage also changes an amount by itself: "25 % off £80" is 0.75 x 80 (one step)
+    changes = [1 + sign * q.value / 100 for q in pool if q.kind == "percent"
+               for sign in (-1, 1)]
     # the number of a measured amount is a factor too: "three times a day for seven days"
     # gives 21 doses, "€135 a night for 4 nights" €540
     values += [q.number for q in pool if q.kind not in _PLAIN and q.kind != claim.kind
                and q.kind not in ("date", "year", "ordinal") and q.number]
     values = [v for v in values if v not in _TRIVIAL][:MAX_OPERANDS]
     target = _plain(claim)
-    if _one_step(target, values) or _per_unit(target, values):
+    if _one_step(target, values + changes[:MAX_OPERANDS]) or _per_unit(target, values):
         return True
     return steps >= 2 and _two_steps(target, tuple(values[:MAX_TWO_STEP]))
 
@@ -105,23 +108,30 @@ def _results(a: float, b: float) -> list[float]:
 
 
 @lru_cache(maxsize=64)
-def _pair_results(values: tuple[float, ...]) -> frozenset[float]:
-    """Every result of one step on two distinct operands (the first step of two)."""
-    return frozenset(_key(r) for i, a in enumerate(values) for b in values[i + 1:]
-                     for r in _results(a, b))
+def _pair_results(values: tuple[float, ...]) -> dict[float, tuple[tuple[int, int], ...]]:
+    """Every result of one step on two distinct operands (the first step of two), with the
+    operand pairs that give it."""
+    table: dict[float, list[tuple[int, int]]] = {}
+    for i, a in enumerate(values):
+        for j in range(i + 1, len(values)):
+            for r in _results(a, values[j]):
+                pairs = table.setdefault(_key(r), [])
+                if len(pairs) < 3:
+                    pairs.append((i, j))
+    return {k: tuple(v) for k, v in table.items()}
 
 
 def _two_steps(target: float, values: tuple[float, ...]) -> bool:
-    """target = (a op b) op c: for each c, the first step's result it needs is looked up in
-    the table of pair results ("30 geteilt durch 5, mal 4": 24)."""
+    """target = (a op b) op c for three distinct operands: for each c, the first step's result
+    it needs is looked up in the table of pair results ("30 geteilt durch 5, mal 4": 24)."""
     pairs = _pair_results(values)
-    for c in values:
+    for k, c in enumerate(values):
         needed = [target - c, c - target, target + c]
         if c:
             needed += [target / c]
         if target:
             needed += [c / target]
-        if any(_key(r) in pairs for r in needed):
+        if any(k not in pair for r in needed for pair in pairs.get(_key(r), ())):
             return True
     return False
 
@@ -134,6 +144,17 @@ def _share(percent: float, pool: list[Quantity]) -> bool:
     """"150 GB of 200 GB" is 75 %: a ratio of two amounts of one kind."""
     return any(b.value and a.kind == b.kind and abs(100 * a.value / b.value - percent)
                <= SHARE_SLACK for a in pool for b in pool if a is not b)
+
+
+def time_offset(claim: TimeOfDay, clock: Iterable[TimeOfDay],
+                durations: Iterable[Quantity]) -> bool:
+    """A time of day a duration after or before another ("starts at 19:30 and runs 2 hours 15
+    minutes": it ends at 21:45)."""
+    minutes = {m for t in list(clock)[:MAX_OPERANDS] for m in t.minutes}
+    spans = [round(q.value * 1440) for q in list(durations)[:MAX_OPERANDS]
+             if q.kind == "duration" and q.value < 1]
+    return any((start + sign * span) % 1440 in claim.minutes
+               for start in minutes for span in spans for sign in (-1, 1))
 
 
 def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[float]:
@@ -172,7 +193,22 @@ def _date_offset(claim: Quantity, pool: list[Quantity]) -> bool:
         for days in durations:
             if abs(abs((target - start).days) - days) <= slack:
                 return True
+            months = round(days / (365 / 12))  # "18 years" after 4 June 2009: 4 June 2027
+            if months and abs(days - months * 365 / 12) < 1 and any(
+                    abs((target - moved).days) <= slack
+                    for moved in (_add_months(start, months), _add_months(start, -months))
+                    if moved is not None):
+                return True
     return False
+
+
+def _add_months(start: date, months: int) -> date | None:
+    total = start.year * 12 + start.month - 1 + months
+    year, month = divmod(total, 12)
+    try:
+        return date(year, month + 1, min(start.day, 28))
+    except ValueError:
+        return None
 
 
 def _as_date(q: Quantity, *, mid_month: bool = False, year: int = 0) -> date | None:

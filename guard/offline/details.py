@@ -182,7 +182,8 @@ def _quote_failure(text: str, index: EvidenceIndex) -> Failure | None:
 def _time_failure(text: str, details: Details, index: EvidenceIndex,
                   sentence: EvidenceSentence | None) -> Failure | None:
     for clock in details.clock:
-        if any(clock.agrees(e) for e in index.clock):
+        if any(clock.agrees(e) for e in index.clock) or arithmetic.time_offset(
+                clock, index.clock, index.quantities):
             continue
         near = sentence.clock if sentence is not None and sentence.clock else index.clock
         if near:
@@ -294,7 +295,8 @@ def _misplaced(details: Details, sentence: EvidenceSentence | None,
     sentence_days = times.weekdays(clause) if clause else list(sentence.days)
     quoted = clause or sentence.text
     for clock in details.clock if overlap >= MISPLACED_OVERLAP else ():
-        if sentence_clock and not any(clock.agrees(t) for t in sentence_clock):
+        if sentence_clock and not any(clock.agrees(t) for t in sentence_clock) and not (
+                arithmetic.time_offset(clock, sentence_clock, sentence.quantities)):
             said = ", ".join(t.text for t in sentence_clock[:3])
             return ("time_misplaced", f"time {clock.text}: {sentence.passage} says {said} "
                     f"(\"{short(quoted)}\")", sentence)

@@ -256,6 +256,28 @@ class TestChainedArithmetic:
         assert arithmetic.derivable(one("July 2026"), evidence)
         assert not arithmetic.derivable(one("October 2026"), evidence)
 
+    def test_a_percentage_off_or_on_an_amount(self) -> None:
+        evidence = numbers.extract("The jacket is £80. Today everything is 25% off.")
+        assert arithmetic.derivable(one("£60"), evidence)
+        assert arithmetic.derivable(one("£100"), evidence)  # 25 % on top
+        assert not arithmetic.derivable(one("£55"), evidence, steps=2)
+
+    def test_an_operand_is_used_once_in_two_steps(self) -> None:
+        evidence = numbers.extract("£15 per hour, 37.5 hours a week")
+        assert arithmetic.derivable(one("£562.50"), evidence)
+        assert not arithmetic.derivable(one("£600"), evidence, steps=2)  # 15 x 37.5 + 37.5
+
+    def test_whole_years_after_a_date_are_calendar_years(self) -> None:
+        evidence = numbers.extract("at least 18 years old; born on 4 June 2009")
+        assert arithmetic.derivable(one("4 June 2027"), evidence)
+        assert not arithmetic.derivable(one("4 June 2028"), evidence)
+
+    def test_a_time_a_duration_after_another(self) -> None:
+        clock = times.times("The film starts at 19:30.")
+        durations = numbers.extract("It runs for 2 hours 15 minutes.")
+        assert arithmetic.time_offset(times.times("21:45")[0], clock, durations)
+        assert not arithmetic.time_offset(times.times("22:00")[0], clock, durations)
+
     def test_days_between_two_dates(self) -> None:
         evidence = numbers.extract("Check-in 12 May, check-out 16 May.")
         assert arithmetic.derivable(one("4 nights"), evidence)

@@ -285,7 +285,8 @@ class TestComputedAnswersAreNeverConfidentFails:
         ("She was born on 2 March 2023, so the booster falls due in early July 2026.",
          ["Date of birth: 2 March 2023.", "The booster is given at 3 years 4 months."]),
         ("Bei einer 4-Tage-Woche hast du 30 geteilt durch 5, mal 4, also 24 Urlaubstage.",
-         ["Es gibt 30 Urlaubstage pro Jahr, gerechnet auf eine 5-Tage-Woche."]),
+         ["Es gibt 30 Urlaubstage pro Jahr, gerechnet auf eine 5-Tage-Woche.",
+          "Vertrag: Sie arbeiten in einer 4-Tage-Woche."]),
         ("Steps:\n1. Hold reset for 10 seconds.\n2. Wait for the green light.\n"
          "3. Log in with the sticker password.",
          ["Hold reset for 10 seconds, wait for the green light, then log in with the sticker "
