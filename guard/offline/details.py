@@ -233,6 +233,7 @@ def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
 
 
 ALIGNED_OVERLAP = 0.5  # a sentence restating this share of the claim's words is its slot
+SAME_SLOT_OVERLAP = 0.34  # ... and one sharing a third of them, with an amount of the kind
 
 
 def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSentence | None,
@@ -264,7 +265,7 @@ def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSe
         if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
             continue  # computed from the restated sentence's own amounts: "1.5 times £12"
         instead = numbers.closest(quantity, nearby)
-        if instead is not None and overlap >= ALIGNED_OVERLAP:
+        if instead is not None and overlap >= SAME_SLOT_OVERLAP:
             return ("number_contradicted", f"number {quantity.text} not in evidence "
                     f"({_label(sentence)} says {instead.text})", sentence)
         elsewhere = instead or numbers.closest(quantity, index.quantities)
