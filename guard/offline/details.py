@@ -173,8 +173,15 @@ def _direction_failure(text: str, sentence: EvidenceSentence | None) -> Failure 
 
 
 def _quote_failure(text: str, index: EvidenceIndex) -> Failure | None:
+    """A quoted string the evidence lacks. One whose words one sentence has, though not as
+    quoted ("'card reader offline'" for "the card reader is offline"), is a paraphrase in
+    quotes: no proof of anything, so left to the other checks."""
     for quote in entities.quoted(text):
         if not entities.quote_in(quote, index.normalized):
+            stems = content_stems(quote)
+            sentence, share = best_sentence(stems, [], index)
+            if stems and sentence is not None and share >= 0.999:
+                continue
             return "quote_absent", f"quoted string '{quote}' not in evidence", None
     return None
 
@@ -375,7 +382,8 @@ def _name_failure(names: list[entities.Name], index: EvidenceIndex,
             continue
         if entities.quote_in(name.text, index.normalized):
             continue
-        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
+        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)
+                  and not _abbreviated(p, name, index)]
         if not absent or _abbreviation(name, index):
             continue
         if len(absent) * 2 >= len(name.parts):
@@ -405,6 +413,16 @@ def denied(name: entities.Name, text: str) -> bool:
 def _as_written(part: str, name: entities.Name) -> str:
     return next((w for w in name.text.split() if stem(w.lower().strip(".,'’")) == part
                  or w.lower().startswith(part)), part)
+
+
+def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
+    """Whether a capitals-only word of a name ("UK" of "UK and Ireland") is a common
+    abbreviation or abbreviates a name of the evidence ("United Kingdom")."""
+    token = next((w for w in name.text.split() if w.lower().strip(".,") == part), "")
+    if not token.isupper():
+        return False
+    return token in _COMMON_ABBREVIATIONS or any(
+        entities.abbreviates(token, other.text) for other in index.names())
 
 
 def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:

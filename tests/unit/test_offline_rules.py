@@ -371,6 +371,19 @@ class TestNames:
         assert decide("You can reset it via the Help Centre.",
                       "Visit the help center to reset it.").label != "fail"
 
+    def test_an_abbreviated_word_of_a_name_list_is_that_name(self) -> None:
+        assert decide("We deliver to the UK and Ireland.",
+                      "We ship to the United Kingdom and Ireland.").label != "fail"
+        assert decide("We deliver to the UK and Iceland.",
+                      "We ship to the United Kingdom and Ireland.").label == "fail"
+
+    def test_a_paraphrase_in_quotes_is_no_fabricated_quote(self) -> None:
+        context = "Error E42 means the card reader is offline."
+        assert decide("The message 'card reader offline' is what error E42 means.",
+                      context).label != "fail"
+        assert decide("The message 'printer jammed' is what error E42 means.",
+                      context).label == "fail"
+
     def test_a_name_in_another_names_slot_fails(self) -> None:
         context = ("The data controller is Northwind Retail Ltd, registered in England. "
                    "We use Stripe Payments Europe Ltd as a payment processor.")
