@@ -202,17 +202,18 @@ def _time_failure(text: str, details: Details, index: EvidenceIndex,
     return None
 
 
-_DAYS_DENIED = re.compile(r"(?:\bnot|\bno|n['’]t|\bnever|\bclosed|\bexcept|\bexcluding)"
+_DAYS_DENIED = re.compile(r"(?:\bnot|\bno|n['’]t|\bnever|\bexcept|\bexcluding)"
                           r"\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
 
 
 def _days_denied(text: str, days: times.Weekdays) -> bool:
-    """"not on Saturday or Sunday", "closed Sundays": days the claim excludes."""
+    """"not on Saturday or Sunday", "except Sundays": days the claim excludes ("closed on
+    Sundays" claims Sunday as a closed day)."""
     before = text[max(0, days.start - 30):days.start]
     if _DAYS_DENIED.search(before):
         return True
     # the second of "not on Saturday or Sunday"
-    return bool(re.search(r"(?:\bnot|\bno|n['’]t|\bnever|\bclosed|\bexcept)\W+(?:\w+\W+){0,2}"
+    return bool(re.search(r"(?:\bnot|\bno|n['’]t|\bnever|\bexcept)\W+(?:\w+\W+){0,2}"
                           r"\w+day\w*\s+(?:or|and|nor)\s+$", before, re.IGNORECASE))
 
 
@@ -230,8 +231,9 @@ def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
     extra = claimed - index.days
     if not extra or not index.days:
         return None
-    if (_CLOSED.search(text) or negation.negated(text)) and not claimed & index.days:
-        return None  # "closed on Sunday" against "open Monday to Saturday"
+    if ((_CLOSED.search(text) or negation.negated(text)) and not claimed & index.days
+            and not any(s.days and _CLOSED.search(s.text) for s in index.sentences)):
+        return None  # "closed on Sunday" against "open Monday to Saturday", not "closed Mondays"
     holder = next((s for s in index.sentences if s.days), sentence)
     said = ", ".join(w.text for w in holder.days) if holder is not None else ""
     written = ", ".join(w.text for w in details.days)

@@ -442,3 +442,18 @@ class TestComparisonsOfNamedThings:
         assert decision.basis == "fail:comparison_reversed"
         assert "40 minutes" in reasons(decision)
         assert decide("The train is the quicker option.", self.TRANSFERS).label != "fail"
+
+
+class TestNegatedOpenings:
+    def test_no_opening_a_claim_is_its_negation_not_an_interjection(self) -> None:
+        context = "Pets are not allowed in the rental."
+        assert decide("No pets are allowed in the rental.", context).label != "fail"
+        assert decide("Pets are allowed in the rental.", context).label == "fail"
+
+    def test_a_closed_day_against_another_closed_day(self) -> None:
+        context = "The pool is closed on Mondays for cleaning."
+        decision = decide("The pool is closed on Tuesdays for cleaning.", context)
+        assert decision.label == "fail"
+        assert "Tuesdays" in reasons(decision)
+        assert decide("The shop is closed on Sundays.",
+                      "The shop is open Monday to Saturday.").label != "fail"
