@@ -7,7 +7,9 @@ bench/data/realistic-dev.jsonl. Each row is a request (question, context or mess
 plus ``hallucinated`` and, optionally, ``category``. For each file it prints the balanced
 accuracy of the offline judge alone (undecided answers pass, as in offline-only mode), its
 accuracy per category, the reliability table (stated confidence against observed accuracy per
-bucket), the cascade at the default ``cascade_confidence`` with an always-right LLM behind it
+bucket) in sample and cross-validated (with two or more files: each row decided by a
+calibration table fitted without its fold, as bench/calibrate_offline.py fits it), the
+cascade at the default ``cascade_confidence`` with an always-right LLM behind it
 (a fake judge answering from the labels) and the share of rows sent to that LLM; then the
 speed of the offline checks on worst-case 4,000-character inputs, as a ratio to a typical
 row. Positive class: hallucinated.
@@ -43,7 +45,8 @@ def halueval_path() -> Path:
     return ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl"
 
 
-def report(path: Path, threshold: float, show: int) -> None:
+def report(path: Path, threshold: float, show: int,
+           cross: list[quality.Judged] | None = None) -> None:
     rows = quality.load(path)
     started = time.perf_counter()
     judged = quality.judge_rows(rows)
@@ -62,16 +65,16 @@ def report(path: Path, threshold: float, show: int) -> None:
         for name, (right, total) in categories.items():
             mark = "  <- below half" if right * 2 < total else ""
             print(f"  {name:<24} {right:>3}/{total:<3} {right / total:.2f}{mark}")
-    print("reliability of decided answers (stated confidence vs observed accuracy):")
-    print(f"  {'bucket':<12}{'rows':>6}{'stated':>9}{'observed':>10}")
-    for b in quality.reliability(judged):
-        print(f"  {b.low:.1f}-{b.high:.1f}    {b.count:>6}{b.stated:>9.3f}{b.observed:>10.3f}")
-    undecided, passed_right = quality.undecided_accuracy(judged)
-    print(f"  undecided     {undecided:>6}    0.500{passed_right:>10.3f}   (passed unflagged)")
-    decided = [j for j in judged if j.decision.confidence >= threshold]
-    right = sum(j.right for j in decided)
-    print(f"offline decisions at confidence >= {threshold:.2f}: {len(decided)} "
-          f"({len(decided) / len(judged):.0%}), {right / max(len(decided), 1):.3f} right")
+    print("reliability of decided answers, in sample (the bundled table on its own rows):")
+    reliability_table(judged, threshold)
+    if cross is not None:
+        print("reliability of decided answers, cross-validated (each row decided by a table "
+              "fitted without its fold):")
+        reliability_table(cross, threshold)
+        oof = quality.cascade_with_oracle(cross, threshold)
+        print(f"cross-validated: offline alone {quality.offline_accuracy(cross):.3f}; cascade "
+              f"at {threshold:.2f} with an always-right LLM {oof.balanced_accuracy:.3f}, sent "
+              f"to the LLM {oof.sent_to_llm}/{oof.total} ({oof.sent_to_llm / oof.total:.0%})")
     result = quality.cascade(rows, threshold)
     print(f"cascade at {threshold:.2f} with an always-right LLM: balanced accuracy "
           f"{result.balanced_accuracy:.3f}; sent to the LLM {result.sent_to_llm}/{result.total} "
@@ -80,6 +83,19 @@ def report(path: Path, threshold: float, show: int) -> None:
     for j in wrong:
         print(f"  wrong: {j.id} [{j.category}] {j.decision.label} {j.decision.basis} "
               f"{j.decision.confidence:.2f}")
+
+
+def reliability_table(judged: list[quality.Judged], threshold: float) -> None:
+    print(f"  {'bucket':<12}{'rows':>6}{'stated':>9}{'observed':>10}")
+    for b in quality.reliability(judged):
+        print(f"  {b.low:.1f}-{b.high:.1f}    {b.count:>6}{b.stated:>9.3f}{b.observed:>10.3f}")
+    undecided, passed_right = quality.undecided_accuracy(judged)
+    print(f"  undecided     {undecided:>6}    0.500{passed_right:>10.3f}   (passed unflagged)")
+    decided = [j for j in judged if j.decision.confidence >= threshold
+               and j.decision.label != "undecided"]
+    right = sum(j.right for j in decided)
+    print(f"  decisions at confidence >= {threshold:.2f}: {len(decided)} "
+          f"({len(decided) / len(judged):.0%}), {right / max(len(decided), 1):.3f} right")
 
 
 def adversarial() -> dict[str, tuple[str, str]]:
@@ -134,8 +150,10 @@ def main() -> int:
     parser.add_argument("--no-speed", action="store_true", help="skip the worst-case timings")
     args = parser.parse_args()
     paths = args.paths or [halueval_path(), REALISTIC]
+    checked = {path.name: quality.check_rows(quality.load(path)) for path in paths}
+    cross, _ = quality.cross_validated(checked) if len(paths) > 1 else ({}, None)
     for path in paths:
-        report(path, args.cascade_confidence, args.show)
+        report(path, args.cascade_confidence, args.show, cross.get(path.name))
     if not args.no_speed:
         speed()
     return 0

@@ -146,6 +146,10 @@ class EvidenceIndex:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""
         return bool(self.close_forms(word))
 
+    def spread(self, word: str) -> int:
+        """In how many sentences the evidence has ``word`` or a close form of it."""
+        return len({n for form in self.close_forms(word) for n in self._postings.get(form, ())})
+
     def candidates(self, stems: list[str]) -> list[int]:
         """The sentences sharing most of ``stems`` (close forms included), best first."""
         hits: Counter[int] = Counter()

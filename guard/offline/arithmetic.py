@@ -1,31 +1,39 @@
 """Amounts an answer computes: sums, differences, products, shares and date offsets.
 
-A number the evidence does not state is still grounded when one step of arithmetic on two
-amounts gives it: amounts of the evidence, or amounts of the answer that the evidence states
-("one three times a day for seven days" gives 21; "70 at 40 %" gives 28, and 28 + 33 gives 61;
-"6 months after 1 May 2026" gives 1 November 2026; "leaves at 17:25 instead of 16:05" gives
-80 minutes). Operands are bounded (``MAX_OPERANDS``) and each candidate is a set lookup, so a
-check costs time linear in the operands.
+A number the evidence does not state is still grounded when arithmetic on at most three
+amounts gives it: amounts of the evidence, or amounts of the answer that are themselves
+grounded ("one three times a day for seven days" gives 21; "70 at 40 %" gives 28, and 28 + 33
+gives 61; "€3.50 per person per night, 2 adults, 4 nights" gives 28 in two steps; "6 months
+after 1 May 2026" gives 1 November 2026 and "3 years 4 months after 2 March 2023" July 2026;
+"leaves at 17:25 instead of 16:05" gives 80 minutes). Operands are bounded
+(``MAX_OPERANDS``, ``MAX_TWO_STEP``); one step costs a table lookup per operand, two steps a
+table of the pairs' results (built once per operand list) and a lookup per operand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
+from functools import lru_cache
 from itertools import islice
 
 from guard.offline.numbers import Quantity
 from guard.offline.times import TimeOfDay
 
 MAX_OPERANDS = 40
+MAX_TWO_STEP = 24  # operands whose pairs are combined with a third (24 x 24 x 6 results)
+MONTH_SLACK_DAYS = 16  # "July 2026" is any day of July, give or take half a month
 DATE_SLACK_DAYS = 2  # months differ in length: "6 months after" is within two days
 SHARE_SLACK = 0.05  # percentage points a stated share may be rounded by
 _PLAIN = frozenset({"count", "percent"})
+UNIT_FACTORS = (60, 24, 7, 12, 52, 365)  # minutes/hour, hours/day, days/week, months, weeks/year
+_TRIVIAL = frozenset({0.0, 1.0})  # "one month", "0 fees": adding or multiplying them shows nothing
 
 
 def derivable(claim: Quantity, operands: Iterable[Quantity],
-              clock: Iterable[TimeOfDay] = ()) -> bool:
-    """Whether one step of arithmetic on two distinct ``operands`` gives ``claim``."""
+              clock: Iterable[TimeOfDay] = (), *, steps: int = 1) -> bool:
+    """Whether one step (or, with ``steps=2``, up to two steps) of arithmetic on distinct
+    ``operands`` gives ``claim``."""
     pool = list(dict.fromkeys(islice(operands, 2 * MAX_OPERANDS)))[:MAX_OPERANDS]
     if claim.kind == "date":
         return _date_offset(claim, pool)
@@ -33,17 +41,40 @@ def derivable(claim: Quantity, operands: Iterable[Quantity],
         return False
     if any(abs(d - claim.value) <= 1e-6 for d in _clock_differences(claim, clock)):
         return True
+    if claim.kind == "duration" and _between_dates(claim.value, pool):
+        return True
     if claim.kind == "percent" and _share(claim.value, pool):
         return True
-    values = [q.value for q in pool if q.kind == claim.kind or q.kind in _PLAIN]
-    if claim.kind == "count":  # "three times a day for seven days": 21 doses
-        values += [q.number for q in pool if q.kind not in _PLAIN and q.number]
-    return _one_step(claim.value, values[:MAX_OPERANDS])
+    # a percentage is its fraction: "4 % of £7,500" is 0.04 x 7,500, "150 of 200" 0.75
+    values = [_plain(q) for q in pool if q.kind == claim.kind or q.kind in _PLAIN]
+    # a percentage also changes an amount by itself: "25 % off £80" is 0.75 x 80 (one step)
+    changes = [1 + sign * q.value / 100 for q in pool if q.kind == "percent"
+               for sign in (-1, 1)]
+    # the number of a measured amount is a factor too: "three times a day for seven days"
+    # gives 21 doses, "€135 a night for 4 nights" €540
+    values += [q.number for q in pool if q.kind not in _PLAIN and q.kind != claim.kind
+               and q.kind not in ("date", "year", "ordinal") and q.number]
+    values = [v for v in values if v not in _TRIVIAL][:MAX_OPERANDS]
+    target = _plain(claim)
+    if _one_step(target, values + changes[:MAX_OPERANDS]) or _per_unit(target, values):
+        return True
+    return steps >= 2 and _two_steps(target, tuple(values[:MAX_TWO_STEP]))
+
+
+def _per_unit(target: float, values: list[float]) -> bool:
+    """A rate restated per another unit of time: "60 a minute" is 3,600 an hour, "€50 a week"
+    €2,600 a year."""
+    keys = {_key(v) for v in values}
+    return any(_key(target / k) in keys or _key(target * k) in keys for k in UNIT_FACTORS)
+
+
+def _plain(q: Quantity) -> float:
+    return q.value / 100 if q.kind == "percent" else q.value
 
 
 def _one_step(target: float, values: list[float]) -> bool:
-    """target = a + b, |a - b|, a * b, a * b / 100, a / b or 100 * a / b for two distinct
-    values: for each a, the b it needs is looked up in a table of the values."""
+    """target = a + b, |a - b|, a * b or a / b for two distinct values: for each a, the b it
+    needs is looked up in a table of the values."""
     first: dict[float, int] = {}
     for i, v in enumerate(values):
         first.setdefault(_key(v), i)
@@ -58,10 +89,49 @@ def _one_step(target: float, values: list[float]) -> bool:
     for i, a in enumerate(values):
         needed = [target - a, a - target, a + target]
         if a:
-            needed += [target / a, 100 * target / a]
+            needed += [target / a]
         if a and target:
-            needed += [a / target, 100 * a / target]
+            needed += [a / target]
         if any(another(b, i) for b in needed):
+            return True
+    return False
+
+
+def _results(a: float, b: float) -> list[float]:
+    """a + b, a - b, b - a, a * b and both quotients."""
+    out = [a + b, a - b, b - a, a * b]
+    if b:
+        out.append(a / b)
+    if a:
+        out.append(b / a)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _pair_results(values: tuple[float, ...]) -> dict[float, tuple[tuple[int, int], ...]]:
+    """Every result of one step on two distinct operands (the first step of two), with the
+    operand pairs that give it."""
+    table: dict[float, list[tuple[int, int]]] = {}
+    for i, a in enumerate(values):
+        for j in range(i + 1, len(values)):
+            for r in _results(a, values[j]):
+                pairs = table.setdefault(_key(r), [])
+                if len(pairs) < 3:
+                    pairs.append((i, j))
+    return {k: tuple(v) for k, v in table.items()}
+
+
+def _two_steps(target: float, values: tuple[float, ...]) -> bool:
+    """target = (a op b) op c for three distinct operands: for each c, the first step's result
+    it needs is looked up in the table of pair results ("30 geteilt durch 5, mal 4": 24)."""
+    pairs = _pair_results(values)
+    for k, c in enumerate(values):
+        needed = [target - c, c - target, target + c]
+        if c:
+            needed += [target / c]
+        if target:
+            needed += [c / target]
+        if any(k not in pair for r in needed for pair in pairs.get(_key(r), ())):
             return True
     return False
 
@@ -76,6 +146,17 @@ def _share(percent: float, pool: list[Quantity]) -> bool:
                <= SHARE_SLACK for a in pool for b in pool if a is not b)
 
 
+def time_offset(claim: TimeOfDay, clock: Iterable[TimeOfDay],
+                durations: Iterable[Quantity]) -> bool:
+    """A time of day a duration after or before another ("starts at 19:30 and runs 2 hours 15
+    minutes": it ends at 21:45)."""
+    minutes = {m for t in list(clock)[:MAX_OPERANDS] for m in t.minutes}
+    spans = [round(q.value * 1440) for q in list(durations)[:MAX_OPERANDS]
+             if q.kind == "duration" and q.value < 1]
+    return any((start + sign * span) % 1440 in claim.minutes
+               for start in minutes for span in spans for sign in (-1, 1))
+
+
 def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[float]:
     """Durations between two times of day, in days, for a duration claim."""
     if claim.kind != "duration":
@@ -84,23 +165,60 @@ def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[floa
     return [(b - a) / 1440 for i, a in enumerate(minutes) for b in minutes[i + 1:]]
 
 
-def _date_offset(claim: Quantity, pool: list[Quantity]) -> bool:
-    target = _as_date(claim)
-    if target is None:
-        return False
-    durations = [q.value for q in pool if q.kind == "duration"]
-    for start in (d for d in map(_as_date, pool) if d is not None):
-        for days in durations:
-            if abs(abs((target - start).days) - days) <= DATE_SLACK_DAYS:
+def _between_dates(days: float, pool: list[Quantity]) -> bool:
+    """"Check-in 12 May, check-out 16 May": 4 nights (dates without a year in one year)."""
+    dates = [q for q in pool if q.kind == "date"][:MAX_OPERANDS]
+    for i, a in enumerate(dates):
+        for b in dates[i + 1:]:
+            first, second = _as_date(a, year=_year(b)), _as_date(b, year=_year(a))
+            if first is not None and second is not None and abs(
+                    abs((second - first).days) - days) < 1e-6:
                 return True
     return False
 
 
-def _as_date(q: Quantity) -> date | None:
+def _year(q: Quantity) -> int:
+    return int(q.value) // 10000 or 2001  # two dates without a year: any common year
+
+
+def _date_offset(claim: Quantity, pool: list[Quantity]) -> bool:
+    """A date a duration after or before a date ("born 2 March 2023", "at 3 years 4 months":
+    July 2026); a month without a day is its middle day, within ``MONTH_SLACK_DAYS``."""
+    target = _as_date(claim, mid_month=True)
+    if target is None:
+        return False
+    slack = DATE_SLACK_DAYS if int(claim.value) % 100 else MONTH_SLACK_DAYS
+    durations = [q.value for q in pool if q.kind == "duration"]
+    for start in (d for d in (_as_date(q) for q in pool) if d is not None):
+        for days in durations:
+            if abs(abs((target - start).days) - days) <= slack:
+                return True
+            months = round(days / (365 / 12))  # "18 years" after 4 June 2009: 4 June 2027
+            if months and abs(days - months * 365 / 12) < 1 and any(
+                    abs((target - moved).days) <= slack
+                    for moved in (_add_months(start, months), _add_months(start, -months))
+                    if moved is not None):
+                return True
+    return False
+
+
+def _add_months(start: date, months: int) -> date | None:
+    total = start.year * 12 + start.month - 1 + months
+    year, month = divmod(total, 12)
+    try:
+        return date(year, month + 1, min(start.day, 28))
+    except ValueError:
+        return None
+
+
+def _as_date(q: Quantity, *, mid_month: bool = False, year: int = 0) -> date | None:
+    """The date of ``q``; ``year`` stands in for a year it does not give."""
     if q.kind != "date":
         return None
     v = int(q.value)
-    year, month, day = v // 10000, v // 100 % 100, v % 100
+    year, month, day = v // 10000 or year, v // 100 % 100, v % 100
+    if not day and mid_month:
+        day = 15
     if not (year and month and day):
         return None
     try:

@@ -20,8 +20,10 @@ _CLAUSE_BREAK = re.compile(
     r"were|has|have|had|can|will|would|should|must|may|might)\s)",
     re.IGNORECASE,
 )
-_INTERJECTION = re.compile(r"^\s*(?:yes|no|yeah|nope|sure|correct|indeed)\b[,.!:;]?\s*",
-                           re.IGNORECASE)
+# "No, ..." answers the question; "No pets are allowed" is a claim: "no" and "nope" go only
+# with punctuation after them
+_INTERJECTION = re.compile(r"^\s*(?:(?:yes|yeah|sure|correct|indeed)\b[,.!:;]?|(?:no|nope)"
+                           r"\b[,.!:;]|(?:no|nope)$)\s*", re.IGNORECASE)
 _PAST_TENSE = frozenset({
     "won", "wrote", "made", "began", "became", "led", "held", "took", "gave", "sang", "ran",
     "built", "bought", "sold", "told", "said", "met", "left", "lost", "found", "got", "went",

@@ -29,6 +29,8 @@ _COMPARATIVES: dict[str, tuple[int, frozenset[str] | None]] = {
     "slower": (1, frozenset({"duration"})),
 }
 _COMPARATIVE = re.compile(r"\b(" + "|".join(_COMPARATIVES) + r")\b(?:\s+(\w+))?", re.IGNORECASE)
+# "every 15 minutes" says how often, not how long: never the amount a comparison compares
+_INTERVAL = re.compile(r"\b(?:every|each|alle|cada|toutes les|tous les)\s+$")
 _VAGUE_NOUNS = frozenset({"one", "option", "choice", "of", "than", "and"})
 _TOKEN = re.compile(r"[\w-]+")
 MAX_SUBJECT_WORDS = 3
@@ -46,6 +48,10 @@ class Reversal:
 
 def reversed_comparison(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:
     """The reversal in ``claim``, or None when it holds or cannot be judged."""
+    return _comparative_reversed(claim, passages) or _than_reversed(claim, passages)
+
+
+def _comparative_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:
     match = _COMPARATIVE.search(claim)
     if match is None:
         return None
@@ -83,7 +89,8 @@ def _measure(text: str, subject: list[str], noun: str,
     if span is None:
         return None
     mention = span[1]
-    amounts = [q for q in numbers.extract(text) if _fits(q, kinds)]
+    amounts = [q for q in numbers.extract(text) if _fits(q, kinds)
+               and not _INTERVAL.search(lower, max(0, q.start - 12), q.start)]
     candidates = _by_noun(lower, amounts, noun) if noun else amounts
     if len({q.kind for q in candidates}) != 1 or len(candidates) != 2:
         return None
@@ -131,3 +138,50 @@ def _by_noun(lower: str, amounts: list[numbers.Quantity],
 
 def _same_sentence(text: str, a: int, b: int) -> bool:
     return not re.search(r"[.!?]\s", text[min(a, b):max(a, b)])
+
+
+# "A returned more than B", "A costs less than B": both things named, each with its amount
+_THAN = re.compile(r"\b(?P<way>more|less|fewer|higher|lower|bigger|smaller|larger|greater|"
+                   r"cheaper|longer|shorter)\s+than\s+(?:the\s+)?(?P<other>(?:[A-Z][\w-]*\s*){1,4})")
+_THAN_WAY = {"more": 1, "higher": 1, "bigger": 1, "larger": 1, "greater": 1, "longer": 1,
+             "less": -1, "fewer": -1, "lower": -1, "smaller": -1, "cheaper": -1, "shorter": -1}
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,3}")
+
+
+def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:
+    """"The Global Equity Fund returned more than the Sustainable Leaders Fund" against
+    "Global Equity Fund: +9.8%. Sustainable Leaders Fund: +12.4%": the first amount after
+    each name, of one kind, in the one passage naming both."""
+    match = _THAN.search(claim)
+    if match is None:
+        return None
+    other = match.group("other").strip().lower().split()
+    subjects = [m.group(0) for m in _CAPITALISED_RUN.finditer(claim[:match.start()])
+                if m.start() > 0 or len(m.group(0).split()) > 1]
+    if not subjects or not other:
+        return None
+    subject = subjects[0].lower().split()
+    if subject[0] == "the":
+        subject = subject[1:]
+    direction = _THAN_WAY[match.group("way").lower()]
+    for passage in passages:
+        lower = passage.text.lower()
+        mine_at, other_at = _find(lower, subject), _find(lower, other)
+        if mine_at is None or other_at is None or mine_at == other_at:
+            continue
+        amounts = [q for q in numbers.extract(passage.text) if _fits(q, None)]
+        mine = _first_after(passage.text, amounts, mine_at[1])
+        theirs = _first_after(passage.text, amounts, other_at[1])
+        if mine is None or theirs is None or mine.kind != theirs.kind or mine is theirs:
+            return None
+        if mine.value == theirs.value or (mine.value > theirs.value) == (direction > 0):
+            return None
+        return Reversal(f"'{match.group(0).strip()}' is reversed: {passage.label} gives "
+                        f"{mine.text} against {theirs.text}", passage.label, mine.text)
+    return None
+
+
+def _first_after(text: str, amounts: list[numbers.Quantity],
+                 at: int) -> numbers.Quantity | None:
+    return next((q for q in amounts if q.start >= at and _same_sentence(text, at, q.start)),
+                None)

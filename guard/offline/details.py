@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
 from guard.offline.claims import Claim
-from guard.offline.text import content_stems
+from guard.offline.text import STOPWORDS, content_stems, stem
 
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
 
@@ -24,7 +25,8 @@ _COMPUTES = re.compile(
     r"\b(?:total|in all|altogether|combined|overall|sum|leaves?|left|remaining|remain|"
     r"difference|later|earlier|each|times|twice|half|double|which is|that's|that is|"
     r"works out|comes to|makes|would be|less|more|fewer|cheaper|saving|save|layover|"
-    r"average)\b|[=×+]",
+    r"average|so|per|insgesamt|also|mal|geteilt|durch|pro|je|por|dividido|multiplicado|"
+    r"fois|divisé|soit|donc)\b|[=×+*/÷]",
     re.IGNORECASE)
 
 
@@ -52,7 +54,8 @@ class Details:
         clock = times.times(claim.text)
         spans = [t.span for t in clock]
         quantities = [q for q in numbers.extract(claim.text)
-                      if not any(a <= q.start < b for a, b in spans) and not _counted(q)]
+                      if not any(a <= q.start < b for a, b in spans) and not _counted(q)
+                      and not enumerator(claim.text, q)]
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
         return cls(content_stems(claim.text), quantities[:MAX_AMOUNTS], clock[:MAX_AMOUNTS],
                    times.weekdays(claim.text)[:MAX_AMOUNTS], names[:MAX_AMOUNTS], claim.text,
@@ -61,8 +64,10 @@ class Details:
 
 @dataclass(frozen=True)
 class Answer:
-    """What the whole answer holds: its stems (a condition may sit in another claim) and the
-    amounts and times the evidence states (operands of what the answer computes)."""
+    """What the whole answer holds: its stems (a condition may sit in another claim), its
+    grounded amounts (stated by the evidence, or computed from evidence amounts and the
+    answer's earlier grounded amounts: operands of what the answer computes) and the times the
+    evidence states."""
 
     stems: frozenset[str] = frozenset()
     amounts: tuple[numbers.Quantity, ...] = ()
@@ -70,15 +75,68 @@ class Answer:
 
     @classmethod
     def of(cls, output: str, index: EvidenceIndex) -> Answer:
-        """The answer's amounts the evidence states, and those one step of arithmetic on
-        them gives (an answer may compute in two steps: 70 x 40 % = 28, 28 + 33 = 61)."""
+        """The answer's amounts that the evidence states or that arithmetic on grounded
+        amounts gives, chained: "€540, plus city tax of €28 (€3.50 for each of you for 4
+        nights), so €568" grounds €540 (4 x 135), €28 (3.50 x 2 x 4) and then €568. Two
+        steps (three operands) only where the answer shows it computes."""
         clock = tuple(t for t in times.times(output) if any(t.agrees(e) for e in index.clock))
-        amounts = numbers.extract(output)[:MAX_AMOUNTS]
-        stated = [q for q in amounts if index.amounts.supports(q)]
-        pool = [*stated, *index.quantities]
-        computed = [q for q in amounts if q not in stated and arithmetic.derivable(
-            q, pool, [*clock, *index.clock])]
-        return cls(frozenset(content_stems(output)), tuple(stated + computed), clock)
+        amounts = [q for q in numbers.extract(output) if not enumerator(output, q)]
+        amounts = amounts[:MAX_AMOUNTS]
+        grounded = [q for q in amounts if _counted(q)]  # "three modules": the answer's count
+        steps = 2 if _COMPUTES.search(output) else 1
+        evidence = list(index.quantities)
+        clocks = [*clock, *index.clock]
+        stated = [q for q in amounts if index.amounts.supports(q)]  # operands already
+        for _ in range(2):  # an answer may give a total before its parts
+            for q in amounts:
+                if q in grounded or q in stated:
+                    continue
+                others = [g for g in grounded if g.value != q.value]
+                if arithmetic.derivable(q, [*others, *evidence], clocks, steps=steps):
+                    grounded.append(q)
+        return cls(frozenset(content_stems(output)), tuple(grounded), clock)
+
+    def grounds(self, quantity: numbers.Quantity) -> bool:
+        """Whether the answer's chain of computations grounds ``quantity``."""
+        return any(q.kind == quantity.kind and q.value == quantity.value
+                   for q in self.amounts)
+
+
+_ENUMERATOR = re.compile(r"(?m)^[ \t>*-]*\(?(\d{1,2})[.)](?=\s)")
+
+
+def enumerator(text: str, quantity: numbers.Quantity) -> bool:
+    """"1.", "2)" opening a list line: list formatting, not a claimed number."""
+    return quantity.kind == "count" and quantity.start in _enumerators(text)
+
+
+@lru_cache(maxsize=numbers.EXTRACT_CACHE_SIZE)
+def _enumerators(text: str) -> frozenset[int]:
+    return frozenset(m.start(1) for m in _ENUMERATOR.finditer(text))
+
+
+SMALL_COUNT = 12
+
+
+def _counts_same(text: str, quantity: numbers.Quantity,
+                 sentence: EvidenceSentence | None) -> bool:
+    """Whether the sentence counts what the claim's bare number counts: the word after the
+    number ("5 users") follows a count of the sentence too."""
+    counted = content_stems(text[quantity.start + len(quantity.text):][:40])[:1]
+    if sentence is None or not counted:
+        return False
+    for q in sentence.quantities[:MAX_AMOUNTS]:
+        if q.kind != "count":
+            continue
+        for match in re.finditer(re.escape(q.text), sentence.text):
+            if counted[0] in content_stems(sentence.text[match.end():match.end() + 40])[:2]:
+                return True
+    return False
+
+
+def _small_count(quantity: numbers.Quantity) -> bool:
+    return (quantity.kind == "count" and quantity.value <= SMALL_COUNT
+            and quantity.value == int(quantity.value))
 
 
 def _counted(quantity: numbers.Quantity) -> bool:
@@ -115,8 +173,15 @@ def _direction_failure(text: str, sentence: EvidenceSentence | None) -> Failure 
 
 
 def _quote_failure(text: str, index: EvidenceIndex) -> Failure | None:
+    """A quoted string the evidence lacks. One whose words one sentence has, though not as
+    quoted ("'card reader offline'" for "the card reader is offline"), is a paraphrase in
+    quotes: no proof of anything, so left to the other checks."""
     for quote in entities.quoted(text):
         if not entities.quote_in(quote, index.normalized):
+            stems = content_stems(quote)
+            sentence, share = best_sentence(stems, [], index)
+            if stems and sentence is not None and share >= 0.999:
+                continue
             return "quote_absent", f"quoted string '{quote}' not in evidence", None
     return None
 
@@ -124,7 +189,8 @@ def _quote_failure(text: str, index: EvidenceIndex) -> Failure | None:
 def _time_failure(text: str, details: Details, index: EvidenceIndex,
                   sentence: EvidenceSentence | None) -> Failure | None:
     for clock in details.clock:
-        if any(clock.agrees(e) for e in index.clock):
+        if any(clock.agrees(e) for e in index.clock) or arithmetic.time_offset(
+                clock, index.clock, index.quantities):
             continue
         near = sentence.clock if sentence is not None and sentence.clock else index.clock
         if near:
@@ -134,6 +200,21 @@ def _time_failure(text: str, details: Details, index: EvidenceIndex,
                     f"time {clock.text} not in evidence ({_label(holder)} says {said})", holder)
         return "time_absent", f"time {clock.text} not in evidence", sentence
     return None
+
+
+_DAYS_DENIED = re.compile(r"(?:\bnot|\bno|n['’]t|\bnever|\bexcept|\bexcluding)"
+                          r"\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
+
+
+def _days_denied(text: str, days: times.Weekdays) -> bool:
+    """"not on Saturday or Sunday", "except Sundays": days the claim excludes ("closed on
+    Sundays" claims Sunday as a closed day)."""
+    before = text[max(0, days.start - 30):days.start]
+    if _DAYS_DENIED.search(before):
+        return True
+    # the second of "not on Saturday or Sunday"
+    return bool(re.search(r"(?:\bnot|\bno|n['’]t|\bnever|\bexcept)\W+(?:\w+\W+){0,2}"
+                          r"\w+day\w*\s+(?:or|and|nor)\s+$", before, re.IGNORECASE))
 
 
 def _holding(index: EvidenceIndex, clock: times.TimeOfDay) -> EvidenceSentence | None:
@@ -146,12 +227,13 @@ def _label(sentence: EvidenceSentence | None) -> str:
 
 def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
                      sentence: EvidenceSentence | None) -> Failure | None:
-    claimed = {d for w in details.days for d in w.days}
+    claimed = {d for w in details.days if not _days_denied(text, w) for d in w.days}
     extra = claimed - index.days
     if not extra or not index.days:
         return None
-    if (_CLOSED.search(text) or negation.negated(text)) and not claimed & index.days:
-        return None  # "closed on Sunday" against "open Monday to Saturday"
+    if ((_CLOSED.search(text) or negation.negated(text)) and not claimed & index.days
+            and not any(s.days and _CLOSED.search(s.text) for s in index.sentences)):
+        return None  # "closed on Sunday" against "open Monday to Saturday", not "closed Mondays"
     holder = next((s for s in index.sentences if s.days), sentence)
     said = ", ".join(w.text for w in holder.days) if holder is not None else ""
     written = ", ".join(w.text for w in details.days)
@@ -159,24 +241,46 @@ def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
             f"days {written} not in evidence ({_label(holder)} says {said})", holder)
 
 
+ALIGNED_OVERLAP = 0.5  # a sentence restating this share of the claim's words is its slot
+SAME_SLOT_OVERLAP = 0.34  # ... and one sharing a third of them, with an amount of the kind
+
+
 def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSentence | None,
-                    answer: Answer) -> Failure | None:
+                    overlap: float, answer: Answer) -> Failure | None:
+    """A number neither the evidence states nor the answer computes. Against the sentence the
+    claim restates (an amount of the same kind in the same slot) it is contradicted; against an
+    amount elsewhere it is unaligned; with none of its kind, absent. A number arithmetic on
+    the evidence and the answer's grounded amounts gives is not a failure, unless the claim
+    restates a sentence holding another amount of its kind and shows no computation."""
+    shows = {False: bool(_COMPUTES.search(details.text)),
+             True: bool(_DATE_COMPUTES.search(details.text))}  # computing cues in the claim
     for quantity in details.quantities:
         if index.amounts.supports(quantity) or an_hour_of(quantity, index):
             continue
-        cue = _DATE_COMPUTES if quantity.kind == "date" else _COMPUTES
-        if cue.search(details.text) and arithmetic.derivable(
-                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock]):
-            continue
+        shown = shows[quantity.kind == "date"]
         nearby = list(sentence.quantities) if sentence is not None else []
+        # a claim restating a sentence with another amount of the kind, and no computing
+        # words, swapped the number even if arithmetic could reach it ("within 10 business
+        # days" against "within 5 business days")
+        restated = not shown and overlap >= ALIGNED_OVERLAP and any(
+            q.kind == quantity.kind for q in nearby) and (
+            quantity.kind != "count" or _counts_same(details.text, quantity, sentence))
+        if not restated and _small_count(quantity):
+            continue  # "3 modules": maybe a count of items the evidence lists, not states
+        if not restated and (answer.grounds(quantity) or arithmetic.derivable(
+                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock],
+                steps=2 if shown else 1)):
+            continue
+        if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
+            continue  # computed from the restated sentence's own amounts: "1.5 times £12"
         instead = numbers.closest(quantity, nearby)
-        if instead is not None:
+        if instead is not None and overlap >= SAME_SLOT_OVERLAP:
             return ("number_contradicted", f"number {quantity.text} not in evidence "
                     f"({_label(sentence)} says {instead.text})", sentence)
-        elsewhere = numbers.closest(quantity, index.quantities)
+        elsewhere = instead or numbers.closest(quantity, index.quantities)
         if elsewhere is not None:
             holder = next((s for s in index.sentences if elsewhere in s.quantities), sentence)
-            return ("number_contradicted", f"number {quantity.text} not in evidence "
+            return ("number_unaligned", f"number {quantity.text} not in evidence "
                     f"({_label(holder)} says {elsewhere.text})", holder)
         return "number_absent", f"number {quantity.text} not in evidence", sentence
     return None
@@ -196,19 +300,42 @@ def _misplaced(details: Details, sentence: EvidenceSentence | None,
     says another ("until 10 PM" where the Thursday sentence says 21:00)."""
     if sentence is None:
         return None
+    clause = _slot(sentence.text, details.stems) if (details.clock or details.days) else ""
+    sentence_clock = times.times(clause) if clause else list(sentence.clock)
+    sentence_days = times.weekdays(clause) if clause else list(sentence.days)
+    quoted = clause or sentence.text
     for clock in details.clock if overlap >= MISPLACED_OVERLAP else ():
-        if sentence.clock and not any(clock.agrees(t) for t in sentence.clock):
-            said = ", ".join(t.text for t in sentence.clock[:3])
+        if sentence_clock and not any(clock.agrees(t) for t in sentence_clock) and not (
+                arithmetic.time_offset(clock, sentence_clock, sentence.quantities)):
+            said = ", ".join(t.text for t in sentence_clock[:3])
             return ("time_misplaced", f"time {clock.text}: {sentence.passage} says {said} "
-                    f"(\"{short(sentence.text)}\")", sentence)
+                    f"(\"{short(quoted)}\")", sentence)
     days = {d for w in details.days for d in w.days}
-    said_days = {d for w in sentence.days for d in w.days}
+    said_days = {d for w in sentence_days for d in w.days}
     if (overlap >= MISPLACED_DAY_OVERLAP and days and said_days and not days <= said_days
             and not _CLOSED.search(details.text)):
-        said = ", ".join(w.text for w in sentence.days)
+        said = ", ".join(w.text for w in sentence_days)
         return ("weekday_misplaced", f"days {', '.join(w.text for w in details.days)}: "
-                f"{sentence.passage} says {said} (\"{short(sentence.text)}\")", sentence)
+                f"{sentence.passage} says {said} (\"{short(quoted)}\")", sentence)
     return None
+
+
+_CLAUSES = re.compile(r";\s+|\.\s+|\s+[–—]\s+")
+MAX_SLOT_CLAUSES = 12
+
+
+def _slot(text: str, stems: list[str]) -> str:
+    """The clause of an evidence sentence that restates the claim, when the sentence lists
+    several ("asthma clinic Monday mornings; diabetes review clinic Wednesday afternoons"):
+    the one sharing strictly the most of the claim's words, at least two; else ""."""
+    clauses = _CLAUSES.split(text)[:MAX_SLOT_CLAUSES]
+    if len(clauses) < 2:
+        return ""
+    wanted = set(stems)
+    scored = sorted(((len(wanted & set(content_stems(c))), c) for c in clauses),
+                    key=lambda pair: -pair[0])
+    best, runner_up = scored[0][0], scored[1][0]
+    return scored[0][1] if best >= 2 and best > runner_up else ""
 
 
 SWAP_OVERLAP = 0.75
@@ -247,17 +374,57 @@ def an_hour_of(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
 
 def _name_failure(names: list[entities.Name], index: EvidenceIndex,
                   text: str = "") -> Failure | None:
-    if negation.negated(text):
-        return None  # "there's no Rust SDK": naming what is absent
+    """A name the evidence lacks: most of its words (``name_absent``), or one capitalised
+    word of it (``name_part_absent``: "Attorney General of California" where the evidence
+    names Nevada). A name the claim says is absent or denies ("there's no Rust SDK", "not
+    Dennis Marks") is no claim that it exists."""
+    part_absent: Failure | None = None
     for name in names:
-        if name.text in _COMMON_ABBREVIATIONS or name.guessed:
+        if name.text in _COMMON_ABBREVIATIONS or name.guessed or denied(name, text):
             continue
         if entities.quote_in(name.text, index.normalized):
             continue
-        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)]
-        if absent and len(absent) * 2 >= len(name.parts) and not _abbreviation(name, index):
+        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)
+                  and not _abbreviated(p, name, index)]
+        if not absent or _abbreviation(name, index):
+            continue
+        if len(absent) * 2 >= len(name.parts):
             return "name_absent", f"name '{name.text}' not in evidence", None
-    return None
+        word = next((p for p in absent if len(p) > 2 and p not in STOPWORDS), None)
+        if word is not None and part_absent is None:
+            part_absent = ("name_part_absent", f"'{_as_written(word, name)}' of the name "
+                           f"'{name.text}' is not in evidence", None)
+    return part_absent
+
+
+_DENIAL = re.compile(r"(?:\bno|\bnot|n['’]t|\bnever|\bwithout|\bneither|\bnor)\W+"
+                     r"(?:\w+\W+){0,3}$", re.IGNORECASE)
+
+
+def denied(name: entities.Name, text: str) -> bool:
+    """Whether ``text`` negates ``name`` ("no Rust SDK", "not Dennis Marks", "X isn't")."""
+    at = text.find(name.text)
+    if at < 0:
+        return negation.negated(text)
+    return bool(_DENIAL.search(text[max(0, at - 60):at])) or bool(
+        re.match(r"\W*(?:is|are|was|were|does|do|did|has|have)\W+(?:not|n['’]t)\b|"
+                 r"\W*(?:isn|aren|wasn|weren|doesn|don|didn)['’]t\b",
+                 text[at + len(name.text):], re.IGNORECASE))
+
+
+def _as_written(part: str, name: entities.Name) -> str:
+    return next((w for w in name.text.split() if stem(w.lower().strip(".,'’")) == part
+                 or w.lower().startswith(part)), part)
+
+
+def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
+    """Whether a capitals-only word of a name ("UK" of "UK and Ireland") is a common
+    abbreviation or abbreviates a name of the evidence ("United Kingdom")."""
+    token = next((w for w in name.text.split() if w.lower().strip(".,") == part), "")
+    if not token.isupper():
+        return False
+    return token in _COMMON_ABBREVIATIONS or any(
+        entities.abbreviates(token, other.text) for other in index.names())
 
 
 def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:
@@ -279,7 +446,7 @@ def detail_failure(text: str, details: Details, index: EvidenceIndex,
             or _quote_failure(text, index)
             or _time_failure(text, details, index, sentence)
             or _weekday_failure(text, details, index, sentence)
-            or _number_failure(details, index, sentence, answer)
+            or _number_failure(details, index, sentence, overlap, answer)
             or _misplaced(details, sentence, overlap)
             or _swapped(details, sentence, index)
             or (_name_failure(details.names, index, text) if readable else None))

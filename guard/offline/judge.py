@@ -72,7 +72,7 @@ class OfflineJudge:
 
     def decide(self, case: PreparedCase) -> Decision:
         """The decision on ``case`` (synchronous; :meth:`assess` wraps it)."""
-        return decide(self.check(case), self.calibration, truncated=self._too_long(case))
+        return decide(self.check(case), self.calibration, truncated=self.too_long(case))
 
     def check(self, case: PreparedCase) -> list[ClaimResult]:
         """The per-claim results for ``case``."""
@@ -87,7 +87,7 @@ class OfflineJudge:
         return [check_claim(claim, index, premise, answer, readable=readable)
                 for claim in claims[:MAX_CLAIMS]]
 
-    def _too_long(self, case: PreparedCase) -> bool:
+    def too_long(self, case: PreparedCase) -> bool:
         return len(split_claims(case.output)) > MAX_CLAIMS
 
     async def aclose(self) -> None:
@@ -107,7 +107,10 @@ def decide(results: list[ClaimResult], calibration: Calibration, *,
            truncated: bool = False) -> Decision:
     """Fail on the surest contradiction; pass when every factual claim is proven; else
     undecided."""
-    results = _additions(results)
+    results = [replace(r, status="undecided", basis=f"refuted_{r.basis}",
+                       reason=f"{r.reason} (a rule more often wrong than right)")
+               if r.status == "contradicted" and calibration.refuted(f"fail:{r.basis}") else r
+               for r in _additions(results)]
     failed = [r for r in results if r.status == "contradicted"]
     if failed:
         confidence, basis = max((calibration.confidence(f"fail:{r.basis}"), f"fail:{r.basis}")

@@ -90,6 +90,15 @@ _STOPWATCH = re.compile(
     r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b")
 _TIMES = re.compile(r"\s+times\b")  # "three times a day": a count
 _YEARISH = re.compile(r"1\d{3}|20\d{2}")
+_LABEL = re.compile(r"(?:§|#|\b(?:No|Nr|Art|Sec|Section|Article|Paragraph|Absatz|Artículo|"
+                    r"Abschnitt|Kapitel|Chapter|Step|Schritt|Paso|Étape|Level|Tier|Version|"
+                    r"Reviewer|Model|Option|Plan|Room|Gate|Platform|Line))\.?\s*$",
+                    re.IGNORECASE)
+# how often, as the period it repeats over: "quarterly" is every three months
+FREQUENCIES = {"weekly": 7.0, "fortnightly": 14.0, "biweekly": 14.0, "monthly": 365 / 12,
+               "bimonthly": 365 / 6, "quarterly": 365 / 4, "biannually": 365 / 2,
+               "semiannually": 365 / 2, "annually": 365.0, "yearly": 365.0}
+_FREQUENCY = re.compile(r"\b(?:" + "|".join(FREQUENCIES) + r")\b", re.IGNORECASE)
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})  # English verbs when lower case
 
 
@@ -136,6 +145,11 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         days = hours / 24 + minutes / 1440 + seconds / 86400
         found.append(Quantity(match.group(0), days, "duration", start=match.start()))
         taken.append(match.span())
+    for match in _FREQUENCY.finditer(text):
+        days = FREQUENCIES[match.group(0).lower()]
+        found.append(Quantity(match.group(0), days, "duration", number=1.0,
+                              start=match.start()))
+        taken.append(match.span())
     taken.sort()
     for match in _ORDINAL.finditer(text):
         if not _overlaps(match.span(), taken):
@@ -173,7 +187,7 @@ def _compound_durations(found: list[Quantity], text: str) -> list[Quantity]:
 
 def _may_hold_numbers(text: str) -> bool:
     """A cheap pre-check: a digit, or a number word ("two", "third", "dozen")."""
-    if any(c.isdigit() for c in text):
+    if any(c.isdigit() for c in text) or _FREQUENCY.search(text):
         return True
     return not _NUMBER_WORDS.isdisjoint(_LOWER_WORD.findall(text.lower()))
 
@@ -234,7 +248,14 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         return None  # "one", "a", "ten" alone are too often not amounts; "three times" is
     hedged = _hedged(text[: match.start()])
     begin = match.start("sign") if match.group("sign") else match.start("num")
+    if kind == "count" and _labels(text[max(0, begin - 12):begin]):
+        kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
     return Quantity(text[begin:match.end()].strip(), scaled, kind, hedged, value, begin)
+
+
+def _labels(before: str) -> bool:
+    end = before.rstrip(" .")
+    return bool(end) and (end[-1].isalpha() or end[-1] in "§#") and bool(_LABEL.search(before))
 
 
 def number_value(raw: str, eu: bool = False) -> float | None:

@@ -23,8 +23,9 @@ from guard.cascade import CascadeJudge
 from guard.case import PreparedCase
 from guard.engine import Guard
 from guard.models import JudgeRequest, ScoringMode
-from guard.offline.calibration import Calibration, Tally
-from guard.offline.judge import Decision, OfflineJudge
+from guard.offline.calibration import FOLDS, Calibration, Tally
+from guard.offline.checks import ClaimResult
+from guard.offline.judge import Decision, OfflineJudge, decide
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 
@@ -59,16 +60,97 @@ def judge_rows(rows: Iterable[dict[str, Any]], judge: OfflineJudge | None = None
                settings: JudgeSettings | None = None) -> list[Judged]:
     """The offline decision on every row, prepared as the engine prepares a request."""
     settings = settings or JudgeSettings()
-    judge = judge or OfflineJudge(settings)
+    table = judge.calibration if judge is not None else OfflineJudge(settings).calibration
+    return [c.judged(table) for c in check_rows(rows, settings)]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One labelled row and its per-claim results, before any calibration table decides it."""
+
+    id: str
+    category: str
+    hallucinated: bool
+    results: tuple[ClaimResult, ...]
+    truncated: bool
+
+    def judged(self, table: Calibration) -> Judged:
+        return Judged(self.id, self.category, self.hallucinated,
+                      decide(list(self.results), table, truncated=self.truncated))
+
+
+def check_rows(rows: Iterable[dict[str, Any]],
+               settings: JudgeSettings | None = None) -> list[Checked]:
+    """The per-claim results on every row (the calibration-free half of the judge)."""
+    settings = settings or JudgeSettings()
+    judge = OfflineJudge(settings, calibration=Calibration({}))
     guard = Guard(judge, settings)
-    judged: list[Judged] = []
+    checked: list[Checked] = []
     for number, row in enumerate(rows):
         case = guard.prepare(JudgeRequest.model_validate({"id": str(number), **row}))
         if not isinstance(case, PreparedCase):
             continue
-        judged.append(Judged(str(row.get("id", number)), str(row.get("category", "all")),
-                             bool(row["hallucinated"]), judge.decide(case)))
-    return judged
+        checked.append(Checked(str(row.get("id", number)), str(row.get("category", "all")),
+                               bool(row["hallucinated"]), tuple(judge.check(case)),
+                               judge.too_long(case)))
+    return checked
+
+
+def fit(sets: dict[str, list[Checked]]) -> Calibration:
+    """The table these rows earn. Two passes: the first with an empty table, the second with
+    the first's, since the table picks which failing claim decides an answer (and turns a
+    distrusted proof undecided); a pass basis the first table distrusts keeps its count."""
+    first = {name: tallies([c.judged(Calibration({})) for c in rows])
+             for name, rows in sets.items()}
+    table = Calibration.combine(first)
+    second = {name: tallies([c.judged(table) for c in rows]) for name, rows in sets.items()}
+    return Calibration.combine({name: Calibration({**first[name].tallies,
+                                                   **second[name].tallies})
+                                for name in sets})
+
+
+def fold_of(checked: Checked, by_category: bool) -> str:
+    """A row's fold: its category, or (without categories) one of ``FOLDS`` groups of its
+    question, so that a question's right and wrong answers stay in one fold."""
+    if by_category:
+        return checked.category
+    digits = "".join(ch if ch.isdigit() else " " for ch in checked.id).split()
+    return str(int(digits[0]) % FOLDS) if digits else str(hash(checked.id) % FOLDS)
+
+
+def cross_validated(sets: dict[str, list[Checked]]) -> tuple[dict[str, list[Judged]],
+                                                              Calibration]:
+    """Every row decided by a table fitted without its fold (leave one category out of a set
+    with categories, one of ``FOLDS`` folds of one without; the other sets are whole), and the
+    table of those out-of-fold decisions: how often each basis was right on rows it was not
+    fitted on."""
+    out: dict[str, list[Judged]] = {name: [] for name in sets}
+    for name, rows in sets.items():
+        by_category = len({c.category for c in rows}) > 1
+        folds: dict[str, list[Checked]] = defaultdict(list)
+        for c in rows:
+            folds[fold_of(c, by_category)].append(c)
+        for fold, held in folds.items():
+            train = {other: ([c for c in rs if fold_of(c, by_category) != fold]
+                             if other == name else rs) for other, rs in sets.items()}
+            table = fit(train)
+            out[name] += [c.judged(table) for c in held]
+    first = {name: tallies([c.judged(Calibration({})) for c in rows])
+             for name, rows in sets.items()}
+    table = Calibration.combine({name: Calibration({**first[name].tallies,
+                                                    **tallies(out[name]).tallies})
+                                 for name in sets})
+    return out, table
+
+
+def cascade_with_oracle(judged: list[Judged], confidence: float) -> CascadeResult:
+    """The cascade computed from decisions: an offline decision at ``confidence`` or above
+    stands, every other row gets the label (an always-right LLM)."""
+    asks = [j.decision.confidence < confidence or j.decision.label == "undecided"
+            for j in judged]
+    pairs = [(j.hallucinated if ask else j.flagged, j.hallucinated)
+             for j, ask in zip(judged, asks, strict=True)]
+    return CascadeResult(balanced_accuracy(pairs), sum(asks), len(judged))
 
 
 def balanced_accuracy(pairs: Iterable[tuple[bool, bool]]) -> float:

@@ -12,10 +12,10 @@ import re
 from itertools import pairwise
 
 from guard.offline import comparison, entities, negation
-from guard.offline.align import EvidenceIndex, EvidenceSentence, in_sentence
+from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
 from guard.offline.details import Details, Failure, short
-from guard.offline.text import GENERIC, content_stems
+from guard.offline.text import GENERIC, STOPWORDS, content_stems
 
 ALIGN_FOR_POLARITY = 0.6
 ALIGN_FOR_QUANTIFIER = 0.5
@@ -37,6 +37,7 @@ _CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for 
                         re.IGNORECASE)
 
 
+_ACRONYM = re.compile(r"[A-Z]{2,5}s?")  # "CEO", "APR": maybe short for words of the evidence
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ese|ish|ean)$")
 ATTRIBUTION_OVERLAP = 0.6
 
@@ -81,7 +82,7 @@ def _comparison(text: str, index: EvidenceIndex) -> Failure | None:
 def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) -> Failure | None:
     """A claim relating two names that no sentence mentions together."""
     distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)
-                and not _DEMONYM.search(n.text)}
+                and not _DEMONYM.search(n.text) and not _ACRONYM.fullmatch(n.text)}
     if len(distinct) != 2 or negation.negated(text):
         return None  # a list of names, or "there is no X among Y", relates nothing
     for first, second in pairwise(distinct.values()):
@@ -250,6 +251,52 @@ def _condition_and_main(clause: str) -> tuple[str, str] | None:
     return clause[match.start():], before
 
 
+SWAP_ALIGNMENT = 0.6  # of the claim's other words, the share its sentence must restate
+MAX_SWAP_NAMES = 8  # names of a claim tried as swapped
+
+
+def _name_swapped(claim: str, details: Details, index: EvidenceIndex) -> Failure | None:
+    """A name of the evidence in another name's slot: the sentence that restates the rest of
+    the claim names, beside the same word, someone or something the claim never names
+    ("the data controller is Stripe Payments" where it says "The data controller is Northwind
+    Retail Ltd" and Stripe is the processor)."""
+    claimed = {p for n in details.names for p in n.parts}
+    for name in details.names[:MAX_SWAP_NAMES]:
+        if (name.guessed or not all(index.has(p) for p in name.parts)
+                or not _distinct(name.parts, set())):
+            continue
+        rest = [s for s in details.stems if s not in name.parts]
+        sentence, share = best_sentence(rest, [], index)
+        if (sentence is None or share < SWAP_ALIGNMENT or len(rest) < 2
+                or name.named_in(sentence.text) or 2 * sum(
+                    in_sentence(p, sentence, index) for p in name.parts) >= len(name.parts)):
+            continue
+        slot = _beside(claim, name.text)
+        for other in entities.names(sentence.text)[:MAX_SWAP_NAMES]:
+            if other.guessed or 2 * len(_distinct(other.parts, claimed)) <= len(other.parts):
+                continue
+            if slot and slot & _beside(sentence.text, other.text):
+                return ("name_swapped", f"'{name.text}' where {sentence.passage} says "
+                        f"'{other.text}' (\"{short(sentence.text)}\"); '{name.text}' is "
+                        "said of something else", sentence)
+    return None
+
+
+def _distinct(parts: tuple[str, ...], claimed: set[str]) -> list[str]:
+    """The words of a name that tell it apart ("Stripe", "Payments", not "Ltd" or "US")."""
+    return [p for p in parts if len(p) > 2 and p not in STOPWORDS and p not in claimed]
+
+
+def _beside(text: str, name: str) -> set[tuple[int, str]]:
+    """The content words just before and just after ``name`` in ``text``."""
+    at = text.find(name)
+    if at < 0:
+        return set()
+    before = content_stems(text[max(0, at - 60):at])
+    after = content_stems(text[at + len(name):at + len(name) + 60])
+    return ({(-1, before[-1])} if before else set()) | ({(1, after[0])} if after else set())
+
+
 def relation_failure(claim: Claim, details: Details, index: EvidenceIndex,
                      sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
     """The first relation of the claim the evidence contradicts, or None."""
@@ -259,7 +306,8 @@ def relation_failure(claim: Claim, details: Details, index: EvidenceIndex,
             or _unbounded(claim.text, sentence, overlap)
             or _polarity(claim, sentence, overlap)
             or _quantifier(claim.text, sentence, overlap, index)
-            or _contrary(claim, details.stems, index, sentence))
+            or _contrary(claim, details.stems, index, sentence)
+            or _name_swapped(claim.text, details, index))
 
 
 def dropped_condition(text: str, stems: list[str], answer: frozenset[str],

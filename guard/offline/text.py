@@ -145,7 +145,27 @@ def stem(word: str) -> str:
     w = _strip_suffix(w)
     if w in SYNONYMS:
         return SYNONYMS[w]
+    w = _american(w)
     return w[:-1] if len(w) > 4 and w.endswith("e") and w.isalpha() else w
+
+
+# endings only: "-ise"/"-ize" are left alone, since "organised" and "promised" lose their
+# ending before this runs and would part from "organise" and "promise"
+_BRITISH = (("tre", "ter"), ("bre", "ber"), ("our", "or"), ("ogue", "og"))
+_NOT_BRITISH = frozenset({"four", "hour", "your", "tour", "pour", "sour", "flour", "devour",
+                          "detour", "contour", "troubadour", "lettre", "genre", "acre",
+                          "massacre", "mediocre", "ogre", "lucre", "timbre", "sabre"})
+
+
+def _american(w: str) -> str:
+    """One spelling for British and American forms: centre/center, colour/color,
+    catalogue/catalog."""
+    if len(w) < 5 or w in _NOT_BRITISH or not w.isalpha():
+        return w
+    for british, american in _BRITISH:
+        if w.endswith(british):
+            return w[: -len(british)] + american
+    return w
 
 
 def _strip_suffix(w: str) -> str:

@@ -77,6 +77,7 @@ class Weekdays:
 def times(text: str) -> list[TimeOfDay]:
     """Every time of day in ``text``; each end of a range is one time."""
     found: list[TimeOfDay] = []
+    clock24 = _TWENTY_FOUR.search(text) is not None
     for match in _TIME.finditer(text):
         if match.group("word"):
             found.append(TimeOfDay(match.group(0), frozenset({_WORD_TIMES[
@@ -87,7 +88,7 @@ def times(text: str) -> list[TimeOfDay]:
             continue  # "1-2 days", "pages 10-12": numbers, not times
         hedged = bool(_HEDGE.search(text[max(0, match.start() - 24):match.start()]))
         for n in ends:
-            minutes = _minutes(match, n)
+            minutes = _minutes(match, n, clock24)
             if minutes is None:
                 break
             found.append(TimeOfDay(_end_text(match, n), minutes, match.span(), hedged))
@@ -106,7 +107,13 @@ def _end_text(match: re.Match[str], n: str) -> str:
     return text[:-1] if text.endswith(".") and text.count(".") == 1 else text  # "8pm."
 
 
-def _minutes(match: re.Match[str], n: str) -> frozenset[int] | None:
+# a text that writes 13:00-23:59 or a leading zero uses the 24-hour clock: its "10:00" is
+# morning ("10:00-18:00"), not maybe 22:00
+_TWENTY_FOUR = re.compile(r"(?<![\d:.])(?:1[3-9]|2[0-3]|0\d)[:h][0-5]\d(?!\s?[ap]\.?m)",
+                          re.IGNORECASE)
+
+
+def _minutes(match: re.Match[str], n: str, clock24: bool = False) -> frozenset[int] | None:
     hour, minute = int(match.group(f"h{n}")), int(match.group(f"m{n}") or 0)
     if match.group(f"sep{n}") == "." and not match.group(f"ap{n}"):
         return None  # "5.50" is an amount; "8.30pm" is a time
@@ -116,7 +123,8 @@ def _minutes(match: re.Match[str], n: str) -> frozenset[int] | None:
             return None
         base = hour % 12 + (12 if meridiem.startswith("p") else 0)
         return frozenset({base * 60 + minute})
-    if hour == 0 or hour > 12 or match.group(f"uhr{n}"):
+    if hour == 0 or hour > 12 or match.group(f"uhr{n}") or (
+            clock24 and match.group(f"sep{n}") in (":", "h")):
         return frozenset({hour * 60 + minute})
     return frozenset({hour * 60 + minute, (hour % 12 + 12) * 60 + minute})
 

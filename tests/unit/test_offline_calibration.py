@@ -10,16 +10,26 @@ from guard.offline.calibration import (
     FEW_CAP,
     MIN_SET_ROWS,
     MIN_TRUSTED,
+    SET_Z,
     UNDECIDED,
     UNSEEN,
     Calibration,
     Tally,
     bundled,
-    shrunk,
+    lower_bound,
 )
 from guard.offline.checks import ClaimResult
 from guard.offline.judge import Decision, decide
-from guard.offline.quality import Judged, balanced_accuracy, reliability, tallies
+from guard.offline.quality import (
+    Checked,
+    Judged,
+    balanced_accuracy,
+    cascade_with_oracle,
+    cross_validated,
+    fold_of,
+    reliability,
+    tallies,
+)
 
 
 def result(status: str, basis: str) -> ClaimResult:
@@ -27,11 +37,23 @@ def result(status: str, basis: str) -> ClaimResult:
 
 
 class TestConfidence:
-    def test_a_basis_earns_its_shrunk_accuracy(self) -> None:
+    def test_a_basis_earns_the_lower_bound_of_its_accuracy(self) -> None:
         table = Calibration({"fail:number_contradicted": Tally(90, 100)})
         assert table.confidence("fail:number_contradicted") == pytest.approx(
-            shrunk(Tally(90, 100)), abs=1e-3)
-        assert 0.88 < table.confidence("fail:number_contradicted") < 0.9
+            lower_bound(Tally(90, 100)), abs=1e-3)
+        assert 0.83 < table.confidence("fail:number_contradicted") < 0.86
+
+    @pytest.mark.parametrize(("correct", "total", "low", "high"), [
+        (8, 8, 0.74, 0.76), (27, 27, 0.90, 0.92), (22, 24, 0.75, 0.78), (0, 5, 0.0, 0.01),
+    ])
+    def test_the_wilson_lower_bound(self, correct: int, total: int, low: float,
+                                    high: float) -> None:
+        assert low <= lower_bound(Tally(correct, total)) <= high
+
+    def test_the_bound_rises_with_the_evidence(self) -> None:
+        bounds = [lower_bound(Tally(n, n)) for n in (1, 5, 20, 100, 1000)]
+        assert bounds == sorted(bounds)
+        assert bounds[-1] < 1.0
 
     def test_a_basis_never_seen_is_a_coin_flip(self) -> None:
         assert Calibration({}).confidence("fail:anything") == UNSEEN
@@ -44,7 +66,8 @@ class TestConfidence:
         good, bad = Tally(100, 100), Tally(MIN_SET_ROWS, 2 * MIN_SET_ROWS)
         table = Calibration.combine({"copied": Calibration({"pass:aligned": good}),
                                      "paraphrased": Calibration({"pass:aligned": bad})})
-        assert table.confidence("pass:aligned") == pytest.approx(shrunk(bad), abs=1e-3)
+        assert table.confidence("pass:aligned") == pytest.approx(lower_bound(bad, SET_Z),
+                                                                 abs=1e-3)
         few = Calibration.combine({"copied": Calibration({"pass:aligned": good}),
                                    "other": Calibration({"pass:aligned": Tally(0, 1)})})
         assert few.confidence("pass:aligned") > 0.9  # one row says little
@@ -76,6 +99,15 @@ class TestDecision:
         table = Calibration({"pass:aligned": Tally(1, 30)})
         decision = decide([result("supported", "aligned")], table)
         assert (decision.label, decision.basis) == ("undecided", "undecided:unproven_aligned")
+
+    def test_a_failure_by_a_rule_wrong_more_often_than_right_shows_nothing(self) -> None:
+        table = Calibration({"fail:contrary": Tally(1, 3), "fail:name_absent": Tally(9, 10)})
+        decision = decide([result("contradicted", "contrary")], table)
+        assert decision.label == "undecided"
+        assert decision.results[0].basis == "refuted_contrary"
+        both = decide([result("contradicted", "contrary"), result("contradicted", "name_absent")],
+                      table)
+        assert (both.label, both.basis) == ("fail", "fail:name_absent")
 
     def test_the_least_sure_proof_decides_a_pass(self) -> None:
         decision = decide([result("supported", "verbatim"), result("supported", "aligned")],
@@ -123,3 +155,39 @@ def test_a_rule_seen_a_few_times_is_never_trusted_alone() -> None:
     assert few.confidence("fail:x") <= FEW_CAP
     many = Calibration({"fail:x": Tally(10 * MIN_TRUSTED, 10 * MIN_TRUSTED)})
     assert many.confidence("fail:x") > FEW_CAP
+
+
+def checked(id_: str, category: str, hallucinated: bool, basis: str) -> Checked:
+    status = "contradicted" if basis.startswith("fail:") else "supported"
+    return Checked(id_, category, hallucinated, (result(status, basis.split(":", 1)[1]),), False)
+
+
+class TestCrossValidation:
+    def test_folds_are_categories_or_question_groups(self) -> None:
+        assert fold_of(checked("dev-paraphrase-04", "paraphrase", False, "pass:verbatim"),
+                       True) == "paraphrase"
+        right = checked("halueval-qa-17-0", "all", False, "pass:verbatim")
+        wrong = checked("halueval-qa-17-1", "all", True, "fail:name_absent")
+        assert fold_of(right, False) == fold_of(wrong, False) == "7"
+
+    def test_a_rule_right_only_in_one_category_is_not_trusted_out_of_it(self) -> None:
+        """A basis right in one category and wrong in another: in sample it looks half right
+        everywhere; out of fold, each category is decided by the other's record."""
+        rows = ([checked(f"a{n}", "good", True, "fail:x") for n in range(20)]
+                + [checked(f"b{n}", "bad", False, "fail:x") for n in range(20)]
+                + [checked(f"c{n}", "other", False, "pass:verbatim") for n in range(20)])
+        judged, table = cross_validated({"set": rows})
+        by_id = {j.id: j for j in judged["set"]}
+        assert by_id["b0"].decision.confidence > 0.8  # fitted on "good" alone: overconfident
+        assert by_id["b0"].right is False
+        # out of fold, "good" rows meet a rule refuted by "bad" (undecided), "bad" rows a rule
+        # proven by "good" (wrong fails): the table counts only the wrong ones
+        assert by_id["a0"].decision.label == "undecided"
+        assert table.tallies["fail:x"] == Tally(0, 20)
+        assert table.confidence("fail:x") < 0.5
+        assert table.refuted("fail:x")
+
+    def test_the_cascade_from_decisions_asks_the_llm_below_the_threshold(self) -> None:
+        rows = [judged(0.95, True), judged(0.5, False)]
+        result = cascade_with_oracle(rows, 0.8)
+        assert (result.sent_to_llm, result.balanced_accuracy) == (1, 1.0)

@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guard.offline import arithmetic, numbers, times
+from guard.offline.details import enumerator
 from guard.offline.entities import abbreviates
+from guard.offline.text import stem
 
 _EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
               "September", "October", "November", "December"]
@@ -139,10 +141,21 @@ class TestTimes:
         ("20 Uhr", [{1200}]),
         ("20h30", [{1230}]),
         ("at noon", [{720}]),
-        ("de 9:00 a 18:00", [{540, 1260}, {1080}]),
+        ("de 9:00 a 18:00", [{540}, {1080}]),  # a 24-hour text: 9:00 is morning
+        ("at 10:30", [{630, 1350}]),
     ])
     def test_times_and_ranges(self, text: str, expected: list[set[int]]) -> None:
         assert [t.minutes for t in times.times(text)] == expected
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=59),
+           st.integers(min_value=13, max_value=23))
+    def test_a_24_hour_text_reads_every_colon_time_once(self, hour: int, minute: int,
+                                                        late: int) -> None:
+        text = f"Open {hour}:{minute:02d} to {late}:00; late opening until {late}:30."
+        found = times.times(text)
+        assert found[0].minutes == {hour * 60 + minute}
+        assert all(len(t.minutes) == 1 for t in found)
 
     @pytest.mark.parametrize("text", ["1-2 days", "pages 10-12", "costs 5.50", "ratio 3:2",
                                       "version 2.1", "in 2020"])
@@ -217,6 +230,119 @@ class TestArithmetic:
         end = start + timedelta(days=days)
         evidence = self.amounts(f"from {start.isoformat()} for {days} days")
         assert arithmetic.derivable(one(f"until {end.isoformat()}"), evidence)
+
+
+class TestChainedArithmetic:
+    """Answers chain computations: two steps on three amounts, rates per another unit, dates
+    to the month; labels and list numbers are not operands."""
+
+    def test_two_steps_on_three_amounts(self) -> None:
+        evidence = numbers.extract("City tax: €3.50 per person per night. 3 adults, 5 nights.")
+        assert not arithmetic.derivable(one("€52.50"), evidence)
+        assert arithmetic.derivable(one("€52.50"), evidence, steps=2)
+        assert not arithmetic.derivable(one("€53.50"), evidence, steps=2)
+
+    def test_a_percentage_of_an_amount(self) -> None:
+        evidence = numbers.extract("It pays 4.00% a year on a balance of £7,500.")
+        assert arithmetic.derivable(one("£300"), evidence)
+        assert not arithmetic.derivable(one("£30,000"), evidence)
+
+    def test_a_rate_per_another_unit_of_time(self) -> None:
+        assert arithmetic.derivable(one("3,600"), numbers.extract("60 requests per minute"))
+        assert not arithmetic.derivable(one("3,500"), numbers.extract("60 requests per minute"))
+
+    def test_a_month_a_duration_after_a_date(self) -> None:
+        evidence = numbers.extract("Born 2 March 2023; the booster is at 3 years 4 months.")
+        assert arithmetic.derivable(one("July 2026"), evidence)
+        assert not arithmetic.derivable(one("October 2026"), evidence)
+
+    def test_a_percentage_off_or_on_an_amount(self) -> None:
+        evidence = numbers.extract("The jacket is £80. Today everything is 25% off.")
+        assert arithmetic.derivable(one("£60"), evidence)
+        assert arithmetic.derivable(one("£100"), evidence)  # 25 % on top
+        assert not arithmetic.derivable(one("£55"), evidence, steps=2)
+
+    def test_an_operand_is_used_once_in_two_steps(self) -> None:
+        evidence = numbers.extract("£15 per hour, 37.5 hours a week")
+        assert arithmetic.derivable(one("£562.50"), evidence)
+        assert not arithmetic.derivable(one("£600"), evidence, steps=2)  # 15 x 37.5 + 37.5
+
+    def test_whole_years_after_a_date_are_calendar_years(self) -> None:
+        evidence = numbers.extract("at least 18 years old; born on 4 June 2009")
+        assert arithmetic.derivable(one("4 June 2027"), evidence)
+        assert not arithmetic.derivable(one("4 June 2028"), evidence)
+
+    def test_a_time_a_duration_after_another(self) -> None:
+        clock = times.times("The film starts at 19:30.")
+        durations = numbers.extract("It runs for 2 hours 15 minutes.")
+        assert arithmetic.time_offset(times.times("21:45")[0], clock, durations)
+        assert not arithmetic.time_offset(times.times("22:00")[0], clock, durations)
+
+    def test_days_between_two_dates(self) -> None:
+        evidence = numbers.extract("Check-in 12 May, check-out 16 May.")
+        assert arithmetic.derivable(one("4 nights"), evidence)
+        assert not arithmetic.derivable(one("5 nights"), evidence)
+        assert arithmetic.derivable(one("31 days"), numbers.extract(
+            "from 1 December 2025 to 1 January 2026"))
+
+    def test_a_section_number_is_a_label_not_an_operand(self) -> None:
+        assert one("§ 2").kind == "ordinal"
+        evidence = numbers.extract("§ 2: notice of zwei Wochen in the first months.")
+        assert not arithmetic.derivable(one("vier Wochen"), evidence)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.integers(min_value=2, max_value=500), min_size=3, max_size=3),
+           st.sampled_from(["+", "*"]), st.sampled_from(["+", "-", "*"]))
+    def test_any_two_step_result_of_three_amounts(self, values: list[int], first: str,
+                                                  second: str) -> None:
+        a, b, c = values
+        inner = a + b if first == "+" else a * b
+        target = {"+": inner + c, "-": inner - c, "*": inner * c}[second]
+        if target <= 1:
+            return
+        evidence = numbers.extract(f"fees of ${a}, ${b} and ${c}")
+        assert arithmetic.derivable(numbers.Quantity(str(target), float(target), "usd"),
+                                    evidence, steps=2)
+
+
+class TestSpellingsAndFrequencies:
+    @pytest.mark.parametrize(("british", "american"), [
+        ("centre", "center"), ("colours", "colors"), ("coloured", "colored"),
+        ("catalogue", "catalog"), ("fibre", "fiber"), ("metres", "meters"), ("labour", "labor"),
+    ])
+    def test_british_and_american_spellings_share_a_stem(self, british: str,
+                                                         american: str) -> None:
+        assert stem(british) == stem(american)
+
+    @pytest.mark.parametrize(("word", "expected"), [
+        ("hour", "hour"), ("your", "your"), ("four", "four"), ("detour", "detour"),
+        ("acre", "acre"), ("genre", "genr"),
+    ])
+    def test_words_that_only_look_british_keep_their_stem(self, word: str,
+                                                          expected: str) -> None:
+        assert stem(word) == expected
+        assert stem("promise") == stem("promised")
+
+    @pytest.mark.parametrize(("adverb", "period"), [
+        ("quarterly", "every three months"), ("fortnightly", "every 2 weeks"),
+        ("annually", "once every 365 days"), ("weekly", "every 7 days"),
+    ])
+    def test_how_often_is_the_period_it_repeats_over(self, adverb: str, period: str) -> None:
+        assert same_amount(f"paid {adverb}", period)
+
+
+class TestEnumerators:
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.sampled_from(["Hold the button", "Wait 10 seconds", "Log in"]),
+                    min_size=1, max_size=9), st.sampled_from([".", ")"]))
+    def test_list_numbers_are_formatting(self, items: list[str], mark: str) -> None:
+        text = "Steps:\n" + "\n".join(f"{n}{mark} {item}." for n, item in enumerate(items, 1))
+        claimed = [q for q in numbers.extract(text) if not enumerator(text, q)]
+        assert [q.text for q in claimed] == ["10 seconds"] * items.count("Wait 10 seconds")
+
+    def test_a_number_inside_a_line_is_not_an_enumerator(self) -> None:
+        text = "You get 3. Then 4) more"
+        assert not any(enumerator(text, q) for q in numbers.extract(text))
 
 
 class TestAbbreviations:

@@ -46,7 +46,7 @@ def judged(name: str) -> list[quality.Judged]:
     return _judged(name)
 
 
-@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.80), ("halueval", 0.78)])
+@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.84), ("halueval", 0.80)])
 def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
     assert quality.offline_accuracy(judged(name)) >= floor
 
@@ -76,3 +76,23 @@ def test_no_realistic_category_is_below_half_right() -> None:
     per = quality.by_category(judged("realistic"))
     assert all(right > 0 for right, _ in per.values()), per
     assert sum(right * 2 < total for right, total in per.values()) == 0, per
+
+
+@cache
+def _cross() -> dict[str, list[quality.Judged]]:
+    sets = {name: quality.check_rows(rows(name)) for name in ("realistic", "halueval")}
+    return quality.cross_validated(sets)[0]
+
+
+def test_out_of_fold_confident_decisions_are_right_as_often_as_they_claim() -> None:
+    """Each row decided by a calibration fitted without its fold (its category, or a tenth
+    of HaluEval): confident decisions stay right at least as often as the threshold, and the
+    cascade stays at 0.95."""
+    rows("halueval")  # skips when the set is missing
+    threshold = JudgeSettings().cascade_confidence
+    for name, judged_rows in _cross().items():
+        sure = [j for j in judged_rows if j.decision.confidence >= threshold
+                and j.decision.label != "undecided"]
+        assert sum(j.right for j in sure) >= threshold * len(sure), name
+        assert quality.cascade_with_oracle(judged_rows, threshold).balanced_accuracy >= (
+            CASCADE_FLOOR), name

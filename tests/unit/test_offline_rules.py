@@ -4,11 +4,14 @@ what it can prove, and leaves the rest undecided (issue 10's examples among them
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
 from guard.case import PreparedCase
 from guard.models import JudgeRequest
-from guard.offline import OfflineJudge
+from guard.offline import OfflineJudge, entities
+from guard.offline.details import denied
 from guard.offline.judge import Decision
 
 HOURS = "Office hours: 8am to 6pm, Monday to Friday."
@@ -264,3 +267,193 @@ def test_a_document_header_is_evidence_of_who_said_what() -> None:
     assert decided("Dr Hughes suggested increasing metformin to 1 g twice daily.").basis == (
         "fail:attribution")
     assert decided("Dr Nair suggested increasing metformin to 1 g twice daily.").label != "fail"
+
+
+class TestComputedAnswersAreNeverConfidentFails:
+    """Numbers an answer derives from the evidence and its own grounded numbers (issue 10's
+    held-out errors, in other words): at worst undecided."""
+
+    @pytest.mark.parametrize(("output", "context"), [
+        ("For 4 nights at €135 that's €540, plus city tax of €28 (€3.50 for each of you for 4 "
+         "nights), so €568 in total.",
+         ["Room rate: €135 per night. City tax: €3.50 per person per night.",
+          "Booking: 2 adults, 4 nights."]),
+        ("At 4.00% on £7,500 you'd earn £300 in interest over a year.",
+         ["The saver pays 4.00% a year.", "Your balance is £7,500."]),
+        ("You land at 10:05 and the connection leaves at 11:15, so you have 70 minutes.",
+         ["Flight LH400 arrives at 10:05.", "Flight LH902 departs at 11:15."]),
+        ("She was born on 2 March 2023, so the booster falls due in early July 2026.",
+         ["Date of birth: 2 March 2023.", "The booster is given at 3 years 4 months."]),
+        ("Bei einer 4-Tage-Woche hast du 30 geteilt durch 5, mal 4, also 24 Urlaubstage.",
+         ["Es gibt 30 Urlaubstage pro Jahr, gerechnet auf eine 5-Tage-Woche.",
+          "Vertrag: Sie arbeiten in einer 4-Tage-Woche."]),
+        ("Steps:\n1. Hold reset for 10 seconds.\n2. Wait for the green light.\n"
+         "3. Log in with the sticker password.",
+         ["Hold reset for 10 seconds, wait for the green light, then log in with the sticker "
+          "password."]),
+        ("On the free tier that's 60 requests a minute, so 3,600 an hour.",
+         ["Free tier: 60 requests per minute."]),
+    ])
+    def test_a_derived_number_does_not_fail(self, output: str, context: list[str]) -> None:
+        decision = decide(output, context)
+        assert decision.label != "fail", reasons(decision)
+
+    def test_a_count_of_listed_items_is_not_a_claimed_amount(self) -> None:
+        context = ('{"modules": [{"name": "Statistics", "credits": 20}, {"name": "Databases", '
+                   '"credits": 20}, {"name": "Ethics", "credits": 20}]}')
+        decision = decide("You are enrolled in 3 modules: Statistics, Databases and Ethics.",
+                          context)
+        assert decision.label != "fail", reasons(decision)
+        restated = decide("The Starter plan allows up to 7 users.",
+                          "Plans. The Starter plan allows up to 5 users and community support.")
+        assert restated.label == "fail"
+
+    @pytest.mark.parametrize(("output", "context", "wrong"), [
+        ("Overtime pays £18 an hour.", "Overtime is paid at 1.5 times the hourly rate of £12.",
+         "Overtime pays £20 an hour."),
+        ("That's 4 nights, so €360 in total.",
+         "Check-in 12 May, check-out 16 May. Rate €90 per night.",
+         "That's 5 nights, so €450 in total."),
+        ("Deliveries come on weekdays, not on Saturday or Sunday.",
+         "Deliveries arrive Monday to Friday.", "Deliveries also come on Saturday."),
+    ])
+    def test_computed_from_the_restated_sentence_or_excluded_days(
+            self, output: str, context: str, wrong: str) -> None:
+        assert decide(output, context).label != "fail", reasons(decide(output, context))
+        assert decide(wrong, context).label == "fail"
+
+    def test_a_wrong_product_still_fails(self) -> None:
+        decision = decide("For 4 nights at €135 per night the total is €560.",
+                          ["Room rate: €135 per night.", "Booking: 4 nights."])
+        assert decision.label == "fail"
+        assert "€560" in reasons(decision)
+
+    def test_a_restated_number_fails_even_if_a_sum_reaches_it(self) -> None:
+        """No computing words and the sentence it restates holds another amount of the kind:
+        a swapped number, though 5 + 5 is 10."""
+        decision = decide("Refunds are issued within 10 business days.",
+                          "Shipping takes 3 to 5 business days. Refunds are issued to your "
+                          "card within 5 business days.")
+        assert decision.label == "fail"
+        assert "10 business days" in reasons(decision)
+
+
+class TestNames:
+    def test_one_word_of_a_name_the_evidence_lacks_fails(self) -> None:
+        decision = decide("She served as Attorney General of California.",
+                          "She served as Attorney General of Nevada from 2007 to 2015.")
+        assert decision.basis == "fail:name_part_absent"
+        assert "California" in reasons(decision)
+
+    def test_a_denied_name_is_not_claimed_but_the_asserted_one_is(self) -> None:
+        context = "Dennis Howard Marks was a Welsh drug smuggler."
+        assert decide("There is no Rust SDK.", "SDKs: Python and Go.").label != "fail"
+        decision = decide("Don Barry Mason was Welsh, not Dennis Howard Marks.", context)
+        assert decision.label == "fail"
+        assert "Barry Mason" in reasons(decision)
+        assert "Dennis" not in reasons(decision)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.sampled_from(["Jana Novotna", "Lord Black", "Acme Bank", "Rust"]),
+           st.sampled_from(["no", "not", "never", "isn't", "without"]),
+           st.lists(st.sampled_from(["the", "a", "official", "new"]), max_size=3))
+    def test_a_name_after_a_negation_is_denied(self, name: str, cue: str,
+                                               between: list[str]) -> None:
+        text = f"It is {cue} {' '.join(between)} {name} at all."
+        found = next(n for n in entities.names(text) if n.text == name)
+        assert denied(found, text)
+        plain = f"It is {' '.join(between)} {name} at all."
+        assert not denied(next(n for n in entities.names(plain) if n.text == name), plain)
+
+    def test_an_acronym_may_stand_for_words_of_the_evidence(self) -> None:
+        assert decide("Maria Lopez has been CEO since 2021.",
+                      "Maria Lopez became chief executive in 2021.").label != "fail"
+        assert decide("You can reset it via the Help Centre.",
+                      "Visit the help center to reset it.").label != "fail"
+
+    def test_an_abbreviated_word_of_a_name_list_is_that_name(self) -> None:
+        assert decide("We deliver to the UK and Ireland.",
+                      "We ship to the United Kingdom and Ireland.").label != "fail"
+        assert decide("We deliver to the UK and Iceland.",
+                      "We ship to the United Kingdom and Ireland.").label == "fail"
+
+    def test_a_paraphrase_in_quotes_is_no_fabricated_quote(self) -> None:
+        context = "Error E42 means the card reader is offline."
+        assert decide("The message 'card reader offline' is what error E42 means.",
+                      context).label != "fail"
+        assert decide("The message 'printer jammed' is what error E42 means.",
+                      context).label == "fail"
+
+    def test_a_name_in_another_names_slot_fails(self) -> None:
+        context = ("The data controller is Northwind Retail Ltd, registered in England. "
+                   "We use Stripe Payments Europe Ltd as a payment processor.")
+        decision = decide("The data controller is Stripe Payments Europe Ltd.", context)
+        assert decision.basis == "fail:name_swapped"
+        assert "Northwind Retail Ltd" in reasons(decision)
+        assert decide("The data controller, Northwind Retail Ltd, is registered in England, "
+                      "and payments go through Stripe Payments Europe Ltd.",
+                      context).label != "fail"
+
+
+class TestSlots:
+    """A listed sentence's clause is the slot a day or time is compared in."""
+
+    def test_a_day_of_another_clause_fails(self) -> None:
+        context = ("Specialist clinics: asthma clinic Monday mornings; diabetes review clinic "
+                   "Wednesday afternoons with nurse J. Owusu; baby clinic Friday mornings.")
+        decision = decide("The diabetes review clinic is on Monday afternoons with nurse "
+                          "J. Owusu.", context)
+        assert decision.basis == "fail:weekday_misplaced"
+        assert "Wednesday" in reasons(decision)
+        assert decide("The diabetes review clinic is on Wednesday afternoons with nurse "
+                      "J. Owusu.", context).label != "fail"
+
+    def test_daily_in_another_clause_does_not_cover_a_wrong_day(self) -> None:
+        context = ("The bakery counter bakes sourdough on Tuesdays and Fridays only; other "
+                   "breads are baked daily.")
+        decision = decide("Sourdough is baked on Tuesdays and Thursdays.", context)
+        assert decision.label == "fail"
+        assert "Thursdays" in reasons(decision)
+
+    def test_ten_pm_is_not_the_ten_oclock_of_a_24_hour_timetable(self) -> None:
+        context = ("Opening hours: Tuesday-Sunday 10:00-18:00; late opening on Thursdays "
+                   "until 21:00.")
+        decision = decide("On Thursdays it stays open late, until 10 PM.", context)
+        assert decision.label == "fail"
+        assert "10 PM" in reasons(decision)
+        assert decide("On Thursdays it stays open late, until 9 PM.", context).label != "fail"
+
+
+class TestComparisonsOfNamedThings:
+    FUNDS = ("Fund factsheet. Global Equity Fund: +9.8%. Sustainable Leaders Fund: +12.4%. "
+             "Ongoing charges: Global Equity 0.22%, Sustainable Leaders 0.45%.")
+    TRANSFERS = ("Airport Express train: every 15 minutes, journey time 22 minutes, €11. "
+                 "Bus line 100: every 10 minutes, journey time 40 minutes, €4.")
+
+    def test_more_than_a_named_thing_is_checked_against_both_amounts(self) -> None:
+        decision = decide("The Global Equity Fund returned more than the Sustainable Leaders "
+                          "Fund.", self.FUNDS)
+        assert decision.basis == "fail:comparison_reversed"
+        assert decide("The Sustainable Leaders Fund returned more than the Global Equity "
+                      "Fund.", self.FUNDS).label != "fail"
+
+    def test_how_often_is_not_how_long(self) -> None:
+        decision = decide("The bus is the quicker option.", self.TRANSFERS)
+        assert decision.basis == "fail:comparison_reversed"
+        assert "40 minutes" in reasons(decision)
+        assert decide("The train is the quicker option.", self.TRANSFERS).label != "fail"
+
+
+class TestNegatedOpenings:
+    def test_no_opening_a_claim_is_its_negation_not_an_interjection(self) -> None:
+        context = "Pets are not allowed in the rental."
+        assert decide("No pets are allowed in the rental.", context).label != "fail"
+        assert decide("Pets are allowed in the rental.", context).label == "fail"
+
+    def test_a_closed_day_against_another_closed_day(self) -> None:
+        context = "The pool is closed on Mondays for cleaning."
+        decision = decide("The pool is closed on Tuesdays for cleaning.", context)
+        assert decision.label == "fail"
+        assert "Tuesdays" in reasons(decision)
+        assert decide("The shop is closed on Sundays.",
+                      "The shop is open Monday to Saturday.").label != "fail"
