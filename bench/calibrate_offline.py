@@ -3,13 +3,14 @@ on labelled answers it was not fitted on.
 
     .venv/bin/python bench/calibrate_offline.py [path ...]
 
-Runs the offline judge's checks over labelled JSONL files (default: HaluEval QA dev and
-bench/data/realistic-dev.jsonl) and decides every answer with a table fitted without it
-(leave one category out of a set with categories; one of ten folds of a set without, a
-question's answers kept together; the other sets whole). It counts per decision basis
-("fail:number_contradicted", "pass:verbatim", ...) how many answers of each set got it out of
-fold and how many of those were right, and writes that table; the judge turns each count into
-the Wilson lower bound of its accuracy (guard/offline/calibration.py).
+Runs the offline judge's checks over labelled JSONL files (default: HaluEval QA dev,
+bench/data/realistic-dev.jsonl and bench/data/realistic-holdout.jsonl, the last never read by
+the rules' authors, so its counts are out of sample for the rules too) and decides every answer
+with a table fitted without it (leave one category out of a set with categories; one of ten
+folds of a set without, a question's answers kept together; the other sets whole). It counts per
+decision basis ("fail:number_contradicted", "pass:verbatim", ...) how many answers of each set
+got it out of fold and how many of those were right, and writes that table; the judge turns each
+count into the Wilson lower bound of its accuracy (guard/offline/calibration.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from offline_quality import REALISTIC, halueval_path
+from offline_quality import CALIBRATION_ONLY, REALISTIC, halueval_path
 
 from guard.offline import quality
 
@@ -28,7 +29,7 @@ TABLE = Path(__file__).resolve().parents[1] / "guard" / "data" / "offline_calibr
 
 
 def main() -> int:
-    paths = [Path(p) for p in sys.argv[1:]] or [halueval_path(), REALISTIC]
+    paths = [Path(p) for p in sys.argv[1:]] or [halueval_path(), REALISTIC, CALIBRATION_ONLY]
     sets = {path.name: quality.check_rows(quality.load(path)) for path in paths}
     _, table = quality.cross_validated(sets)
     TABLE.write_text(json.dumps(table.to_json(), indent=1) + "\n", encoding="utf-8")

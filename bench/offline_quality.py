@@ -34,6 +34,8 @@ from guard.settings import JudgeSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 REALISTIC = ROOT / "bench" / "data" / "realistic-dev.jsonl"
+# written by the dev set's author, never read by the rules' authors: calibration data only
+CALIBRATION_ONLY = ROOT / "bench" / "data" / "realistic-holdout.jsonl"
 
 
 def halueval_path() -> Path:
