@@ -10,6 +10,10 @@ bounded however slow one request is.
 With ``label_field`` (a column saying whether the row is hallucinated; ``invert_label`` when it
 says grounded instead) the summary holds the confusion matrix, balanced accuracy, precision and
 recall, the positive class being "hallucinated".
+
+Over 350 lines on purpose: the bounded run (reader, workers, in-order writer) and the
+summary it fills are one concept read together; the formatting at the end is what the
+``replay`` command prints of that summary.
 """
 
 from __future__ import annotations
