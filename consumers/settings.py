@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from guard import defaults
 from guard.settings import JudgeSettings
 
 ENV_PREFIX = "GROUNDGUARD_"
@@ -54,11 +55,11 @@ class _Section(BaseModel):
 
 
 class TopicSettings(_Section):
-    requests: str = Field(default="rag.responses", min_length=1)
-    verdicts: str = Field(default="guard.verdicts", min_length=1)
-    quarantine: str = Field(default="guard.quarantine", min_length=1)
+    requests: str = Field(default=defaults.DEFAULT_REQUESTS_TOPIC, min_length=1)
+    verdicts: str = Field(default=defaults.DEFAULT_VERDICTS_TOPIC, min_length=1)
+    quarantine: str = Field(default=defaults.DEFAULT_QUARANTINE_TOPIC, min_length=1)
     approved: str | None = Field(default=None, description="Off unless set.")
-    dlq: str = Field(default="guard.dlq", min_length=1)
+    dlq: str = Field(default=defaults.DEFAULT_DLQ_TOPIC, min_length=1)
 
     def outputs(self) -> list[str]:
         names = [self.verdicts, self.quarantine, self.dlq]
@@ -111,40 +112,44 @@ class SecuritySettings(_Section):
 class KafkaTuning(_Section):
     """Client knobs; the defaults suit slow judges (seconds per message)."""
 
-    auto_offset_reset: str = Field(default="earliest", pattern="^(earliest|latest)$")
-    max_poll_records: int = Field(default=500, ge=1)
-    max_poll_interval_ms: int = Field(default=300_000, ge=1000)
-    session_timeout_ms: int = Field(default=45_000, ge=1000)
-    heartbeat_interval_ms: int = Field(default=3_000, ge=100)
-    request_timeout_ms: int = Field(default=40_000, ge=1000)
-    linger_ms: int = Field(default=5, ge=0)
-    max_batch_size: int = Field(default=1_048_576, ge=16_384,
+    auto_offset_reset: str = Field(
+        default=defaults.DEFAULT_KAFKA_AUTO_OFFSET_RESET, pattern="^(earliest|latest)$")
+    max_poll_records: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS, ge=1)
+    max_poll_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS, ge=1000)
+    session_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS, ge=1000)
+    heartbeat_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS, ge=100)
+    request_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS, ge=1000)
+    linger_ms: int = Field(default=defaults.DEFAULT_KAFKA_LINGER_MS, ge=0)
+    max_batch_size: int = Field(default=defaults.DEFAULT_KAFKA_MAX_BATCH_SIZE, ge=16_384,
                                 description="Producer bytes buffered per partition; aiokafka's "
                                             "16 KiB default caps throughput at a few hundred "
                                             "verdicts/s.")
-    poll_timeout_ms: int = Field(default=100, ge=1, le=5000,
+    poll_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_POLL_TIMEOUT_MS, ge=1, le=5000,
                                  description="How long one getmany() waits for records.")
-    transaction_timeout_ms: int = Field(default=60_000, ge=1000)
+    transaction_timeout_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS, ge=1000)
 
 
 class MetricsSettings(_Section):
     enabled: bool = True
-    host: str = "0.0.0.0"
-    port: int = Field(default=9464, ge=0, le=65535,
+    host: str = defaults.DEFAULT_METRICS_HOST
+    port: int = Field(default=defaults.DEFAULT_METRICS_PORT, ge=0, le=65535,
                       description="Prometheus /metrics and /healthz, /readyz.")
-    stall_after_s: float = Field(default=120.0, gt=0,
+    stall_after_s: float = Field(default=defaults.DEFAULT_METRICS_STALL_AFTER_S, gt=0,
                                  description="Unhealthy when work waits and nothing finished "
                                              "for this long.")
 
 
 class LogSettings(_Section):
-    level: str = Field(default="info", pattern="(?i)^(debug|info|warning|error|critical)$")
-    format: str = Field(default="auto", pattern="^(auto|json|console)$")
+    level: str = Field(
+        default=defaults.DEFAULT_LOG_LEVEL, pattern="(?i)^(debug|info|warning|error|critical)$")
+    format: str = Field(default=defaults.DEFAULT_LOG_FORMAT, pattern="^(auto|json|console)$")
     debug_payloads: bool = Field(default=False, description="Log message bodies (payload, "
                                  "output, context, messages); never in production.")
     progress_interval_s: float = Field(
-        default=60.0, ge=0, description="Log a service.progress line (counts, lag, judge spend "
-        "and budget left) this often; 0 turns it off.")
+        default=defaults.DEFAULT_LOG_PROGRESS_INTERVAL_S, ge=0,
+        description="Log a service.progress line (counts, lag, judge spend and budget left) "
+        "this often; 0 turns it off.")
 
 
 class ServiceSettings(BaseSettings):
@@ -153,27 +158,27 @@ class ServiceSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__",
                                       extra="forbid", frozen=True)
 
-    bootstrap_servers: str = Field(default="127.0.0.1:9092", min_length=1)
+    bootstrap_servers: str = Field(default=defaults.DEFAULT_BOOTSTRAP_SERVERS, min_length=1)
     topics: TopicSettings = Field(default_factory=TopicSettings)
-    group_id: str = Field(default="groundguard", min_length=1)
-    client_id: str = Field(default="groundguard", min_length=1)
+    group_id: str = Field(default=defaults.DEFAULT_GROUP_ID, min_length=1)
+    client_id: str = Field(default=defaults.DEFAULT_CLIENT_ID, min_length=1)
     instance_id: str = Field(default_factory=socket.gethostname, min_length=1,
                              description="Stable per replica (pod name); part of the "
                                          "transactional id in exactly-once mode.")
     security: SecuritySettings = Field(default_factory=SecuritySettings)
-    concurrency: int = Field(default=256, ge=1, le=100_000,
+    concurrency: int = Field(default=defaults.DEFAULT_CONCURRENCY, ge=1, le=100_000,
                              description="Judge calls in flight at once, over all partitions.")
-    partition_buffer: int = Field(default=512, ge=1,
+    partition_buffer: int = Field(default=defaults.DEFAULT_PARTITION_BUFFER, ge=1,
                                   description="Messages held per partition (in flight, waiting "
                                               "or unacknowledged) before it is paused.")
     max_buffered_bytes: int = Field(
-        default=32 * 1024 * 1024, ge=1_048_576,
+        default=defaults.DEFAULT_MAX_BUFFERED_BYTES, ge=1_048_576,
         description="Input bytes (keys, values, headers) held over all partitions (in flight, "
                     "waiting or unacknowledged) before partitions are paused: bounds memory "
                     "when messages are big, as partition_buffer bounds their count.")
-    max_message_bytes: int = Field(default=512 * 1024, ge=64,
+    max_message_bytes: int = Field(default=defaults.DEFAULT_MAX_MESSAGE_BYTES, ge=64,
                                    description="Larger messages go to the dead-letter topic.")
-    max_output_bytes: int = Field(default=1_000_000, ge=1024,
+    max_output_bytes: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_BYTES, ge=1024,
                                   description="An output record larger than this (the broker's "
                                               "default max.message.bytes is ~1 MB) is replaced "
                                               "by a dead letter instead of failing to publish.")
@@ -182,29 +187,29 @@ class ServiceSettings(BaseSettings):
         default=None, description="Exactly-once only; the transactional id is prefix-instance_id.")
     ordering: Ordering = Ordering.NONE
     failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
-    commit_interval_s: float = Field(default=1.0, gt=0, le=60,
+    commit_interval_s: float = Field(default=defaults.DEFAULT_COMMIT_INTERVAL_S, gt=0, le=60,
                                      description="At-least-once: how often offsets are committed.")
-    transaction_interval_s: float = Field(default=0.1, gt=0, le=60,
-                                          description="Exactly-once: how often finished messages "
-                                                      "are published in one transaction.")
-    drain_timeout_s: float = Field(default=30.0, ge=0,
+    transaction_interval_s: float = Field(
+        default=defaults.DEFAULT_TRANSACTION_INTERVAL_S, gt=0, le=60,
+        description="Exactly-once: how often finished messages are published in one transaction.")
+    drain_timeout_s: float = Field(default=defaults.DEFAULT_DRAIN_TIMEOUT_S, ge=0,
                                    description="On SIGTERM, how long in-flight judgements may "
                                                "finish before the rest is left for redelivery.")
-    revoke_timeout_s: float = Field(default=10.0, ge=0,
+    revoke_timeout_s: float = Field(default=defaults.DEFAULT_REVOKE_TIMEOUT_S, ge=0,
                                     description="On a rebalance, how long in-flight judgements "
                                                 "of revoked partitions may finish.")
-    publish_timeout_s: float = Field(default=120.0, gt=0,
+    publish_timeout_s: float = Field(default=defaults.DEFAULT_PUBLISH_TIMEOUT_S, gt=0,
                                      description="How long one output may be retried before "
                                                  "the service stops (offsets stay uncommitted).")
-    commit_timeout_s: float = Field(default=30.0, gt=0,
+    commit_timeout_s: float = Field(default=defaults.DEFAULT_COMMIT_TIMEOUT_S, gt=0,
                                     description="How long one offset commit or one exactly-once "
                                                 "transaction may take; a commit that times out "
                                                 "is retried at the next interval, a transaction "
                                                 "that times out stops the service.")
-    startup_timeout_s: float = Field(default=60.0, gt=0)
+    startup_timeout_s: float = Field(default=defaults.DEFAULT_STARTUP_TIMEOUT_S, gt=0)
     create_topics: bool = False
-    topic_partitions: int = Field(default=6, ge=1)
-    topic_replication: int = Field(default=1, ge=1)
+    topic_partitions: int = Field(default=defaults.DEFAULT_TOPIC_PARTITIONS, ge=1)
+    topic_replication: int = Field(default=defaults.DEFAULT_TOPIC_REPLICATION, ge=1)
     kafka: KafkaTuning = Field(default_factory=KafkaTuning)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     log: LogSettings = Field(default_factory=LogSettings)

@@ -26,11 +26,11 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Ma
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
-from guard import strictjson
+from guard import defaults, strictjson
 from guard.errors import GuardError, InvalidRequest
 from guard.models import JudgeRequest, Label, Verdict
 
-DEFAULT_CONCURRENCY = 16
+DEFAULT_CONCURRENCY = defaults.DEFAULT_REPLAY_CONCURRENCY
 WINDOW_FACTOR = 4
 _TRUE_WORDS = frozenset({"true", "1", "yes", "y", "hallucinated", "hallucination", "fail",
                          "failed", "unsupported", "ungrounded", "not_grounded"})
