@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+import warnings
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from guard import defaults
+from guard.budgets.settings import MAX_IN_FLIGHT_LIMIT
 from guard.settings import JudgeSettings
 
 ENV_PREFIX = "GROUNDGUARD_"
@@ -167,7 +169,8 @@ class ServiceSettings(BaseSettings):
                                          "transactional id in exactly-once mode.")
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     concurrency: int = Field(default=defaults.DEFAULT_CONCURRENCY, ge=1, le=100_000,
-                             description="Judge calls in flight at once, over all partitions.")
+                             description="Judge calls in flight at once, over all partitions; "
+                                         "the judge's budget.max_in_flight follows it.")
     partition_buffer: int = Field(default=defaults.DEFAULT_PARTITION_BUFFER, ge=1,
                                   description="Messages held per partition (in flight, waiting "
                                               "or unacknowledged) before it is paused.")
@@ -221,11 +224,45 @@ class ServiceSettings(BaseSettings):
             return None
         return f"{self.transactional_id_prefix}-{self.instance_id}"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_concurrency_knob(cls, data: Any) -> Any:
+        return one_concurrency_knob(data) if isinstance(data, dict) else data
+
     @model_validator(mode="after")
     def _cross_checks(self) -> ServiceSettings:
         for field, problem, fix in _cross_field_problems(self):
             raise ValueError(f"[{field}] {problem} || {fix}")
         return self
+
+
+def one_concurrency_knob(data: dict[str, Any]) -> dict[str, Any]:
+    """``concurrency`` is the one bound on judge calls: the judge's ``budget.max_in_flight``
+    (its concurrency layer and SDK connection pools) is set from it. ``judge.budget.max_in_flight``
+    given here is a deprecated alias: it sets ``concurrency`` when that is not given."""
+    judge = _as_dict(data.get("judge", {}))
+    budget = _as_dict(judge.get("budget", {})) if isinstance(judge, dict) else None
+    if not isinstance(judge, dict) or not isinstance(budget, dict):
+        return data  # not a mapping: validation reports it
+    if "max_in_flight" in budget:
+        warnings.warn("judge.budget.max_in_flight is deprecated in the service settings; set "
+                      "concurrency (it bounds judge calls in flight, and max_in_flight follows "
+                      "it)", FutureWarning, stacklevel=2)
+        data = {**data, "concurrency": data.get("concurrency", budget["max_in_flight"])}
+    concurrency = data.get("concurrency", defaults.DEFAULT_CONCURRENCY)
+    try:
+        bound = int(concurrency)
+    except (TypeError, ValueError):
+        return data  # validation names the bad concurrency
+    if bound < 1:
+        return data
+    budget = {**budget, "max_in_flight": min(bound, MAX_IN_FLIGHT_LIMIT)}
+    return {**data, "judge": {**judge, "budget": budget}}
+
+
+def _as_dict(value: Any) -> Any:
+    """A settings model as the fields it was given (unset fields keep their defaults)."""
+    return value.model_dump(exclude_unset=True) if isinstance(value, BaseModel) else value
 
 
 def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
