@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from guard.budgets import BudgetSettings, build_budgeted_judge
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Usage
-from guard.pricing import PriceTable
+from guard.providers.pricing import PriceTable
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 

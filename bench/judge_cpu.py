@@ -27,12 +27,12 @@ from typing import Any
 # bench/ is a folder of scripts: run them as files, so their folder is on sys.path.
 from harness import FakeJudgeServer
 
+from guard.assembly import make_judge
 from guard.case import PreparedCase
 from guard.engine import Guard
 from guard.models import JudgeRequest
 from guard.providers.anthropic import AnthropicJudge
 from guard.providers.base import Judge
-from guard.providers.factory import make_judge
 from guard.providers.openai import OpenAIJudge
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider

@@ -16,9 +16,9 @@ from collections.abc import Callable
 import orjson
 
 from guard import Guard, JudgeSettings, PreparedCase
-from guard.injection import Fence
-from guard.prompts import build_prompt
-from guard.sanitize import sanitize
+from guard.prepare.injection import Fence
+from guard.prepare.sanitize import sanitize
+from guard.providers.prompts import build_prompt
 from guard.testing import FakeJudge
 
 SENTENCE = "Our return policy allows returns within 30 days of delivery for a full refund. "

@@ -1,27 +1,22 @@
-"""The service settings: one pydantic-settings model, read from a YAML/JSON file and
-``GROUNDGUARD_...`` environment variables (``__`` separates nested fields, e.g.
-``GROUNDGUARD_TOPICS__VERDICTS=guard.verdicts``, ``GROUNDGUARD_JUDGE__PROVIDER=openai``).
-
-Environment variables win over the file. :func:`load_settings` is the only place that reads
-them; a bad setting raises :class:`consumers.errors.SettingsError` naming the field and the fix.
+"""The service settings: one pydantic-settings model and its sections, with the checks that span
+fields. :mod:`consumers.config` reads them from a file and the environment; their defaults are
+in :mod:`guard.defaults`.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import socket
 import ssl
-from collections.abc import Mapping
+import warnings
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from consumers.errors import SettingsError
+from guard import defaults
+from guard.budgets.settings import MAX_IN_FLIGHT_LIMIT
 from guard.settings import JudgeSettings
 
 ENV_PREFIX = "GROUNDGUARD_"
@@ -62,11 +57,11 @@ class _Section(BaseModel):
 
 
 class TopicSettings(_Section):
-    requests: str = Field(default="rag.responses", min_length=1)
-    verdicts: str = Field(default="guard.verdicts", min_length=1)
-    quarantine: str = Field(default="guard.quarantine", min_length=1)
+    requests: str = Field(default=defaults.DEFAULT_REQUESTS_TOPIC, min_length=1)
+    verdicts: str = Field(default=defaults.DEFAULT_VERDICTS_TOPIC, min_length=1)
+    quarantine: str = Field(default=defaults.DEFAULT_QUARANTINE_TOPIC, min_length=1)
     approved: str | None = Field(default=None, description="Off unless set.")
-    dlq: str = Field(default="guard.dlq", min_length=1)
+    dlq: str = Field(default=defaults.DEFAULT_DLQ_TOPIC, min_length=1)
 
     def outputs(self) -> list[str]:
         names = [self.verdicts, self.quarantine, self.dlq]
@@ -119,40 +114,44 @@ class SecuritySettings(_Section):
 class KafkaTuning(_Section):
     """Client knobs; the defaults suit slow judges (seconds per message)."""
 
-    auto_offset_reset: str = Field(default="earliest", pattern="^(earliest|latest)$")
-    max_poll_records: int = Field(default=500, ge=1)
-    max_poll_interval_ms: int = Field(default=300_000, ge=1000)
-    session_timeout_ms: int = Field(default=45_000, ge=1000)
-    heartbeat_interval_ms: int = Field(default=3_000, ge=100)
-    request_timeout_ms: int = Field(default=40_000, ge=1000)
-    linger_ms: int = Field(default=5, ge=0)
-    max_batch_size: int = Field(default=1_048_576, ge=16_384,
+    auto_offset_reset: str = Field(
+        default=defaults.DEFAULT_KAFKA_AUTO_OFFSET_RESET, pattern="^(earliest|latest)$")
+    max_poll_records: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS, ge=1)
+    max_poll_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS, ge=1000)
+    session_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS, ge=1000)
+    heartbeat_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS, ge=100)
+    request_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS, ge=1000)
+    linger_ms: int = Field(default=defaults.DEFAULT_KAFKA_LINGER_MS, ge=0)
+    max_batch_size: int = Field(default=defaults.DEFAULT_KAFKA_MAX_BATCH_SIZE, ge=16_384,
                                 description="Producer bytes buffered per partition; aiokafka's "
                                             "16 KiB default caps throughput at a few hundred "
                                             "verdicts/s.")
-    poll_timeout_ms: int = Field(default=100, ge=1, le=5000,
+    poll_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_POLL_TIMEOUT_MS, ge=1, le=5000,
                                  description="How long one getmany() waits for records.")
-    transaction_timeout_ms: int = Field(default=60_000, ge=1000)
+    transaction_timeout_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS, ge=1000)
 
 
 class MetricsSettings(_Section):
     enabled: bool = True
-    host: str = "0.0.0.0"
-    port: int = Field(default=9464, ge=0, le=65535,
+    host: str = defaults.DEFAULT_METRICS_HOST
+    port: int = Field(default=defaults.DEFAULT_METRICS_PORT, ge=0, le=65535,
                       description="Prometheus /metrics and /healthz, /readyz.")
-    stall_after_s: float = Field(default=120.0, gt=0,
+    stall_after_s: float = Field(default=defaults.DEFAULT_METRICS_STALL_AFTER_S, gt=0,
                                  description="Unhealthy when work waits and nothing finished "
                                              "for this long.")
 
 
 class LogSettings(_Section):
-    level: str = Field(default="info", pattern="(?i)^(debug|info|warning|error|critical)$")
-    format: str = Field(default="auto", pattern="^(auto|json|console)$")
+    level: str = Field(
+        default=defaults.DEFAULT_LOG_LEVEL, pattern="(?i)^(debug|info|warning|error|critical)$")
+    format: str = Field(default=defaults.DEFAULT_LOG_FORMAT, pattern="^(auto|json|console)$")
     debug_payloads: bool = Field(default=False, description="Log message bodies (payload, "
                                  "output, context, messages); never in production.")
     progress_interval_s: float = Field(
-        default=60.0, ge=0, description="Log a service.progress line (counts, lag, judge spend "
-        "and budget left) this often; 0 turns it off.")
+        default=defaults.DEFAULT_LOG_PROGRESS_INTERVAL_S, ge=0,
+        description="Log a service.progress line (counts, lag, judge spend and budget left) "
+        "this often; 0 turns it off.")
 
 
 class ServiceSettings(BaseSettings):
@@ -161,27 +160,28 @@ class ServiceSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__",
                                       extra="forbid", frozen=True)
 
-    bootstrap_servers: str = Field(default="127.0.0.1:9092", min_length=1)
+    bootstrap_servers: str = Field(default=defaults.DEFAULT_BOOTSTRAP_SERVERS, min_length=1)
     topics: TopicSettings = Field(default_factory=TopicSettings)
-    group_id: str = Field(default="groundguard", min_length=1)
-    client_id: str = Field(default="groundguard", min_length=1)
+    group_id: str = Field(default=defaults.DEFAULT_GROUP_ID, min_length=1)
+    client_id: str = Field(default=defaults.DEFAULT_CLIENT_ID, min_length=1)
     instance_id: str = Field(default_factory=socket.gethostname, min_length=1,
                              description="Stable per replica (pod name); part of the "
                                          "transactional id in exactly-once mode.")
     security: SecuritySettings = Field(default_factory=SecuritySettings)
-    concurrency: int = Field(default=256, ge=1, le=100_000,
-                             description="Judge calls in flight at once, over all partitions.")
-    partition_buffer: int = Field(default=512, ge=1,
+    concurrency: int = Field(default=defaults.DEFAULT_CONCURRENCY, ge=1, le=100_000,
+                             description="Judge calls in flight at once, over all partitions; "
+                                         "the judge's budget.max_in_flight follows it.")
+    partition_buffer: int = Field(default=defaults.DEFAULT_PARTITION_BUFFER, ge=1,
                                   description="Messages held per partition (in flight, waiting "
                                               "or unacknowledged) before it is paused.")
     max_buffered_bytes: int = Field(
-        default=32 * 1024 * 1024, ge=1_048_576,
+        default=defaults.DEFAULT_MAX_BUFFERED_BYTES, ge=1_048_576,
         description="Input bytes (keys, values, headers) held over all partitions (in flight, "
                     "waiting or unacknowledged) before partitions are paused: bounds memory "
                     "when messages are big, as partition_buffer bounds their count.")
-    max_message_bytes: int = Field(default=512 * 1024, ge=64,
+    max_message_bytes: int = Field(default=defaults.DEFAULT_MAX_MESSAGE_BYTES, ge=64,
                                    description="Larger messages go to the dead-letter topic.")
-    max_output_bytes: int = Field(default=1_000_000, ge=1024,
+    max_output_bytes: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_BYTES, ge=1024,
                                   description="An output record larger than this (the broker's "
                                               "default max.message.bytes is ~1 MB) is replaced "
                                               "by a dead letter instead of failing to publish.")
@@ -190,29 +190,29 @@ class ServiceSettings(BaseSettings):
         default=None, description="Exactly-once only; the transactional id is prefix-instance_id.")
     ordering: Ordering = Ordering.NONE
     failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
-    commit_interval_s: float = Field(default=1.0, gt=0, le=60,
+    commit_interval_s: float = Field(default=defaults.DEFAULT_COMMIT_INTERVAL_S, gt=0, le=60,
                                      description="At-least-once: how often offsets are committed.")
-    transaction_interval_s: float = Field(default=0.1, gt=0, le=60,
-                                          description="Exactly-once: how often finished messages "
-                                                      "are published in one transaction.")
-    drain_timeout_s: float = Field(default=30.0, ge=0,
+    transaction_interval_s: float = Field(
+        default=defaults.DEFAULT_TRANSACTION_INTERVAL_S, gt=0, le=60,
+        description="Exactly-once: how often finished messages are published in one transaction.")
+    drain_timeout_s: float = Field(default=defaults.DEFAULT_DRAIN_TIMEOUT_S, ge=0,
                                    description="On SIGTERM, how long in-flight judgements may "
                                                "finish before the rest is left for redelivery.")
-    revoke_timeout_s: float = Field(default=10.0, ge=0,
+    revoke_timeout_s: float = Field(default=defaults.DEFAULT_REVOKE_TIMEOUT_S, ge=0,
                                     description="On a rebalance, how long in-flight judgements "
                                                 "of revoked partitions may finish.")
-    publish_timeout_s: float = Field(default=120.0, gt=0,
+    publish_timeout_s: float = Field(default=defaults.DEFAULT_PUBLISH_TIMEOUT_S, gt=0,
                                      description="How long one output may be retried before "
                                                  "the service stops (offsets stay uncommitted).")
-    commit_timeout_s: float = Field(default=30.0, gt=0,
+    commit_timeout_s: float = Field(default=defaults.DEFAULT_COMMIT_TIMEOUT_S, gt=0,
                                     description="How long one offset commit or one exactly-once "
                                                 "transaction may take; a commit that times out "
                                                 "is retried at the next interval, a transaction "
                                                 "that times out stops the service.")
-    startup_timeout_s: float = Field(default=60.0, gt=0)
+    startup_timeout_s: float = Field(default=defaults.DEFAULT_STARTUP_TIMEOUT_S, gt=0)
     create_topics: bool = False
-    topic_partitions: int = Field(default=6, ge=1)
-    topic_replication: int = Field(default=1, ge=1)
+    topic_partitions: int = Field(default=defaults.DEFAULT_TOPIC_PARTITIONS, ge=1)
+    topic_replication: int = Field(default=defaults.DEFAULT_TOPIC_REPLICATION, ge=1)
     kafka: KafkaTuning = Field(default_factory=KafkaTuning)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     log: LogSettings = Field(default_factory=LogSettings)
@@ -224,11 +224,45 @@ class ServiceSettings(BaseSettings):
             return None
         return f"{self.transactional_id_prefix}-{self.instance_id}"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_concurrency_knob(cls, data: Any) -> Any:
+        return one_concurrency_knob(data) if isinstance(data, dict) else data
+
     @model_validator(mode="after")
     def _cross_checks(self) -> ServiceSettings:
         for field, problem, fix in _cross_field_problems(self):
             raise ValueError(f"[{field}] {problem} || {fix}")
         return self
+
+
+def one_concurrency_knob(data: dict[str, Any]) -> dict[str, Any]:
+    """``concurrency`` is the one bound on judge calls: the judge's ``budget.max_in_flight``
+    (its concurrency layer and SDK connection pools) is set from it. ``judge.budget.max_in_flight``
+    given here is a deprecated alias: it sets ``concurrency`` when that is not given."""
+    judge = _as_dict(data.get("judge", {}))
+    budget = _as_dict(judge.get("budget", {})) if isinstance(judge, dict) else None
+    if not isinstance(judge, dict) or not isinstance(budget, dict):
+        return data  # not a mapping: validation reports it
+    if "max_in_flight" in budget:
+        warnings.warn("judge.budget.max_in_flight is deprecated in the service settings; set "
+                      "concurrency (it bounds judge calls in flight, and max_in_flight follows "
+                      "it)", FutureWarning, stacklevel=2)
+        data = {**data, "concurrency": data.get("concurrency", budget["max_in_flight"])}
+    concurrency = data.get("concurrency", defaults.DEFAULT_CONCURRENCY)
+    try:
+        bound = int(concurrency)
+    except (TypeError, ValueError):
+        return data  # validation names the bad concurrency
+    if bound < 1:
+        return data
+    budget = {**budget, "max_in_flight": min(bound, MAX_IN_FLIGHT_LIMIT)}
+    return {**data, "judge": {**judge, "budget": budget}}
+
+
+def _as_dict(value: Any) -> Any:
+    """A settings model as the fields it was given (unset fields keep their defaults)."""
+    return value.model_dump(exclude_unset=True) if isinstance(value, BaseModel) else value
 
 
 def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
@@ -282,141 +316,3 @@ def _security_problems(sec: SecuritySettings) -> list[tuple[str, str, str]]:
         problems.append(("security.ssl_certfile", "a key file was given without a certificate",
                          "set security.ssl_certfile to the client certificate"))
     return problems
-
-
-_FIXES = {
-    "missing": "set it in the config file or as an environment variable",
-    "extra_forbidden": "remove it; check the spelling against the documented settings",
-    "enum": "use one of the allowed values",
-    "literal_error": "use one of the allowed values",
-    "int_parsing": "use a whole number",
-    "float_parsing": "use a number",
-    "bool_parsing": "use true or false",
-    "greater_than_equal": "raise the value",
-    "greater_than": "raise the value",
-    "less_than_equal": "lower the value",
-    "string_too_short": "give a non-empty value",
-    "string_pattern_mismatch": "use one of the allowed values",
-}
-
-
-class _MappingEnvSource(EnvSettingsSource):
-    """Reads ``GROUNDGUARD_...`` variables from a given mapping instead of ``os.environ``."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        super().__init__(ServiceSettings)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return {k.lower(): v for k, v in self._environ.items()}
-
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    """The mapping in a YAML or JSON settings file. A :class:`SettingsError` otherwise, which
-    names the file, line, column and problem but never quotes the file's text: the offending
-    line may hold a password or an API key."""
-    if not path.is_file():
-        raise SettingsError("config", f"file {path} does not exist", "pass an existing --config")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SettingsError("config", f"{path} is not UTF-8 text (byte {exc.start})",
-                            "save the file as UTF-8") from None
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise _syntax_error(path, exc.lineno, exc.colno, exc.msg) from None
-    except yaml.YAMLError as exc:
-        raise _syntax_error(path, *_yaml_position(exc), _yaml_problem(exc)) from None
-    except RecursionError:
-        raise SettingsError("config", f"{path} is nested too deeply to read",
-                            "write the settings as a flat mapping of key: value pairs") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise SettingsError("config", f"{path} does not hold a mapping",
-                            "write the settings as key: value pairs")
-    return data
-
-
-# Quoted parts of PyYAML's problems may be file text (a tag or alias name): only a character
-# (',' or '\t') or a token name ('<block end>') is kept.
-_QUOTED = re.compile(r"'([^']*)'")
-_HARMLESS_QUOTE = re.compile(r"\\?.|<[a-z ]+>")
-
-
-def _unquoted(text: str) -> str:
-    def keep(match: re.Match[str]) -> str:
-        return match.group(0) if _HARMLESS_QUOTE.fullmatch(match.group(1)) else "'...'"
-
-    return _QUOTED.sub(keep, text)
-
-
-def _yaml_position(exc: yaml.YAMLError) -> tuple[int | None, int | None]:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    return (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    parts = [getattr(exc, "context", None), getattr(exc, "problem", None)]
-    text = ": ".join(str(p) for p in parts if p) or type(exc).__name__
-    return _unquoted(text)
-
-
-def _syntax_error(path: Path, line: int | None, column: int | None,
-                  problem: str) -> SettingsError:
-    where = f"line {line}, column {column}" if line is not None else "unknown position"
-    return SettingsError("config", f"{path} is not valid YAML/JSON at {where}: {problem}",
-                         "fix the file's syntax there")
-
-
-def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge(dict(merged[key]), value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _as_settings_error(exc: ValidationError) -> SettingsError:
-    error = exc.errors()[0]
-    message = str(error.get("msg", "invalid value"))
-    if "[" in message and " || " in message:  # a cross-field check from _cross_checks
-        head, fix = message.split(" || ", 1)
-        field, problem = head.split("] ", 1)
-        return SettingsError(field.split("[", 1)[1], problem, fix)
-    field = ".".join(str(part) for part in error.get("loc", ())) or "settings"
-    env = ENV_PREFIX + field.upper().replace(".", "__")
-    fix = _FIXES.get(str(error.get("type")), "correct the value")
-    return SettingsError(field, message, f"{fix} (file key '{field}' or env {env})")
-
-
-def _check_env_names(environ: Mapping[str, str]) -> None:
-    """A misspelt top-level variable would be ignored silently: refuse it instead. (Nested
-    sections forbid unknown keys themselves.)"""
-    fields = {name.upper() for name in ServiceSettings.model_fields}
-    for name in sorted(environ):
-        if not name.upper().startswith(ENV_PREFIX) or name.upper() in NOT_SETTINGS:
-            continue
-        top = name.upper()[len(ENV_PREFIX):].split("__", 1)[0]
-        if top not in fields:
-            raise SettingsError(name, "is not a setting of groundguard run",
-                                "check the spelling against consumers/settings.py (nested keys "
-                                "use __, e.g. GROUNDGUARD_TOPICS__VERDICTS) or unset it")
-
-
-def load_settings(path: Path | None, environ: Mapping[str, str]) -> ServiceSettings:
-    """The settings from ``path`` (YAML or JSON) overlaid with ``GROUNDGUARD_...`` variables."""
-    _check_env_names(environ)
-    file_values = read_config_file(path) if path is not None else {}
-    try:
-        env_values = _MappingEnvSource(environ)()
-        settings = ServiceSettings.model_validate(_merge(file_values, env_values))
-    except ValidationError as exc:
-        raise _as_settings_error(exc) from exc
-    except ValueError as exc:  # pydantic-settings: an env value that should be JSON is not
-        raise SettingsError("environment", str(exc), "nested values in env vars must be JSON "
-                            "or use __ to set one field at a time") from exc
-    return settings

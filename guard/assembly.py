@@ -13,11 +13,11 @@ from collections.abc import Mapping
 
 from guard.budgets.clock import Clock
 from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
-from guard.cascade import make_cascade
+from guard.decide.cascade import make_cascade
 from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.providers.base import Judge
-from guard.providers.factory import LLM_PROVIDERS, make_judge, make_llm_judge, make_pricer
+from guard.providers.factory import LLM_PROVIDERS, make_llm_judge, make_pricer
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
 
@@ -53,6 +53,23 @@ def make_budgeted_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
     return build_budgeted_judge(judge, settings.budget, price=price, fallback=fallback,
                                 retry=retry or RetryPolicy(max_retries=settings.max_retries),
                                 clock=clock, screen=screen)
+
+
+def make_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
+               retry: RetryPolicy | None = None) -> Judge:
+    """The judge for ``settings.provider``. :class:`ConfigError` when a key or setting is
+    missing. ``retry`` overrides the retry policy of LLM judges (tests shrink its delays)."""
+    if settings.provider in LLM_PROVIDERS:
+        return make_llm_judge(settings, environ, retry=retry)
+    if settings.provider is Provider.FAKE:
+        from guard.testing.fake_judge import FakeJudge  # wired here, not in providers/
+
+        return FakeJudge(latency_s=settings.fake_latency_s)
+    from guard.offline import OfflineJudge
+
+    if settings.provider is Provider.OFFLINE:
+        return OfflineJudge(settings)
+    return make_cascade(settings, make_llm_judge(settings, environ, retry=retry))
 
 
 def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge | None:

@@ -1,4 +1,5 @@
-"""Every default of the judge core, in one place."""
+"""Every default, in one place: of the judge core, its budget layers, replay, and the streaming
+runtime's settings (:mod:`consumers.settings` reads its defaults from here too)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,59 @@ DEFAULT_MAX_OUTPUT_CHUNKS = 4  # windows of max_output_chars judged per output
 DEFAULT_INJECTION_POLICY: Final[Literal["fail"]] = "fail"  # or flag, error
 OFFLOAD_MIN_CHARS = 20_000  # inputs at least this long are worked on in a worker thread
 PREPARE_THREADS = 2  # worker threads per process for CPU-heavy work (guard.offload)
+DEFAULT_CASCADE_CONFIDENCE = 0.8  # the offline verdict stands at this confidence or above
+DEFAULT_OPENAI_API: Final[Literal["chat"]] = "chat"  # or responses
+DEFAULT_FAKE_LATENCY_S = 0.0
+DEFAULT_REPLAY_CONCURRENCY = 16  # requests judged at once by replay
+
+# The streaming runtime (consumers/settings.py)
+DEFAULT_REQUESTS_TOPIC = "rag.responses"
+DEFAULT_VERDICTS_TOPIC = "guard.verdicts"
+DEFAULT_QUARANTINE_TOPIC = "guard.quarantine"
+DEFAULT_DLQ_TOPIC = "guard.dlq"
+DEFAULT_KAFKA_AUTO_OFFSET_RESET = "earliest"
+DEFAULT_KAFKA_MAX_POLL_RECORDS = 500
+DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS = 300_000
+DEFAULT_KAFKA_SESSION_TIMEOUT_MS = 45_000
+DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS = 3_000
+DEFAULT_KAFKA_REQUEST_TIMEOUT_MS = 40_000
+DEFAULT_KAFKA_LINGER_MS = 5
+DEFAULT_KAFKA_MAX_BATCH_SIZE = 1_048_576
+DEFAULT_KAFKA_POLL_TIMEOUT_MS = 100
+DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS = 60_000
+DEFAULT_METRICS_HOST = "0.0.0.0"  # every interface: the pod's probes and scrapes come from outside
+DEFAULT_METRICS_PORT = 9464
+DEFAULT_METRICS_STALL_AFTER_S = 120.0
+DEFAULT_LOG_LEVEL = "info"
+DEFAULT_LOG_FORMAT = "auto"
+DEFAULT_LOG_PROGRESS_INTERVAL_S = 60.0
+DEFAULT_BOOTSTRAP_SERVERS = "127.0.0.1:9092"
+DEFAULT_GROUP_ID = "groundguard"
+DEFAULT_CLIENT_ID = "groundguard"
+DEFAULT_CONCURRENCY = 256
+DEFAULT_PARTITION_BUFFER = 512
+DEFAULT_MAX_BUFFERED_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_MESSAGE_BYTES = 512 * 1024
+DEFAULT_MAX_OUTPUT_BYTES = 1_000_000
+DEFAULT_COMMIT_INTERVAL_S = 1.0
+DEFAULT_TRANSACTION_INTERVAL_S = 0.1
+DEFAULT_DRAIN_TIMEOUT_S = 30.0
+DEFAULT_REVOKE_TIMEOUT_S = 10.0
+DEFAULT_PUBLISH_TIMEOUT_S = 120.0
+DEFAULT_COMMIT_TIMEOUT_S = 30.0
+DEFAULT_STARTUP_TIMEOUT_S = 60.0
+DEFAULT_TOPIC_PARTITIONS = 6
+DEFAULT_TOPIC_REPLICATION = 1
+
+# The budget layers (guard/budgets)
+DEFAULT_MAX_IN_FLIGHT = DEFAULT_CONCURRENCY  # no hidden throughput cliff behind the runtime
+DEFAULT_MAX_RATE_WAIT_S = 120.0
+DEFAULT_RATE_LIMIT_COOLDOWN_S = 1.0
+DEFAULT_MAX_RATE_LIMITED_ATTEMPTS = 10
+DEFAULT_MAX_PAUSE_S = 86_400.0 + 60.0  # long enough for a day window to roll over
+DEFAULT_FAILURE_THRESHOLD = 5
+DEFAULT_OPEN_FOR_S = 30.0
+DEFAULT_HALF_OPEN_PROBES = 1
+DEFAULT_CACHE_SIZE = 10_000
+DEFAULT_CACHE_TTL_S = 3_600.0
+DEFAULT_SAMPLE_RATE = 1.0

@@ -30,10 +30,11 @@ from pydantic import ValidationError
 from guard import strictjson
 from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
+from guard.decide.policies import TRUNCATED_REASON, apply_policies, combine
+from guard.decide.quotes import check_quotes
+from guard.decide.scoring import Scored, score
 from guard.defaults import PROMPT_VERSION
 from guard.errors import InvalidRequest, JudgeError, JudgementSkipped, MalformedJudgeOutput
-from guard.injection import scan_request
-from guard.mapping import FieldMap
 from guard.models import (
     ClaimVerdict,
     ContextField,
@@ -50,15 +51,14 @@ from guard.models import (
     Verdict,
 )
 from guard.offload import off_loop
-from guard.policies import TRUNCATED_REASON, apply_policies, combine
+from guard.prepare.evidence import render_for_queries, request_chars
+from guard.prepare.injection import scan_request
+from guard.prepare.mapping import FieldMap
+from guard.prepare.sanitize import sanitize
+from guard.prepare.truncate import truncate, windows
 from guard.providers.base import Judge, JudgeOutcome
-from guard.quotes import check_quotes
 from guard.redact import redact
-from guard.render import render_for_queries, request_chars
-from guard.sanitize import sanitize
-from guard.scoring import Scored, score
 from guard.settings import JudgeSettings
-from guard.truncate import truncate, windows
 
 MAX_INJECTION_FINDINGS = 20
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")  # what str.isalnum() accepts

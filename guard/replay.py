@@ -10,6 +10,10 @@ bounded however slow one request is.
 With ``label_field`` (a column saying whether the row is hallucinated; ``invert_label`` when it
 says grounded instead) the summary holds the confusion matrix, balanced accuracy, precision and
 recall, the positive class being "hallucinated".
+
+Over 350 lines on purpose: the bounded run (reader, workers, in-order writer) and the
+summary it fills are one concept read together; the formatting at the end is what the
+``replay`` command prints of that summary.
 """
 
 from __future__ import annotations
@@ -22,11 +26,11 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Ma
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
-from guard import strictjson
+from guard import defaults, strictjson
 from guard.errors import GuardError, InvalidRequest
 from guard.models import JudgeRequest, Label, Verdict
 
-DEFAULT_CONCURRENCY = 16
+DEFAULT_CONCURRENCY = defaults.DEFAULT_REPLAY_CONCURRENCY
 WINDOW_FACTOR = 4
 _TRUE_WORDS = frozenset({"true", "1", "yes", "y", "hallucinated", "hallucination", "fail",
                          "failed", "unsupported", "ungrounded", "not_grounded"})

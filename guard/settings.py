@@ -65,19 +65,20 @@ class JudgeSettings(BaseModel):
         "message, e.g. {'output': '/response/text', 'context': 'retrieval.docs'}.",
     )
     cascade_confidence: float = Field(
-        default=0.8, ge=0.0, le=1.0,
+        default=defaults.DEFAULT_CASCADE_CONFIDENCE, ge=0.0, le=1.0,
         description="Cascade: the offline verdict stands when its confidence is at least this.",
     )
     price_file: Path | None = Field(default=None, description="Extra or overriding prices.")
     openai_api: Literal["chat", "responses"] = Field(
-        default="chat", description="OpenAI endpoint: chat completions or the Responses API."
+        default=defaults.DEFAULT_OPENAI_API,
+        description="OpenAI endpoint: chat completions or the Responses API.",
     )
     cascade_provider: Provider = Field(
         default=Provider.OPENAI, description="Cascade: the LLM judge consulted when the offline "
         "verdict is not confident enough (openai or anthropic).",
     )
     fake_latency_s: float = Field(
-        default=0.0, ge=0.0, le=600.0,
+        default=defaults.DEFAULT_FAKE_LATENCY_S, ge=0.0, le=600.0,
         description="provider fake only: seconds each judgement takes (tests and benchmarks).",
     )
     budget: BudgetSettings = Field(

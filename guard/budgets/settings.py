@@ -1,6 +1,6 @@
 """Budget settings: how much judging the guard may do, and what happens when it may not.
 
-Every default and bound of the budget layers is named here.
+Every bound of the budget layers is named here; their defaults are in :mod:`guard.defaults`.
 """
 
 from __future__ import annotations
@@ -10,17 +10,9 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-DEFAULT_MAX_IN_FLIGHT = 256  # as the runtime's default concurrency: no hidden throughput cliff
+from guard import defaults
+
 MAX_IN_FLIGHT_LIMIT = 10_000
-DEFAULT_MAX_RATE_WAIT_S = 120.0
-DEFAULT_RATE_LIMIT_COOLDOWN_S = 1.0
-DEFAULT_MAX_RATE_LIMITED_ATTEMPTS = 10
-DEFAULT_MAX_PAUSE_S = 86_400.0 + 60.0  # long enough for a day window to roll over
-DEFAULT_FAILURE_THRESHOLD = 5
-DEFAULT_OPEN_FOR_S = 30.0
-DEFAULT_HALF_OPEN_PROBES = 1
-DEFAULT_CACHE_SIZE = 10_000
-DEFAULT_CACHE_TTL_S = 3_600.0
 CHARS_PER_TOKEN = 4  # tiktoken cannot run offline; a chars/4 estimate, corrected by usage
 PROMPT_OVERHEAD_TOKENS = 400  # system prompt, schema and fences around the judged text
 EXPECTED_OUTPUT_TOKENS = 250  # a typical structured verdict
@@ -46,9 +38,9 @@ class BreakerSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    failure_threshold: int = Field(default=DEFAULT_FAILURE_THRESHOLD, ge=1, le=1_000)
-    open_for_s: float = Field(default=DEFAULT_OPEN_FOR_S, gt=0, le=3_600)
-    half_open_probes: int = Field(default=DEFAULT_HALF_OPEN_PROBES, ge=1, le=100)
+    failure_threshold: int = Field(default=defaults.DEFAULT_FAILURE_THRESHOLD, ge=1, le=1_000)
+    open_for_s: float = Field(default=defaults.DEFAULT_OPEN_FOR_S, gt=0, le=3_600)
+    half_open_probes: int = Field(default=defaults.DEFAULT_HALF_OPEN_PROBES, ge=1, le=100)
 
 
 class BudgetSettings(BaseModel):
@@ -60,36 +52,36 @@ class BudgetSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_in_flight: int = Field(default=DEFAULT_MAX_IN_FLIGHT, ge=1, le=MAX_IN_FLIGHT_LIMIT,
+    max_in_flight: int = Field(default=defaults.DEFAULT_MAX_IN_FLIGHT, ge=1, le=MAX_IN_FLIGHT_LIMIT,
                                description="Judge calls in flight at once (the runtime's "
                                "concurrency bounds messages; this bounds calls to the provider).")
     rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the model.")
     tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the model.")
     max_rate_wait_s: float = Field(
-        default=DEFAULT_MAX_RATE_WAIT_S, gt=0,
+        default=defaults.DEFAULT_MAX_RATE_WAIT_S, gt=0,
         description="Longest a call waits for the rate limiter before failing as rate_limited.")
     max_rate_limited_attempts: int = Field(
-        default=DEFAULT_MAX_RATE_LIMITED_ATTEMPTS, ge=1, le=100,
+        default=defaults.DEFAULT_MAX_RATE_LIMITED_ATTEMPTS, ge=1, le=100,
         description="Calls one request may make that end in 429 before it fails rate_limited.")
     rate_limit_cooldown_s: float = Field(
-        default=DEFAULT_RATE_LIMIT_COOLDOWN_S, gt=0, le=600,
+        default=defaults.DEFAULT_RATE_LIMIT_COOLDOWN_S, gt=0, le=600,
         description="Pause for every caller after a 429 that gives no Retry-After.")
     cost_per_minute_usd: float | None = Field(default=None, gt=0)
     cost_per_hour_usd: float | None = Field(default=None, gt=0)
     cost_per_day_usd: float | None = Field(default=None, gt=0)
     on_budget_exhausted: BudgetPolicy = BudgetPolicy.PAUSE
     max_pause_s: float = Field(
-        default=DEFAULT_MAX_PAUSE_S, gt=0,
+        default=defaults.DEFAULT_MAX_PAUSE_S, gt=0,
         description="Longest a call waits under the pause policy (then budget_exhausted).")
     fallback_model: str | None = Field(
         default=None, description="Cheaper model of the same provider, for the fallback policy.")
     fallback_to_offline: bool = Field(
         default=False, description="Fallback policy: use the offline judge.")
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)
-    cache_size: int = Field(default=DEFAULT_CACHE_SIZE, ge=0, le=10_000_000,
+    cache_size: int = Field(default=defaults.DEFAULT_CACHE_SIZE, ge=0, le=10_000_000,
                             description="Verdicts kept in memory; 0 disables the cache.")
-    cache_ttl_s: float = Field(default=DEFAULT_CACHE_TTL_S, gt=0)
-    sample_rate: float = Field(default=1.0, ge=0.0, le=1.0,
+    cache_ttl_s: float = Field(default=defaults.DEFAULT_CACHE_TTL_S, gt=0)
+    sample_rate: float = Field(default=defaults.DEFAULT_SAMPLE_RATE, ge=0.0, le=1.0,
                                description="Fraction of messages judged.")
     sample_key: SampleKey = SampleKey.ID
 

@@ -15,8 +15,8 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
 from guard.offline.align import EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled

@@ -18,9 +18,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from guard.assessment import Assessment, BinaryAssessment, Scale5Assessment
-from guard.cascade import CascadeJudge
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment, BinaryAssessment, Scale5Assessment
+from guard.decide.cascade import CascadeJudge
 from guard.engine import Guard
 from guard.models import JudgeRequest, ScoringMode
 from guard.offline.calibration import FOLDS, Calibration, Tally

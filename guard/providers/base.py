@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from guard.assessment import Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment
 from guard.models import Usage
 
 

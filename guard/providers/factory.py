@@ -1,4 +1,7 @@
-"""Build the judge (and its pricing) that the settings ask for.
+"""Build the LLM judge (and its pricing) that the settings ask for.
+
+Which judge a provider name means (LLM, offline, cascade, the test fake) is decided above, in
+:func:`guard.assembly.make_judge`; this module knows only the LLM providers.
 
 The environment is passed in explicitly (the CLI or service entry point hands over
 ``os.environ``); the core never reads it itself.
@@ -8,34 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from guard.credentials import resolve_api_key
 from guard.errors import ConfigError
 from guard.models import Usage
-from guard.pricing import PriceTable
 from guard.providers.base import Judge
+from guard.providers.credentials import resolve_api_key
+from guard.providers.pricing import PriceTable
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
 
 LLM_PROVIDERS = (Provider.OPENAI, Provider.ANTHROPIC)
-
-
-def make_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
-               retry: RetryPolicy | None = None) -> Judge:
-    """The judge for ``settings.provider``. :class:`ConfigError` when a key or setting is
-    missing. ``retry`` overrides the retry policy of LLM judges (tests shrink its delays)."""
-    if settings.provider in LLM_PROVIDERS:
-        return _llm_judge(settings, settings.provider, environ, retry)
-    if settings.provider is Provider.FAKE:
-        from guard.testing.fake_judge import FakeJudge
-
-        return FakeJudge(latency_s=settings.fake_latency_s)
-    from guard.offline import OfflineJudge
-
-    if settings.provider is Provider.OFFLINE:
-        return OfflineJudge(settings)
-    from guard.cascade import make_cascade
-
-    return make_cascade(settings, make_llm_judge(settings, environ, retry=retry))
 
 
 def make_llm_judge(settings: JudgeSettings, environ: Mapping[str, str], *,

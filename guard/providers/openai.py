@@ -29,12 +29,11 @@ from openai.lib._parsing._responses import type_to_text_format_param
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
-from guard.assessment import Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment
 from guard.errors import MalformedJudgeOutput
-from guard.injection import Fence
 from guard.models import Usage
-from guard.prompts import JudgePrompt, build_prompt
+from guard.prepare.injection import Fence
 from guard.providers._common import (
     client_count,
     connection_limits,
@@ -45,6 +44,7 @@ from guard.providers._common import (
     round_robin,
 )
 from guard.providers.base import JudgeOutcome
+from guard.providers.prompts import JudgePrompt, build_prompt
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 

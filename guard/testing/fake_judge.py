@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from guard.assessment import Assessment, BinaryAssessment, Scale5Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment, BinaryAssessment, Scale5Assessment
 from guard.errors import JudgeError
 from guard.models import ScoringMode, Usage
 from guard.providers.base import JudgeOutcome

@@ -27,6 +27,10 @@ As a process (for benches and fault tests in other processes)::
 prints ``FAKE_LLM_URL=http://127.0.0.1:PORT`` and serves ``GET /_stats``, ``POST /_faults``,
 ``POST /_script`` and ``POST /_reset`` until SIGINT/SIGTERM. The wire formats (replies, error
 bodies, verdict scripts) live in :mod:`guard.testing.fake_api`.
+
+Over 350 lines on purpose: one HTTP server with three provider APIs, fault injection, rate
+limits and counters shares one request loop and one lock; a test fake shipped to users is read
+as a whole, and the wire formats are already apart in :mod:`guard.testing.fake_api`.
 """
 
 from __future__ import annotations

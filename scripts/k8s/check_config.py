@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
+from consumers.config import load_settings
 from consumers.errors import SettingsError
-from consumers.settings import load_settings
 
 TLS_DIR = "/etc/groundguard/tls"
 

@@ -14,7 +14,7 @@ import anthropic
 import openai
 import pytest
 
-from guard.assessment import BinaryAssessment, Scale5Assessment
+from guard.decide.assessment import BinaryAssessment, Scale5Assessment
 from guard.testing import FakeLLMServer, Fault
 
 USER = [{"role": "user", "content": "Evidence: the sky is blue. Output: the sky is blue."}]

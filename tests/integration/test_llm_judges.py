@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from guard.assessment import BinaryAssessment, Scale5Assessment
+from guard.assembly import make_judge
 from guard.case import PreparedCase
+from guard.decide.assessment import BinaryAssessment, Scale5Assessment
 from guard.engine import Guard
 from guard.errors import (
     JudgeError,
@@ -22,7 +23,7 @@ from guard.errors import (
 from guard.models import ErrorInfo, JudgeRequest, Label, ScoringMode
 from guard.providers.anthropic import AnthropicJudge
 from guard.providers.base import Judge
-from guard.providers.factory import make_judge, make_pricer
+from guard.providers.factory import make_pricer
 from guard.providers.openai import OpenAIJudge
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider

@@ -11,8 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
-from guard.assessment import Scale5Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import Scale5Assessment
 from guard.errors import JudgeError, QuotaExhausted
 from guard.providers.base import JudgeOutcome
 from guard.testing import FakeJudge

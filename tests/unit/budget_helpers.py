@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from guard.assessment import Assessment, Scale5Assessment
 from guard.budgets import VirtualClock
 from guard.case import Passage, PreparedCase
+from guard.decide.assessment import Assessment, Scale5Assessment
 from guard.errors import JudgeError
 from guard.models import ContextField, Cut, ScoringMode, Truncation, Usage
 from guard.testing import FakeJudge

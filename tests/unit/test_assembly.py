@@ -8,7 +8,7 @@ import pytest
 from guard.assembly import build_guard, make_budgeted_judge, make_fallback
 from guard.boundary import GuardCore
 from guard.budgets import BudgetSettings
-from guard.cascade import CascadeJudge
+from guard.decide.cascade import CascadeJudge
 from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.models import JudgeRequest

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from guard import Guard, JudgeSettings
 from guard.case import PreparedCase
 from guard.defaults import MAX_EVIDENCE_ITEMS
-from guard.excerpt import excerpt
 from guard.models import JudgeRequest
 from guard.offline import OfflineJudge
-from guard.sanitize import MAX_COMBINING_RUN, sanitize
+from guard.prepare.excerpt import excerpt
+from guard.prepare.sanitize import MAX_COMBINING_RUN, sanitize
 
 
 def _distinct_words(n: int) -> list[str]:
@@ -125,7 +125,7 @@ async def test_the_event_loop_keeps_running_while_a_large_request_is_prepared() 
 
 
 def test_a_text_of_many_tiny_sentences_is_ranked_in_groups_within_the_budget() -> None:
-    from guard.excerpt import MAX_UNITS
+    from guard.prepare.excerpt import MAX_UNITS
 
     text = "Ok. " * (MAX_UNITS * 4) + "Electronics may be returned within 15 days."
     kept = excerpt(text, 200, "electronics returned 15 days")

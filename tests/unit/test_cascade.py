@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from guard import Guard, JudgeSettings
-from guard.assessment import Scale5Assessment
-from guard.cascade import CascadeJudge
 from guard.case import PreparedCase
+from guard.decide.assessment import Scale5Assessment
+from guard.decide.cascade import CascadeJudge
 from guard.errors import ConfigError, JudgeTimeout
 from guard.models import JudgeRequest, Label
 from guard.offline import OfflineJudge

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from consumers.cli.main import main
+from consumers.config import load_settings, read_config_file
 from consumers.errors import SettingsError
-from consumers.settings import load_settings, read_config_file
 
 # One broken file per shape of YAML error; SECRET sits on (or next to) the offending line.
 BROKEN = [

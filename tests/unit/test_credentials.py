@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from guard.credentials import resolve_api_key
 from guard.errors import ConfigError
+from guard.providers.credentials import resolve_api_key
 from guard.settings import JudgeSettings, Provider
 
 SECRET = "sk-secret-0123456789"

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings, strictjson
-from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.errors import (
     ConfigError,
     InvalidRequest,
@@ -26,10 +26,10 @@ from guard.errors import (
     QuotaExhausted,
     RateLimited,
 )
-from guard.injection import Fence
 from guard.models import ContextField, Label, ScoringMode, Usage, Verdict
-from guard.prompts import build_prompt
+from guard.prepare.injection import Fence
 from guard.providers.base import JudgeOutcome
+from guard.providers.prompts import build_prompt
 from guard.testing import FakeJudge
 
 

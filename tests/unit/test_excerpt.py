@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from guard.excerpt import GAP, excerpt, words
+from guard.prepare.excerpt import GAP, excerpt, words
 
 QUERY = "Electronics can be returned within 15 days."
 SENTENCES = " ".join(f"Filler sentence number {i} about shipping." for i in range(40))

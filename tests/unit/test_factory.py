@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
-from guard.cascade import CascadeJudge
+from guard.assembly import make_judge
+from guard.decide.cascade import CascadeJudge
 from guard.errors import ConfigError
 from guard.models import Usage
 from guard.offline import OfflineJudge
 from guard.providers.anthropic import AnthropicJudge
-from guard.providers.factory import cascade_llm_provider, llm_model, make_judge, make_pricer
+from guard.providers.factory import cascade_llm_provider, llm_model, make_pricer
 from guard.providers.openai import OpenAIJudge
 from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeJudge

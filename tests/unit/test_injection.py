@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from guard.injection import Fence, escape_fence_markers, scan
-from guard.sanitize import sanitize
+from guard.prepare.injection import Fence, escape_fence_markers, scan
+from guard.prepare.sanitize import sanitize
 
 FENCE_FRAGMENTS = st.sampled_from(
     ["<<", ">>", "<", ">", "END", "BEGIN", "_", "OUTPUT", "EVIDENCE", "end", " ", "/", "\n"])
@@ -131,7 +131,7 @@ SCAN_FRAGMENTS = st.sampled_from(
 @given(st.lists(SCAN_FRAGMENTS, max_size=15).map("".join))
 def test_the_keyword_prefilter_never_hides_a_match(text: str) -> None:
     """scan() skips a pattern when none of its trigger words occur; that must not lose hits."""
-    from guard.injection import _PATTERNS
+    from guard.prepare.injection import _PATTERNS
 
     expected = {kind for kind, pattern in _PATTERNS if pattern.search(text)}
     assert {f.kind for f in scan(text, "output")} == expected

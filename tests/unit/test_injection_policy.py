@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
 from guard.errors import JudgementSkipped
-from guard.injection import scan
 from guard.models import Label, Verdict
+from guard.prepare.injection import scan
 from guard.testing import FakeJudge
 
 OUTPUT = "Refunds are paid within 30 days."
@@ -157,7 +157,7 @@ B64_FRAGMENTS = st.sampled_from([
 
 @given(st.lists(B64_FRAGMENTS, max_size=12).map("".join))
 def test_decoding_base64_never_raises_and_findings_stay_bounded(text: str) -> None:
-    from guard.injection import MAX_FINDINGS_PER_TEXT, scan_everywhere
+    from guard.prepare.injection import MAX_FINDINGS_PER_TEXT, scan_everywhere
 
     findings = scan_everywhere(text, "evidence")
     assert len(findings) <= 2 * MAX_FINDINGS_PER_TEXT

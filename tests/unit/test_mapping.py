@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from guard.errors import ConfigError
-from guard.mapping import FieldMap
+from guard.prepare.mapping import FieldMap
 
 MESSAGE = {
     "response": {"text": "Returns within 30 days."},

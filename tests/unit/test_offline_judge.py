@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
-from guard.assessment import BinaryAssessment, Scale5Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import BinaryAssessment, Scale5Assessment
 from guard.models import JudgeRequest, Label, ScoringMode
 from guard.offline import OfflineJudge
 from guard.providers.base import JudgeOutcome

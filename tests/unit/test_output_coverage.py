@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
-from guard.assessment import Assessment, ClaimAssessment, Scale5Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment, ClaimAssessment, Scale5Assessment
 from guard.models import Label
 from guard.offline import OfflineJudge
+from guard.prepare.truncate import windows
 from guard.testing import FakeJudge
-from guard.truncate import windows
 
 CONTEXT = "Refunds are paid within 30 days of the return. Shipping is free for members."
 GROUNDED = "Refunds are paid within 30 days of the return. "
@@ -138,8 +138,8 @@ def test_windows_are_bounded_in_order_and_lose_only_blanks(text: str, limit: int
 
 
 async def test_the_llm_is_told_which_part_of_a_long_output_it_sees() -> None:
-    from guard.injection import Fence
-    from guard.prompts import build_prompt
+    from guard.prepare.injection import Fence
+    from guard.providers.prompts import build_prompt
 
     cases = guard().prepare_chunks(guard().parse({"output": LONG_LIE, "context": CONTEXT}))
     assert isinstance(cases, list)

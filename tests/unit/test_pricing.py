@@ -9,7 +9,7 @@ import pytest
 
 from guard.errors import ConfigError
 from guard.models import Usage
-from guard.pricing import PriceTable, base_model
+from guard.providers.pricing import PriceTable, base_model
 
 MILLION = 1_000_000
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from guard.assessment import BinaryAssessment, Scale5Assessment
 from guard.case import Passage, PreparedCase
-from guard.injection import Fence
+from guard.decide.assessment import BinaryAssessment, Scale5Assessment
 from guard.models import ContextField, Cut, ScoringMode, Truncation
-from guard.prompts import PROMPT_VERSION, build_prompt
+from guard.prepare.injection import Fence
+from guard.providers.prompts import PROMPT_VERSION, build_prompt
 
 FENCE = Fence("feedface00112233")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from guard.decide.quotes import check_quotes, quote_occurs
 from guard.models import ClaimVerdict
-from guard.quotes import check_quotes, quote_occurs
 
 EVIDENCE = ("[1] Our return policy allows returns within 30 days—no receipt needed.\n\n"
             "[2] Electronics: \u201cRefunds are issued to the original payment method.\u201d")

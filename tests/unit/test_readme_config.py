@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from consumers.settings import Guarantee, load_settings
+from consumers.config import load_settings
+from consumers.settings import Guarantee
 
 ROOT = Path(__file__).resolve().parents[2]
 

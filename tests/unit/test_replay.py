@@ -11,8 +11,8 @@ from typing import ClassVar
 import pytest
 
 from guard import Guard, JudgeSettings
-from guard.assessment import Scale5Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import Scale5Assessment
 from guard.errors import QuotaExhausted
 from guard.offline import OfflineJudge
 from guard.providers.base import JudgeOutcome

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from consumers.metrics import Metrics
-from guard.assessment import Scale5Assessment
 from guard.budgets import BudgetSettings
 from guard.budgets.judge import build_budgeted_judge
+from guard.decide.assessment import Scale5Assessment
 from guard.engine import Guard
 from guard.errors import JudgeTimeout, JudgeUnavailable
 from guard.models import JudgeRequest, Label

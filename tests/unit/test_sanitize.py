@@ -7,7 +7,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from guard.sanitize import sanitize
+from guard.prepare.sanitize import sanitize
 
 
 class TestRemoval:

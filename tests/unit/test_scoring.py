@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from guard.assessment import BinaryAssessment, ClaimAssessment, Scale5Assessment
+from guard.decide.assessment import BinaryAssessment, ClaimAssessment, Scale5Assessment
+from guard.decide.scoring import score
 from guard.errors import MalformedJudgeOutput
 from guard.models import Label, ScoringMode
-from guard.scoring import score
 
 
 def scale5(raw: int) -> Scale5Assessment:
@@ -76,9 +76,9 @@ def test_a_binary_assessment_in_scale5_mode_is_malformed() -> None:
 def test_full_marks_with_an_unsupported_claim_are_capped_below_full() -> None:
     """A judge that says 5 (fully grounded) but lists an unsupported claim contradicts itself:
     the raw score is taken as 4, so the verdict never claims full grounding."""
-    from guard.assessment import ClaimAssessment, Scale5Assessment
+    from guard.decide.assessment import ClaimAssessment, Scale5Assessment
+    from guard.decide.scoring import score
     from guard.models import ScoringMode
-    from guard.scoring import score
 
     claim = ClaimAssessment(claim="x", reason="not in evidence", evidence_quote=None,
                             supported=False)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from consumers.config import load_settings
 from consumers.errors import SettingsError
-from consumers.settings import Guarantee, SecurityProtocol, load_settings
+from consumers.settings import Guarantee, SecurityProtocol
 
 
 def test_defaults_need_no_configuration() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from consumers.config import load_settings
 from consumers.errors import BrokerUnavailable
 from consumers.runtime.service import GuardService
-from consumers.settings import load_settings
 from guard.engine import Guard
 from guard.testing import FakeJudge
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from consumers.cli.render import CLEAR_LINE, StatusLine
+from consumers.cli.terminal import CLEAR_LINE, StatusLine
 
 
 class _Terminal(io.StringIO):

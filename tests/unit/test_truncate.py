@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from guard.truncate import truncate
+from guard.prepare.truncate import truncate
 
 
 def test_text_within_the_limit_is_kept_whole_and_not_marked_truncated() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from consumers.cli.commands.judging import add_judge_arguments, judge_settings_from
-from consumers.cli.render import render_verdict
+from consumers.cli.terminal import render_verdict
 from consumers.errors import ConsumerError
 from guard import strictjson
 from guard.assembly import build_guard

@@ -13,7 +13,7 @@ from typing import Any
 
 from consumers.cli.commands.judging import add_judge_arguments, judge_settings_from
 from consumers.cli.demo import format_result, load_samples, progress_line, run_demo
-from consumers.cli.render import StatusLine
+from consumers.cli.terminal import StatusLine
 from consumers.errors import ConsumerError
 from consumers.logging import configure_logging
 from guard.errors import ConfigError

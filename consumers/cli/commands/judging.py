@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from consumers.settings import read_config_file
+from consumers.config import read_config_file
 from guard.errors import ConfigError
 from guard.models import ContextField, ScoringMode
 from guard.settings import JudgeSettings, Provider

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from consumers.cli.commands.judging import add_judge_arguments, judge_settings_from
-from consumers.cli.render import StatusLine
+from consumers.cli.terminal import StatusLine
 from consumers.errors import ConsumerError
 from guard.assembly import build_guard
 from guard.engine import describe_validation_error

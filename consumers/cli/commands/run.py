@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from aiokafka.errors import KafkaError
 
+from consumers.config import load_settings
 from consumers.errors import ConsumerError, SettingsError
 from consumers.logging import get_logger
 from consumers.runtime.run import run_service
 from consumers.runtime.stats import ServiceStats
-from consumers.settings import ServiceSettings, load_settings
+from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
 from guard.boundary import GuardCore
 from guard.errors import ConfigError

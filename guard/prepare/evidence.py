@@ -15,9 +15,9 @@ Each piece is sanitized, then the whole is fitted to ``limit`` characters: whole
 preferred; when everything does not fit, evidence blocks go before non-evidence turns, and among
 them the blocks sharing the most words with the output (and question) go first, shown in their
 original order and numbering. When a useful amount of room is left, the first block that no
-longer fits whole is excerpted (:mod:`guard.excerpt`): its paragraphs or sentences that matter
-most to the output, whole, with ``[…]`` marking what was left out. What was cut is recorded in
-``cut``.
+longer fits whole is excerpted (:mod:`guard.prepare.excerpt`): its paragraphs or sentences
+that matter most to the output, whole, with ``[…]`` marking what was left out. What was cut is
+recorded in ``cut``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import cast
 
 from guard.case import Passage
 from guard.defaults import MAX_EVIDENCE_ITEMS
-from guard.excerpt import excerpt, words
 from guard.models import ContextField, Cut, Document, JudgeRequest, Message
-from guard.sanitize import sanitize
+from guard.prepare.excerpt import excerpt, words
+from guard.prepare.sanitize import sanitize
 
 BLOCK_SEPARATOR = "\n\n"
 MIN_PARTIAL_CHARS = 80  # a partly kept block needs at least this much room to be worth it

@@ -30,7 +30,7 @@ never reads cannot mislead it): the output's judged windows, the shown evidence 
 question as one text (an instruction split
 across documents or turns is seen whole), the block headers' attributes (document ids and
 sources, tool names), and the text hidden in base64 runs of each. What a finding does to the
-verdict is :mod:`guard.policies`' business (``injection_policy``).
+verdict is :mod:`guard.decide.policies`' business (``injection_policy``).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from itertools import islice
 from typing import Literal
 
 from guard.models import InjectionFinding
-from guard.render import RenderedEvidence
+from guard.prepare.evidence import RenderedEvidence
 
 Kind = Literal["override_instructions", "score_request", "fake_verdict", "role_marker",
                "fence_forgery"]

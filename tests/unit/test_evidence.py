@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from guard.models import ContextField, Document, JudgeRequest, Message
-from guard.render import render_evidence
+from guard.prepare.evidence import render_evidence
 
 CONVERSATION = [
     Message(role="system", content="You are a helpful support agent."),
@@ -197,7 +197,7 @@ def test_evidence_gets_the_room_before_turns_that_are_not_evidence() -> None:
     """A long tool result and a long assistant turn over the limit: the tool result is kept
     (excerpted if need be), never dropped in favour of the assistant turn."""
     from guard.models import ContextField, JudgeRequest
-    from guard.render import render_evidence
+    from guard.prepare.evidence import render_evidence
 
     tool = "Refunds: 30 days from delivery. " + "Policy details follow here. " * 38
     request = JudgeRequest(output="Refunds take 30 days.", messages=[

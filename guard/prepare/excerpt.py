@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import pairwise
 
-from guard.truncate import SENTENCE_END, truncate
+from guard.prepare.truncate import SENTENCE_END, truncate
 
 GAP = "[…]"
 MAX_UNITS = 5_000  # units ranked per text: bounds the work on pathological texts

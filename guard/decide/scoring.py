@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from guard.assessment import Assessment, BinaryAssessment, Scale5Assessment
+from guard.decide.assessment import Assessment, BinaryAssessment, Scale5Assessment
 from guard.errors import MalformedJudgeOutput
 from guard.models import Label, ScoringMode
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from guard.assessment import BinaryAssessment, Scale5Assessment
 from guard.case import PreparedCase
+from guard.decide.assessment import BinaryAssessment, Scale5Assessment
 from guard.defaults import PROMPT_VERSION
-from guard.injection import Fence
 from guard.models import ContextField, ScoringMode
+from guard.prepare.injection import Fence
 
 __all__ = ["PROMPT_VERSION", "JudgePrompt", "build_prompt", "system_prompt"]
 
