@@ -3,8 +3,9 @@
 Rows are JSON objects of the request format plus ``hallucinated`` (the label) and, optionally,
 ``category``. Used by ``bench/offline_quality.py`` (prints the figures),
 ``bench/calibrate_offline.py`` (rebuilds the calibration table) and the quality-floor tests.
-The cascade is measured for real: :class:`guard.cascade.CascadeJudge` with the offline judge in
-front of a :class:`guard.testing.FakeJudge` that answers from the labels (an always-right LLM).
+The cascade is measured for real: :class:`guard.decide.cascade.CascadeJudge` with the offline
+judge in front of a :class:`guard.testing.FakeJudge` that answers from the labels (an
+always-right LLM).
 """
 
 from __future__ import annotations
