@@ -9,6 +9,8 @@ them with aiokafka; every reach into aiokafka's private parts is here:
 * whether this member is still in its group before an exactly-once transaction commits (a
   heartbeat through ``_coordinator``: aiokafka has no KIP-447 group-metadata fencing);
 * closing a producer whose flush hangs (``_sender``, ``_message_accumulator``);
+* finishing a consumer's close that a fetch task's cancellation interrupted (``_fetcher``,
+  ``_client``);
 * fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`).
 """
 
@@ -193,7 +195,20 @@ class KafkaConsumer:
         await self._c.start()
 
     async def stop(self) -> None:
-        await self._c.stop()
+        """Leave the group and close. aiokafka's fetcher cancels its fetch tasks on close and
+        awaits them; one caught in its retry backoff during a broker outage lets its
+        CancelledError out, which would end the stop half way (connections left open) and
+        replace the service's real error. Unless this task itself is being cancelled, the close
+        is finished here."""
+        try:
+            await self._c.stop()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            log.warning("consumer.close_interrupted",
+                        detail="a fetch task's cancellation escaped aiokafka's close; finishing it")
+            await _finish_close(self._c)
 
     async def getmany(self, timeout_ms: int) -> Records:
         batch: Records = await self._c.getmany(timeout_ms=timeout_ms)
@@ -293,6 +308,19 @@ class KafkaProducer:
             return  # its sender was cancelled above: the stop ended with it
         with contextlib.suppress(KafkaError):
             stopping.result()
+
+
+async def _finish_close(consumer: AIOKafkaConsumer) -> None:
+    """What ``AIOKafkaConsumer.stop`` had left to do when a fetch task's cancellation escaped
+    ``Fetcher.close``: end the other fetch tasks, then close the connections."""
+    fetcher = getattr(consumer, "_fetcher", None)
+    for task in list(getattr(fetcher, "_pending_tasks", ())):
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, KafkaError):
+            await task
+    client = getattr(consumer, "_client", None)
+    if client is not None:
+        await client.close()
 
 
 async def _abort(producer: AIOKafkaProducer) -> None:
