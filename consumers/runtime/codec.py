@@ -115,8 +115,3 @@ def parse_exact(value: bytes, parse: Callable[[Any], JudgeRequest]) -> JudgeRequ
     exact = exact_json(value)
     return parse(value if exact is None else exact)
 
-
-def payload_json(payload: bytes) -> Any:
-    """The payload as JSON (it was validated already), big integers kept exact."""
-    exact = exact_json(payload)
-    return orjson.loads(payload) if exact is None else exact

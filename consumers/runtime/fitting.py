@@ -18,8 +18,14 @@ import dataclasses
 from collections.abc import Callable
 
 from consumers.records import QuarantineRecord
-from consumers.runtime.envelope import OutRecord, hashed_key
-from consumers.runtime.headers import fit_headers, name_bytes
+from consumers.runtime.envelope import KEY_MAX_BYTES, OutRecord, hashed_key
+from consumers.runtime.headers import (
+    HEADER_MAX_BYTES,
+    HEADERS_MAX_BYTES,
+    fit_headers,
+    header_size,
+    name_bytes,
+)
 
 RECORD_OVERHEAD = 64  # varints, attributes, offsets and timestamps of one record in a batch
 KEY_HASHED_HEADER = "groundguard-key-hashed"
@@ -42,8 +48,22 @@ def output_key(key: bytes | None) -> tuple[bytes | None, list[tuple[str, bytes]]
     return hashed, [(KEY_HASHED_HEADER, str(len(key)).encode())]
 
 
+def headers_fit(headers: list[tuple[str, bytes]]) -> bool:
+    """Whether :func:`consumers.runtime.headers.fit_headers` would keep every header."""
+    total = 0
+    for name, value in headers:
+        size = header_size(name, value)
+        if size > HEADER_MAX_BYTES:
+            return False
+        total += size
+    return total <= HEADERS_MAX_BYTES
+
+
 def fit_envelope(out: OutRecord) -> OutRecord:
-    """``out`` with its key and headers fitted (see the module docstring)."""
+    """``out`` with its key and headers fitted (see the module docstring); ``out`` itself when
+    both fit already (the common case: nothing copied)."""
+    if (out.key is None or len(out.key) <= KEY_MAX_BYTES) and headers_fit(out.headers):
+        return out
     key, extra = output_key(out.key)
     own: list[tuple[str, bytes]] = []
     carried: list[tuple[str, bytes]] = []
@@ -69,10 +89,11 @@ def fit_outputs(outputs: list[OutRecord], limit: int,
     fitted = [fit_envelope(out) for out in outputs]
     fitted = [without_payload(out) if out.kind == "quarantine" and record_size(out) > limit
               else out for out in fitted]
-    too_big = [out for out in fitted if record_size(out) > limit]
-    if not too_big:
+    sizes = [record_size(out) for out in fitted]
+    if max(sizes, default=0) <= limit:
         return fitted
-    detail = ", ".join(f"the {out.kind} record is {record_size(out)} bytes" for out in too_big)
-    kept = [out for out in fitted if record_size(out) <= limit]
+    detail = ", ".join(f"the {out.kind} record is {size} bytes"
+                       for out, size in zip(fitted, sizes, strict=True) if size > limit)
+    kept = [out for out, size in zip(fitted, sizes, strict=True) if size <= limit]
     return [*kept, oversized(f"{detail}; the output limit is {limit} bytes (max_output_bytes, "
                              "or the output topics' max.message.bytes if lower)")]
