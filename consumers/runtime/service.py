@@ -34,11 +34,11 @@ from aiokafka.errors import KafkaError
 from aiokafka.structs import TopicPartition
 
 from consumers.errors import PublishFailed
-from consumers.logging import bind_record
+from consumers.logging import mark_record
 from consumers.runtime import deadletters, startup
 from consumers.runtime.codec import Decoded
 from consumers.runtime.commits import Commits, Fatal, policy_for
-from consumers.runtime.envelope import OutRecord, headers_of
+from consumers.runtime.envelope import OutRecord
 from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
@@ -157,16 +157,16 @@ class GuardService:
         try:
             if previous is not None:
                 await asyncio.wait({previous})
-            with bind_record(topic=record.topic, partition=record.partition,
-                             offset=record.offset, headers=headers_of(record)):
-                outcome = await self._pipeline.process(
-                    record, lambda decoded: self._judge(part, decoded))
-                part.waiting.discard(asyncio.current_task())
-                if isinstance(outcome, Unfinished):
-                    return  # fetched again after the rewind or rebalance
-                outputs = await self._deliver(part, record.offset, outcome)
-                if outcome.verdict is not None and any(o.kind == "verdict" for o in outputs):
-                    self._published(outcome.verdict, outputs)
+            mark_record(topic=record.topic, partition=record.partition, offset=record.offset,
+                        headers=record.headers)  # this task's log lines, read when logged
+            outcome = await self._pipeline.process(
+                record, lambda decoded: self._judge(part, decoded))
+            part.waiting.discard(asyncio.current_task())
+            if isinstance(outcome, Unfinished):
+                return  # fetched again after the rewind or rebalance
+            outputs = await self._deliver(part, record.offset, outcome)
+            if outcome.verdict is not None and any(o.kind == "verdict" for o in outputs):
+                self._published(outcome.verdict, outputs)
         except PublishFailed as exc:  # the broker, not the message: stop, offsets uncommitted
             self._abandon(record, exc)
         except Exception as exc:  # anything else is this message's: dead-letter it
