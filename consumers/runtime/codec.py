@@ -30,7 +30,7 @@ from guard.models import JudgeRequest
 REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-correlation-id", "correlation-id")
 DEAD_LETTER_REASONS = ("invalid_utf8", "invalid_json", "invalid_request", "not_an_object")
 REQUEST_ID_MAX_CHARS = 256  # a longer request-id header is not used as the request's id
-LONG_DIGITS = re.compile(rb"\d{19}")  # may be an integer beyond 64 bits
+LONG_DIGITS = re.compile(rb"[0-9]{19}")  # may be an integer beyond 64 bits (faster than \d)
 
 
 @dataclass(frozen=True)
