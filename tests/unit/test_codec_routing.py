@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass, field
 
 import orjson
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from consumers.records import DeadLetter, QuarantineRecord, VerdictRecord
-from consumers.runtime.codec import Decoded, decode
+from consumers.runtime.codec import Decoded, decode, has_long_digits
 from consumers.runtime.deadletters import route as route_dead_letter
 from consumers.runtime.routing import quarantined, route_verdict
 from consumers.settings import FailurePolicy, TopicSettings
@@ -200,3 +201,10 @@ class TestRecordsAreTheModelsEncoding:
         assert held == QuarantineRecord(request_id="r1", input=decoded.source, payload=body,
                                         payload_bytes=len(payload.encode()), verdict=verdict)
         assert json.loads(out[1].value)["payload"] == body  # integers beyond 64 bits exact
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=80) | st.text(alphabet="0123456789 ,.-e\u0660", max_size=80).map(
+    lambda t: t.encode()))
+def test_the_long_digit_scan_finds_what_the_regular_expression_finds(value: bytes) -> None:
+    assert has_long_digits(value) is (re.search(rb"[0-9]{19}", value) is not None)
