@@ -159,6 +159,7 @@ async def run_service(bootstrap: str, workdir: Path, *, name: str, n: int, parti
         result_status = service.stop()
     if profile is not None:
         result["profile"] = summarize_profile(profile)
+        result["owners"] = owners(profile)
     result["exit_status"] = result_status
     return result
 
@@ -314,6 +315,40 @@ async def _timestamps(bootstrap: str, topic: str, n: int) -> list[int]:
 # --------------------------------------------------------------------------- report
 
 
+RUNTIME_FILES = frozenset(p.name for p in Path(__file__).resolve().parent.parent.joinpath(
+    "consumers", "runtime").glob("*.py"))
+LOGGING = "logging (structlog, logging)"
+OWNERS = (("guard/", "judge core (guard/)"), ("aiokafka/", "Kafka client (aiokafka)"),
+          ("structlog/", LOGGING), ("logging/", LOGGING), ("consumers/logging.py", LOGGING))
+
+
+def _owner(frame: str) -> str | None:
+    """Who a py-spy frame's code belongs to (None: the event loop, Python, or a wrapper)."""
+    file = frame.rpartition(" (")[2].rstrip(")").rsplit(":", 1)[0]
+    if "cli/" in file or file.endswith(("offload.py", "__main__.py")):
+        return None  # wrappers around everything
+    if file in RUNTIME_FILES or file.startswith("consumers/runtime/"):
+        return "runtime (consumers/runtime/)"
+    return next((owner for prefix, owner in OWNERS if prefix in file), None)
+
+
+def owners(path: Path) -> list[str]:
+    """Share of CPU samples by the owner of the innermost frame of a known package: what the
+    judge core, the runtime, the Kafka client and logging each cost (py-spy folded stacks)."""
+    shares: dict[str, int] = {}
+    total = 0
+    for line in path.read_text().splitlines() if path.exists() else []:
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        total += int(count)
+        owner = next((o for f in reversed(stack.split(";")) if (o := _owner(f))),
+                     "event loop, other")
+        shares[owner] = shares.get(owner, 0) + int(count)
+    return [f"{100 * n / total:5.1f}%  {owner}"
+            for owner, n in sorted(shares.items(), key=lambda kv: -kv[1])]
+
+
 def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     ideal = args.concurrency / (args.latency_ms / 1000)
     print(f"\n== groundguard throughput: L = {args.latency_ms:g} ms, C = {args.concurrency}, "
@@ -361,10 +396,16 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
             print("where the service's CPU goes with the instant judge (py-spy):")
             for row in ceil["profile"]:
                 print(f"    {row}")
+            print("  by owner (innermost frame of a known package):")
+            for row in ceil["owners"]:
+                print(f"    {row}")
     copy = results.get("copy")
     if copy:
         print(f"copy loop, no judge     {copy['rate'].per_s:8.1f} msgs/s       "
               f"{copy['per_cpu_s']:8.1f} msgs per CPU-s   ({copy['copied']} msgs)")
+    if ceil and copy:
+        print(f"ceiling / copy loop     {ceil['per_cpu_s'] / copy['per_cpu_s']:8.3f}   "
+              "(verdicts per CPU-s over msgs per CPU-s, this run)")
     print("(rates: middle 80 % of output record timestamps; CPU-s: user+system of that process)")
 
 

@@ -5,7 +5,8 @@ the SDKs) through the same processors, so every line leaving the process is rend
 JSON in production, a readable console format on a terminal (``log_format``: ``auto`` picks by
 whether the stream is a TTY). Context travels in contextvars: :func:`bind_record` binds the
 request id, topic/partition/offset and W3C trace id for everything logged while a message is
-handled.
+handled (a message task calls :func:`mark_record` once instead); the fields are made only when a
+line is logged (:func:`merge_record`), so a message that logs nothing pays one context variable.
 
 aiokafka's known-transient start-up errors (no group coordinator yet on a fresh broker, a new
 topic's leader election) are demoted to debug during start-up (:class:`TransientStartupNoise`);
@@ -23,11 +24,14 @@ Two processors stand between an event and its rendering:
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import itertools
 import logging
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
 import structlog
@@ -59,6 +63,7 @@ PAYLOAD_LOGGERS = {"aiokafka": logging.WARNING, "openai": logging.INFO,
                    "anthropic": logging.INFO, "httpx": logging.WARNING,
                    "httpcore": logging.WARNING, "httpx2": logging.WARNING,
                    "httpcore2": logging.WARNING}
+HEADERS_READ = 256  # a trace id is looked for in a record's first headers, as the runtime reads
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
 
 
@@ -132,6 +137,7 @@ def shared_processors(*, debug_payloads: bool) -> list[Processor]:
     """The chain every event goes through before rendering (structlog's and stdlib's alike)."""
     return [
         structlog.contextvars.merge_contextvars,
+        merge_record,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
@@ -234,9 +240,10 @@ def reset_logging() -> None:
         logging.getLogger(name).setLevel(logging.NOTSET)
     structlog.reset_defaults()
     structlog.contextvars.clear_contextvars()
+    _RECORD.set(None)
 
 
-def trace_id_from_headers(headers: Sequence[tuple[str, bytes | None]] | None) -> str | None:
+def trace_id_from_headers(headers: Iterable[tuple[str, bytes | None]] | None) -> str | None:
     """The W3C trace id from a ``traceparent`` header, if there is a valid one."""
     for name, value in headers or ():
         if name.lower() == "traceparent" and value:
@@ -246,18 +253,65 @@ def trace_id_from_headers(headers: Sequence[tuple[str, bytes | None]] | None) ->
     return None
 
 
+@dataclass(slots=True)
+class RecordContext:
+    """The record a message task handles; its log fields are made only when a line is logged
+    (:func:`merge_record`), so a message that logs nothing pays one context variable."""
+
+    topic: str
+    partition: int
+    offset: int
+    request_id: str | None = None
+    headers: Sequence[tuple[str, bytes | None]] | None = None
+
+
+_RECORD: contextvars.ContextVar[RecordContext | None] = contextvars.ContextVar(
+    "groundguard_record", default=None)
+
+
+def merge_record(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    """Add the bound record's coordinates, request id and trace id (an event's own keys win)."""
+    record = _RECORD.get()
+    if record is None:
+        return event_dict
+    event_dict.setdefault("topic", record.topic)
+    event_dict.setdefault("partition", record.partition)
+    event_dict.setdefault("offset", record.offset)
+    if record.request_id is not None:
+        event_dict.setdefault("request_id", record.request_id)
+    headers = record.headers
+    trace_id = trace_id_from_headers(
+        None if headers is None else itertools.islice(headers, HEADERS_READ))
+    if trace_id is not None:
+        event_dict.setdefault("trace_id", trace_id)
+    return event_dict
+
+
+def mark_record(*, topic: str, partition: int, offset: int, request_id: str | None = None,
+                headers: Sequence[tuple[str, bytes | None]] | None = None) -> None:
+    """Bind a record to every log line of the current task from here on, without a reset: a
+    task runs in its own copy of the context, so this is the message task's binding."""
+    _RECORD.set(RecordContext(topic, partition, offset, request_id, headers))
+
+
+def bind_request_id(request_id: str) -> None:
+    """Add the request id to the bound record (or to the context, with no record bound)."""
+    record = _RECORD.get()
+    if record is None:
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+    else:
+        record.request_id = request_id
+
+
 @contextlib.contextmanager
 def bind_record(*, topic: str, partition: int, offset: int, request_id: str | None = None,
                 headers: Sequence[tuple[str, bytes | None]] | None = None) -> Iterator[None]:
     """Bind a record's coordinates, request id and trace id to every log line in this block."""
-    fields: dict[str, Any] = {"topic": topic, "partition": partition, "offset": offset}
-    if request_id is not None:
-        fields["request_id"] = request_id
-    trace_id = trace_id_from_headers(headers)
-    if trace_id is not None:
-        fields["trace_id"] = trace_id
-    with structlog.contextvars.bound_contextvars(**fields):
+    token = _RECORD.set(RecordContext(topic, partition, offset, request_id, headers))
+    try:
         yield
+    finally:
+        _RECORD.reset(token)
 
 
 def get_logger(name: str | None = None) -> Any:

@@ -113,6 +113,8 @@ def headers_of(record: RecordLike) -> Headers:
     """The record's first ``MAX_HEADERS`` headers: the only ones the runtime reads (tracing
     headers to carry, a request id, a dead letter's copy), so a record carrying hundreds of
     thousands of tiny headers costs no more than one with a few."""
+    if not record.headers:
+        return ()
     return tuple((name, value if value is not None else b"")
                  for name, value in itertools.islice(record.headers, MAX_HEADERS))
 

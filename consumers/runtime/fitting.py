@@ -18,18 +18,41 @@ import dataclasses
 from collections.abc import Callable
 
 from consumers.records import QuarantineRecord
-from consumers.runtime.envelope import OutRecord, hashed_key
-from consumers.runtime.headers import fit_headers, name_bytes
+from consumers.runtime.envelope import KEY_MAX_BYTES, OutRecord, hashed_key
+from consumers.runtime.headers import (
+    HEADER_MAX_BYTES,
+    HEADERS_MAX_BYTES,
+    fit_headers,
+    header_size,
+)
 
 RECORD_OVERHEAD = 64  # varints, attributes, offsets and timestamps of one record in a batch
 KEY_HASHED_HEADER = "groundguard-key-hashed"
 OWN_HEADER_PREFIX = "groundguard-"  # kept first: input headers are dropped before these
 
 
-def record_size(out: OutRecord) -> int:
-    """Bytes of ``out`` as the broker counts them (key, value, headers), over-estimated."""
-    headers = sum(len(name_bytes(name)) + len(value) + 2 for name, value in out.headers)
+def record_size(out: OutRecord, headers: int | None = None) -> int:
+    """Bytes of ``out`` as the broker counts them (key, value, headers), over-estimated;
+    ``headers``: the bytes of its headers (:func:`measure_headers`) when known."""
+    if headers is None:
+        headers = measure_headers(out.headers)[1]
     return RECORD_OVERHEAD + len(out.key or b"") + len(out.value) + headers
+
+
+def measure_headers(headers: list[tuple[str, bytes]]) -> tuple[bool, int]:
+    """Whether :func:`consumers.runtime.headers.fit_headers` would keep every header, and the
+    bytes they add to a record (name, value and two length bytes each)."""
+    total, largest = 0, 0
+    for name, value in headers:
+        size = header_size(name, value)
+        total += size
+        largest = max(largest, size)
+    fits = largest <= HEADER_MAX_BYTES and total <= HEADERS_MAX_BYTES
+    return fits, total + 2 * len(headers)
+
+
+def key_fits(key: bytes | None) -> bool:
+    return key is None or len(key) <= KEY_MAX_BYTES
 
 
 def output_key(key: bytes | None) -> tuple[bytes | None, list[tuple[str, bytes]]]:
@@ -43,7 +66,10 @@ def output_key(key: bytes | None) -> tuple[bytes | None, list[tuple[str, bytes]]
 
 
 def fit_envelope(out: OutRecord) -> OutRecord:
-    """``out`` with its key and headers fitted (see the module docstring)."""
+    """``out`` with its key and headers fitted (see the module docstring); ``out`` itself when
+    both fit already (the common case: nothing copied)."""
+    if key_fits(out.key) and measure_headers(out.headers)[0]:
+        return out
     key, extra = output_key(out.key)
     own: list[tuple[str, bytes]] = []
     carried: list[tuple[str, bytes]] = []
@@ -66,13 +92,27 @@ def fit_outputs(outputs: list[OutRecord], limit: int,
                 oversized: Callable[[str], OutRecord]) -> list[OutRecord]:
     """``outputs`` fitted to ``limit`` bytes each; records that cannot be made to fit are
     replaced by ``oversized(detail)``, one dead letter for the message."""
-    fitted = [fit_envelope(out) for out in outputs]
-    fitted = [without_payload(out) if out.kind == "quarantine" and record_size(out) > limit
-              else out for out in fitted]
-    too_big = [out for out in fitted if record_size(out) > limit]
-    if not too_big:
+    fitted: list[OutRecord] = []
+    sizes: list[int] = []
+    measured: dict[int, tuple[bool, int]] = {}  # the records of a message share their headers
+    for out in outputs:
+        known = measured.get(id(out.headers))
+        if known is None:
+            known = measured[id(out.headers)] = measure_headers(out.headers)
+        fits, header_bytes = known
+        if not (fits and key_fits(out.key)):
+            out = fit_envelope(out)
+            header_bytes = measure_headers(out.headers)[1]
+        size = record_size(out, header_bytes)
+        if out.kind == "quarantine" and size > limit:
+            out = without_payload(out)
+            size = record_size(out, header_bytes)
+        fitted.append(out)
+        sizes.append(size)
+    if max(sizes, default=0) <= limit:
         return fitted
-    detail = ", ".join(f"the {out.kind} record is {record_size(out)} bytes" for out in too_big)
-    kept = [out for out in fitted if record_size(out) <= limit]
+    detail = ", ".join(f"the {out.kind} record is {size} bytes"
+                       for out, size in zip(fitted, sizes, strict=True) if size > limit)
+    kept = [out for out, size in zip(fitted, sizes, strict=True) if size <= limit]
     return [*kept, oversized(f"{detail}; the output limit is {limit} bytes (max_output_bytes, "
                              "or the output topics' max.message.bytes if lower)")]

@@ -47,7 +47,7 @@ def name_bytes(name: str) -> bytes:
 
 
 def header_size(name: str, value: bytes | None) -> int:
-    return len(name_bytes(name)) + len(value or b"")
+    return (len(name) if name.isascii() else len(name_bytes(name))) + len(value or b"")
 
 
 def shown_names(names: Iterable[str]) -> list[str]:

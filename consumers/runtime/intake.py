@@ -95,13 +95,9 @@ class Intake:
                 continue
             self.stats.consumed += 1
             task = spawn(part, record, self._previous_for_key(part, record))
-            self._hold_bytes(task, record)
             part.tasks.add(task)
             part.waiting.add(task)
-            task.add_done_callback(part.tasks.discard)
-            task.add_done_callback(part.waiting.discard)
-            if self.settings.ordering is Ordering.KEY:
-                self._chain(part, record, task)
+            self._hold(part, task, record)
         self.stats.peak_partition_buffered = max(self.stats.peak_partition_buffered,
                                                  part.buffered)
         if part.buffered >= self.settings.partition_buffer and not part.paused:
@@ -109,17 +105,25 @@ class Intake:
         if self.stats.buffered_bytes >= self.settings.max_buffered_bytes and not part.paused:
             self.pause(part, "bytes_full")
 
-    def _hold_bytes(self, task: asyncio.Task[None], record: Record) -> None:
-        """Count the record's bytes as held until its task ends (however it ends)."""
+    def _hold(self, part: Partition, task: asyncio.Task[None], record: Record) -> None:
+        """Count the record's bytes as held, and (``ordering: key``) make it its key's tail,
+        until its task ends, however it ends: one done callback per message."""
         size = record_bytes(record)
-        self.stats.buffered_bytes += size
-        self.stats.peak_buffered_bytes = max(self.stats.peak_buffered_bytes,
-                                             self.stats.buffered_bytes)
+        stats = self.stats
+        stats.buffered_bytes += size
+        stats.peak_buffered_bytes = max(stats.peak_buffered_bytes, stats.buffered_bytes)
+        key = record.key if self.settings.ordering is Ordering.KEY else None
+        if key is not None:
+            part.key_tails[key] = task
 
-        def release(_: asyncio.Task[None]) -> None:
-            self.stats.buffered_bytes -= size
+        def done(finished: asyncio.Task[None]) -> None:
+            stats.buffered_bytes -= size
+            part.tasks.discard(finished)
+            part.waiting.discard(finished)
+            if key is not None and part.key_tails.get(key) is finished:
+                del part.key_tails[key]
 
-        task.add_done_callback(release)
+        task.add_done_callback(done)
 
     def _unknown_partition(self, tp: TopicPartition, records: list[Record]) -> None:
         """Records of a partition the service does not track (yet): the consumer's position
@@ -137,19 +141,6 @@ class Intake:
         if self.settings.ordering is not Ordering.KEY or record.key is None:
             return None
         return part.key_tails.get(record.key)
-
-    @staticmethod
-    def _chain(part: Partition, record: Record, task: asyncio.Task[None]) -> None:
-        if record.key is None:
-            return
-        key: bytes = record.key
-        part.key_tails[key] = task
-
-        def _forget(done: asyncio.Task[None]) -> None:
-            if part.key_tails.get(key) is done:
-                del part.key_tails[key]
-
-        task.add_done_callback(_forget)
 
     # ------------------------------------------------------------------ backpressure
 

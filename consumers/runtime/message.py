@@ -20,6 +20,7 @@ from typing import Any
 
 import structlog
 
+from consumers.logging import bind_request_id
 from consumers.records import DeadLetter, SourceCoordinates
 from consumers.runtime import codec, deadletters, routing
 from consumers.runtime.envelope import Origin, OutRecord, RecordLike, origin_of
@@ -71,8 +72,7 @@ class Pipeline:
         if isinstance(decoded, Finished):
             return decoded
         if decoded.request.id is not None:  # on every log line of this message from here
-            structlog.contextvars.bind_contextvars(
-                request_id=decoded.request.id[:codec.REQUEST_ID_MAX_CHARS])
+            bind_request_id(decoded.request.id[:codec.REQUEST_ID_MAX_CHARS])
         try:
             verdict = await judge(decoded)
         except Exception as exc:  # a bug in the judge core must not stop the consumer

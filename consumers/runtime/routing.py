@@ -13,13 +13,16 @@ Tracing headers of the input (W3C, B3, Jaeger, request ids) are carried over to 
 
 from __future__ import annotations
 
-from consumers.records import QuarantineRecord, SourceCoordinates, VerdictRecord
-from consumers.runtime.codec import Decoded, payload_json
+import orjson
+
+from consumers.runtime.codec import Decoded
 from consumers.runtime.envelope import OutRecord, coordinate_headers, tracing_headers
 from consumers.settings import FailurePolicy, TopicSettings
+from guard.defaults import SCHEMA_VERSION
 from guard.models import Label, Verdict
 
 SAMPLING_REASON_PREFIXES = ("not_sampled", "sampled_out", "sampling")
+JSON_SPACE = b" \t\n\r"  # whitespace JSON allows around a value
 
 
 def is_sampling_skip(verdict: Verdict) -> bool:
@@ -36,27 +39,42 @@ def quarantined(verdict: Verdict, policy: FailurePolicy) -> bool:
     return policy is FailurePolicy.FAIL_CLOSED
 
 
-def verdict_record(verdict: Verdict, source: SourceCoordinates) -> VerdictRecord:
-    fields = {name: getattr(verdict, name) for name in Verdict.model_fields}
-    return VerdictRecord.model_construct(**fields, input=source)
+def with_input(verdict_value: bytes, source_json: bytes) -> bytes:
+    """The verdict record (:class:`consumers.records.VerdictRecord`: the verdict's fields, then
+    ``input``) from the verdict's own JSON, so the verdict is serialized once per message."""
+    return b"%s,\"input\":%s}" % (verdict_value[:-1], source_json)
+
+
+def quarantine_json(verdict: Verdict, verdict_value: bytes, source_json: bytes,
+                    payload: bytes) -> bytes:
+    """The :class:`consumers.records.QuarantineRecord`, field for field, with the payload
+    copied as it came (it was read as strict JSON already, so it is valid JSON text, integers
+    beyond 64 bits exact), and the verdict's own JSON, serialized once for both records."""
+    return b"".join((
+        b'{"schema_version":', orjson.dumps(SCHEMA_VERSION),
+        b',"request_id":', orjson.dumps(verdict.request_id),
+        b',"input":', source_json,
+        b',"payload":', payload.strip(JSON_SPACE),
+        b',"payload_omitted":false,"payload_bytes":', str(len(payload)).encode(),
+        b',"verdict":', verdict_value, b"}"))
 
 
 def route_verdict(decoded: Decoded, verdict: Verdict, *, topics: TopicSettings,
                   policy: FailurePolicy, key: bytes | None) -> list[OutRecord]:
     """The verdict record, plus the quarantine or approved copy where due."""
-    base = [*tracing_headers(decoded.headers), *coordinate_headers(decoded.source),
+    source = decoded.source
+    base = [*coordinate_headers(source),
             ("groundguard-request-id", verdict.request_id.encode()),
             ("groundguard-label", verdict.label.value.encode()),
-            ("content-type", b"application/json")]
-    value = verdict_record(verdict, decoded.source).model_dump_json().encode()
+            ("content-type", b"application/json"), *tracing_headers(decoded.headers)]
+    source_json = source.model_dump_json().encode()
+    verdict_value = verdict.model_dump_json().encode()
+    value = with_input(verdict_value, source_json)
     label = verdict.label.value
     out = [OutRecord(topics.verdicts, key, value, base, "verdict", label)]
     if quarantined(verdict, policy):
-        record = QuarantineRecord(request_id=verdict.request_id, input=decoded.source,
-                                  payload=payload_json(decoded.payload),
-                                  payload_bytes=len(decoded.payload), verdict=verdict)
-        out.append(OutRecord(topics.quarantine, key, record.model_dump_json().encode(), base,
-                             "quarantine", label))
+        payload = quarantine_json(verdict, verdict_value, source_json, decoded.payload)
+        out.append(OutRecord(topics.quarantine, key, payload, base, "quarantine", label))
     elif topics.approved:
         out.append(OutRecord(topics.approved, key, decoded.payload, base, "approved", label))
     return out

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 
@@ -34,11 +35,11 @@ from aiokafka.errors import KafkaError
 from aiokafka.structs import TopicPartition
 
 from consumers.errors import PublishFailed
-from consumers.logging import bind_record
+from consumers.logging import mark_record
 from consumers.runtime import deadletters, startup
 from consumers.runtime.codec import Decoded
 from consumers.runtime.commits import Commits, Fatal, policy_for
-from consumers.runtime.envelope import OutRecord, headers_of
+from consumers.runtime.envelope import OutRecord
 from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
@@ -48,7 +49,8 @@ from consumers.settings import ServiceSettings
 from guard.boundary import GuardCore
 from guard.models import Verdict
 
-log = structlog.get_logger("consumers.service")
+log_name = "consumers.service"
+log = structlog.get_logger(log_name)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 
 
@@ -80,6 +82,7 @@ class GuardService:
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
         self._last_commit = clock()
+        self._debug = False  # whether debug lines are logged, read at start
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -113,6 +116,7 @@ class GuardService:
         self.commits = Commits(policy, self.intake.owns)
         await startup.with_deadline(s, self._consumer.start, "start the consumer")
         self.stats.started = True
+        self._debug = logging.getLogger(log_name).isEnabledFor(logging.DEBUG)
         log.info("service.started", bootstrap=s.bootstrap_servers, topic=s.topics.requests,
                  group_id=s.group_id, guarantee=s.guarantee.value, concurrency=s.concurrency,
                  transactional_id=s.transactional_id)
@@ -157,22 +161,24 @@ class GuardService:
         try:
             if previous is not None:
                 await asyncio.wait({previous})
-            with bind_record(topic=record.topic, partition=record.partition,
-                             offset=record.offset, headers=headers_of(record)):
-                outcome = await self._pipeline.process(
-                    record, lambda decoded: self._judge(part, decoded))
-                part.waiting.discard(asyncio.current_task())
-                if isinstance(outcome, Unfinished):
-                    return  # fetched again after the rewind or rebalance
-                outputs = await self._deliver(part, record.offset, outcome)
-                if outcome.verdict is not None and any(o.kind == "verdict" for o in outputs):
-                    self._published(outcome.verdict, outputs)
+            mark_record(topic=record.topic, partition=record.partition, offset=record.offset,
+                        headers=record.headers)  # this task's log lines, read when logged
+            task = asyncio.current_task()
+            outcome = await self._pipeline.process(
+                record, lambda decoded: self._judge(part, decoded, task))
+            part.waiting.discard(task)
+            if isinstance(outcome, Unfinished):
+                return  # fetched again after the rewind or rebalance
+            outputs = await self._deliver(part, record.offset, outcome)
+            if outcome.verdict is not None and any(o.kind == "verdict" for o in outputs):
+                self._published(outcome.verdict, outputs)
         except PublishFailed as exc:  # the broker, not the message: stop, offsets uncommitted
             self._abandon(record, exc)
         except Exception as exc:  # anything else is this message's: dead-letter it
             await self._last_resort(part, record, exc)
 
-    async def _judge(self, part: Partition, decoded: Decoded) -> Verdict | Unfinished:
+    async def _judge(self, part: Partition, decoded: Decoded,
+                     task: asyncio.Task[None] | None) -> Verdict | Unfinished:
         """The verdict, once one of ``concurrency`` slots is free; :class:`Unfinished` when the
         message must be left (rebalance, rewind, stop, or the verdict that stopped intake)."""
         self.stats.waiting += 1
@@ -181,7 +187,7 @@ class GuardService:
         finally:
             self.stats.waiting -= 1
         try:
-            part.waiting.discard(asyncio.current_task())
+            part.waiting.discard(task)
             for why, now in (("draining", self._draining), ("revoked", part.revoked),
                              ("rewind", part.rewind), ("intake_stopped", self.intake.stopped)):
                 if now:
@@ -211,7 +217,7 @@ class GuardService:
         held = any(out.kind == "quarantine" for out in outputs)
         if held:
             log.info("message.quarantined", label=verdict.label.value, reason=verdict.reason)
-        else:
+        elif self._debug:  # a filtered debug call still builds a logger and an event
             log.debug("verdict.published", label=verdict.label.value, score=verdict.score)
         if self.on_verdict is not None:
             self.on_verdict(verdict)

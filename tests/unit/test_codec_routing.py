@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import base64
+import json
+import re
 from dataclasses import dataclass, field
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from consumers.records import DeadLetter
-from consumers.runtime.codec import Decoded, decode
+from consumers.records import DeadLetter, QuarantineRecord, VerdictRecord
+from consumers.runtime.codec import Decoded, decode, has_long_digits
 from consumers.runtime.deadletters import route as route_dead_letter
 from consumers.runtime.routing import quarantined, route_verdict
 from consumers.settings import FailurePolicy, TopicSettings
@@ -164,3 +168,43 @@ class TestRouting:
         assert headers["groundguard-source-partition"] == b"2"
         assert headers["traceparent"] == b"tp"
         assert orjson.loads(out.value)["payload_text"] == "nope"
+
+
+_JSON_SCALARS = (st.none() | st.booleans() | st.integers(min_value=-(10**30), max_value=10**30)
+                 | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20))
+_JSON = st.recursive(_JSON_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+
+
+class TestRecordsAreTheModelsEncoding:
+    """The verdict is serialized once and the payload copied as it came: the records must read
+    back exactly as the models built the slow way would."""
+
+    @settings(max_examples=60, deadline=None)
+    @given(metadata=st.dictionaries(st.text(max_size=8), _JSON, max_size=4),
+           label=st.sampled_from(list(Label)), spaces=st.sampled_from(["", " ", "\n\t "]))
+    def test_verdict_and_quarantine_records_match_the_models(
+            self, metadata: dict[str, object], label: Label, spaces: str) -> None:
+        body = {"id": "r1", "output": "x", "context": "y", "metadata": metadata}
+        payload = spaces + json.dumps(body) + spaces  # big integers exact, odd whitespace
+        decoded = _decode(Record(payload.encode()), max_bytes=100_000)
+        assert isinstance(decoded, Decoded)
+        verdict = _verdict(label).model_copy(update={"metadata": decoded.request.metadata})
+        out = route_verdict(decoded, verdict, topics=TOPICS, policy=FailurePolicy.FAIL_CLOSED,
+                            key=b"user-1")
+        expected = VerdictRecord(**verdict.model_dump(), input=decoded.source)
+        assert VerdictRecord.model_validate_json(out[0].value) == expected
+        assert json.loads(out[0].value) == json.loads(expected.model_dump_json())
+        if out[1].kind != "quarantine":
+            return
+        held = QuarantineRecord.model_validate_json(out[1].value)
+        assert held == QuarantineRecord(request_id="r1", input=decoded.source, payload=body,
+                                        payload_bytes=len(payload.encode()), verdict=verdict)
+        assert json.loads(out[1].value)["payload"] == body  # integers beyond 64 bits exact
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=80) | st.text(alphabet="0123456789 ,.-e\u0660", max_size=80).map(
+    lambda t: t.encode()))
+def test_the_long_digit_scan_finds_what_the_regular_expression_finds(value: bytes) -> None:
+    assert has_long_digits(value) is (re.search(rb"[0-9]{19}", value) is not None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -14,8 +15,10 @@ from pydantic import SecretStr
 
 from consumers.logging import (
     bind_record,
+    bind_request_id,
     configure_logging,
     get_logger,
+    mark_record,
     reset_logging,
     scrub_text,
     trace_id_from_headers,
@@ -115,6 +118,35 @@ def test_record_context_is_bound_to_every_line_one_event_per_line(output: io.Str
     assert (first["event"], first["level"]) == ("judge.started", "info")
     assert first["timestamp"]
     assert "topic" not in after
+
+
+def test_a_message_task_binds_its_record_once_and_only_for_itself(
+        output: io.StringIO) -> None:
+    """The runtime binds a record at the top of its message's task (no reset: a task runs in a
+    copy of the context); the fields, the request id set later and the trace id reach every
+    line logged by that task, and no other task's."""
+    configure_logging(log_format="json", stream=output)
+    log = get_logger()
+
+    async def message(offset: int) -> None:
+        mark_record(topic="rag.responses", partition=3, offset=offset,
+                    headers=[("traceparent", TRACEPARENT)])
+        bind_request_id(f"r-{offset}")
+        await asyncio.sleep(0)
+        log.warning("judge.slow", offset_seen=offset)
+
+    async def both() -> None:
+        await asyncio.gather(asyncio.create_task(message(17)), asyncio.create_task(message(18)))
+        log.info("loop")
+
+    asyncio.run(both())
+    first, second, loop = lines(output)
+    for event, offset in ((first, 17), (second, 18)):
+        assert (event["topic"], event["offset"], event["request_id"]) == (
+            "rag.responses", offset, f"r-{offset}")
+        assert event["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert "topic" not in loop
+    assert "request_id" not in loop
 
 
 def test_level_filters_lower_events(output: io.StringIO) -> None:
