@@ -134,13 +134,96 @@ def _combining_marks() -> dict[str, Any]:
     return {"output": ("Returns within 30 days " + zalgo)[:JUDGEABLE], "context": zalgo * 2}
 
 
+def fill(text: str, size: int) -> str:
+    """``text`` repeated to exactly ``size`` characters."""
+    return (text * (size // len(text) + 1))[:size]
+
+
+WINDOW = 3_900  # just under one judged window (4,000 characters)
+HUGE = 900_000  # a context cut by the core's fitting, as a producer may still send it
+
+
+def _clauses() -> dict[str, Any]:
+    """The red-team's case: thousands of tiny clauses against a context of tiny clauses."""
+    return {"output": fill("a, but b and the c; ", WINDOW), "context": fill("a, ", HUGE)}
+
+
+def _tiny_sentences() -> dict[str, Any]:
+    return {"output": fill("A. ", WINDOW), "context": SENTENCE * 50}
+
+
+def _comma_numbers() -> dict[str, Any]:
+    return {"output": fill("1,000,000.5 ", WINDOW), "context": fill("1,0,0,0,0,0,0,0,0,", HUGE)}
+
+
+def _currencies() -> dict[str, Any]:
+    return {"output": fill("$5 million €3bn £2k ", WINDOW),
+            "context": fill("The budget is $5 million, €3bn or £2k. ", 200_000)}
+
+
+def _many_claims() -> dict[str, Any]:
+    """Short claims, each with an amount, a date and a name, the evidence full of near ones."""
+    claims = " ".join(f"Acme{i % 50} paid ${i * 13} on May {i % 28 + 1}, 20{i % 30:02d}."
+                      for i in range(400))
+    evidence = " ".join(f"Acme{i % 50} paid ${i * 11} on June {i % 28 + 1}, 20{i % 31:02d}."
+                        for i in range(12_000))
+    return {"output": fill(claims, JUDGEABLE), "context": evidence}
+
+
+def _many_amounts() -> dict[str, Any]:
+    """One long sentence with hundreds of amounts, against thousands of amounts."""
+    amounts = ", ".join(f"{i * 3}.{i % 10} kg" for i in range(1, 2_000))
+    return {"output": fill("The totals were " + amounts, JUDGEABLE),
+            "context": fill("Totals: " + ", ".join(f"{i * 7} kg" for i in range(50_000)) + ".",
+                            400_000)}
+
+
+def _many_names() -> dict[str, Any]:
+    names = [w.capitalize() for w in _distinct_words(3_000, 4)]
+    output = fill(" ".join(f"{names[i]} {names[i + 1]} met {names[i + 2]} in {names[i + 3]}."
+                           for i in range(0, len(names), 4)), JUDGEABLE)
+    context = " ".join(f"{names[i]} {names[i + 1]} visited {names[i + 2]}."
+                       for i in range(0, len(names), 3)) * 20
+    return {"output": output, "context": context[:400_000]}
+
+
+def _many_times() -> dict[str, Any]:
+    output = fill("Open Monday to Friday 9am-5pm, Sat 10:00 to 14:30, closed Sundays; "
+                  "from 1 March 2021 to 12/04/2022 ", JUDGEABLE)
+    context = fill("Hours: Mon-Fri 8:00-17:00, Saturday 9am to 1pm, Sunday closed, since "
+                   "2 March 2020 until 11/04/2023. ", 400_000)
+    return {"output": output, "context": context}
+
+
+def _long_list() -> dict[str, Any]:
+    items = "\n".join(f"- item {i}: {i % 7} units at ${i}.99, ships in {i % 5} days"
+                       for i in range(2_000))
+    return {"output": items[:JUDGEABLE], "context": (items * 10)[:400_000]}
+
+
+def _many_sentences() -> dict[str, Any]:
+    """A claim whose words are in every one of 40,000 evidence sentences."""
+    return {"output": fill("Returns within 30 days of delivery give a full refund. ", JUDGEABLE),
+            "context": fill("Returns of delivery within days for a refund. ", 450_000)}
+
+
+def _one_clause() -> dict[str, Any]:
+    """One 4,000-character sentence of distinct words and numbers: no clause boundary."""
+    words = _distinct_words(800, 6)
+    text = " ".join(f"{w} {i}" if i % 3 else w for i, w in enumerate(words))
+    return {"output": text[:WINDOW], "context": fill(text + ". ", 400_000)}
+
+
 KINDS: dict[str, Callable[[], dict[str, Any]]] = {
     "words": _words_case, "huge-output": _huge_output, "windows": _grounded_windows,
     "context": _huge_context, "punctuation": _punctuation,
     "regex": _regex_bait, "docs": _tiny_documents, "ids": _documents_with_ids,
     "turns": _many_turns, "nospaces": _no_spaces,
     "nonlatin": _non_latin, "numbers": _long_output_numbers, "base64": _base64_blob,
-    "combining": _combining_marks,
+    "combining": _combining_marks, "clauses": _clauses, "sentences": _tiny_sentences,
+    "commas": _comma_numbers, "currencies": _currencies, "claims": _many_claims,
+    "amounts": _many_amounts, "names": _many_names, "times": _many_times, "list": _long_list,
+    "evidence": _many_sentences, "clause": _one_clause,
 }
 DESCRIPTIONS = {
     "words": "distinct words: 15 KB output, 200 KB context",
@@ -157,6 +240,17 @@ DESCRIPTIONS = {
     "numbers": "numeric claims: 15 KB output, 450 KB context",
     "base64": "base64 blobs",
     "combining": "225k combining marks after one letter",
+    "clauses": "4k of 'a, but b and the c; ', 900 KB of 'a, '",
+    "sentences": "4k of 'A. '",
+    "commas": "4k of '1,000,000.5 ', 900 KB of '1,0,0,'",
+    "currencies": "4k of '$5 million €3bn £2k '",
+    "claims": "claims with amounts, dates, names x 15 KB",
+    "amounts": "hundreds of amounts in one sentence",
+    "names": "hundreds of names, 400 KB of names",
+    "times": "opening hours and dates x 15 KB",
+    "list": "2,000 list items with amounts",
+    "evidence": "one claim's words in 10k evidence sentences",
+    "clause": "one 4,000-character clause",
 }
 
 

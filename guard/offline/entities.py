@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from guard.offline.lexicon import MONTHS, WEEKDAYS
 from guard.offline.text import STOPWORDS, content_stems, normalize
@@ -46,8 +47,13 @@ class Name:
 
     def named_in(self, text: str) -> bool:
         """Whether ``text`` names it with its label ("reviewer 1", not "reviewer 2")."""
-        words = [re.escape(w) for w in self.text.lower().split()]
-        return re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None
+        return _named_pattern(self.text).search(text) is not None
+
+
+@lru_cache(maxsize=1024)
+def _named_pattern(name: str) -> re.Pattern[str]:
+    words = [re.escape(w) for w in name.split()]
+    return re.compile(r"\b" + r"\W+".join(words) + r"\b", re.IGNORECASE)
 
 
 def names(text: str, *, whole_answer: bool = False) -> list[Name]:

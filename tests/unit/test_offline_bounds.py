@@ -1,0 +1,94 @@
+"""The offline judge's work per message is bounded: linear passes, shared per-case parsing,
+and caps whose skipped work leaves a claim undecided (never passed). No timings here: the
+figures are bench/adversarial.py's; these tests count work and check verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from guard import Guard, JudgeSettings
+from guard.case import PreparedCase
+from guard.models import JudgeRequest
+from guard.offline import OfflineJudge
+from guard.offline import claims as claims_module
+from guard.offline.align import EvidenceIndex
+from guard.offline.claims import MIN_CLAUSE_CONTENT_WORDS, _clauses, clause_spans
+from guard.offline.text import content_stems
+
+
+def reference_clauses(sentence: str) -> list[str]:
+    """The clause split as first written (quadratic: each merge re-reads the merged span)."""
+    merged: list[tuple[int, int]] = []
+    for begin, end in clause_spans(sentence):
+        piece = sentence[begin:end].strip()
+        if not piece:
+            continue
+        if merged and min(len(content_stems(piece)), len(content_stems(
+                sentence[merged[-1][0]:merged[-1][1]]))) < MIN_CLAUSE_CONTENT_WORDS:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((begin, end))
+    return [sentence[b:e].strip() for b, e in merged] or [sentence]
+
+
+_PIECES = st.sampled_from([
+    "a", "the", "returns", "refund", "30 days", "Paris", "well-known", "provided that",
+    "unless", "however", "and", "but", "it", "they", ",", ";", ", and", ", but", " ", "  ",
+    "delivery", "1,000", "is", "was", "Dr Hughes", "no",
+])
+
+
+class TestClauses:
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(_PIECES, max_size=40))
+    def test_the_linear_split_equals_the_reference(self, pieces: list[str]) -> None:
+        sentence = " ".join(pieces).replace(" ,", ",").replace(" ;", ";")
+        assert _clauses(sentence) == reference_clauses(sentence)
+
+    @pytest.mark.parametrize("unit", ["a, but b and the c; ", "1, 2, ", "x; "])
+    def test_stems_are_read_in_one_pass(self, unit: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+        read = [0]
+
+        def counting(text: str) -> list[str]:
+            read[0] += len(text)
+            return content_stems(text)
+
+        monkeypatch.setattr(claims_module, "content_stems", counting)
+        sentence = unit * (4_000 // len(unit))
+        _clauses(sentence)
+        assert read[0] <= 2 * len(sentence)  # was quadratic: ~1,000 x the sentence
+
+
+def prepared(output: str, context: str | list[str], question: str | None = None) -> PreparedCase:
+    settings = JudgeSettings()
+    case = Guard(OfflineJudge(settings), settings).prepare(
+        JudgeRequest(output=output, context=context, question=question))
+    assert isinstance(case, PreparedCase)
+    return case
+
+
+class TestSharedParsing:
+    def test_the_windows_of_one_case_index_its_evidence_once(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        built = [0]
+        original = EvidenceIndex.build.__func__  # type: ignore[attr-defined]
+
+        def counting(cls: type[EvidenceIndex], *args: Any) -> EvidenceIndex:
+            built[0] += 1
+            return original(cls, *args)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(EvidenceIndex, "build", classmethod(counting))
+        first = prepared("Returns are accepted within 30 days.",
+                         ["Our return policy allows returns within 30 days. " * 50])
+        second = replace(first, output="Refunds take 5 days.", window=2)
+        judge = OfflineJudge()
+        judge.check(first)
+        judge.check(second)
+        judge.check(first)
+        assert built[0] == 1
