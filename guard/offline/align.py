@@ -101,6 +101,8 @@ class EvidenceIndex:
     passages: tuple[Passage, ...] = ()
     headers: dict[str, str] = field(default_factory=dict)  # label -> "(id: .., source: ..)"
     texts: dict[str, str] = field(default_factory=dict)  # label -> its header and text
+    _lines: dict[str, str] | None = None  # label -> entities.word_line of its text
+    _labels_of: dict[str, list[str]] | None = None  # a word in lower case -> labels having it
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
@@ -141,6 +143,21 @@ class EvidenceIndex:
             self._names = [n for s in self.sentences[:MAX_NAMED_SENTENCES]
                            for n in entities.names(s.text)]
         return self._names
+
+    def naming(self, name: entities.Name) -> frozenset[str]:
+        """The labels of the passages whose text (with its header) names ``name`` (see
+        :meth:`entities.Name.named_in`), through a word index of the passages read on first
+        use: a name costs the passages holding its first word, not every passage."""
+        if self._lines is None or self._labels_of is None:
+            self._lines, self._labels_of = {}, {}
+            for label, text in self.texts.items():
+                self._lines[label] = line = entities.word_line(text)
+                for word in dict.fromkeys(line.split()):
+                    self._labels_of.setdefault(word, []).append(label)
+        first = entities.first_word(name.text)
+        candidates = self._labels_of.get(first, []) if first is not None else list(self.texts)
+        return frozenset(label for label in candidates
+                         if name.named_in(self.texts[label], self._lines[label]))
 
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""

@@ -4,6 +4,7 @@ figures are bench/adversarial.py's; these tests count work and check verdicts.""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -12,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
-from guard.case import PreparedCase
+from guard.case import Passage, PreparedCase
 from guard.models import JudgeRequest
-from guard.offline import OfflineJudge
+from guard.offline import OfflineJudge, entities
 from guard.offline import claims as claims_module
 from guard.offline.align import EvidenceIndex
 from guard.offline.claims import MIN_CLAUSE_CONTENT_WORDS, _clauses, clause_spans
@@ -92,3 +93,30 @@ class TestSharedParsing:
         judge.check(second)
         judge.check(first)
         assert built[0] == 1
+
+
+_NAME_WORDS = st.sampled_from(["Dr", "Hughes", "Nair", "Reviewer", "1", "2", "O'Brien",
+                               "AT&T", "Jean-Luc", "Ünal", "x_y"])
+_TEXT_BITS = st.sampled_from(["Dr", "dr.", "Hughes", "hughes's", "Nair", "reviewer", "1", "2",
+                              "12", "o'brien", "O'Briens", "at&t", "Jean-Luc", "ünal", "x_y",
+                              " ", ", ", "\n", "-", "(", ")"])
+
+
+def reference_named_in(name: str, text: str) -> bool:
+    """The name match as first written: a regex over both texts in lower case."""
+    words = [re.escape(w) for w in name.lower().split()]
+    return re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None
+
+
+class TestNames:
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(_NAME_WORDS, min_size=1, max_size=3),
+           st.lists(st.lists(_TEXT_BITS, max_size=12).map(" ".join), min_size=1, max_size=4))
+    def test_a_name_is_found_as_the_regex_found_it(self, words: list[str],
+                                                   texts: list[str]) -> None:
+        name = entities.Name(" ".join(words), tuple(w.lower() for w in words))
+        assert [name.named_in(t) for t in texts] == [reference_named_in(name.text, t)
+                                                     for t in texts]
+        index = EvidenceIndex.build([Passage(f"[{i}]", t) for i, t in enumerate(texts)], "")
+        assert index.naming(name) == {label for label, text in index.texts.items()
+                                      if reference_named_in(name.text, text)}
