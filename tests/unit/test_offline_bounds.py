@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from guard import Guard, JudgeSettings
 from guard.case import Passage, PreparedCase
 from guard.models import JudgeRequest
-from guard.offline import OfflineJudge, entities
+from guard.offline import OfflineJudge, entities, numbers
 from guard.offline import claims as claims_module
 from guard.offline.align import EvidenceIndex
 from guard.offline.claims import MIN_CLAUSE_CONTENT_WORDS, _clauses, clause_spans
@@ -120,3 +120,30 @@ class TestNames:
         index = EvidenceIndex.build([Passage(f"[{i}]", t) for i, t in enumerate(texts)], "")
         assert index.naming(name) == {label for label, text in index.texts.items()
                                       if reference_named_in(name.text, text)}
+
+
+_DATE_VALUES = st.builds(lambda y, m, d: float(y * 10000 + m * 100 + d),
+                         st.sampled_from([0, 1999, 2020, 2021]), st.integers(0, 3),
+                         st.sampled_from([0, 1, 5, 20]))
+_QUANTITIES = st.one_of(
+    st.builds(numbers.Quantity, st.just("d"), _DATE_VALUES, st.just("date")),
+    st.builds(numbers.Quantity, st.just("n"),
+              st.sampled_from([0.0, 1.0, 5.0, 20.0, 1999.0, 2020.0, 2021.0]),
+              st.sampled_from(["year", "count", "ordinal", "percent"])))
+
+
+class TestQuantityIndex:
+    @settings(max_examples=300, deadline=None)
+    @given(_QUANTITIES, st.lists(_QUANTITIES, max_size=8))
+    def test_a_date_lookup_equals_the_scan(self, claim: numbers.Quantity,
+                                           evidence: list[numbers.Quantity]) -> None:
+        index = numbers.QuantityIndex(evidence)
+        scanned = any(numbers.matches(claim, e) for e in evidence if e.kind == "date")
+        if claim.kind == "date":
+            assert index.supports(claim) == scanned
+        elif scanned:
+            assert index.supports(claim)
+        else:
+            assert index.supports(claim) == any(numbers.matches(claim, e) for e in
+                                                index.near(claim.value, 0.11)
+                                                + index.near(claim.number, 0.11))
