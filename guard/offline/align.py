@@ -16,6 +16,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TypeVar
 
 from guard.case import Passage
@@ -37,6 +38,7 @@ BUCKET = 4  # close forms share at least this many first letters
 MAX_CANDIDATES = 12  # sentences scored in full for one claim
 MAX_SCANNED = 16  # amounts of one claim or sentence compared one by one
 MAX_SEQUENCE = 80  # stems of a sentence compared in order
+PASSAGE_CACHE_SIZE = 1024  # passages whose sentences are remembered (see _sentences)
 MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
@@ -148,16 +150,18 @@ class EvidenceIndex:
         """The labels of the passages whose text (with its header) names ``name`` (see
         :meth:`entities.Name.named_in`), through a word index of the passages read on first
         use: a name costs the passages holding its first word, not every passage."""
-        if self._lines is None or self._labels_of is None:
-            self._lines, self._labels_of = {}, {}
+        lines, labels_of = self._lines, self._labels_of
+        if lines is None or labels_of is None:  # built whole, then published (threads share it)
+            lines, labels_of = {}, {}
             for label, text in self.texts.items():
-                self._lines[label] = line = entities.word_line(text)
+                lines[label] = line = entities.word_line(text)
                 for word in dict.fromkeys(line.split()):
-                    self._labels_of.setdefault(word, []).append(label)
+                    labels_of.setdefault(word, []).append(label)
+            self._lines, self._labels_of = lines, labels_of
         first = entities.first_word(name.text)
-        candidates = self._labels_of.get(first, []) if first is not None else list(self.texts)
+        candidates = labels_of.get(first, []) if first is not None else list(self.texts)
         return frozenset(label for label in candidates
-                         if name.named_in(self.texts[label], self._lines[label]))
+                         if name.named_in(self.texts[label], lines[label]))
 
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""
@@ -187,7 +191,14 @@ def _headers(evidence: str) -> dict[str, str]:
     return {m.group(1): m.group(2) for m in _HEADER.finditer(evidence)}
 
 
-def _sentences(passage: Passage) -> list[EvidenceSentence]:
+@lru_cache(maxsize=PASSAGE_CACHE_SIZE)
+def _sentences(passage: Passage) -> tuple[EvidenceSentence, ...]:
+    """The sentences of one passage, read once: the windows of one message often see the same
+    documents (sentences are immutable, so they are shared)."""
+    return tuple(_read_sentences(passage))
+
+
+def _read_sentences(passage: Passage) -> list[EvidenceSentence]:
     found: list[EvidenceSentence] = []
     previous: frozenset[str] = frozenset()
     previous_scope: frozenset[str] = frozenset()

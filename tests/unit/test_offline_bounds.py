@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from guard import Guard, JudgeSettings
 from guard.case import Passage, PreparedCase
 from guard.models import JudgeRequest
-from guard.offline import OfflineJudge, entities, numbers
+from guard.offline import OfflineJudge, align, entities, numbers
 from guard.offline import claims as claims_module
 from guard.offline.align import EvidenceIndex
 from guard.offline.claims import MIN_CLAUSE_CONTENT_WORDS, _clauses, clause_spans
@@ -93,6 +93,22 @@ class TestSharedParsing:
         judge.check(second)
         judge.check(first)
         assert built[0] == 1
+
+    def test_a_passage_seen_by_several_windows_is_read_once(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        read: list[str] = []
+        original = align._read_sentences
+
+        def counting(passage: Passage) -> list[Any]:
+            read.append(passage.label)
+            return original(passage)
+
+        monkeypatch.setattr(align, "_read_sentences", counting)
+        shared = Passage("[1]", "Returns are accepted within 31 days, said the shared page.")
+        for other in ("Refunds take 5 days.", "Exchanges are free."):
+            passages = (shared, Passage("[2]", other))
+            EvidenceIndex.build(passages, "\n".join(p.text for p in passages))
+        assert read == ["[1]", "[2]", "[2]"]
 
 
 _NAME_WORDS = st.sampled_from(["Dr", "Hughes", "Nair", "Reviewer", "1", "2", "O'Brien",
