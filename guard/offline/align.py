@@ -38,6 +38,9 @@ BUCKET = 4  # close forms share at least this many first letters
 MAX_CANDIDATES = 12  # sentences scored in full for one claim
 MAX_SCANNED = 16  # amounts of one claim or sentence compared one by one
 MAX_SEQUENCE = 80  # stems of a sentence compared in order
+# sentences of the evidence read per case: far more than the default 4,000-character budget
+# can hold ("A. B. ..." gives 1,334); a larger budget past it leaves every claim undecided
+MAX_SENTENCES = 5_000
 PASSAGE_CACHE_SIZE = 1024  # passages whose sentences are remembered (see _sentences)
 MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
@@ -103,15 +106,22 @@ class EvidenceIndex:
     passages: tuple[Passage, ...] = ()
     headers: dict[str, str] = field(default_factory=dict)  # label -> "(id: .., source: ..)"
     texts: dict[str, str] = field(default_factory=dict)  # label -> its header and text
+    capped: bool = False  # the evidence had more than MAX_SENTENCES: the rest was not read
     _lines: dict[str, str] | None = None  # label -> entities.word_line of its text
     _labels_of: dict[str, list[str]] | None = None  # a word in lower case -> labels having it
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
         units = list(passages) or [Passage("evidence", evidence)]
-        sentences = [s for p in units for s in _sentences(p)]
-        index = cls(sentences, normalized=normalize(evidence), passages=tuple(units),
-                    headers=_headers(evidence))
+        sentences: list[EvidenceSentence] = []
+        for passage in units:
+            if len(sentences) > MAX_SENTENCES:
+                break  # the rest is never read: ``capped`` says so
+            sentences.extend(_sentences(passage))
+        index = cls(sentences[:MAX_SENTENCES], normalized=normalize(evidence),
+                    passages=tuple(units), headers=_headers(evidence),
+                    capped=len(sentences) > MAX_SENTENCES)
+        sentences = index.sentences
         index.texts = {p.label: f"{index.headers.get(p.label, '')}\n{p.text}" for p in units}
         for number, sentence in enumerate(sentences):
             index.stems.update(sentence.stems)

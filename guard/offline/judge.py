@@ -19,7 +19,7 @@ from typing import Literal
 from guard.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.case import Passage, PreparedCase
 from guard.models import ScoringMode, Usage
-from guard.offline.align import EvidenceIndex
+from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
 from guard.offline.claims import Claim, split_claims
@@ -84,8 +84,9 @@ class OfflineJudge:
         answer = Answer.of(case.output, index)
         claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
         readable = not european(case.output)
-        return [check_claim(claim, index, premise, answer, readable=readable)
-                for claim in claims[:MAX_CLAIMS]]
+        results = [check_claim(claim, index, premise, answer, readable=readable)
+                   for claim in claims[:MAX_CLAIMS]]
+        return [_unread(r) for r in results] if index.capped else results
 
     def too_long(self, case: PreparedCase) -> bool:
         return len(_claims(case.output, bool(case.question))) > MAX_CLAIMS
@@ -106,6 +107,17 @@ def _claims(output: str, answers_question: bool) -> tuple[Claim, ...]:
     """The claims of one window, split once for :meth:`OfflineJudge.check` and
     :meth:`OfflineJudge.too_long` (a short answer is one claim either way)."""
     return tuple(split_claims(output, answers_question=answers_question))
+
+
+def _unread(result: ClaimResult) -> ClaimResult:
+    """A claim judged on part of the evidence only: a sentence never read may prove or refute
+    it, so whatever the read part showed leaves it undecided (and never an addition: words
+    past the cap only look missing)."""
+    if result.status == "neutral":
+        return result
+    return replace(result, status="undecided", basis="evidence_capped",
+                   reason=f"the evidence has more than {MAX_SENTENCES} sentences and only the "
+                   f"first were read (they showed: {result.reason})")
 
 
 def latin_script(text: str) -> bool:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from guard import Guard, JudgeSettings
 from guard.case import Passage, PreparedCase
 from guard.models import JudgeRequest
-from guard.offline import OfflineJudge, align, entities, numbers
+from guard.offline import OfflineJudge, align, entities, judge, numbers
 from guard.offline import claims as claims_module
 from guard.offline.align import EvidenceIndex
 from guard.offline.claims import MIN_CLAUSE_CONTENT_WORDS, _clauses, clause_spans
@@ -163,3 +163,28 @@ class TestQuantityIndex:
             assert index.supports(claim) == any(numbers.matches(claim, e) for e in
                                                 index.near(claim.value, 0.11)
                                                 + index.near(claim.number, 0.11))
+
+
+class TestCappedEvidence:
+    """Evidence past MAX_SENTENCES is not read; what the read part shows decides nothing."""
+
+    def test_within_the_cap_the_claims_are_decided(self) -> None:
+        case = prepared("Returns are accepted within 45 days.",
+                        ["Returns are accepted within 30 days."])
+        decision = OfflineJudge().decide(case)
+        assert decision.label == "fail"
+
+    @pytest.mark.parametrize("output", ["Returns are accepted within 45 days.",
+                                        "Returns are accepted within 30 days.",
+                                        "Returns are accepted within 30 days. Pets fly free "
+                                        "on every Tuesday morning."])
+    def test_past_the_cap_no_claim_passes_or_fails(self, output: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(align, "MAX_SENTENCES", 3)
+        judge._index.cache_clear()
+        evidence = "Returns are accepted within 30 days. " + "Refunds take 5 days. " * 5
+        decision = OfflineJudge().decide(prepared(output, [evidence]))
+        judge._index.cache_clear()
+        assert decision.label == "undecided"
+        assert {r.basis for r in decision.results} == {"evidence_capped"}
+        assert all("only the first were read" in r.reason for r in decision.results)
