@@ -188,7 +188,7 @@ def _compound_durations(found: list[Quantity], text: str) -> list[Quantity]:
 
 def _may_hold_numbers(text: str) -> bool:
     """A cheap pre-check: a digit, or a number word ("two", "third", "dozen")."""
-    if any(c.isdigit() for c in text) or _FREQUENCY.search(text):
+    if any(map(str.isdigit, text)) or _FREQUENCY.search(text):
         return True
     return not _NUMBER_WORDS.isdisjoint(_LOWER_WORD.findall(text.lower()))
 
