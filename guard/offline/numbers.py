@@ -384,9 +384,14 @@ class QuantityIndex:
     _date_numbers: set[float] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        plain = [q for q in self.items if q.kind != "date"]
-        keyed = sorted(((v, q) for q in plain for v in {q.value, q.number or q.value}),
-                       key=lambda vq: vq[0])
+        # one of each amount as matches() reads it (value, kind, number, hedge): "0, 0, 0, ..."
+        # a thousand times is one candidate, not a thousand
+        plain: dict[tuple[float, str, float, bool], Quantity] = {}
+        for q in self.items:
+            if q.kind != "date":
+                plain.setdefault((q.value, q.kind, q.number, q.hedged), q)
+        keyed = sorted(((v, q) for q in plain.values()
+                        for v in {q.value, q.number or q.value}), key=lambda vq: vq[0])
         self._values = [v for v, _ in keyed]
         self._sorted = [q for _, q in keyed]
         # a claimed date matches an evidence date on the parts it states (_dates_match): each

@@ -145,7 +145,8 @@ _QUANTITIES = st.one_of(
     st.builds(numbers.Quantity, st.just("d"), _DATE_VALUES, st.just("date")),
     st.builds(numbers.Quantity, st.just("n"),
               st.sampled_from([0.0, 1.0, 5.0, 20.0, 1999.0, 2020.0, 2021.0]),
-              st.sampled_from(["year", "count", "ordinal", "percent"])))
+              st.sampled_from(["year", "count", "ordinal", "percent", "USD"]), st.booleans(),
+              st.sampled_from([0.0, 1.0, 5.0, 20.0])))
 
 
 class TestQuantityIndex:
@@ -188,3 +189,21 @@ class TestCappedEvidence:
         assert decision.label == "undecided"
         assert {r.basis for r in decision.results} == {"evidence_capped"}
         assert all("only the first were read" in r.reason for r in decision.results)
+
+    @settings(max_examples=300, deadline=None)
+    @given(_QUANTITIES, st.lists(_QUANTITIES, max_size=6), st.integers(1, 40))
+    def test_repeated_amounts_are_one_candidate_with_the_same_answer(
+            self, claim: numbers.Quantity, evidence: list[numbers.Quantity],
+            times: int) -> None:
+        def near(value: float, around: float) -> bool:
+            slack = abs(around) * 0.11 + 1e-9
+            return around - slack <= value <= around + slack
+
+        # the lookup as first written: every evidence amount in the window, one by one
+        window = [e for e in evidence * times if e.kind != "date"
+                  and any(near(v, c) for v in (e.value, e.number or e.value)
+                          for c in (claim.value, claim.number))]
+        dated = any(numbers.matches(claim, e) for e in evidence if e.kind == "date")
+        expected = dated or (claim.kind != "date"
+                             and any(numbers.matches(claim, e) for e in window))
+        assert numbers.QuantityIndex(evidence * times).supports(claim) == expected
