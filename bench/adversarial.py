@@ -242,7 +242,7 @@ DESCRIPTIONS = {
     "numbers": "numeric claims: 15 KB output, 450 KB context",
     "base64": "base64 blobs",
     "combining": "225k combining marks after one letter",
-    "clauses": "4k of 'a, but b and the c; ', 900 KB of 'a, '",
+    "clauses": "4k 'a, but b and the c; ', 900 KB 'a, '",
     "sentences": "4k of 'A. '",
     "commas": "4k of '1,000,000.5 ', 900 KB of '1,0,0,'",
     "currencies": "4k of '$5 million €3bn £2k '",
