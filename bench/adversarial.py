@@ -216,6 +216,15 @@ def _one_clause() -> dict[str, Any]:
     return {"output": text[:WINDOW], "context": fill(text + ". ", 400_000)}
 
 
+def _dense_times() -> dict[str, Any]:
+    """A time every five characters: amounts inside times, times inside amounts."""
+    return {"output": fill("12am ", JUDGEABLE), "context": fill("12am 1 ", 400_000)}
+
+
+def _bare_numbers() -> dict[str, Any]:
+    return {"output": fill("1 ", JUDGEABLE), "context": fill("1 2 ", 400_000)}
+
+
 KINDS: dict[str, Callable[[], dict[str, Any]]] = {
     "words": _words_case, "huge-output": _huge_output, "windows": _grounded_windows,
     "context": _huge_context, "punctuation": _punctuation,
@@ -225,7 +234,8 @@ KINDS: dict[str, Callable[[], dict[str, Any]]] = {
     "combining": _combining_marks, "clauses": _clauses, "sentences": _tiny_sentences,
     "commas": _comma_numbers, "currencies": _currencies, "claims": _many_claims,
     "amounts": _many_amounts, "names": _many_names, "times": _many_times, "list": _long_list,
-    "evidence": _many_sentences, "clause": _one_clause,
+    "evidence": _many_sentences, "clause": _one_clause, "clock": _dense_times,
+    "bare": _bare_numbers,
 }
 DESCRIPTIONS = {
     "words": "distinct words: 15 KB output, 200 KB context",
@@ -253,6 +263,8 @@ DESCRIPTIONS = {
     "list": "2,000 list items with amounts",
     "evidence": "one claim's words in 10k evidence sentences",
     "clause": "one 4,000-character clause",
+    "clock": "'12am ' x 15 KB: a time every 5 characters",
+    "bare": "'1 ' x 15 KB: 7,500 bare numbers",
 }
 
 

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from guard import Guard, JudgeSettings
 from guard.case import Passage, PreparedCase
 from guard.models import JudgeRequest
-from guard.offline import OfflineJudge, align, entities, judge, numbers
+from guard.offline import OfflineJudge, align, details, entities, judge, numbers, times
 from guard.offline import claims as claims_module
 from guard.offline.align import EvidenceIndex
-from guard.offline.claims import MIN_CLAUSE_CONTENT_WORDS, _clauses, clause_spans
+from guard.offline.claims import MIN_CLAUSE_CONTENT_WORDS, Claim, _clauses, clause_spans
 from guard.offline.text import content_stems
 
 
@@ -207,3 +207,18 @@ class TestCappedEvidence:
         expected = dated or (claim.kind != "date"
                              and any(numbers.matches(claim, e) for e in window))
         assert numbers.QuantityIndex(evidence * times).supports(claim) == expected
+
+
+_DETAIL_BITS = st.sampled_from(["12am", "9:00", "5pm", "1", "30 days", "$5", "on", "at", "to",
+                                "-", "Monday", "May 5, 2020", "from", "10:30-11:45", " "])
+
+
+class TestDetails:
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(_DETAIL_BITS, min_size=1, max_size=20).map(" ".join))
+    def test_amounts_inside_times_are_dropped_as_the_scan_dropped_them(self, text: str) -> None:
+        spans = [t.span for t in times.times(text)]
+        expected = [q for q in numbers.extract(text)
+                    if not any(a <= q.start < b for a, b in spans) and not details._counted(q)
+                    and not details.enumerator(text, q)][:details.MAX_AMOUNTS]
+        assert details.Details.of(Claim(text), True).quantities == expected
