@@ -41,7 +41,8 @@ MAX_SEQUENCE = 80  # stems of a sentence compared in order
 # sentences of the evidence read per case: far more than the default 4,000-character budget
 # can hold ("A. B. ..." gives 1,334); a larger budget past it leaves every claim undecided
 MAX_SENTENCES = 5_000
-PASSAGE_CACHE_SIZE = 1024  # passages whose sentences are remembered (see _sentences)
+PASSAGE_CACHE_SIZE = 256  # passages whose sentences are remembered (see _sentences); small:
+# an entry holds a passage of up to max_context_chars, about ten times over as sentences
 MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
