@@ -4,9 +4,11 @@ Not a test: it prints figures. Every input is a request a producer could publish
 service's default ``max_message_bytes`` (512 KiB). For each kind the bench runs the whole
 ``Guard.judge`` path with the offline judge (parse, sanitize, render, fit, excerpt, injection
 scan, the offline checks, scoring) ``--repeat`` times and prints the worst CPU time
-(``time.process_time``: every thread of this process) and the ratio to a plain realistic 2 KB
-request measured in the same run. While each kind is judged, a ticker task sleeping 1 ms on the
-same event loop records the largest delay it saw: how long the loop was blocked.
+(``time.process_time``: every thread of this process), the ratio to a plain realistic 2 KB
+request measured in the same run, and the worst CPU of the offline checks alone (every
+window's ``OfflineJudge.decide``, in whichever thread ran it). While each kind is judged, a
+ticker task sleeping 1 ms on the same event loop records the largest delay it saw: how long the
+loop was blocked.
 
     .venv/bin/python bench/adversarial.py
     .venv/bin/python bench/adversarial.py --repeat 5 --only words --only docs
@@ -134,13 +136,106 @@ def _combining_marks() -> dict[str, Any]:
     return {"output": ("Returns within 30 days " + zalgo)[:JUDGEABLE], "context": zalgo * 2}
 
 
+def fill(text: str, size: int) -> str:
+    """``text`` repeated to exactly ``size`` characters."""
+    return (text * (size // len(text) + 1))[:size]
+
+
+WINDOW = 3_900  # just under one judged window (4,000 characters)
+HUGE = 900_000  # a context cut by the core's fitting, as a producer may still send it
+
+
+def _clauses() -> dict[str, Any]:
+    """The red-team's case: thousands of tiny clauses against a context of tiny clauses."""
+    return {"output": fill("a, but b and the c; ", WINDOW), "context": fill("a, ", HUGE)}
+
+
+def _tiny_sentences() -> dict[str, Any]:
+    return {"output": fill("A. ", WINDOW), "context": SENTENCE * 50}
+
+
+def _comma_numbers() -> dict[str, Any]:
+    return {"output": fill("1,000,000.5 ", WINDOW), "context": fill("1,0,0,0,0,0,0,0,0,", HUGE)}
+
+
+def _currencies() -> dict[str, Any]:
+    return {"output": fill("$5 million €3bn £2k ", WINDOW),
+            "context": fill("The budget is $5 million, €3bn or £2k. ", 200_000)}
+
+
+def _many_claims() -> dict[str, Any]:
+    """Short claims, each with an amount, a date and a name, the evidence full of near ones."""
+    claims = " ".join(f"Acme{i % 50} paid ${i * 13} on May {i % 28 + 1}, 20{i % 30:02d}."
+                      for i in range(400))
+    evidence = " ".join(f"Acme{i % 50} paid ${i * 11} on June {i % 28 + 1}, 20{i % 31:02d}."
+                        for i in range(12_000))
+    return {"output": fill(claims, JUDGEABLE), "context": evidence}
+
+
+def _many_amounts() -> dict[str, Any]:
+    """One long sentence with hundreds of amounts, against thousands of amounts."""
+    amounts = ", ".join(f"{i * 3}.{i % 10} kg" for i in range(1, 2_000))
+    return {"output": fill("The totals were " + amounts, JUDGEABLE),
+            "context": fill("Totals: " + ", ".join(f"{i * 7} kg" for i in range(50_000)) + ".",
+                            400_000)}
+
+
+def _many_names() -> dict[str, Any]:
+    names = [w.capitalize() for w in _distinct_words(3_000, 4)]
+    output = fill(" ".join(f"{names[i]} {names[i + 1]} met {names[i + 2]} in {names[i + 3]}."
+                           for i in range(0, len(names), 4)), JUDGEABLE)
+    context = " ".join(f"{names[i]} {names[i + 1]} visited {names[i + 2]}."
+                       for i in range(0, len(names), 3)) * 20
+    return {"output": output, "context": context[:400_000]}
+
+
+def _many_times() -> dict[str, Any]:
+    output = fill("Open Monday to Friday 9am-5pm, Sat 10:00 to 14:30, closed Sundays; "
+                  "from 1 March 2021 to 12/04/2022 ", JUDGEABLE)
+    context = fill("Hours: Mon-Fri 8:00-17:00, Saturday 9am to 1pm, Sunday closed, since "
+                   "2 March 2020 until 11/04/2023. ", 400_000)
+    return {"output": output, "context": context}
+
+
+def _long_list() -> dict[str, Any]:
+    items = "\n".join(f"- item {i}: {i % 7} units at ${i}.99, ships in {i % 5} days"
+                       for i in range(2_000))
+    return {"output": items[:JUDGEABLE], "context": (items * 10)[:400_000]}
+
+
+def _many_sentences() -> dict[str, Any]:
+    """A claim whose words are in every one of 40,000 evidence sentences."""
+    return {"output": fill("Returns within 30 days of delivery give a full refund. ", JUDGEABLE),
+            "context": fill("Returns of delivery within days for a refund. ", 450_000)}
+
+
+def _one_clause() -> dict[str, Any]:
+    """One 4,000-character sentence of distinct words and numbers: no clause boundary."""
+    words = _distinct_words(800, 6)
+    text = " ".join(f"{w} {i}" if i % 3 else w for i, w in enumerate(words))
+    return {"output": text[:WINDOW], "context": fill(text + ". ", 400_000)}
+
+
+def _dense_times() -> dict[str, Any]:
+    """A time every five characters: amounts inside times, times inside amounts."""
+    return {"output": fill("12am ", JUDGEABLE), "context": fill("12am 1 ", 400_000)}
+
+
+def _bare_numbers() -> dict[str, Any]:
+    return {"output": fill("1 ", JUDGEABLE), "context": fill("1 2 ", 400_000)}
+
+
 KINDS: dict[str, Callable[[], dict[str, Any]]] = {
     "words": _words_case, "huge-output": _huge_output, "windows": _grounded_windows,
     "context": _huge_context, "punctuation": _punctuation,
     "regex": _regex_bait, "docs": _tiny_documents, "ids": _documents_with_ids,
     "turns": _many_turns, "nospaces": _no_spaces,
     "nonlatin": _non_latin, "numbers": _long_output_numbers, "base64": _base64_blob,
-    "combining": _combining_marks,
+    "combining": _combining_marks, "clauses": _clauses, "sentences": _tiny_sentences,
+    "commas": _comma_numbers, "currencies": _currencies, "claims": _many_claims,
+    "amounts": _many_amounts, "names": _many_names, "times": _many_times, "list": _long_list,
+    "evidence": _many_sentences, "clause": _one_clause, "clock": _dense_times,
+    "bare": _bare_numbers,
 }
 DESCRIPTIONS = {
     "words": "distinct words: 15 KB output, 200 KB context",
@@ -157,6 +252,19 @@ DESCRIPTIONS = {
     "numbers": "numeric claims: 15 KB output, 450 KB context",
     "base64": "base64 blobs",
     "combining": "225k combining marks after one letter",
+    "clauses": "4k 'a, but b and the c; ', 900 KB 'a, '",
+    "sentences": "4k of 'A. '",
+    "commas": "4k of '1,000,000.5 ', 900 KB of '1,0,0,'",
+    "currencies": "4k of '$5 million €3bn £2k '",
+    "claims": "claims with amounts, dates, names x 15 KB",
+    "amounts": "hundreds of amounts in one sentence",
+    "names": "hundreds of names, 400 KB of names",
+    "times": "opening hours and dates x 15 KB",
+    "list": "2,000 list items with amounts",
+    "evidence": "one claim's words in 10k evidence sentences",
+    "clause": "one 4,000-character clause",
+    "clock": "'12am ' x 15 KB: a time every 5 characters",
+    "bare": "'1 ' x 15 KB: 7,500 bare numbers",
 }
 
 
@@ -167,22 +275,39 @@ async def _ticker(stop: asyncio.Event, worst: list[float]) -> None:
         worst[0] = max(worst[0], time.perf_counter() - before - TICK_S)
 
 
-async def measure(guard: Guard, payload: bytes, repeat: int) -> tuple[float, float]:
-    """(worst ms CPU per message, worst event-loop lag in ms) over ``repeat`` judgements."""
-    worst_cpu, lag = 0.0, [0.0]
+async def measure(guard: Guard, payload: bytes, repeat: int) -> tuple[float, float, float]:
+    """(worst ms CPU per message, worst ms of it in the offline checks, worst event-loop lag
+    in ms) over ``repeat`` judgements."""
+    worst_cpu, worst_checks, lag = 0.0, 0.0, [0.0]
     for _ in range(repeat):
         stop = asyncio.Event()
         ticker = asyncio.create_task(_ticker(stop, lag))
         await asyncio.sleep(0)
+        _Timed.spent = 0.0
         started = time.process_time()
         await guard.judge_payload(payload)
         worst_cpu = max(worst_cpu, time.process_time() - started)
+        worst_checks = max(worst_checks, _Timed.spent)
         stop.set()
         await ticker
-    return worst_cpu * 1000, lag[0] * 1000
+    return worst_cpu * 1000, worst_checks * 1000, lag[0] * 1000
 
 
-class _PrepareOnly(OfflineJudge):
+class _Timed(OfflineJudge):
+    """The offline judge, counting the CPU of its checks (``time.thread_time`` of the thread
+    deciding each window) apart from the core's preparation."""
+
+    spent = 0.0
+
+    def decide(self, case: Any) -> Any:
+        started = time.thread_time()
+        try:
+            return super().decide(case)
+        finally:
+            _Timed.spent += time.thread_time() - started
+
+
+class _PrepareOnly(_Timed):
     """The offline judge without its checks: a fixed pass, so only the core's own work counts."""
 
     def check(self, case: Any) -> list[Any]:
@@ -191,18 +316,20 @@ class _PrepareOnly(OfflineJudge):
 
 async def run(kinds: list[str], repeat: int, prepare_only: bool) -> None:
     settings = JudgeSettings(provider="offline")
-    judge = _PrepareOnly(settings) if prepare_only else OfflineJudge(settings)
+    judge = _PrepareOnly(settings) if prepare_only else _Timed(settings)
     guard = Guard(judge, settings)
     await guard.judge_payload(orjson.dumps(baseline()))  # warm-up: lazy imports, first regexes
-    base_ms, base_lag = await measure(guard, orjson.dumps(baseline()), max(repeat, 20))
-    print(f"{'input':44} {'bytes':>8} {'ms CPU':>8} {'x base':>8} {'loop lag ms':>12}")
+    base_ms, base_checks, base_lag = await measure(guard, orjson.dumps(baseline()),
+                                                   max(repeat, 20))
+    print(f"{'input':44} {'bytes':>8} {'ms CPU':>8} {'x base':>8} {'checks ms':>10} "
+          f"{'loop lag ms':>12}")
     print(f"{'baseline: realistic 2 KB request':44} {len(orjson.dumps(baseline())):>8} "
-          f"{base_ms:>8.2f} {1.0:>8.1f} {base_lag:>12.1f}")
+          f"{base_ms:>8.2f} {1.0:>8.1f} {base_checks:>10.2f} {base_lag:>12.1f}")
     for kind in kinds:
         payload = orjson.dumps(KINDS[kind]())
-        ms, lag = await measure(guard, payload, repeat)
+        ms, checks, lag = await measure(guard, payload, repeat)
         print(f"{DESCRIPTIONS[kind]:44} {len(payload):>8} {ms:>8.1f} {ms / base_ms:>8.0f} "
-              f"{lag:>12.1f}")
+              f"{checks:>10.1f} {lag:>12.1f}")
     await guard.aclose()
 
 

@@ -16,6 +16,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TypeVar
 
 from guard.case import Passage
@@ -37,6 +38,11 @@ BUCKET = 4  # close forms share at least this many first letters
 MAX_CANDIDATES = 12  # sentences scored in full for one claim
 MAX_SCANNED = 16  # amounts of one claim or sentence compared one by one
 MAX_SEQUENCE = 80  # stems of a sentence compared in order
+# sentences of the evidence read per case: far more than the default 4,000-character budget
+# can hold ("A. B. ..." gives 1,334); a larger budget past it leaves every claim undecided
+MAX_SENTENCES = 5_000
+PASSAGE_CACHE_SIZE = 256  # passages whose sentences are remembered (see _sentences); small:
+# an entry holds a passage of up to max_context_chars, about ten times over as sentences
 MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
@@ -101,13 +107,22 @@ class EvidenceIndex:
     passages: tuple[Passage, ...] = ()
     headers: dict[str, str] = field(default_factory=dict)  # label -> "(id: .., source: ..)"
     texts: dict[str, str] = field(default_factory=dict)  # label -> its header and text
+    capped: bool = False  # the evidence had more than MAX_SENTENCES: the rest was not read
+    _lines: dict[str, str] | None = None  # label -> entities.word_line of its text
+    _labels_of: dict[str, list[str]] | None = None  # a word in lower case -> labels having it
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
         units = list(passages) or [Passage("evidence", evidence)]
-        sentences = [s for p in units for s in _sentences(p)]
-        index = cls(sentences, normalized=normalize(evidence), passages=tuple(units),
-                    headers=_headers(evidence))
+        sentences: list[EvidenceSentence] = []
+        for passage in units:
+            if len(sentences) > MAX_SENTENCES:
+                break  # the rest is never read: ``capped`` says so
+            sentences.extend(_sentences(passage))
+        index = cls(sentences[:MAX_SENTENCES], normalized=normalize(evidence),
+                    passages=tuple(units), headers=_headers(evidence),
+                    capped=len(sentences) > MAX_SENTENCES)
+        sentences = index.sentences
         index.texts = {p.label: f"{index.headers.get(p.label, '')}\n{p.text}" for p in units}
         for number, sentence in enumerate(sentences):
             index.stems.update(sentence.stems)
@@ -142,6 +157,23 @@ class EvidenceIndex:
                            for n in entities.names(s.text)]
         return self._names
 
+    def naming(self, name: entities.Name) -> frozenset[str]:
+        """The labels of the passages whose text (with its header) names ``name`` (see
+        :meth:`entities.Name.named_in`), through a word index of the passages read on first
+        use: a name costs the passages holding its first word, not every passage."""
+        lines, labels_of = self._lines, self._labels_of
+        if lines is None or labels_of is None:  # built whole, then published (threads share it)
+            lines, labels_of = {}, {}
+            for label, text in self.texts.items():
+                lines[label] = line = entities.word_line(text)
+                for word in dict.fromkeys(line.split()):
+                    labels_of.setdefault(word, []).append(label)
+            self._lines, self._labels_of = lines, labels_of
+        first = entities.first_word(name.text)
+        candidates = labels_of.get(first, []) if first is not None else list(self.texts)
+        return frozenset(label for label in candidates
+                         if name.named_in(self.texts[label], lines[label]))
+
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""
         return bool(self.close_forms(word))
@@ -170,7 +202,14 @@ def _headers(evidence: str) -> dict[str, str]:
     return {m.group(1): m.group(2) for m in _HEADER.finditer(evidence)}
 
 
-def _sentences(passage: Passage) -> list[EvidenceSentence]:
+@lru_cache(maxsize=PASSAGE_CACHE_SIZE)
+def _sentences(passage: Passage) -> tuple[EvidenceSentence, ...]:
+    """The sentences of one passage, read once: the windows of one message often see the same
+    documents (sentences are immutable, so they are shared)."""
+    return tuple(_read_sentences(passage))
+
+
+def _read_sentences(passage: Passage) -> list[EvidenceSentence]:
     found: list[EvidenceSentence] = []
     previous: frozenset[str] = frozenset()
     previous_scope: frozenset[str] = frozenset()

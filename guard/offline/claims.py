@@ -75,20 +75,29 @@ def _looks_like_verb(word: str) -> bool:
 def _clauses(sentence: str) -> list[str]:
     """The clauses of ``sentence``, each a verbatim span of it; a short piece stays joined to
     its neighbour with the words between them."""
+    merged: list[tuple[int, int]] = []
+    joined: set[str] = set()  # the content stems of merged[-1], grown with it (linear)
+    for begin, end in clause_spans(sentence):
+        piece = sentence[begin:end].strip()
+        if not piece:
+            continue
+        stems = content_stems(piece)
+        if merged and min(len(stems), len(joined)) < MIN_CLAUSE_CONTENT_WORDS:
+            # the words between them (a separator such as "provided that") count too
+            joined.update(content_stems(sentence[merged[-1][1]:begin]), stems)
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((begin, end))
+            joined = set(stems)
+    return [sentence[b:e].strip() for b, e in merged] or [sentence]
+
+
+def clause_spans(sentence: str) -> list[tuple[int, int]]:
+    """The spans of ``sentence`` between clause breaks, before short ones are joined."""
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _CLAUSE_BREAK.finditer(sentence):
         spans.append((start, match.start()))
         start = match.end()
     spans.append((start, len(sentence)))
-    merged: list[tuple[int, int]] = []
-    for begin, end in spans:
-        piece = sentence[begin:end].strip()
-        if not piece:
-            continue
-        if merged and min(len(content_stems(piece)), len(content_stems(
-                sentence[merged[-1][0]:merged[-1][1]]))) < MIN_CLAUSE_CONTENT_WORDS:
-            merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((begin, end))
-    return [sentence[b:e].strip() for b, e in merged] or [sentence]
+    return spans

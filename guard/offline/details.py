@@ -52,9 +52,9 @@ class Details:
     @classmethod
     def of(cls, claim: Claim, readable: bool) -> Details:
         clock = times.times(claim.text)
-        spans = [t.span for t in clock]
+        in_times = {i for t in clock for i in range(*t.span)}  # a set: linear, not amounts x times
         quantities = [q for q in numbers.extract(claim.text)
-                      if not any(a <= q.start < b for a, b in spans) and not _counted(q)
+                      if q.start not in in_times and not _counted(q)
                       and not enumerator(claim.text, q)]
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
         return cls(content_stems(claim.text), quantities[:MAX_AMOUNTS], clock[:MAX_AMOUNTS],

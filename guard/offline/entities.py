@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from guard.offline.lexicon import MONTHS, WEEKDAYS
 from guard.offline.text import STOPWORDS, content_stems, normalize
@@ -44,10 +45,42 @@ class Name:
         """Whether a number or letter tells it from its siblings ("Reviewer 1", "Model A")."""
         return any(_LABEL.fullmatch(w) for w in self.text.split()[1:])
 
-    def named_in(self, text: str) -> bool:
-        """Whether ``text`` names it with its label ("reviewer 1", not "reviewer 2")."""
-        words = [re.escape(w) for w in self.text.lower().split()]
-        return re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None
+    def named_in(self, text: str, line: str | None = None) -> bool:
+        """Whether ``text`` names it with its label ("reviewer 1", not "reviewer 2"): its
+        words in order, apart only by non-word characters. ``line`` is ``word_line(text)``
+        when the caller has it already."""
+        wanted = self.line
+        if wanted is not None:
+            return wanted in (word_line(text) if line is None else line)
+        return _named_pattern(self.text.lower()).search(text.lower()) is not None
+
+    @property
+    def line(self) -> str | None:
+        """Its :func:`word_line` when it is made of word characters only ("Dr Hughes", not
+        "O'Brien"), for a plain substring search."""
+        parts = self.text.lower().split()
+        if parts and all(_WORDS.fullmatch(p) for p in parts):
+            return f" {' '.join(parts)} "
+        return None
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def word_line(text: str) -> str:
+    """The words of ``text`` in lower case, one space apart and around: " dr hughes said "."""
+    return f" {' '.join(_WORDS.findall(text.lower()))} "
+
+
+def first_word(text: str) -> str | None:
+    """The lower-case word ``text`` opens with, when it opens with a word character."""
+    match = _WORDS.match(text.lower())
+    return match.group() if match else None
+
+
+@lru_cache(maxsize=256)
+def _named_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(r"\b" + r"\W+".join(re.escape(w) for w in name.split()) + r"\b")
 
 
 def names(text: str, *, whole_answer: bool = False) -> list[Name]:

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
-from guard.case import PreparedCase
+from guard.case import Passage, PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
-from guard.offline.align import EvidenceIndex
+from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
-from guard.offline.claims import split_claims
+from guard.offline.claims import Claim, split_claims
 from guard.offline.details import Answer
 from guard.offline.lexicon import european
 from guard.offload import off_loop
@@ -78,20 +79,45 @@ class OfflineJudge:
         """The per-claim results for ``case``."""
         if not latin_script(case.output):
             return []  # the rules read Latin-script languages only: nothing checkable
-        index = EvidenceIndex.build(case.passages, case.evidence)
+        index = _index(tuple(case.passages), case.evidence)
         premise = Premise.of(case.question)
         answer = Answer.of(case.output, index)
-        claims = list(dict.fromkeys(split_claims(case.output,
-                                                 answers_question=bool(case.question))))
+        claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
         readable = not european(case.output)
-        return [check_claim(claim, index, premise, answer, readable=readable)
-                for claim in claims[:MAX_CLAIMS]]
+        results = [check_claim(claim, index, premise, answer, readable=readable)
+                   for claim in claims[:MAX_CLAIMS]]
+        return [_unread(r) for r in results] if index.capped else results
 
     def too_long(self, case: PreparedCase) -> bool:
-        return len(split_claims(case.output)) > MAX_CLAIMS
+        return len(_claims(case.output, bool(case.question))) > MAX_CLAIMS
 
     async def aclose(self) -> None:
         return None
+
+
+@lru_cache(maxsize=4)
+def _index(passages: tuple[Passage, ...], evidence: str) -> EvidenceIndex:
+    """The evidence of one case, indexed once for every window of its output (the windows of
+    one message share their evidence; its lazy caches only ever grow)."""
+    return EvidenceIndex.build(passages, evidence)
+
+
+@lru_cache(maxsize=8)
+def _claims(output: str, answers_question: bool) -> tuple[Claim, ...]:
+    """The claims of one window, split once for :meth:`OfflineJudge.check` and
+    :meth:`OfflineJudge.too_long` (a short answer is one claim either way)."""
+    return tuple(split_claims(output, answers_question=answers_question))
+
+
+def _unread(result: ClaimResult) -> ClaimResult:
+    """A claim judged on part of the evidence only: a sentence never read may prove or refute
+    it, so whatever the read part showed leaves it undecided (and never an addition: words
+    past the cap only look missing)."""
+    if result.status == "neutral":
+        return result
+    return replace(result, status="undecided", basis="evidence_capped",
+                   reason=f"the evidence has more than {MAX_SENTENCES} sentences and only the "
+                   f"first were read (they showed: {result.reason})")
 
 
 def latin_script(text: str) -> bool:

@@ -12,6 +12,7 @@ one side is a bare number equal to the other's number as written ("defaults to 3
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -187,7 +188,7 @@ def _compound_durations(found: list[Quantity], text: str) -> list[Quantity]:
 
 def _may_hold_numbers(text: str) -> bool:
     """A cheap pre-check: a digit, or a number word ("two", "third", "dozen")."""
-    if any(c.isdigit() for c in text) or _FREQUENCY.search(text):
+    if any(map(str.isdigit, text)) or _FREQUENCY.search(text):
         return True
     return not _NUMBER_WORDS.isdisjoint(_LOWER_WORD.findall(text.lower()))
 
@@ -369,6 +370,9 @@ def closest(claim: Quantity, evidence: list[Quantity]) -> Quantity | None:
     return min(same, key=lambda e: abs(e.value - claim.value))
 
 
+_MASKS = tuple(itertools.product((True, False), repeat=3))
+
+
 @dataclass
 class QuantityIndex:
     """The evidence's quantities, sorted by value, so a lookup costs a bisection, not a scan."""
@@ -376,15 +380,29 @@ class QuantityIndex:
     items: list[Quantity]
     _values: list[float] = field(default_factory=list)
     _sorted: list[Quantity] = field(default_factory=list)
-    _dates: list[Quantity] = field(default_factory=list)
+    _date_keys: set[tuple[int | None, ...]] = field(default_factory=set)
+    _date_numbers: set[float] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        plain = [q for q in self.items if q.kind != "date"]
-        keyed = sorted(((v, q) for q in plain for v in {q.value, q.number or q.value}),
-                       key=lambda vq: vq[0])
+        # one of each amount as matches() reads it (value, kind, number, hedge): "0, 0, 0, ..."
+        # a thousand times is one candidate, not a thousand
+        plain: dict[tuple[float, str, float, bool], Quantity] = {}
+        for q in self.items:
+            if q.kind != "date":
+                plain.setdefault((q.value, q.kind, q.number, q.hedged), q)
+        keyed = sorted(((v, q) for q in plain.values()
+                        for v in {q.value, q.number or q.value}), key=lambda vq: vq[0])
         self._values = [v for v, _ in keyed]
         self._sorted = [q for _, q in keyed]
-        self._dates = [q for q in self.items if q.kind == "date" or q.kind == "year"]
+        # a claimed date matches an evidence date on the parts it states (_dates_match): each
+        # evidence date is filed under its parts with any of them left open, so a lookup is
+        # one set membership; a bare year or day matches an evidence date's year or day
+        for q in self.items:
+            if q.kind == "date":
+                parts = _date_parts(q)
+                self._date_keys.update(tuple(p if keep else None for p, keep in
+                                             zip(parts, mask, strict=True)) for mask in _MASKS)
+                self._date_numbers.update((parts[0], parts[2]))
 
     def near(self, value: float, tolerance: float) -> list[Quantity]:
         low = bisect_left(self._values, value - abs(value) * tolerance - 1e-9)
@@ -392,11 +410,10 @@ class QuantityIndex:
         return self._sorted[low:high]
 
     def supports(self, claim: Quantity) -> bool:
-        if claim.kind in ("date", "year", "count", "ordinal") and any(
-                matches(claim, e) for e in self._dates if e.kind == "date"):
-            return True
         if claim.kind == "date":
-            return False
+            return tuple(p or None for p in _date_parts(claim)) in self._date_keys
+        if claim.kind in ("year", "count", "ordinal") and claim.value in self._date_numbers:
+            return True
         tolerance = HEDGE_TOLERANCE + 0.01
         candidates = self.near(claim.value, tolerance) + self.near(claim.number, tolerance)
         return any(matches(claim, e) for e in candidates)

@@ -51,13 +51,8 @@ def _attribution(details: Details, sentence: EvidenceSentence | None, overlap: f
     names = [n for n in details.names if any(len(p) > 1 for p in n.parts)]
     if sentence is None or not names:
         return None
-    labels = list(index.texts)
-
-    def names_it(name: entities.Name, label: str) -> bool:
-        return name.named_in(index.texts.get(label, ""))
-
-    foreign = [n for n in names if not names_it(n, sentence.passage)
-               and any(names_it(n, label) for label in labels)]
+    naming = {n: index.naming(n) for n in names}
+    foreign = [n for n in names if naming[n] and sentence.passage not in naming[n]]
     if len(foreign) != 1 or not (len(names) == 1 or foreign[0].guessed
                                  or foreign[0].labelled):
         return None  # several names, or none credited from elsewhere: not judged here

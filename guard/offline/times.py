@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from guard.offline.lexicon import WEEKDAY_GROUPS, WEEKDAYS
+from guard.offline.numbers import EXTRACT_CACHE_SIZE
 
 
 def _clock(n: str) -> str:
@@ -76,6 +78,12 @@ class Weekdays:
 
 def times(text: str) -> list[TimeOfDay]:
     """Every time of day in ``text``; each end of a range is one time."""
+    return list(_times(text))
+
+
+@lru_cache(maxsize=EXTRACT_CACHE_SIZE)
+def _times(text: str) -> tuple[TimeOfDay, ...]:
+    """:func:`times`, read once per text (a one-claim answer is read as answer and claim)."""
     found: list[TimeOfDay] = []
     clock24 = _TWENTY_FOUR.search(text) is not None
     for match in _TIME.finditer(text):
@@ -92,7 +100,7 @@ def times(text: str) -> list[TimeOfDay]:
             if minutes is None:
                 break
             found.append(TimeOfDay(_end_text(match, n), minutes, match.span(), hedged))
-    return found
+    return tuple(found)
 
 
 def _marked(match: re.Match[str], n: str) -> bool:
