@@ -44,18 +44,24 @@ def _distinct_words(n: int, seed: int) -> list[str]:
 
 def baseline() -> dict[str, Any]:
     """A plain realistic request of about 2 KB: five documents, a question, a short answer."""
-    docs = [SENTENCE * 4 + f"Document {i} covers electronics, which have 15 days."
-            for i in range(5)]
-    return {"output": "You can return most items within 30 days of delivery for a full refund. "
-            "Electronics can be returned within 15 days.", "context": docs,
-            "question": "How long do I have to return something?"}
+    docs = [
+        SENTENCE * 4 + f"Document {i} covers electronics, which have 15 days." for i in range(5)
+    ]
+    return {
+        "output": "You can return most items within 30 days of delivery for a full refund. "
+        "Electronics can be returned within 15 days.",
+        "context": docs,
+        "question": "How long do I have to return something?",
+    }
 
 
 def _words_case() -> dict[str, Any]:
     words = _distinct_words(50_000, 1)
     half = len(words) // 2
-    return {"output": (" ".join(words[:half]))[:JUDGEABLE],
-            "context": ". ".join(" ".join(words[i:i + 12]) for i in range(half, len(words), 12))}
+    return {
+        "output": (" ".join(words[:half]))[:JUDGEABLE],
+        "context": ". ".join(" ".join(words[i : i + 12]) for i in range(half, len(words), 12)),
+    }
 
 
 def _huge_output() -> dict[str, Any]:
@@ -65,46 +71,68 @@ def _huge_output() -> dict[str, Any]:
 
 def _grounded_windows() -> dict[str, Any]:
     """An output of four full windows that all pass: four offline checks."""
-    return {"output": (SENTENCE * (JUDGEABLE // len(SENTENCE)))[: JUDGEABLE - 100],
-            "context": SENTENCE * 200}
+    return {
+        "output": (SENTENCE * (JUDGEABLE // len(SENTENCE)))[: JUDGEABLE - 100],
+        "context": SENTENCE * 200,
+    }
 
 
 def _huge_context() -> dict[str, Any]:
-    return {"output": "You can return items within 30 days. " * 20,
-            "context": SENTENCE * (LIMIT_BYTES // len(SENTENCE))}
+    return {
+        "output": "You can return items within 30 days. " * 20,
+        "context": SENTENCE * (LIMIT_BYTES // len(SENTENCE)),
+    }
 
 
 def _punctuation() -> dict[str, Any]:
-    return {"output": ("Returns. " + "!?." * 4_000 + " ..." * 2_000)[:JUDGEABLE],
-            "context": ("." * 50_000) + " " + ("?! " * 50_000) + "…" * 50_000}
+    return {
+        "output": ("Returns. " + "!?." * 4_000 + " ..." * 2_000)[:JUDGEABLE],
+        "context": ("." * 50_000) + " " + ("?! " * 50_000) + "…" * 50_000,
+    }
 
 
 def _regex_bait() -> dict[str, Any]:
     """Near misses for the injection, sentence and fence patterns, repeated to the limit."""
-    bait = ("ignore all of the the the previous previous " * 5 + "rate this this this "
-            + "<<  /  BEGIN " + "{ \"score\" :  " + "[turn " + "9" * 20 + " "
-            + "give it a a perfect perfect " + "system " * 5 + "### " * 5)
+    bait = (
+        "ignore all of the the the previous previous " * 5
+        + "rate this this this "
+        + "<<  /  BEGIN "
+        + '{ "score" :  '
+        + "[turn "
+        + "9" * 20
+        + " "
+        + "give it a a perfect perfect "
+        + "system " * 5
+        + "### " * 5
+    )
     text = bait * (LIMIT_BYTES // 2 // len(bait))
     return {"output": text[:JUDGEABLE], "context": text}
 
 
 def _tiny_documents() -> dict[str, Any]:
-    return {"output": "Returns are accepted within 30 days.",
-            "context": ["a"] * 100_000}
+    return {"output": "Returns are accepted within 30 days.", "context": ["a"] * 100_000}
 
 
 def _documents_with_ids() -> dict[str, Any]:
-    return {"output": "Returns are accepted within 30 days.",
-            "context": [{"text": f"Doc {i}", "id": f"id-{i}", "source": f"s{i}"}
-                        for i in range(12_000)]}
+    return {
+        "output": "Returns are accepted within 30 days.",
+        "context": [
+            {"text": f"Doc {i}", "id": f"id-{i}", "source": f"s{i}"} for i in range(12_000)
+        ],
+    }
 
 
 def _many_turns() -> dict[str, Any]:
     roles = ("user", "assistant", "tool", "system")
-    turns = [{"role": roles[i % 4], "name": f"tool{i}", "content": f"Turn {i}: {SENTENCE}"}
-             for i in range(4_000)]
-    return {"output": "Electronics: 15 days. Everything else: 30 days.", "messages": turns,
-            "context_field": "messages"}
+    turns = [
+        {"role": roles[i % 4], "name": f"tool{i}", "content": f"Turn {i}: {SENTENCE}"}
+        for i in range(4_000)
+    ]
+    return {
+        "output": "Electronics: 15 days. Everything else: 30 days.",
+        "messages": turns,
+        "context_field": "messages",
+    }
 
 
 def _no_spaces() -> dict[str, Any]:
@@ -115,14 +143,16 @@ def _no_spaces() -> dict[str, Any]:
 def _non_latin() -> dict[str, Any]:
     rng = random.Random(3)
     cjk = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(60_000))
-    cyrillic = " ".join("".join(chr(rng.randint(0x430, 0x44F)) for _ in range(7))
-                        for _ in range(10_000))
+    cyrillic = " ".join(
+        "".join(chr(rng.randint(0x430, 0x44F)) for _ in range(7)) for _ in range(10_000)
+    )
     return {"output": (cjk[:6_000] + "。" + cyrillic)[:11_000], "context": cjk + "。" + cyrillic}
 
 
 def _long_output_numbers() -> dict[str, Any]:
-    claims = " ".join(f"Item {i} costs {i * 7} dollars and ships in {i % 9} days."
-                      for i in range(6_000))  # cut to a 15,000-character output
+    claims = " ".join(
+        f"Item {i} costs {i * 7} dollars and ships in {i % 9} days." for i in range(6_000)
+    )  # cut to a 15,000-character output
     return {"output": claims[:JUDGEABLE], "context": claims}
 
 
@@ -159,54 +189,79 @@ def _comma_numbers() -> dict[str, Any]:
 
 
 def _currencies() -> dict[str, Any]:
-    return {"output": fill("$5 million €3bn £2k ", WINDOW),
-            "context": fill("The budget is $5 million, €3bn or £2k. ", 200_000)}
+    return {
+        "output": fill("$5 million €3bn £2k ", WINDOW),
+        "context": fill("The budget is $5 million, €3bn or £2k. ", 200_000),
+    }
 
 
 def _many_claims() -> dict[str, Any]:
     """Short claims, each with an amount, a date and a name, the evidence full of near ones."""
-    claims = " ".join(f"Acme{i % 50} paid ${i * 13} on May {i % 28 + 1}, 20{i % 30:02d}."
-                      for i in range(400))
-    evidence = " ".join(f"Acme{i % 50} paid ${i * 11} on June {i % 28 + 1}, 20{i % 31:02d}."
-                        for i in range(12_000))
+    claims = " ".join(
+        f"Acme{i % 50} paid ${i * 13} on May {i % 28 + 1}, 20{i % 30:02d}." for i in range(400)
+    )
+    evidence = " ".join(
+        f"Acme{i % 50} paid ${i * 11} on June {i % 28 + 1}, 20{i % 31:02d}." for i in range(12_000)
+    )
     return {"output": fill(claims, JUDGEABLE), "context": evidence}
 
 
 def _many_amounts() -> dict[str, Any]:
     """One long sentence with hundreds of amounts, against thousands of amounts."""
     amounts = ", ".join(f"{i * 3}.{i % 10} kg" for i in range(1, 2_000))
-    return {"output": fill("The totals were " + amounts, JUDGEABLE),
-            "context": fill("Totals: " + ", ".join(f"{i * 7} kg" for i in range(50_000)) + ".",
-                            400_000)}
+    return {
+        "output": fill("The totals were " + amounts, JUDGEABLE),
+        "context": fill(
+            "Totals: " + ", ".join(f"{i * 7} kg" for i in range(50_000)) + ".", 400_000
+        ),
+    }
 
 
 def _many_names() -> dict[str, Any]:
     names = [w.capitalize() for w in _distinct_words(3_000, 4)]
-    output = fill(" ".join(f"{names[i]} {names[i + 1]} met {names[i + 2]} in {names[i + 3]}."
-                           for i in range(0, len(names), 4)), JUDGEABLE)
-    context = " ".join(f"{names[i]} {names[i + 1]} visited {names[i + 2]}."
-                       for i in range(0, len(names), 3)) * 20
+    output = fill(
+        " ".join(
+            f"{names[i]} {names[i + 1]} met {names[i + 2]} in {names[i + 3]}."
+            for i in range(0, len(names), 4)
+        ),
+        JUDGEABLE,
+    )
+    context = (
+        " ".join(
+            f"{names[i]} {names[i + 1]} visited {names[i + 2]}." for i in range(0, len(names), 3)
+        )
+        * 20
+    )
     return {"output": output, "context": context[:400_000]}
 
 
 def _many_times() -> dict[str, Any]:
-    output = fill("Open Monday to Friday 9am-5pm, Sat 10:00 to 14:30, closed Sundays; "
-                  "from 1 March 2021 to 12/04/2022 ", JUDGEABLE)
-    context = fill("Hours: Mon-Fri 8:00-17:00, Saturday 9am to 1pm, Sunday closed, since "
-                   "2 March 2020 until 11/04/2023. ", 400_000)
+    output = fill(
+        "Open Monday to Friday 9am-5pm, Sat 10:00 to 14:30, closed Sundays; "
+        "from 1 March 2021 to 12/04/2022 ",
+        JUDGEABLE,
+    )
+    context = fill(
+        "Hours: Mon-Fri 8:00-17:00, Saturday 9am to 1pm, Sunday closed, since "
+        "2 March 2020 until 11/04/2023. ",
+        400_000,
+    )
     return {"output": output, "context": context}
 
 
 def _long_list() -> dict[str, Any]:
-    items = "\n".join(f"- item {i}: {i % 7} units at ${i}.99, ships in {i % 5} days"
-                       for i in range(2_000))
+    items = "\n".join(
+        f"- item {i}: {i % 7} units at ${i}.99, ships in {i % 5} days" for i in range(2_000)
+    )
     return {"output": items[:JUDGEABLE], "context": (items * 10)[:400_000]}
 
 
 def _many_sentences() -> dict[str, Any]:
     """A claim whose words are in every one of 40,000 evidence sentences."""
-    return {"output": fill("Returns within 30 days of delivery give a full refund. ", JUDGEABLE),
-            "context": fill("Returns of delivery within days for a refund. ", 450_000)}
+    return {
+        "output": fill("Returns within 30 days of delivery give a full refund. ", JUDGEABLE),
+        "context": fill("Returns of delivery within days for a refund. ", 450_000),
+    }
 
 
 def _one_clause() -> dict[str, Any]:
@@ -226,15 +281,32 @@ def _bare_numbers() -> dict[str, Any]:
 
 
 KINDS: dict[str, Callable[[], dict[str, Any]]] = {
-    "words": _words_case, "huge-output": _huge_output, "windows": _grounded_windows,
-    "context": _huge_context, "punctuation": _punctuation,
-    "regex": _regex_bait, "docs": _tiny_documents, "ids": _documents_with_ids,
-    "turns": _many_turns, "nospaces": _no_spaces,
-    "nonlatin": _non_latin, "numbers": _long_output_numbers, "base64": _base64_blob,
-    "combining": _combining_marks, "clauses": _clauses, "sentences": _tiny_sentences,
-    "commas": _comma_numbers, "currencies": _currencies, "claims": _many_claims,
-    "amounts": _many_amounts, "names": _many_names, "times": _many_times, "list": _long_list,
-    "evidence": _many_sentences, "clause": _one_clause, "clock": _dense_times,
+    "words": _words_case,
+    "huge-output": _huge_output,
+    "windows": _grounded_windows,
+    "context": _huge_context,
+    "punctuation": _punctuation,
+    "regex": _regex_bait,
+    "docs": _tiny_documents,
+    "ids": _documents_with_ids,
+    "turns": _many_turns,
+    "nospaces": _no_spaces,
+    "nonlatin": _non_latin,
+    "numbers": _long_output_numbers,
+    "base64": _base64_blob,
+    "combining": _combining_marks,
+    "clauses": _clauses,
+    "sentences": _tiny_sentences,
+    "commas": _comma_numbers,
+    "currencies": _currencies,
+    "claims": _many_claims,
+    "amounts": _many_amounts,
+    "names": _many_names,
+    "times": _many_times,
+    "list": _long_list,
+    "evidence": _many_sentences,
+    "clause": _one_clause,
+    "clock": _dense_times,
     "bare": _bare_numbers,
 }
 DESCRIPTIONS = {
@@ -319,17 +391,22 @@ async def run(kinds: list[str], repeat: int, prepare_only: bool) -> None:
     judge = _PrepareOnly(settings) if prepare_only else _Timed(settings)
     guard = Guard(judge, settings)
     await guard.judge_payload(orjson.dumps(baseline()))  # warm-up: lazy imports, first regexes
-    base_ms, base_checks, base_lag = await measure(guard, orjson.dumps(baseline()),
-                                                   max(repeat, 20))
-    print(f"{'input':44} {'bytes':>8} {'ms CPU':>8} {'x base':>8} {'checks ms':>10} "
-          f"{'loop lag ms':>12}")
-    print(f"{'baseline: realistic 2 KB request':44} {len(orjson.dumps(baseline())):>8} "
-          f"{base_ms:>8.2f} {1.0:>8.1f} {base_checks:>10.2f} {base_lag:>12.1f}")
+    base_ms, base_checks, base_lag = await measure(guard, orjson.dumps(baseline()), max(repeat, 20))
+    print(
+        f"{'input':44} {'bytes':>8} {'ms CPU':>8} {'x base':>8} {'checks ms':>10} "
+        f"{'loop lag ms':>12}"
+    )
+    print(
+        f"{'baseline: realistic 2 KB request':44} {len(orjson.dumps(baseline())):>8} "
+        f"{base_ms:>8.2f} {1.0:>8.1f} {base_checks:>10.2f} {base_lag:>12.1f}"
+    )
     for kind in kinds:
         payload = orjson.dumps(KINDS[kind]())
         ms, checks, lag = await measure(guard, payload, repeat)
-        print(f"{DESCRIPTIONS[kind]:44} {len(payload):>8} {ms:>8.1f} {ms / base_ms:>8.0f} "
-              f"{checks:>10.1f} {lag:>12.1f}")
+        print(
+            f"{DESCRIPTIONS[kind]:44} {len(payload):>8} {ms:>8.1f} {ms / base_ms:>8.0f} "
+            f"{checks:>10.1f} {lag:>12.1f}"
+        )
     await guard.aclose()
 
 
@@ -337,8 +414,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", action="append", choices=sorted(KINDS), default=None)
-    parser.add_argument("--prepare-only", action="store_true",
-                        help="replace the offline checks by a fixed answer")
+    parser.add_argument(
+        "--prepare-only", action="store_true", help="replace the offline checks by a fixed answer"
+    )
     args = parser.parse_args()
     asyncio.run(run(args.only or list(KINDS), args.repeat, args.prepare_only))
 

@@ -55,8 +55,9 @@ def stream(n: int, repeat: float, seed: int) -> list[JudgeRequest]:
     return requests
 
 
-async def measure(name: str, requests: list[JudgeRequest], budget: BudgetSettings,
-                  model: str) -> Run:
+async def measure(
+    name: str, requests: list[JudgeRequest], budget: BudgetSettings, model: str
+) -> Run:
     table = PriceTable.load()
     table.require(model)
     settings = JudgeSettings(provider="fake", model=model, budget=budget)  # type: ignore[arg-type]
@@ -67,19 +68,30 @@ async def measure(name: str, requests: list[JudgeRequest], budget: BudgetSetting
     verdicts = [await guard.judge(r) for r in requests]
     seconds = time.perf_counter() - started
     await guard.aclose()
-    return Run(name, fake.calls, len(verdicts), sum(v.label is Label.SKIPPED for v in verdicts),
-               sum(v.judge.cached for v in verdicts), sum(v.cost_usd for v in verdicts), seconds)
+    return Run(
+        name,
+        fake.calls,
+        len(verdicts),
+        sum(v.label is Label.SKIPPED for v in verdicts),
+        sum(v.judge.cached for v in verdicts),
+        sum(v.cost_usd for v in verdicts),
+        seconds,
+    )
 
 
 def report(runs: list[Run]) -> None:
     base = runs[0]
-    print(f"{'configuration':<26}{'calls':>8}{'cached':>8}{'skipped':>8}"
-          f"{'USD/1k verdicts':>17}{'vs baseline':>13}{'s':>7}")
+    print(
+        f"{'configuration':<26}{'calls':>8}{'cached':>8}{'skipped':>8}"
+        f"{'USD/1k verdicts':>17}{'vs baseline':>13}{'s':>7}"
+    )
     for r in runs:
         per_k = r.spend_usd / r.verdicts * 1_000
         ratio = r.spend_usd / base.spend_usd if base.spend_usd else float("nan")
-        print(f"{r.name:<26}{r.judge_calls:>8}{r.cached:>8}{r.skipped:>8}"
-              f"{per_k:>17.4f}{ratio:>12.2f}x{r.seconds:>7.2f}")
+        print(
+            f"{r.name:<26}{r.judge_calls:>8}{r.cached:>8}{r.skipped:>8}"
+            f"{per_k:>17.4f}{ratio:>12.2f}x{r.seconds:>7.2f}"
+        )
 
 
 async def main() -> None:
@@ -98,8 +110,10 @@ async def main() -> None:
         (f"sampling {rate:g}", BudgetSettings(cache_size=0, sample_rate=rate)),
         (f"cache + sampling {rate:g}", BudgetSettings(sample_rate=rate)),
     ]
-    print(f"{args.n} messages, {args.repeat:.0%} repeats, model {args.model}, "
-          f"{USAGE.input_tokens} in / {USAGE.output_tokens} out tokens a call")
+    print(
+        f"{args.n} messages, {args.repeat:.0%} repeats, model {args.model}, "
+        f"{USAGE.input_tokens} in / {USAGE.output_tokens} out tokens a call"
+    )
     report([await measure(name, requests, budget, args.model) for name, budget in configs])
 
 

@@ -60,11 +60,20 @@ class FakeJudgeServer:
     proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> FakeJudgeServer:
-        cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "guard.testing.fake_server",
-               "--port", "0",
-               "--latency-ms", str(self.latency_ms)]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                                     start_new_session=True)
+        cmd = [
+            sys.executable,
+            "-W",
+            "ignore::RuntimeWarning",
+            "-m",
+            "guard.testing.fake_server",
+            "--port",
+            "0",
+            "--latency-ms",
+            str(self.latency_ms),
+        ]
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()
         if not line.startswith("FAKE_LLM_URL="):
@@ -91,8 +100,9 @@ class FakeJudgeServer:
         self._call("POST", "/_reset")
 
 
-def stop_process(proc: subprocess.Popen[Any], *, sig: int = signal.SIGTERM,
-                 timeout_s: float = 30.0) -> int | None:
+def stop_process(
+    proc: subprocess.Popen[Any], *, sig: int = signal.SIGTERM, timeout_s: float = 30.0
+) -> int | None:
     """Signal the process group, wait, then kill it; returns the exit status (None if killed)."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
@@ -124,21 +134,34 @@ def sample_process(pid: int) -> ProcSample | None:
     except (FileNotFoundError, ProcessLookupError):
         return None
     cpu = (int(stat[11]) + int(stat[12])) / CLOCK_TICKS
-    hwm = next((int(line.split()[1]) for line in status.splitlines()
-                if line.startswith("VmHWM:")), 0)
+    hwm = next(
+        (int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0
+    )
     return ProcSample(time.time(), cpu, hwm)
 
 
-def service_config(*, bootstrap: str, requests: str, verdicts: str, group: str,
-                   concurrency: int, judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def service_config(
+    *,
+    bootstrap: str,
+    requests: str,
+    verdicts: str,
+    group: str,
+    concurrency: int,
+    judge: dict[str, Any],
+    **extra: Any,
+) -> dict[str, Any]:
     """A ``groundguard run`` settings file (see consumers/settings.py)."""
     return {
         "bootstrap_servers": bootstrap,
         "group_id": group,
         "instance_id": group,
         "concurrency": concurrency,
-        "topics": {"requests": requests, "verdicts": verdicts,
-                   "quarantine": f"{requests}.quarantine", "dlq": f"{requests}.dlq"},
+        "topics": {
+            "requests": requests,
+            "verdicts": verdicts,
+            "quarantine": f"{requests}.quarantine",
+            "dlq": f"{requests}.dlq",
+        },
         "metrics": {"enabled": False},
         "judge": judge,
         **extra,
@@ -164,8 +187,9 @@ class ServiceProcess:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
         cmd = [sys.executable, "-m", "consumers", "run", "--config", str(path)]
         with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     def sample(self) -> None:
         if self.proc is not None and (s := sample_process(self.proc.pid)) is not None:
@@ -218,8 +242,14 @@ def request_payload(request_id: str, i: int) -> bytes:
     else:
         output = f"The Eiffel Tower HALLUCINATED was moved to Lyon in 1950 ({request_id})."
         context = [_CONTEXT]
-    return orjson.dumps({"id": request_id, "question": "How tall is the Eiffel Tower?",
-                         "output": output, "context": context})
+    return orjson.dumps(
+        {
+            "id": request_id,
+            "question": "How tall is the Eiffel Tower?",
+            "output": output,
+            "context": context,
+        }
+    )
 
 
 async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
@@ -233,22 +263,23 @@ async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
 
 async def produce_backlog(bootstrap: str, topic: str, prefix: str, n: int) -> None:
     """``n`` requests keyed by id, all acknowledged before returning."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20,
-                                max_batch_size=256 * 1024)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", linger_ms=20, max_batch_size=256 * 1024
+    )
     await producer.start()
     try:
         futures = []
         for i in range(n):
             rid = f"{prefix}-{i}"
-            futures.append(await producer.send(topic, request_payload(rid, i),
-                                               key=rid.encode()))
+            futures.append(await producer.send(topic, request_payload(rid, i), key=rid.encode()))
         await asyncio.gather(*futures)
     finally:
         await producer.stop()
 
 
-async def produce_paced(bootstrap: str, topic: str, prefix: str, rate: float,
-                        seconds: float) -> dict[str, int]:
+async def produce_paced(
+    bootstrap: str, topic: str, prefix: str, rate: float, seconds: float
+) -> dict[str, int]:
     """Requests at ``rate`` per second for ``seconds``; returns id -> send time (epoch ms)."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
     await producer.start()
@@ -264,8 +295,11 @@ async def produce_paced(bootstrap: str, topic: str, prefix: str, rate: float,
             rid = f"{prefix}-{i}"
             now_ms = int(time.time() * 1000)
             sent[rid] = now_ms
-            futures.append(await producer.send(topic, request_payload(rid, i),
-                                               key=rid.encode(), timestamp_ms=now_ms))
+            futures.append(
+                await producer.send(
+                    topic, request_payload(rid, i), key=rid.encode(), timestamp_ms=now_ms
+                )
+            )
         await asyncio.gather(*futures)
     finally:
         await producer.stop()
@@ -280,12 +314,19 @@ class Out:
     value: dict[str, Any]
 
 
-async def read_topic(bootstrap: str, topic: str, *, expected: int, timeout_s: float,
-                     on_poll: Any = None) -> list[Out]:
+async def read_topic(
+    bootstrap: str, topic: str, *, expected: int, timeout_s: float, on_poll: Any = None
+) -> list[Out]:
     """Read ``topic`` from the start until ``expected`` distinct request ids or the timeout."""
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
-                                auto_offset_reset="earliest", enable_auto_commit=False,
-                                isolation_level="read_committed", max_partition_fetch_bytes=4 << 20)
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+        max_partition_fetch_bytes=4 << 20,
+    )
     await consumer.start()
     out: list[Out] = []
     seen: set[str] = set()
@@ -329,9 +370,25 @@ def start_profile(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes
     if exe is None:
         print("--profile: py-spy is not installed (pip install py-spy); no profile", flush=True)
         return None
-    return subprocess.Popen([exe, "record", "--pid", str(pid), "--gil", "--rate", "250",
-                             "--duration", str(int(seconds)), "--format", "raw", "-o", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            exe,
+            "record",
+            "--pid",
+            str(pid),
+            "--gil",
+            "--rate",
+            "250",
+            "--duration",
+            str(int(seconds)),
+            "--format",
+            "raw",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 _FRAME = re.compile(r"^(?P<fn>.*?) \((?P<file>[^:]*?)(?::\d+)?\)$")

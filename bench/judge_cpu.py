@@ -42,12 +42,16 @@ KINDS: dict[str, dict[str, Any]] = {
     "openai-responses": {"provider": "openai", "openai_api": "responses"},
     "anthropic": {"provider": "anthropic"},
 }
-CONTEXT = ["Our return policy allows returns of unused items within 30 days of delivery. "
-           "Refunds go back to the original payment method within 5 business days. " * 4,
-           "Opened electronics can be returned within 14 days for store credit only. " * 4]
-ANSWER = ("You can return unused items within 30 days of delivery and the refund reaches your "
-          "original payment method within 5 business days; opened electronics get store "
-          "credit within 14 days. ") * 3
+CONTEXT = [
+    "Our return policy allows returns of unused items within 30 days of delivery. "
+    "Refunds go back to the original payment method within 5 business days. " * 4,
+    "Opened electronics can be returned within 14 days for store credit only. " * 4,
+]
+ANSWER = (
+    "You can return unused items within 30 days of delivery and the refund reaches your "
+    "original payment method within 5 business days; opened electronics get store "
+    "credit within 14 days. "
+) * 3
 
 
 @dataclass
@@ -63,19 +67,29 @@ class Result:
         return 1000 * self.cpu_s / self.calls
 
     def line(self) -> str:
-        return (f"{self.kind:<17} {self.ms_cpu_per_call:7.2f} ms CPU/call "
-                f"{self.calls / self.wall_s:8.1f} calls/s {self.calls / self.cpu_s:8.1f} "
-                f"calls/CPU-s  ({self.calls} calls, {self.errors} errors, "
-                f"{self.wall_s:.1f} s)")
+        return (
+            f"{self.kind:<17} {self.ms_cpu_per_call:7.2f} ms CPU/call "
+            f"{self.calls / self.wall_s:8.1f} calls/s {self.calls / self.cpu_s:8.1f} "
+            f"calls/CPU-s  ({self.calls} calls, {self.errors} errors, "
+            f"{self.wall_s:.1f} s)"
+        )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--kind", action="append", choices=sorted(KINDS),
-                   help="judge kind (repeatable; default: all)")
+    p.add_argument(
+        "--kind",
+        action="append",
+        choices=sorted(KINDS),
+        help="judge kind (repeatable; default: all)",
+    )
     p.add_argument("--n", type=int, default=3000, help="measured calls per kind")
-    p.add_argument("--concurrency", type=int, default=128,
-                   help="concurrent calls C (also budget.max_in_flight)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=128,
+        help="concurrent calls C (also budget.max_in_flight)",
+    )
     p.add_argument("--latency-ms", type=float, default=50.0, help="fake judge latency L")
     p.add_argument("--rounds", type=int, default=1, help="repeat every kind this many times")
     return p.parse_args(argv)
@@ -91,9 +105,13 @@ def prepared_case() -> PreparedCase:
 def judge_for(kind: str, url: str, concurrency: int) -> Judge:
     overrides = KINDS[kind]
     anthropic = overrides["provider"] == "anthropic"
-    settings = JudgeSettings(base_url=url if anthropic else f"{url}/v1", timeout_s=60.0,
-                             max_retries=0, budget={"max_in_flight": concurrency},
-                             **overrides)
+    settings = JudgeSettings(
+        base_url=url if anthropic else f"{url}/v1",
+        timeout_s=60.0,
+        max_retries=0,
+        budget={"max_in_flight": concurrency},
+        **overrides,
+    )
     cls = AnthropicJudge if anthropic else OpenAIJudge
     judge: Judge = cls(settings, "sk-bench-not-a-key", retry=RetryPolicy(max_retries=0))
     return judge
@@ -145,8 +163,11 @@ async def main_async(args: argparse.Namespace, url: str) -> list[Result]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    print(f"judge CPU: C={args.concurrency}, L={args.latency_ms:g} ms, n={args.n} per kind, "
-          f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)
+    print(
+        f"judge CPU: C={args.concurrency}, L={args.latency_ms:g} ms, n={args.n} per kind, "
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores",
+        flush=True,
+    )
     with FakeJudgeServer(args.latency_ms) as fake:
         asyncio.run(main_async(args, fake.url))
         print(f"fake judge peak in-flight: {fake.stats()['peak_in_flight']}")

@@ -47,20 +47,24 @@ def halueval_path() -> Path:
     return ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl"
 
 
-def report(path: Path, threshold: float, show: int,
-           cross: list[quality.Judged] | None = None) -> None:
+def report(
+    path: Path, threshold: float, show: int, cross: list[quality.Judged] | None = None
+) -> None:
     rows = quality.load(path)
     started = time.perf_counter()
     judged = quality.judge_rows(rows)
     elapsed = time.perf_counter() - started
     positives = sum(j.hallucinated for j in judged)
     print(f"\n== {path.name}: {len(judged)} rows, {positives} hallucinated")
-    print(f"offline alone (undecided passes): balanced accuracy "
-          f"{quality.offline_accuracy(judged):.3f}; "
-          f"{len(judged) / elapsed:.0f} rows/s ({1000 * elapsed / len(judged):.1f} ms/row)")
+    print(
+        f"offline alone (undecided passes): balanced accuracy "
+        f"{quality.offline_accuracy(judged):.3f}; "
+        f"{len(judged) / elapsed:.0f} rows/s ({1000 * elapsed / len(judged):.1f} ms/row)"
+    )
     labels = Counter(j.decision.label for j in judged)
-    print(f"decisions: {labels['fail']} fail, {labels['pass']} pass, "
-          f"{labels['undecided']} undecided")
+    print(
+        f"decisions: {labels['fail']} fail, {labels['pass']} pass, {labels['undecided']} undecided"
+    )
     categories = quality.by_category(judged)
     if len(categories) > 1:
         print("per category (right/total):")
@@ -70,21 +74,29 @@ def report(path: Path, threshold: float, show: int,
     print("reliability of decided answers, in sample (the bundled table on its own rows):")
     reliability_table(judged, threshold)
     if cross is not None:
-        print("reliability of decided answers, cross-validated (each row decided by a table "
-              "fitted without its fold):")
+        print(
+            "reliability of decided answers, cross-validated (each row decided by a table "
+            "fitted without its fold):"
+        )
         reliability_table(cross, threshold)
         oof = quality.cascade_with_oracle(cross, threshold)
-        print(f"cross-validated: offline alone {quality.offline_accuracy(cross):.3f}; cascade "
-              f"at {threshold:.2f} with an always-right LLM {oof.balanced_accuracy:.3f}, sent "
-              f"to the LLM {oof.sent_to_llm}/{oof.total} ({oof.sent_to_llm / oof.total:.0%})")
+        print(
+            f"cross-validated: offline alone {quality.offline_accuracy(cross):.3f}; cascade "
+            f"at {threshold:.2f} with an always-right LLM {oof.balanced_accuracy:.3f}, sent "
+            f"to the LLM {oof.sent_to_llm}/{oof.total} ({oof.sent_to_llm / oof.total:.0%})"
+        )
     result = quality.cascade(rows, threshold)
-    print(f"cascade at {threshold:.2f} with an always-right LLM: balanced accuracy "
-          f"{result.balanced_accuracy:.3f}; sent to the LLM {result.sent_to_llm}/{result.total} "
-          f"({result.sent_to_llm / result.total:.0%})")
+    print(
+        f"cascade at {threshold:.2f} with an always-right LLM: balanced accuracy "
+        f"{result.balanced_accuracy:.3f}; sent to the LLM {result.sent_to_llm}/{result.total} "
+        f"({result.sent_to_llm / result.total:.0%})"
+    )
     wrong = [j for j in judged if not j.right][:show]
     for j in wrong:
-        print(f"  wrong: {j.id} [{j.category}] {j.decision.label} {j.decision.basis} "
-              f"{j.decision.confidence:.2f}")
+        print(
+            f"  wrong: {j.id} [{j.category}] {j.decision.label} {j.decision.basis} "
+            f"{j.decision.confidence:.2f}"
+        )
 
 
 def reliability_table(judged: list[quality.Judged], threshold: float) -> None:
@@ -93,27 +105,38 @@ def reliability_table(judged: list[quality.Judged], threshold: float) -> None:
         print(f"  {b.low:.1f}-{b.high:.1f}    {b.count:>6}{b.stated:>9.3f}{b.observed:>10.3f}")
     undecided, passed_right = quality.undecided_accuracy(judged)
     print(f"  undecided     {undecided:>6}    0.500{passed_right:>10.3f}   (passed unflagged)")
-    decided = [j for j in judged if j.decision.confidence >= threshold
-               and j.decision.label != "undecided"]
+    decided = [
+        j for j in judged if j.decision.confidence >= threshold and j.decision.label != "undecided"
+    ]
     right = sum(j.right for j in decided)
-    print(f"  decisions at confidence >= {threshold:.2f}: {len(decided)} "
-          f"({len(decided) / len(judged):.0%}), {right / max(len(decided), 1):.3f} right")
+    print(
+        f"  decisions at confidence >= {threshold:.2f}: {len(decided)} "
+        f"({len(decided) / len(judged):.0%}), {right / max(len(decided), 1):.3f} right"
+    )
 
 
 def adversarial() -> dict[str, tuple[str, str]]:
     """4,000-character outputs and contexts built to be slow: runs of numbers, one repeated
     phrase, no spaces, many short sentences, many distinct words."""
+
     def cut(text: str) -> str:
         return text[:4000]
+
     return {
-        "runs of numbers": (cut(" ".join(str(i) for i in range(1200))),
-                            cut(" ".join(str(i * 7) for i in range(1200)))),
+        "runs of numbers": (
+            cut(" ".join(str(i) for i in range(1200))),
+            cut(" ".join(str(i * 7) for i in range(1200))),
+        ),
         "repeated words": (cut("the cat sat " * 400), cut("the cat sat on the mat " * 200)),
         "no spaces": ("a" * 4000, "b" * 4000),
-        "many sentences": (cut("".join(f"Item {i} costs ${i}. " for i in range(400))),
-                           cut("".join(f"Thing {i} is red at {i % 24}:00. " for i in range(400)))),
-        "many words": (cut(" ".join(f"Word{i} alpha{i % 50}ing" for i in range(500))),
-                       cut(". ".join(f"alpha{i}ing beta{i} Gamma{i}" for i in range(400)))),
+        "many sentences": (
+            cut("".join(f"Item {i} costs ${i}. " for i in range(400))),
+            cut("".join(f"Thing {i} is red at {i % 24}:00. " for i in range(400))),
+        ),
+        "many words": (
+            cut(" ".join(f"Word{i} alpha{i % 50}ing" for i in range(500))),
+            cut(". ".join(f"alpha{i}ing beta{i} Gamma{i}" for i in range(400))),
+        ),
     }
 
 
@@ -146,8 +169,9 @@ def speed(rounds: int = 5) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", type=Path)
-    parser.add_argument("--cascade-confidence", type=float,
-                        default=JudgeSettings().cascade_confidence)
+    parser.add_argument(
+        "--cascade-confidence", type=float, default=JudgeSettings().cascade_confidence
+    )
     parser.add_argument("--show", type=int, default=0, help="list this many wrong rows")
     parser.add_argument("--no-speed", action="store_true", help="skip the worst-case timings")
     args = parser.parse_args()

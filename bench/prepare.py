@@ -29,16 +29,31 @@ def payloads() -> dict[str, bytes]:
     docs = [SENTENCE * 3 + f"Document {i}." for i in range(5)]
     return {
         "typical (5 docs, ~1.3 KB)": orjson.dumps(
-            {"output": "You can return items within 30 days.", "context": docs,
-             "question": "How long do I have?"}),
+            {
+                "output": "You can return items within 30 days.",
+                "context": docs,
+                "question": "How long do I have?",
+            }
+        ),
         "large (1 doc, 100 KB)": orjson.dumps(
-            {"output": "You can return items within 30 days.", "context": SENTENCE * 1250}),
+            {"output": "You can return items within 30 days.", "context": SENTENCE * 1250}
+        ),
         "many docs (500 docs, 120 KB)": orjson.dumps(
-            {"output": "You can return items within 30 days.", "context": docs * 100}),
+            {"output": "You can return items within 30 days.", "context": docs * 100}
+        ),
         "conversation (20 turns)": orjson.dumps(
-            {"output": "Electronics: 15 days.", "messages": [
-                {"role": ("user", "assistant", "tool")[i % 3], "name": "lookup",
-                 "content": SENTENCE} for i in range(20)]}),
+            {
+                "output": "Electronics: 15 days.",
+                "messages": [
+                    {
+                        "role": ("user", "assistant", "tool")[i % 3],
+                        "name": "lookup",
+                        "content": SENTENCE,
+                    }
+                    for i in range(20)
+                ],
+            }
+        ),
     }
 
 

@@ -66,19 +66,25 @@ def fill(make: Callable[[int], bytes], budget: int = LIMIT - 1024) -> bytes:
 CASES: dict[str, Callable[[], Record]] = {
     "ordinary 1 KB (baseline)": lambda: Record(request(padding="p" * 900)),
     "value at max_message_bytes": lambda: Record(fill(lambda n: request(padding="p" * n))),
-    "failing, metadata at the limit (quarantine shrunk)": lambda: Record(fill(
-        lambda n: request("The Eiffel Tower is in Rome", metadata={"blob": "m" * n}))),
-    "big integers everywhere (exact parser)": lambda: Record(fill(
-        lambda n: request(metadata={"n": [10**30] * n}))),
+    "failing, metadata at the limit (quarantine shrunk)": lambda: Record(
+        fill(lambda n: request("The Eiffel Tower is in Rome", metadata={"blob": "m" * n}))
+    ),
+    "big integers everywhere (exact parser)": lambda: Record(
+        fill(lambda n: request(metadata={"n": [10**30] * n}))
+    ),
     "metadata nested 256 deep (dead letter)": lambda: Record(
-        request(metadata={"a": json.loads("[" * 256 + "]" * 256)})),
+        request(metadata={"a": json.loads("[" * 256 + "]" * 256)})
+    ),
     "600 KB key": lambda: Record(request(), key=b"k" * 600_000),
-    "400 KB x-request-id header": lambda: Record(request(),
-                                                 headers=[("x-request-id", b"r" * 400_000)]),
-    "10,000 small headers": lambda: Record(request(), headers=[(f"h{i}", b"v") for i in
-                                                               range(10_000)]),
+    "400 KB x-request-id header": lambda: Record(
+        request(), headers=[("x-request-id", b"r" * 400_000)]
+    ),
+    "10,000 small headers": lambda: Record(
+        request(), headers=[(f"h{i}", b"v") for i in range(10_000)]
+    ),
     "500,000 empty headers, invalid JSON (dead letter)": lambda: Record(
-        b"{bad", headers=[("", b"")] * 500_000),
+        b"{bad", headers=[("", b"")] * 500_000
+    ),
     "control bytes, invalid JSON (dead letter)": lambda: Record(b"\x01" * (LIMIT - 1)),
     "oversized value (dead letter)": lambda: Record(b"x" * (2 * LIMIT)),
 }

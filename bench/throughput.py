@@ -58,8 +58,11 @@ from openai import AsyncOpenAI
 
 JUDGE_SCHEMA = {
     "type": "object",
-    "properties": {"explanation": {"type": "string"}, "claims": {"type": "array"},
-                   "score": {"type": "integer"}},
+    "properties": {
+        "explanation": {"type": "string"},
+        "claims": {"type": "array"},
+        "score": {"type": "integer"},
+    },
     "required": ["explanation", "claims", "score"],
 }
 
@@ -69,22 +72,44 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--latency-ms", type=float, default=200.0, help="fake judge latency L")
     p.add_argument("--concurrency", type=int, default=128, help="service in-flight limit C")
     p.add_argument("--partitions", type=int, default=4)
-    p.add_argument("--n", type=int, default=0,
-                   help="backlog for the slow-judge run (default: ~20 s of ideal work)")
-    p.add_argument("--paced-seconds", type=float, default=6.0,
-                   help="length of the added-latency run, fed at --paced-fraction of C/L")
+    p.add_argument(
+        "--n",
+        type=int,
+        default=0,
+        help="backlog for the slow-judge run (default: ~20 s of ideal work)",
+    )
+    p.add_argument(
+        "--paced-seconds",
+        type=float,
+        default=6.0,
+        help="length of the added-latency run, fed at --paced-fraction of C/L",
+    )
     p.add_argument("--paced-fraction", type=float, default=0.5)
     p.add_argument("--baseline-seconds", type=float, default=10.0)
-    p.add_argument("--ceiling-n", type=int, default=20000,
-                   help="messages for the instant-judge ceiling and the copy loop")
+    p.add_argument(
+        "--ceiling-n",
+        type=int,
+        default=20000,
+        help="messages for the instant-judge ceiling and the copy loop",
+    )
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
-    p.add_argument("--profile", action="store_true",
-                   help="sample the service with py-spy (CPU only) during the slow-judge and the "
-                   "instant-judge backlogs and print where its CPU goes")
-    p.add_argument("--workdir", type=Path,
-                   help="keep the service configs and logs here (default: a temporary folder)")
-    p.add_argument("--skip", action="append", default=[],
-                   choices=["service", "inprocess", "baseline", "ceiling", "copy"])
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample the service with py-spy (CPU only) during the slow-judge and the "
+        "instant-judge backlogs and print where its CPU goes",
+    )
+    p.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep the service configs and logs here (default: a temporary folder)",
+    )
+    p.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=["service", "inprocess", "baseline", "ceiling", "copy"],
+    )
     return p.parse_args(argv)
 
 
@@ -118,20 +143,42 @@ def steady_rate(timestamps_ms: list[int]) -> Rate:
 # --------------------------------------------------------------------------- the service
 
 
-async def run_service(bootstrap: str, workdir: Path, *, name: str, n: int, partitions: int,
-                      concurrency: int, judge: dict[str, Any], timeout_s: float,
-                      profile: Path | None = None,
-                      after: Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]]
-                      | None = None) -> dict[str, Any]:
+async def run_service(
+    bootstrap: str,
+    workdir: Path,
+    *,
+    name: str,
+    n: int,
+    partitions: int,
+    concurrency: int,
+    judge: dict[str, Any],
+    timeout_s: float,
+    profile: Path | None = None,
+    after: Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
     """Backlog of ``n`` requests, then start the service and wait for every verdict."""
     requests, verdicts = unique(f"{name}-in"), unique(f"{name}-verdicts")
-    await create_topics(bootstrap, {requests: partitions, verdicts: partitions,
-                                    f"{requests}.quarantine": partitions,
-                                    f"{requests}.dlq": partitions})
+    await create_topics(
+        bootstrap,
+        {
+            requests: partitions,
+            verdicts: partitions,
+            f"{requests}.quarantine": partitions,
+            f"{requests}.dlq": partitions,
+        },
+    )
     await produce_backlog(bootstrap, requests, "backlog", n)
-    service = ServiceProcess(service_config(
-        bootstrap=bootstrap, requests=requests, verdicts=verdicts, group=unique(name),
-        concurrency=concurrency, judge=judge), workdir)
+    service = ServiceProcess(
+        service_config(
+            bootstrap=bootstrap,
+            requests=requests,
+            verdicts=verdicts,
+            group=unique(name),
+            concurrency=concurrency,
+            judge=judge,
+        ),
+        workdir,
+    )
     started = time.time()
     service.start()
     spy = None
@@ -145,8 +192,7 @@ async def run_service(bootstrap: str, workdir: Path, *, name: str, n: int, parti
             raise RuntimeError(f"the service exited early:\n{service.tail()}")
 
     try:
-        outs = await read_topic(bootstrap, verdicts, expected=n, timeout_s=timeout_s,
-                                on_poll=watch)
+        outs = await read_topic(bootstrap, verdicts, expected=n, timeout_s=timeout_s, on_poll=watch)
         service.sample()
         result = summarize_backlog(outs, n, service, started)
         if after is not None:
@@ -164,31 +210,43 @@ async def run_service(bootstrap: str, workdir: Path, *, name: str, n: int, parti
     return result
 
 
-def summarize_backlog(outs: list[Out], n: int, service: ServiceProcess,
-                      started: float) -> dict[str, Any]:
+def summarize_backlog(
+    outs: list[Out], n: int, service: ServiceProcess, started: float
+) -> dict[str, Any]:
     ids = {o.value.get("request_id") for o in outs}
     if len(ids) < n:
         raise RuntimeError(f"only {len(ids)} of {n} verdicts arrived:\n{service.tail()}")
     rate = steady_rate([o.timestamp_ms for o in outs])
     cpu = service.cpu_between(rate.t0_s, rate.t1_s)
-    return {"verdicts": len(outs), "ids": len(ids), "rate": rate,
-            "wall_s": max(o.timestamp_ms for o in outs) / 1000 - started,
-            "cpu_s": cpu, "per_cpu_s": rate.count / cpu if cpu > 0 else float("nan")}
+    return {
+        "verdicts": len(outs),
+        "ids": len(ids),
+        "rate": rate,
+        "wall_s": max(o.timestamp_ms for o in outs) / 1000 - started,
+        "cpu_s": cpu,
+        "per_cpu_s": rate.count / cpu if cpu > 0 else float("nan"),
+    }
 
 
-def paced_phase(args: argparse.Namespace, bootstrap: str
-                ) -> Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]]:
+def paced_phase(
+    args: argparse.Namespace, bootstrap: str
+) -> Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]]:
     """Feeds the running service at a fraction of what it just sustained (of C/L, if less),
     so that nothing queues, and measures per-message added latency."""
 
-    async def run(service: ServiceProcess, requests: str, verdicts: str,
-                  measured: float) -> dict[str, Any]:
+    async def run(
+        service: ServiceProcess, requests: str, verdicts: str, measured: float
+    ) -> dict[str, Any]:
         ideal = args.concurrency / (args.latency_ms / 1000)
         rate = args.paced_fraction * min(ideal, measured)
         sent = await produce_paced(bootstrap, requests, "paced", rate, args.paced_seconds)
-        outs = await read_topic(bootstrap, verdicts, expected=args.n + len(sent),
-                                timeout_s=60 + args.paced_seconds,
-                                on_poll=lambda _n: service.sample())
+        outs = await read_topic(
+            bootstrap,
+            verdicts,
+            expected=args.n + len(sent),
+            timeout_s=60 + args.paced_seconds,
+            on_poll=lambda _n: service.sample(),
+        )
         beyond_nominal, beyond_call = [], []
         for o in outs:
             rid = o.value.get("request_id")
@@ -197,8 +255,13 @@ def paced_phase(args: argparse.Namespace, bootstrap: str
             e2e = o.timestamp_ms - sent[rid]
             beyond_nominal.append(e2e - args.latency_ms)
             beyond_call.append(e2e - float(o.value.get("latency_ms") or args.latency_ms))
-        return {"paced_rate": rate, "paced_sent": len(sent), "paced_got": len(beyond_nominal),
-                "added_nominal": beyond_nominal, "added_call": beyond_call}
+        return {
+            "paced_rate": rate,
+            "paced_sent": len(sent),
+            "paced_got": len(beyond_nominal),
+            "added_nominal": beyond_nominal,
+            "added_call": beyond_call,
+        }
 
     return run
 
@@ -210,19 +273,30 @@ async def judge_once(client: AsyncOpenAI, payload: dict[str, Any]) -> dict[str, 
     """One judge call, as a hand-written consumer would make it."""
     reply = await client.chat.completions.create(
         model="gpt-4o-mini",
-        messages=[{"role": "system", "content": "Judge whether the answer is grounded."},
-                  {"role": "user", "content": f"Evidence: {payload.get('context')}\n\n"
-                                              f"Answer: {payload.get('output')}"}],
-        response_format={"type": "json_schema",
-                         "json_schema": {"name": "assessment", "schema": JUDGE_SCHEMA}})
+        messages=[
+            {"role": "system", "content": "Judge whether the answer is grounded."},
+            {
+                "role": "user",
+                "content": f"Evidence: {payload.get('context')}\n\nAnswer: {payload.get('output')}",
+            },
+        ],
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "assessment", "schema": JUDGE_SCHEMA},
+        },
+    )
     assessment = orjson.loads(reply.choices[0].message.content or "{}")
     score = int(assessment.get("score", 1))
-    return {"request_id": payload.get("id"), "label": "pass" if score >= 3 else "fail",
-            "score": (score - 1) / 4}
+    return {
+        "request_id": payload.get("id"),
+        "label": "pass" if score >= 3 else "fail",
+        "score": (score - 1) / 4,
+    }
 
 
-async def run_baseline(bootstrap: str, fake_url: str, *, partitions: int, seconds: float,
-                       latency_ms: float) -> dict[str, Any]:
+async def run_baseline(
+    bootstrap: str, fake_url: str, *, partitions: int, seconds: float, latency_ms: float
+) -> dict[str, Any]:
     """One consumer per partition; each judges, publishes and commits one message at a time."""
     requests, verdicts = unique("baseline-in"), unique("baseline-verdicts")
     await create_topics(bootstrap, {requests: partitions, verdicts: partitions})
@@ -235,9 +309,21 @@ async def run_baseline(bootstrap: str, fake_url: str, *, partitions: int, second
     done: list[float] = []
     try:
         deadline = time.monotonic() + seconds
-        await asyncio.gather(*(
-            _baseline_partition(bootstrap, group, TopicPartition(requests, p), producer,
-                                client, verdicts, deadline, done) for p in range(partitions)))
+        await asyncio.gather(
+            *(
+                _baseline_partition(
+                    bootstrap,
+                    group,
+                    TopicPartition(requests, p),
+                    producer,
+                    client,
+                    verdicts,
+                    deadline,
+                    done,
+                )
+                for p in range(partitions)
+            )
+        )
     finally:
         await producer.stop()
         await client.close()
@@ -245,11 +331,22 @@ async def run_baseline(bootstrap: str, fake_url: str, *, partitions: int, second
     return {"verdicts": len(done), "per_s": rate}
 
 
-async def _baseline_partition(bootstrap: str, group: str, tp: TopicPartition,
-                              producer: AIOKafkaProducer, client: AsyncOpenAI, verdicts: str,
-                              deadline: float, done: list[float]) -> None:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
-                                enable_auto_commit=False, auto_offset_reset="earliest")
+async def _baseline_partition(
+    bootstrap: str,
+    group: str,
+    tp: TopicPartition,
+    producer: AIOKafkaProducer,
+    client: AsyncOpenAI,
+    verdicts: str,
+    deadline: float,
+    done: list[float],
+) -> None:
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+    )
     await consumer.start()
     try:
         consumer.assign([tp])
@@ -272,11 +369,17 @@ async def run_copy_loop(bootstrap: str, *, partitions: int, n: int) -> dict[str,
     requests, copies = unique("copy-in"), unique("copy-out")
     await create_topics(bootstrap, {requests: partitions, copies: partitions})
     await produce_backlog(bootstrap, requests, "copy", n)
-    consumer = AIOKafkaConsumer(requests, bootstrap_servers=bootstrap, group_id=unique("copy"),
-                                enable_auto_commit=False, auto_offset_reset="earliest",
-                                max_poll_records=500)
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True,
-                                linger_ms=5)
+    consumer = AIOKafkaConsumer(
+        requests,
+        bootstrap_servers=bootstrap,
+        group_id=unique("copy"),
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        max_poll_records=500,
+    )
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=5
+    )
     await consumer.start()
     await producer.start()
     copied, cpu0 = 0, time.process_time()
@@ -284,8 +387,11 @@ async def run_copy_loop(bootstrap: str, *, partitions: int, n: int) -> dict[str,
         deadline = time.monotonic() + 120
         while copied < n and time.monotonic() < deadline:
             batch = await consumer.getmany(timeout_ms=100, max_records=500)
-            futures = [await producer.send(copies, r.value, key=r.key)
-                       for records in batch.values() for r in records]
+            futures = [
+                await producer.send(copies, r.value, key=r.key)
+                for records in batch.values()
+                for r in records
+            ]
             await asyncio.gather(*futures)
             await consumer.commit()
             copied += len(futures)
@@ -293,13 +399,22 @@ async def run_copy_loop(bootstrap: str, *, partitions: int, n: int) -> dict[str,
         cpu = time.process_time() - cpu0
         await producer.stop()
         await consumer.stop()
-    return {"copied": copied, "cpu_s": cpu, "per_cpu_s": copied / cpu if cpu else float("nan"),
-            "rate": steady_rate(await _timestamps(bootstrap, copies, copied))}
+    return {
+        "copied": copied,
+        "cpu_s": cpu,
+        "per_cpu_s": copied / cpu if cpu else float("nan"),
+        "rate": steady_rate(await _timestamps(bootstrap, copies, copied)),
+    }
 
 
 async def _timestamps(bootstrap: str, topic: str, n: int) -> list[int]:
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
-                                auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
     await consumer.start()
     out: list[int] = []
     try:
@@ -315,11 +430,18 @@ async def _timestamps(bootstrap: str, topic: str, n: int) -> list[int]:
 # --------------------------------------------------------------------------- report
 
 
-RUNTIME_FILES = frozenset(p.name for p in Path(__file__).resolve().parent.parent.joinpath(
-    "consumers", "runtime").glob("*.py"))
+RUNTIME_FILES = frozenset(
+    p.name
+    for p in Path(__file__).resolve().parent.parent.joinpath("consumers", "runtime").glob("*.py")
+)
 LOGGING = "logging (structlog, logging)"
-OWNERS = (("guard/", "judge core (guard/)"), ("aiokafka/", "Kafka client (aiokafka)"),
-          ("structlog/", LOGGING), ("logging/", LOGGING), ("consumers/logging.py", LOGGING))
+OWNERS = (
+    ("guard/", "judge core (guard/)"),
+    ("aiokafka/", "Kafka client (aiokafka)"),
+    ("structlog/", LOGGING),
+    ("logging/", LOGGING),
+    ("consumers/logging.py", LOGGING),
+)
 
 
 def _owner(frame: str) -> str | None:
@@ -342,33 +464,46 @@ def owners(path: Path) -> list[str]:
         if not stack or not count.isdigit():
             continue
         total += int(count)
-        owner = next((o for f in reversed(stack.split(";")) if (o := _owner(f))),
-                     "event loop, other")
+        owner = next(
+            (o for f in reversed(stack.split(";")) if (o := _owner(f))), "event loop, other"
+        )
         shares[owner] = shares.get(owner, 0) + int(count)
-    return [f"{100 * n / total:5.1f}%  {owner}"
-            for owner, n in sorted(shares.items(), key=lambda kv: -kv[1])]
+    return [
+        f"{100 * n / total:5.1f}%  {owner}"
+        for owner, n in sorted(shares.items(), key=lambda kv: -kv[1])
+    ]
 
 
 def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     ideal = args.concurrency / (args.latency_ms / 1000)
-    print(f"\n== groundguard throughput: L = {args.latency_ms:g} ms, C = {args.concurrency}, "
-          f"{args.partitions} partitions, N = {args.n}")
+    print(
+        f"\n== groundguard throughput: L = {args.latency_ms:g} ms, C = {args.concurrency}, "
+        f"{args.partitions} partitions, N = {args.n}"
+    )
     svc = results.get("service")
     if svc:
         rate: Rate = svc["rate"]
-        print(f"service, slow judge     {rate.per_s:8.1f} verdicts/s   ideal C/L = {ideal:.0f}/s"
-              f"   efficiency {rate.per_s / ideal:.2f}")
-        print(f"                        {svc['ids']} ids, {svc['verdicts']} verdicts, "
-              f"wall {svc['wall_s']:.1f} s from start, peak judge in-flight "
-              f"{svc.get('peak_in_flight')}, peak RSS {svc['peak_rss_mb']:.0f} MB, "
-              f"{svc['per_cpu_s']:.0f} verdicts per CPU-s, exit {svc['exit_status']}")
+        print(
+            f"service, slow judge     {rate.per_s:8.1f} verdicts/s   ideal C/L = {ideal:.0f}/s"
+            f"   efficiency {rate.per_s / ideal:.2f}"
+        )
+        print(
+            f"                        {svc['ids']} ids, {svc['verdicts']} verdicts, "
+            f"wall {svc['wall_s']:.1f} s from start, peak judge in-flight "
+            f"{svc.get('peak_in_flight')}, peak RSS {svc['peak_rss_mb']:.0f} MB, "
+            f"{svc['per_cpu_s']:.0f} verdicts per CPU-s, exit {svc['exit_status']}"
+        )
         if svc.get("added_nominal"):
             an, ac = svc["added_nominal"], svc["added_call"]
-            print(f"added latency           p50 {percentile(an, 50):6.1f} ms   p99 "
-                  f"{percentile(an, 99):6.1f} ms   (publish time - produce time - L; "
-                  f"{svc['paced_got']}/{svc['paced_sent']} msgs at {svc['paced_rate']:.0f}/s)")
-            print(f"  outside judge call    p50 {percentile(ac, 50):6.1f} ms   p99 "
-                  f"{percentile(ac, 99):6.1f} ms   (same, minus the verdict's own latency_ms)")
+            print(
+                f"added latency           p50 {percentile(an, 50):6.1f} ms   p99 "
+                f"{percentile(an, 99):6.1f} ms   (publish time - produce time - L; "
+                f"{svc['paced_got']}/{svc['paced_sent']} msgs at {svc['paced_rate']:.0f}/s)"
+            )
+            print(
+                f"  outside judge call    p50 {percentile(ac, 50):6.1f} ms   p99 "
+                f"{percentile(ac, 99):6.1f} ms   (same, minus the verdict's own latency_ms)"
+            )
         if svc.get("profile"):
             print("where the service's CPU goes (py-spy, inclusive share of CPU samples):")
             for row in svc["profile"]:
@@ -376,22 +511,28 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     inproc = results.get("inprocess")
     if inproc:
         rate = inproc["rate"]
-        print(f"service, in-process L   {rate.per_s:8.1f} verdicts/s   ideal C/L = {ideal:.0f}/s"
-              f"   efficiency {rate.per_s / ideal:.2f}   (fake judge sleeping L, no HTTP; "
-              f"{inproc['per_cpu_s']:.0f} verdicts per CPU-s, peak RSS "
-              f"{inproc['peak_rss_mb']:.0f} MB)")
+        print(
+            f"service, in-process L   {rate.per_s:8.1f} verdicts/s   ideal C/L = {ideal:.0f}/s"
+            f"   efficiency {rate.per_s / ideal:.2f}   (fake judge sleeping L, no HTTP; "
+            f"{inproc['per_cpu_s']:.0f} verdicts per CPU-s, peak RSS "
+            f"{inproc['peak_rss_mb']:.0f} MB)"
+        )
     base = results.get("baseline")
     if base:
-        print(f"baseline, 1 at a time   {base['per_s']:8.1f} verdicts/s   ideal P/L = "
-              f"{args.partitions / (args.latency_ms / 1000):.0f}/s   ({base['verdicts']} "
-              f"verdicts in {args.baseline_seconds:g} s)")
+        print(
+            f"baseline, 1 at a time   {base['per_s']:8.1f} verdicts/s   ideal P/L = "
+            f"{args.partitions / (args.latency_ms / 1000):.0f}/s   ({base['verdicts']} "
+            f"verdicts in {args.baseline_seconds:g} s)"
+        )
         if svc:
             print(f"service / baseline      {svc['rate'].per_s / base['per_s']:8.1f} x")
     ceil = results.get("ceiling")
     if ceil:
-        print(f"ceiling, instant judge  {ceil['rate'].per_s:8.1f} verdicts/s   "
-              f"{ceil['per_cpu_s']:8.1f} verdicts per CPU-s   peak RSS "
-              f"{ceil['peak_rss_mb']:.0f} MB   ({args.ceiling_n} msgs)")
+        print(
+            f"ceiling, instant judge  {ceil['rate'].per_s:8.1f} verdicts/s   "
+            f"{ceil['per_cpu_s']:8.1f} verdicts per CPU-s   peak RSS "
+            f"{ceil['peak_rss_mb']:.0f} MB   ({args.ceiling_n} msgs)"
+        )
         if ceil.get("profile"):
             print("where the service's CPU goes with the instant judge (py-spy):")
             for row in ceil["profile"]:
@@ -401,11 +542,15 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
                 print(f"    {row}")
     copy = results.get("copy")
     if copy:
-        print(f"copy loop, no judge     {copy['rate'].per_s:8.1f} msgs/s       "
-              f"{copy['per_cpu_s']:8.1f} msgs per CPU-s   ({copy['copied']} msgs)")
+        print(
+            f"copy loop, no judge     {copy['rate'].per_s:8.1f} msgs/s       "
+            f"{copy['per_cpu_s']:8.1f} msgs per CPU-s   ({copy['copied']} msgs)"
+        )
     if ceil and copy:
-        print(f"ceiling / copy loop     {ceil['per_cpu_s'] / copy['per_cpu_s']:8.3f}   "
-              "(verdicts per CPU-s over msgs per CPU-s, this run)")
+        print(
+            f"ceiling / copy loop     {ceil['per_cpu_s'] / copy['per_cpu_s']:8.3f}   "
+            "(verdicts per CPU-s over msgs per CPU-s, this run)"
+        )
     print("(rates: middle 80 % of output record timestamps; CPU-s: user+system of that process)")
 
 
@@ -419,40 +564,71 @@ def instant_judge(workdir: Path) -> dict[str, Any]:
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
-    with kafka_broker(args.bootstrap) as bootstrap, \
-            FakeJudgeServer(args.latency_ms) as fake, \
-            tempfile.TemporaryDirectory(prefix="gg-bench-") as tmp:
+    with (
+        kafka_broker(args.bootstrap) as bootstrap,
+        FakeJudgeServer(args.latency_ms) as fake,
+        tempfile.TemporaryDirectory(prefix="gg-bench-") as tmp,
+    ):
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         ideal = args.concurrency / (args.latency_ms / 1000)
         if "service" not in args.skip:
             fake.reset()
-            judge = {"provider": "openai", "base_url": f"{fake.url}/v1", "api_key": "bench",
-                     "timeout_s": 30}
+            judge = {
+                "provider": "openai",
+                "base_url": f"{fake.url}/v1",
+                "api_key": "bench",
+                "timeout_s": 30,
+            }
             results["service"] = await run_service(
-                bootstrap, workdir, name="slow", n=args.n, partitions=args.partitions,
-                concurrency=args.concurrency, judge=judge,
-                timeout_s=60 + 10 * args.n / ideal, after=paced_phase(args, bootstrap),
-                profile=workdir / "profile-slow.txt" if args.profile else None)
+                bootstrap,
+                workdir,
+                name="slow",
+                n=args.n,
+                partitions=args.partitions,
+                concurrency=args.concurrency,
+                judge=judge,
+                timeout_s=60 + 10 * args.n / ideal,
+                after=paced_phase(args, bootstrap),
+                profile=workdir / "profile-slow.txt" if args.profile else None,
+            )
             results["service"]["peak_in_flight"] = fake.stats()["peak_in_flight"]
         if "inprocess" not in args.skip:
             judge = instant_judge(workdir) | {"fake_latency_s": args.latency_ms / 1000}
             results["inprocess"] = await run_service(
-                bootstrap, workdir, name="inproc", n=args.n, partitions=args.partitions,
-                concurrency=args.concurrency, judge=judge, timeout_s=60 + 10 * args.n / ideal)
+                bootstrap,
+                workdir,
+                name="inproc",
+                n=args.n,
+                partitions=args.partitions,
+                concurrency=args.concurrency,
+                judge=judge,
+                timeout_s=60 + 10 * args.n / ideal,
+            )
         if "baseline" not in args.skip:
             results["baseline"] = await run_baseline(
-                bootstrap, fake.url, partitions=args.partitions, seconds=args.baseline_seconds,
-                latency_ms=args.latency_ms)
+                bootstrap,
+                fake.url,
+                partitions=args.partitions,
+                seconds=args.baseline_seconds,
+                latency_ms=args.latency_ms,
+            )
         if "ceiling" not in args.skip:
             results["ceiling"] = await run_service(
-                bootstrap, workdir, name="ceiling", n=args.ceiling_n,
-                partitions=args.partitions, concurrency=args.concurrency,
-                judge=instant_judge(workdir), timeout_s=180,
-                profile=workdir / "profile-ceiling.txt" if args.profile else None)
+                bootstrap,
+                workdir,
+                name="ceiling",
+                n=args.ceiling_n,
+                partitions=args.partitions,
+                concurrency=args.concurrency,
+                judge=instant_judge(workdir),
+                timeout_s=180,
+                profile=workdir / "profile-ceiling.txt" if args.profile else None,
+            )
         if "copy" not in args.skip:
-            results["copy"] = await run_copy_loop(bootstrap, partitions=args.partitions,
-                                                  n=args.ceiling_n)
+            results["copy"] = await run_copy_loop(
+                bootstrap, partitions=args.partitions, n=args.ceiling_n
+            )
     return results
 
 

@@ -58,8 +58,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise SettingsError("config", f"{path} is not UTF-8 text (byte {exc.start})",
-                            "save the file as UTF-8") from None
+        raise SettingsError(
+            "config", f"{path} is not UTF-8 text (byte {exc.start})", "save the file as UTF-8"
+        ) from None
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
@@ -67,13 +68,17 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         raise _syntax_error(path, *_yaml_position(exc), _yaml_problem(exc)) from None
     except RecursionError:
-        raise SettingsError("config", f"{path} is nested too deeply to read",
-                            "write the settings as a flat mapping of key: value pairs") from None
+        raise SettingsError(
+            "config",
+            f"{path} is nested too deeply to read",
+            "write the settings as a flat mapping of key: value pairs",
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise SettingsError("config", f"{path} does not hold a mapping",
-                            "write the settings as key: value pairs")
+        raise SettingsError(
+            "config", f"{path} does not hold a mapping", "write the settings as key: value pairs"
+        )
     return data
 
 
@@ -101,11 +106,13 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return _unquoted(text)
 
 
-def _syntax_error(path: Path, line: int | None, column: int | None,
-                  problem: str) -> SettingsError:
+def _syntax_error(path: Path, line: int | None, column: int | None, problem: str) -> SettingsError:
     where = f"line {line}, column {column}" if line is not None else "unknown position"
-    return SettingsError("config", f"{path} is not valid YAML/JSON at {where}: {problem}",
-                         "fix the file's syntax there")
+    return SettingsError(
+        "config",
+        f"{path} is not valid YAML/JSON at {where}: {problem}",
+        "fix the file's syntax there",
+    )
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -138,11 +145,14 @@ def _check_env_names(environ: Mapping[str, str]) -> None:
     for name in sorted(environ):
         if not name.upper().startswith(ENV_PREFIX) or name.upper() in NOT_SETTINGS:
             continue
-        top = name.upper()[len(ENV_PREFIX):].split("__", 1)[0]
+        top = name.upper()[len(ENV_PREFIX) :].split("__", 1)[0]
         if top not in fields:
-            raise SettingsError(name, "is not a setting of groundguard run",
-                                "check the spelling against consumers/settings.py (nested keys "
-                                "use __, e.g. GROUNDGUARD_TOPICS__VERDICTS) or unset it")
+            raise SettingsError(
+                name,
+                "is not a setting of groundguard run",
+                "check the spelling against consumers/settings.py (nested keys "
+                "use __, e.g. GROUNDGUARD_TOPICS__VERDICTS) or unset it",
+            )
 
 
 def load_settings(path: Path | None, environ: Mapping[str, str]) -> ServiceSettings:
@@ -155,6 +165,9 @@ def load_settings(path: Path | None, environ: Mapping[str, str]) -> ServiceSetti
     except ValidationError as exc:
         raise _as_settings_error(exc) from exc
     except ValueError as exc:  # pydantic-settings: an env value that should be JSON is not
-        raise SettingsError("environment", str(exc), "nested values in env vars must be JSON "
-                            "or use __ to set one field at a time") from exc
+        raise SettingsError(
+            "environment",
+            str(exc),
+            "nested values in env vars must be JSON or use __ to set one field at a time",
+        ) from exc
     return settings

@@ -31,8 +31,9 @@ class TopicsMissing(ConsumerError):
         self.topics = topics
         names = ", ".join(topics)
         noun = "topic" if len(topics) == 1 else "topics"
-        super().__init__(f"{noun} {names} still missing after {waited_s:.0f}s "
-                         f"(startup_timeout_s); {fix}")
+        super().__init__(
+            f"{noun} {names} still missing after {waited_s:.0f}s (startup_timeout_s); {fix}"
+        )
 
 
 class PublishFailed(ConsumerError):

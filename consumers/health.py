@@ -58,8 +58,11 @@ def _pending(stats: ServiceStats) -> int:
 def readiness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Health:
     """Whether the consumer is making progress (see the module docstring for the rules)."""
     idle_s = max(0.0, now - stats.last_progress)
-    detail = {"assigned": len(stats.partitions), "pending": _pending(stats),
-              "seconds_since_progress": round(idle_s, 3)}
+    detail = {
+        "assigned": len(stats.partitions),
+        "pending": _pending(stats),
+        "seconds_since_progress": round(idle_s, 3),
+    }
     if stats.stopping:
         return Health(False, "stopping", detail)
     if not stats.started:
@@ -70,8 +73,12 @@ def readiness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Healt
     if not stats.partitions:
         return Health(False, "no partitions assigned", detail)
     if detail["pending"] > 0 and idle_s > stall_after_s:
-        return Health(False, f"stalled: {detail['pending']} pending, no progress for "
-                      f"{idle_s:.0f}s (stall_after_s={stall_after_s:g})", detail)
+        return Health(
+            False,
+            f"stalled: {detail['pending']} pending, no progress for "
+            f"{idle_s:.0f}s (stall_after_s={stall_after_s:g})",
+            detail,
+        )
     return Health(True, "progressing" if detail["pending"] else "idle", detail)
 
 
@@ -86,8 +93,13 @@ def liveness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Health
     idle_s = max(0.0, now - stats.last_progress)
     limit = LIVENESS_STALL_FACTOR * stall_after_s
     waiting = bool(stats.intake_stopped) or stats.in_flight > 0
-    stuck = (stats.started and not stats.stopping
-             and not waiting and _pending(stats) > 0 and idle_s > limit)
+    stuck = (
+        stats.started
+        and not stats.stopping
+        and not waiting
+        and _pending(stats) > 0
+        and idle_s > limit
+    )
     detail = {"seconds_since_progress": round(idle_s, 3)}
     if stuck:
         return Health(False, f"stuck: no progress for {idle_s:.0f}s with work pending", detail)
@@ -103,8 +115,9 @@ class _HealthCollector(Collector):
 
     def collect(self) -> Iterable[Metric]:
         ready = self._server.ready()
-        yield GaugeMetricFamily(f"{NS}_ready", "1 while /readyz answers 200.",
-                                value=1.0 if ready.ok else 0.0)
+        yield GaugeMetricFamily(
+            f"{NS}_ready", "1 while /readyz answers 200.", value=1.0 if ready.ok else 0.0
+        )
 
 
 class HealthServer:
@@ -114,9 +127,16 @@ class HealthServer:
     :meth:`start` and :meth:`close`.
     """
 
-    def __init__(self, *, metrics: Metrics, stats: ServiceStats, host: str = "0.0.0.0",
-                 port: int = 9464, stall_after_s: float = 120.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        metrics: Metrics,
+        stats: ServiceStats,
+        host: str = "0.0.0.0",
+        port: int = 9464,
+        stall_after_s: float = 120.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.metrics = metrics
         self.stats = stats
         self.host = host
@@ -141,8 +161,9 @@ class HealthServer:
         return liveness(self.stats, stall_after_s=self.stall_after_s, now=self._clock())
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self._port,
-                                                  limit=MAX_LINE_BYTES)
+        self._server = await asyncio.start_server(
+            self._serve, self.host, self._port, limit=MAX_LINE_BYTES
+        )
         log.info("health.listening host=%s port=%d", self.host, self.port)
 
     async def close(self) -> None:
@@ -217,14 +238,22 @@ async def _read_request(reader: asyncio.StreamReader) -> str | None:
     return parts[1].split("?", 1)[0]
 
 
-_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error",
-            503: "Service Unavailable"}
+_REASONS = {
+    200: "OK",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
-async def _respond(writer: asyncio.StreamWriter, status: int, content_type: str,
-                   body: bytes) -> None:
-    head = (f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\n"
-            f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-            "Cache-Control: no-store\r\nConnection: close\r\n\r\n")
+async def _respond(
+    writer: asyncio.StreamWriter, status: int, content_type: str, body: bytes
+) -> None:
+    head = (
+        f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\n"
+        f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+        "Cache-Control: no-store\r\nConnection: close\r\n\r\n"
+    )
     writer.write(head.encode("latin-1") + body)
     await writer.drain()

@@ -46,23 +46,46 @@ from structlog.typing import EventDict, Processor, WrappedLogger
 LogFormat = Literal["auto", "json", "console"]
 
 REDACTED = "[REDACTED]"
-BODY_KEYS = frozenset({"payload", "output", "context", "messages", "payload_text",
-                       "payload_base64", "body", "value", "expected_output", "input_text"})
-_SENSITIVE_KEY = re.compile(r"key|passw|secret|token|authori[sz]ation|credential|cookie|sasl",
-                            re.IGNORECASE)
+BODY_KEYS = frozenset(
+    {
+        "payload",
+        "output",
+        "context",
+        "messages",
+        "payload_text",
+        "payload_base64",
+        "body",
+        "value",
+        "expected_output",
+        "input_text",
+    }
+)
+_SENSITIVE_KEY = re.compile(
+    r"key|passw|secret|token|authori[sz]ation|credential|cookie|sasl", re.IGNORECASE
+)
 _SECRET_TEXT = (
     (re.compile(r"\bsk-(?:ant-)?[A-Za-z0-9_\-]{6,}"), "sk-" + REDACTED),
     (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}"), r"\1 " + REDACTED),
-    (re.compile(r"(?i)\b(authorization|x-api-key|api[_-]?key|password|secret|token)"
-                r"(['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{4,}"), r"\1\2" + REDACTED),
+    (
+        re.compile(
+            r"(?i)\b(authorization|x-api-key|api[_-]?key|password|secret|token)"
+            r"(['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{4,}"
+        ),
+        r"\1\2" + REDACTED,
+    ),
 )
 _HANDLER_NAME = "groundguard"
 # The SDKs' HTTP transports (httpx2/httpcore2 under openai 3 and anthropic 2) log one INFO line
 # per request: chatter that costs CPU on every judge call, so they start at WARNING.
-PAYLOAD_LOGGERS = {"aiokafka": logging.WARNING, "openai": logging.INFO,
-                   "anthropic": logging.INFO, "httpx": logging.WARNING,
-                   "httpcore": logging.WARNING, "httpx2": logging.WARNING,
-                   "httpcore2": logging.WARNING}
+PAYLOAD_LOGGERS = {
+    "aiokafka": logging.WARNING,
+    "openai": logging.INFO,
+    "anthropic": logging.INFO,
+    "httpx": logging.WARNING,
+    "httpcore": logging.WARNING,
+    "httpx2": logging.WARNING,
+    "httpcore2": logging.WARNING,
+}
 HEADERS_READ = 256  # a trace id is looked for in a record's first headers, as the runtime reads
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
 
@@ -129,8 +152,9 @@ def _renderer(fmt: Literal["json", "console"], stream: TextIO) -> Processor:
     if fmt == "json":
         return structlog.processors.JSONRenderer(sort_keys=False, default=str)
     colors = bool(getattr(stream, "isatty", lambda: False)())
-    return structlog.dev.ConsoleRenderer(colors=colors,
-                                         exception_formatter=structlog.dev.plain_traceback)
+    return structlog.dev.ConsoleRenderer(
+        colors=colors, exception_formatter=structlog.dev.plain_traceback
+    )
 
 
 def shared_processors(*, debug_payloads: bool) -> list[Processor]:
@@ -151,8 +175,11 @@ def shared_processors(*, debug_payloads: bool) -> list[Processor]:
 # aiokafka's errors that every fresh start may log while the broker finishes setting up: no
 # group coordinator yet (the offsets topic is being created, or its leader elected), the group
 # still loading, a new topic's leader not yet elected. aiokafka retries them itself.
-_TRANSIENT_COORDINATOR_ERRORS = (GroupCoordinatorNotAvailableError, NotCoordinatorForGroupError,
-                                 GroupLoadInProgressError)
+_TRANSIENT_COORDINATOR_ERRORS = (
+    GroupCoordinatorNotAvailableError,
+    NotCoordinatorForGroupError,
+    GroupLoadInProgressError,
+)
 STARTUP_GRACE_S = 60.0  # default start-up window in which they are demoted to debug
 
 
@@ -160,10 +187,15 @@ def is_transient_startup_noise(record: logging.LogRecord) -> bool:
     """Whether ``record`` is one of aiokafka's known-transient start-up lines."""
     args = record.args if isinstance(record.args, tuple) else ()
     if record.name == "aiokafka.consumer.group_coordinator":
-        return (record.msg == "Group Coordinator Request failed: %s" and len(args) == 1
-                and isinstance(args[0], _TRANSIENT_COORDINATOR_ERRORS))
-    return (record.name == "aiokafka.cluster"
-            and record.msg == "Topic %s is not available during auto-create initialization")
+        return (
+            record.msg == "Group Coordinator Request failed: %s"
+            and len(args) == 1
+            and isinstance(args[0], _TRANSIENT_COORDINATOR_ERRORS)
+        )
+    return (
+        record.name == "aiokafka.cluster"
+        and record.msg == "Topic %s is not available during auto-create initialization"
+    )
 
 
 class TransientStartupNoise(logging.Filter):
@@ -178,16 +210,24 @@ class TransientStartupNoise(logging.Filter):
         self._until = clock() + grace_s
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if (record.levelno <= logging.DEBUG or not is_transient_startup_noise(record)
-                or self._clock() >= self._until):
+        if (
+            record.levelno <= logging.DEBUG
+            or not is_transient_startup_noise(record)
+            or self._clock() >= self._until
+        ):
             return True
         record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
 
 
-def configure_logging(*, log_format: LogFormat = "auto", level: str | int = "info",
-                      debug_payloads: bool = False, stream: TextIO | None = None,
-                      startup_grace_s: float = STARTUP_GRACE_S) -> None:
+def configure_logging(
+    *,
+    log_format: LogFormat = "auto",
+    level: str | int = "info",
+    debug_payloads: bool = False,
+    stream: TextIO | None = None,
+    startup_grace_s: float = STARTUP_GRACE_S,
+) -> None:
     """Configure structlog and the stdlib root logger; calling it again replaces the setup.
 
     For ``startup_grace_s`` seconds aiokafka's transient start-up errors are demoted to debug
@@ -196,16 +236,21 @@ def configure_logging(*, log_format: LogFormat = "auto", level: str | int = "inf
     numeric = level if isinstance(level, int) else logging.getLevelName(level.upper())
     shared = shared_processors(debug_payloads=debug_payloads)
     structlog.configure(
-        processors=[structlog.stdlib.filter_by_level, *shared,
-                    structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *shared,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=False,
     )
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared,
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                    _renderer(_choose_format(log_format, stream), stream)],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            _renderer(_choose_format(log_format, stream), stream),
+        ],
     )
     handler = logging.StreamHandler(stream)
     handler.set_name(_HANDLER_NAME)
@@ -266,7 +311,8 @@ class RecordContext:
 
 
 _RECORD: contextvars.ContextVar[RecordContext | None] = contextvars.ContextVar(
-    "groundguard_record", default=None)
+    "groundguard_record", default=None
+)
 
 
 def merge_record(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
@@ -281,14 +327,21 @@ def merge_record(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
         event_dict.setdefault("request_id", record.request_id)
     headers = record.headers
     trace_id = trace_id_from_headers(
-        None if headers is None else itertools.islice(headers, HEADERS_READ))
+        None if headers is None else itertools.islice(headers, HEADERS_READ)
+    )
     if trace_id is not None:
         event_dict.setdefault("trace_id", trace_id)
     return event_dict
 
 
-def mark_record(*, topic: str, partition: int, offset: int, request_id: str | None = None,
-                headers: Sequence[tuple[str, bytes | None]] | None = None) -> None:
+def mark_record(
+    *,
+    topic: str,
+    partition: int,
+    offset: int,
+    request_id: str | None = None,
+    headers: Sequence[tuple[str, bytes | None]] | None = None,
+) -> None:
     """Bind a record to every log line of the current task from here on, without a reset: a
     task runs in its own copy of the context, so this is the message task's binding."""
     _RECORD.set(RecordContext(topic, partition, offset, request_id, headers))
@@ -304,8 +357,14 @@ def bind_request_id(request_id: str) -> None:
 
 
 @contextlib.contextmanager
-def bind_record(*, topic: str, partition: int, offset: int, request_id: str | None = None,
-                headers: Sequence[tuple[str, bytes | None]] | None = None) -> Iterator[None]:
+def bind_record(
+    *,
+    topic: str,
+    partition: int,
+    offset: int,
+    request_id: str | None = None,
+    headers: Sequence[tuple[str, bytes | None]] | None = None,
+) -> Iterator[None]:
     """Bind a record's coordinates, request id and trace id to every log line in this block."""
     token = _RECORD.set(RecordContext(topic, partition, offset, request_id, headers))
     try:

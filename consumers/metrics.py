@@ -44,10 +44,15 @@ JudgeStatsProbe = Callable[[], BudgetStats | None]
 class Metrics:
     """The service's metrics. ``stats`` is read at every scrape; call the methods on events."""
 
-    def __init__(self, stats: ServiceStats | None = None, *,
-                 judge_stats: JudgeStatsProbe | None = None,
-                 breaker: BreakerProbe | None = None, budget: BudgetProbe | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        stats: ServiceStats | None = None,
+        *,
+        judge_stats: JudgeStatsProbe | None = None,
+        breaker: BreakerProbe | None = None,
+        budget: BudgetProbe | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """``judge_stats``: the budget layers' counters (``guard.budget_stats``); they supply
         the breaker and budget gauges unless ``breaker`` / ``budget`` probes are given."""
         self.registry = CollectorRegistry(auto_describe=True)
@@ -55,20 +60,40 @@ class Metrics:
         self.judge_stats = judge_stats
         self.breaker = breaker
         self.budget = budget
-        self._verdicts = Counter(f"{NS}_verdicts", "Verdicts published, by label and judge tier.",
-                                 ["label", "tier"], registry=self.registry)
-        self._latency = Histogram(f"{NS}_judge_latency_seconds",
-                                  "Time to a verdict (judge call, retries included), by tier.",
-                                  ["tier"], buckets=LATENCY_BUCKETS, registry=self.registry)
-        self._tokens = Counter(f"{NS}_judge_tokens", "Judge tokens, by model and kind "
-                               "(input, output, cached).", ["model", "kind"],
-                               registry=self.registry)
-        self._cost = Counter(f"{NS}_judge_cost_usd", "Judge spend in USD, by model.", ["model"],
-                             registry=self.registry)
-        self._cache_hits = Counter(f"{NS}_judge_cache_hits", "Verdicts served from the cache.",
-                                   registry=self.registry)
-        self._errors = Counter(f"{NS}_judge_errors", "Verdicts with label error, by error kind.",
-                               ["kind"], registry=self.registry)
+        self._verdicts = Counter(
+            f"{NS}_verdicts",
+            "Verdicts published, by label and judge tier.",
+            ["label", "tier"],
+            registry=self.registry,
+        )
+        self._latency = Histogram(
+            f"{NS}_judge_latency_seconds",
+            "Time to a verdict (judge call, retries included), by tier.",
+            ["tier"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._tokens = Counter(
+            f"{NS}_judge_tokens",
+            "Judge tokens, by model and kind (input, output, cached).",
+            ["model", "kind"],
+            registry=self.registry,
+        )
+        self._cost = Counter(
+            f"{NS}_judge_cost_usd",
+            "Judge spend in USD, by model.",
+            ["model"],
+            registry=self.registry,
+        )
+        self._cache_hits = Counter(
+            f"{NS}_judge_cache_hits", "Verdicts served from the cache.", registry=self.registry
+        )
+        self._errors = Counter(
+            f"{NS}_judge_errors",
+            "Verdicts with label error, by error kind.",
+            ["kind"],
+            registry=self.registry,
+        )
         self.registry.register(_StateCollector(self, clock))
 
     # ------------------------------------------------------------------ events
@@ -80,9 +105,11 @@ class Metrics:
         if tier != "none":
             self._latency.labels(tier).observe(max(verdict.latency_ms, 0.0) / 1000.0)
         model = verdict.judge.model
-        for kind, count in (("input", verdict.usage.input_tokens),
-                            ("output", verdict.usage.output_tokens),
-                            ("cached", verdict.usage.cached_tokens)):
+        for kind, count in (
+            ("input", verdict.usage.input_tokens),
+            ("output", verdict.usage.output_tokens),
+            ("cached", verdict.usage.cached_tokens),
+        ):
             if count:
                 self._tokens.labels(model, kind).inc(count)
         if verdict.cost_usd:
@@ -103,8 +130,9 @@ def _counter(name: str, doc: str, value: float) -> CounterMetricFamily:
     return CounterMetricFamily(f"{NS}_{name}", doc, value=value)
 
 
-def _gauge(name: str, doc: str, value: float | None = None,
-           labels: Sequence[str] | None = None) -> GaugeMetricFamily:
+def _gauge(
+    name: str, doc: str, value: float | None = None, labels: Sequence[str] | None = None
+) -> GaugeMetricFamily:
     return GaugeMetricFamily(f"{NS}_{name}", doc, value=value, labels=labels)
 
 
@@ -131,10 +159,14 @@ class _StateCollector(Collector):
             yield from self._judge(snapshot)
 
     def _judge(self, snapshot: BudgetStats) -> Iterable[Metric]:
-        yield _counter("judge_provider_calls", "Calls made to the judge provider, "
-                       "retries included.", float(snapshot.provider_calls))
-        retries = CounterMetricFamily(f"{NS}_judge_retries", "Judge calls retried, by error "
-                                      "kind.", labels=["kind"])
+        yield _counter(
+            "judge_provider_calls",
+            "Calls made to the judge provider, retries included.",
+            float(snapshot.provider_calls),
+        )
+        retries = CounterMetricFamily(
+            f"{NS}_judge_retries", "Judge calls retried, by error kind.", labels=["kind"]
+        )
         for kind, count in sorted(snapshot.retries.items()):
             retries.add_metric([kind], float(count))
         yield retries
@@ -142,31 +174,49 @@ class _StateCollector(Collector):
     def _service(self, stats: ServiceStats) -> Iterable[Metric]:
         for attr, name, doc in _COUNTERS:
             yield _counter(name, doc, float(getattr(stats, attr)))
-        dead = CounterMetricFamily(f"{NS}_dead_lettered", "Messages dead-lettered, by reason.",
-                                   labels=["reason"])
+        dead = CounterMetricFamily(
+            f"{NS}_dead_lettered", "Messages dead-lettered, by reason.", labels=["reason"]
+        )
         for reason, count in sorted(stats.dead_lettered.items()):
             dead.add_metric([reason], float(count))
         yield dead
         for attr, name, doc in _GAUGES:
             yield _gauge(name, doc, float(getattr(stats, attr)))
-        stopped = _gauge("intake_stopped", "1 when intake stopped (quota spent, key rejected), "
-                         "by reason.", labels=["reason"])
+        stopped = _gauge(
+            "intake_stopped",
+            "1 when intake stopped (quota spent, key rejected), by reason.",
+            labels=["reason"],
+        )
         stop = stats.intake_stopped
         stopped.add_metric([stop or ""], 1.0 if stop else 0.0)
         yield stopped
-        yield _gauge("buffered_bytes", "Input bytes held (in flight, waiting, unacknowledged); "
-                     "partitions pause at max_buffered_bytes.", float(stats.buffered_bytes))
-        yield _gauge("seconds_since_progress", "Seconds since a message last finished.",
-                     max(0.0, self._clock() - stats.last_progress))
+        yield _gauge(
+            "buffered_bytes",
+            "Input bytes held (in flight, waiting, unacknowledged); "
+            "partitions pause at max_buffered_bytes.",
+            float(stats.buffered_bytes),
+        )
+        yield _gauge(
+            "seconds_since_progress",
+            "Seconds since a message last finished.",
+            max(0.0, self._clock() - stats.last_progress),
+        )
 
     def _partitions(self, stats: ServiceStats) -> Iterable[Metric]:
         parts = stats.partitions
-        lag = _gauge("consumer_lag", "Messages not yet committed, per assigned partition.",
-                     labels=["topic", "partition"])
-        paused = _gauge("partition_paused", "1 while a partition is paused (buffer full).",
-                        labels=["topic", "partition"])
-        outstanding = _gauge("partition_outstanding", "Messages held per partition.",
-                             labels=["topic", "partition"])
+        lag = _gauge(
+            "consumer_lag",
+            "Messages not yet committed, per assigned partition.",
+            labels=["topic", "partition"],
+        )
+        paused = _gauge(
+            "partition_paused",
+            "1 while a partition is paused (buffer full).",
+            labels=["topic", "partition"],
+        )
+        outstanding = _gauge(
+            "partition_outstanding", "Messages held per partition.", labels=["topic", "partition"]
+        )
         for key, part in sorted(parts.items()):
             topic, partition = split_partition_key(key)
             if part.lag is not None:
@@ -176,8 +226,9 @@ class _StateCollector(Collector):
         yield lag
         yield paused
         yield outstanding
-        yield _gauge("assigned_partitions", "Partitions assigned to this consumer.",
-                     float(len(parts)))
+        yield _gauge(
+            "assigned_partitions", "Partitions assigned to this consumer.", float(len(parts))
+        )
 
     def _breaker(self, snapshot: BudgetStats | None) -> Iterable[Metric]:
         probe = self._metrics.breaker
@@ -187,13 +238,17 @@ class _StateCollector(Collector):
             state = snapshot.breaker.state.value
         else:
             return
-        family = _gauge("breaker_state", "1 for the judge circuit breaker's current state.",
-                        labels=["state"])
+        family = _gauge(
+            "breaker_state", "1 for the judge circuit breaker's current state.", labels=["state"]
+        )
         for name in BREAKER_STATES:
             family.add_metric([name], 1.0 if name == state else 0.0)
         yield family
-        yield _gauge("breaker_open", "1 while the judge circuit breaker is open.",
-                     1.0 if state == "open" else 0.0)
+        yield _gauge(
+            "breaker_open",
+            "1 while the judge circuit breaker is open.",
+            1.0 if state == "open" else 0.0,
+        )
 
     def _budget(self, snapshot: BudgetStats | None) -> Iterable[Metric]:
         probe = self._metrics.budget
@@ -203,8 +258,9 @@ class _StateCollector(Collector):
             left_usd = {w.window: float(w.left_usd) for w in snapshot.cost.windows}
         else:
             return
-        family = _gauge("budget_left_usd", "USD left in each judge cost budget window.",
-                        labels=["window"])
+        family = _gauge(
+            "budget_left_usd", "USD left in each judge cost budget window.", labels=["window"]
+        )
         for window, left in sorted(left_usd.items()):
             family.add_metric([window], float(left))
         yield family

@@ -49,20 +49,40 @@ class MessageSchema:
 
 
 MESSAGES: tuple[MessageSchema, ...] = (
-    MessageSchema("request", JudgeRequest, "validation", "groundguard request",
-                  "An answer to judge with its evidence, as producers publish it to the requests "
-                  "topic (default rag.responses). Unknown fields are ignored."),
-    MessageSchema("verdict", VerdictRecord, "serialization", "groundguard verdict",
-                  "The decision on one request, published to the verdicts topic (default "
-                  "guard.verdicts) with the input's topic/partition/offset."),
-    MessageSchema("quarantine", QuarantineRecord, "serialization", "groundguard quarantine record",
-                  "A failing (or, under fail-closed, undecided) response with its original "
-                  "payload and verdict, published to the quarantine topic (default "
-                  "guard.quarantine)."),
-    MessageSchema("dead-letter", DeadLetter, "serialization", "groundguard dead letter",
-                  "A message that could not be decoded or validated, with the original bytes, "
-                  "headers, source coordinates and the reason, published to the dead-letter topic "
-                  "(default guard.dlq)."),
+    MessageSchema(
+        "request",
+        JudgeRequest,
+        "validation",
+        "groundguard request",
+        "An answer to judge with its evidence, as producers publish it to the requests "
+        "topic (default rag.responses). Unknown fields are ignored.",
+    ),
+    MessageSchema(
+        "verdict",
+        VerdictRecord,
+        "serialization",
+        "groundguard verdict",
+        "The decision on one request, published to the verdicts topic (default "
+        "guard.verdicts) with the input's topic/partition/offset.",
+    ),
+    MessageSchema(
+        "quarantine",
+        QuarantineRecord,
+        "serialization",
+        "groundguard quarantine record",
+        "A failing (or, under fail-closed, undecided) response with its original "
+        "payload and verdict, published to the quarantine topic (default "
+        "guard.quarantine).",
+    ),
+    MessageSchema(
+        "dead-letter",
+        DeadLetter,
+        "serialization",
+        "groundguard dead letter",
+        "A message that could not be decoded or validated, with the original bytes, "
+        "headers, source coordinates and the reason, published to the dead-letter topic "
+        "(default guard.dlq).",
+    ),
 )
 
 
@@ -80,8 +100,10 @@ def _request_leniency(body: dict[str, Any]) -> None:
     props = body["properties"]
     props["id"]["anyOf"].insert(1, {"type": "integer"})
     props["id"]["description"] = "Integer ids are accepted and used as their decimal text."
-    props["expectedOutput"] = {**props["expected_output"],
-                               "description": "Accepted spelling of expected_output."}
+    props["expectedOutput"] = {
+        **props["expected_output"],
+        "description": "Accepted spelling of expected_output.",
+    }
 
 
 def generate(message: MessageSchema) -> dict[str, Any]:
@@ -91,8 +113,14 @@ def generate(message: MessageSchema) -> dict[str, Any]:
     body.pop("description", None)
     if message.model is JudgeRequest:
         _request_leniency(body)
-    return {"$schema": DRAFT, "$id": message.schema_id, "title": message.title,
-            "description": message.description, "x-schema-version": SCHEMA_VERSION, **body}
+    return {
+        "$schema": DRAFT,
+        "$id": message.schema_id,
+        "title": message.title,
+        "description": message.description,
+        "x-schema-version": SCHEMA_VERSION,
+        **body,
+    }
 
 
 def render(schema: dict[str, Any]) -> str:
@@ -124,8 +152,14 @@ def drift(directory: Path = SCHEMA_DIR) -> list[str]:
         have = path.read_text(encoding="utf-8") if path.exists() else ""
         if have == want:
             continue
-        diff = difflib.unified_diff(have.splitlines(), want.splitlines(), f"{path} (checked in)",
-                                    f"{name} (from the models)", lineterm="", n=1)
+        diff = difflib.unified_diff(
+            have.splitlines(),
+            want.splitlines(),
+            f"{path} (checked in)",
+            f"{name} (from the models)",
+            lineterm="",
+            n=1,
+        )
         problems.append("\n".join(list(diff)[:40]) if have else f"{path}: missing")
     return problems
 

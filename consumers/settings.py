@@ -91,23 +91,31 @@ class SecuritySettings(_Section):
         if not self.uses_ssl:
             return None
         context = ssl.create_default_context(
-            cafile=str(self.ssl_cafile) if self.ssl_cafile else None)
+            cafile=str(self.ssl_cafile) if self.ssl_cafile else None
+        )
         if self.ssl_certfile:
             password = self.ssl_key_password.get_secret_value() if self.ssl_key_password else None
-            context.load_cert_chain(str(self.ssl_certfile),
-                                    str(self.ssl_keyfile) if self.ssl_keyfile else None, password)
+            context.load_cert_chain(
+                str(self.ssl_certfile),
+                str(self.ssl_keyfile) if self.ssl_keyfile else None,
+                password,
+            )
         context.check_hostname = self.ssl_check_hostname
         return context
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments shared by aiokafka's consumer, producer and admin client."""
-        kwargs: dict[str, Any] = {"security_protocol": self.protocol.value,
-                                  "ssl_context": self.ssl_context()}
+        kwargs: dict[str, Any] = {
+            "security_protocol": self.protocol.value,
+            "ssl_context": self.ssl_context(),
+        }
         if self.uses_sasl:
             password = self.sasl_password.get_secret_value() if self.sasl_password else None
-            kwargs |= {"sasl_mechanism": (self.sasl_mechanism or SaslMechanism.PLAIN).value,
-                       "sasl_plain_username": self.sasl_username,
-                       "sasl_plain_password": password}
+            kwargs |= {
+                "sasl_mechanism": (self.sasl_mechanism or SaslMechanism.PLAIN).value,
+                "sasl_plain_username": self.sasl_username,
+                "sasl_plain_password": password,
+            }
         return kwargs
 
 
@@ -115,100 +123,159 @@ class KafkaTuning(_Section):
     """Client knobs; the defaults suit slow judges (seconds per message)."""
 
     auto_offset_reset: str = Field(
-        default=defaults.DEFAULT_KAFKA_AUTO_OFFSET_RESET, pattern="^(earliest|latest)$")
+        default=defaults.DEFAULT_KAFKA_AUTO_OFFSET_RESET, pattern="^(earliest|latest)$"
+    )
     max_poll_records: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS, ge=1)
     max_poll_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS, ge=1000)
     session_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS, ge=1000)
     heartbeat_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS, ge=100)
     request_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS, ge=1000)
     linger_ms: int = Field(default=defaults.DEFAULT_KAFKA_LINGER_MS, ge=0)
-    max_batch_size: int = Field(default=defaults.DEFAULT_KAFKA_MAX_BATCH_SIZE, ge=16_384,
-                                description="Producer bytes buffered per partition; aiokafka's "
-                                            "16 KiB default caps throughput at a few hundred "
-                                            "verdicts/s.")
-    poll_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_POLL_TIMEOUT_MS, ge=1, le=5000,
-                                 description="How long one getmany() waits for records.")
+    max_batch_size: int = Field(
+        default=defaults.DEFAULT_KAFKA_MAX_BATCH_SIZE,
+        ge=16_384,
+        description="Producer bytes buffered per partition; aiokafka's "
+        "16 KiB default caps throughput at a few hundred "
+        "verdicts/s.",
+    )
+    poll_timeout_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_POLL_TIMEOUT_MS,
+        ge=1,
+        le=5000,
+        description="How long one getmany() waits for records.",
+    )
     transaction_timeout_ms: int = Field(
-        default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS, ge=1000)
+        default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS, ge=1000
+    )
 
 
 class MetricsSettings(_Section):
     enabled: bool = True
     host: str = defaults.DEFAULT_METRICS_HOST
-    port: int = Field(default=defaults.DEFAULT_METRICS_PORT, ge=0, le=65535,
-                      description="Prometheus /metrics and /healthz, /readyz.")
-    stall_after_s: float = Field(default=defaults.DEFAULT_METRICS_STALL_AFTER_S, gt=0,
-                                 description="Unhealthy when work waits and nothing finished "
-                                             "for this long.")
+    port: int = Field(
+        default=defaults.DEFAULT_METRICS_PORT,
+        ge=0,
+        le=65535,
+        description="Prometheus /metrics and /healthz, /readyz.",
+    )
+    stall_after_s: float = Field(
+        default=defaults.DEFAULT_METRICS_STALL_AFTER_S,
+        gt=0,
+        description="Unhealthy when work waits and nothing finished for this long.",
+    )
 
 
 class LogSettings(_Section):
     level: str = Field(
-        default=defaults.DEFAULT_LOG_LEVEL, pattern="(?i)^(debug|info|warning|error|critical)$")
+        default=defaults.DEFAULT_LOG_LEVEL, pattern="(?i)^(debug|info|warning|error|critical)$"
+    )
     format: str = Field(default=defaults.DEFAULT_LOG_FORMAT, pattern="^(auto|json|console)$")
-    debug_payloads: bool = Field(default=False, description="Log message bodies (payload, "
-                                 "output, context, messages); never in production.")
+    debug_payloads: bool = Field(
+        default=False,
+        description="Log message bodies (payload, output, context, messages); never in production.",
+    )
     progress_interval_s: float = Field(
-        default=defaults.DEFAULT_LOG_PROGRESS_INTERVAL_S, ge=0,
+        default=defaults.DEFAULT_LOG_PROGRESS_INTERVAL_S,
+        ge=0,
         description="Log a service.progress line (counts, lag, judge spend and budget left) "
-        "this often; 0 turns it off.")
+        "this often; 0 turns it off.",
+    )
 
 
 class ServiceSettings(BaseSettings):
     """Everything ``groundguard run`` needs. See the module docstring for how it is read."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__",
-                                      extra="forbid", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True
+    )
 
     bootstrap_servers: str = Field(default=defaults.DEFAULT_BOOTSTRAP_SERVERS, min_length=1)
     topics: TopicSettings = Field(default_factory=TopicSettings)
     group_id: str = Field(default=defaults.DEFAULT_GROUP_ID, min_length=1)
     client_id: str = Field(default=defaults.DEFAULT_CLIENT_ID, min_length=1)
-    instance_id: str = Field(default_factory=socket.gethostname, min_length=1,
-                             description="Stable per replica (pod name); part of the "
-                                         "transactional id in exactly-once mode.")
+    instance_id: str = Field(
+        default_factory=socket.gethostname,
+        min_length=1,
+        description="Stable per replica (pod name); part of the "
+        "transactional id in exactly-once mode.",
+    )
     security: SecuritySettings = Field(default_factory=SecuritySettings)
-    concurrency: int = Field(default=defaults.DEFAULT_CONCURRENCY, ge=1, le=100_000,
-                             description="Judge calls in flight at once, over all partitions; "
-                                         "the judge's budget.max_in_flight follows it.")
-    partition_buffer: int = Field(default=defaults.DEFAULT_PARTITION_BUFFER, ge=1,
-                                  description="Messages held per partition (in flight, waiting "
-                                              "or unacknowledged) before it is paused.")
+    concurrency: int = Field(
+        default=defaults.DEFAULT_CONCURRENCY,
+        ge=1,
+        le=100_000,
+        description="Judge calls in flight at once, over all partitions; "
+        "the judge's budget.max_in_flight follows it.",
+    )
+    partition_buffer: int = Field(
+        default=defaults.DEFAULT_PARTITION_BUFFER,
+        ge=1,
+        description="Messages held per partition (in flight, waiting "
+        "or unacknowledged) before it is paused.",
+    )
     max_buffered_bytes: int = Field(
-        default=defaults.DEFAULT_MAX_BUFFERED_BYTES, ge=1_048_576,
+        default=defaults.DEFAULT_MAX_BUFFERED_BYTES,
+        ge=1_048_576,
         description="Input bytes (keys, values, headers) held over all partitions (in flight, "
-                    "waiting or unacknowledged) before partitions are paused: bounds memory "
-                    "when messages are big, as partition_buffer bounds their count.")
-    max_message_bytes: int = Field(default=defaults.DEFAULT_MAX_MESSAGE_BYTES, ge=64,
-                                   description="Larger messages go to the dead-letter topic.")
-    max_output_bytes: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_BYTES, ge=1024,
-                                  description="An output record larger than this (the broker's "
-                                              "default max.message.bytes is ~1 MB) is replaced "
-                                              "by a dead letter instead of failing to publish.")
+        "waiting or unacknowledged) before partitions are paused: bounds memory "
+        "when messages are big, as partition_buffer bounds their count.",
+    )
+    max_message_bytes: int = Field(
+        default=defaults.DEFAULT_MAX_MESSAGE_BYTES,
+        ge=64,
+        description="Larger messages go to the dead-letter topic.",
+    )
+    max_output_bytes: int = Field(
+        default=defaults.DEFAULT_MAX_OUTPUT_BYTES,
+        ge=1024,
+        description="An output record larger than this (the broker's "
+        "default max.message.bytes is ~1 MB) is replaced "
+        "by a dead letter instead of failing to publish.",
+    )
     guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
     transactional_id_prefix: str | None = Field(
-        default=None, description="Exactly-once only; the transactional id is prefix-instance_id.")
+        default=None, description="Exactly-once only; the transactional id is prefix-instance_id."
+    )
     ordering: Ordering = Ordering.NONE
     failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
-    commit_interval_s: float = Field(default=defaults.DEFAULT_COMMIT_INTERVAL_S, gt=0, le=60,
-                                     description="At-least-once: how often offsets are committed.")
+    commit_interval_s: float = Field(
+        default=defaults.DEFAULT_COMMIT_INTERVAL_S,
+        gt=0,
+        le=60,
+        description="At-least-once: how often offsets are committed.",
+    )
     transaction_interval_s: float = Field(
-        default=defaults.DEFAULT_TRANSACTION_INTERVAL_S, gt=0, le=60,
-        description="Exactly-once: how often finished messages are published in one transaction.")
-    drain_timeout_s: float = Field(default=defaults.DEFAULT_DRAIN_TIMEOUT_S, ge=0,
-                                   description="On SIGTERM, how long in-flight judgements may "
-                                               "finish before the rest is left for redelivery.")
-    revoke_timeout_s: float = Field(default=defaults.DEFAULT_REVOKE_TIMEOUT_S, ge=0,
-                                    description="On a rebalance, how long in-flight judgements "
-                                                "of revoked partitions may finish.")
-    publish_timeout_s: float = Field(default=defaults.DEFAULT_PUBLISH_TIMEOUT_S, gt=0,
-                                     description="How long one output may be retried before "
-                                                 "the service stops (offsets stay uncommitted).")
-    commit_timeout_s: float = Field(default=defaults.DEFAULT_COMMIT_TIMEOUT_S, gt=0,
-                                    description="How long one offset commit or one exactly-once "
-                                                "transaction may take; a commit that times out "
-                                                "is retried at the next interval, a transaction "
-                                                "that times out stops the service.")
+        default=defaults.DEFAULT_TRANSACTION_INTERVAL_S,
+        gt=0,
+        le=60,
+        description="Exactly-once: how often finished messages are published in one transaction.",
+    )
+    drain_timeout_s: float = Field(
+        default=defaults.DEFAULT_DRAIN_TIMEOUT_S,
+        ge=0,
+        description="On SIGTERM, how long in-flight judgements may "
+        "finish before the rest is left for redelivery.",
+    )
+    revoke_timeout_s: float = Field(
+        default=defaults.DEFAULT_REVOKE_TIMEOUT_S,
+        ge=0,
+        description="On a rebalance, how long in-flight judgements "
+        "of revoked partitions may finish.",
+    )
+    publish_timeout_s: float = Field(
+        default=defaults.DEFAULT_PUBLISH_TIMEOUT_S,
+        gt=0,
+        description="How long one output may be retried before "
+        "the service stops (offsets stay uncommitted).",
+    )
+    commit_timeout_s: float = Field(
+        default=defaults.DEFAULT_COMMIT_TIMEOUT_S,
+        gt=0,
+        description="How long one offset commit or one exactly-once "
+        "transaction may take; a commit that times out "
+        "is retried at the next interval, a transaction "
+        "that times out stops the service.",
+    )
     startup_timeout_s: float = Field(default=defaults.DEFAULT_STARTUP_TIMEOUT_S, gt=0)
     create_topics: bool = False
     topic_partitions: int = Field(default=defaults.DEFAULT_TOPIC_PARTITIONS, ge=1)
@@ -245,9 +312,13 @@ def one_concurrency_knob(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(judge, dict) or not isinstance(budget, dict):
         return data  # not a mapping: validation reports it
     if "max_in_flight" in budget:
-        warnings.warn("judge.budget.max_in_flight is deprecated in the service settings; set "
-                      "concurrency (it bounds judge calls in flight, and max_in_flight follows "
-                      "it)", FutureWarning, stacklevel=2)
+        warnings.warn(
+            "judge.budget.max_in_flight is deprecated in the service settings; set "
+            "concurrency (it bounds judge calls in flight, and max_in_flight follows "
+            "it)",
+            FutureWarning,
+            stacklevel=2,
+        )
         data = {**data, "concurrency": data.get("concurrency", budget["max_in_flight"])}
     concurrency = data.get("concurrency", defaults.DEFAULT_CONCURRENCY)
     try:
@@ -268,17 +339,32 @@ def _as_dict(value: Any) -> Any:
 def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
     problems: list[tuple[str, str, str]] = []
     if s.guarantee is Guarantee.EXACTLY_ONCE and not s.transactional_id_prefix:
-        problems.append(("transactional_id_prefix", "exactly_once needs a transactional id prefix",
-                         "set transactional_id_prefix (GROUNDGUARD_TRANSACTIONAL_ID_PREFIX), "
-                         "e.g. 'groundguard'; each replica adds its instance_id"))
+        problems.append(
+            (
+                "transactional_id_prefix",
+                "exactly_once needs a transactional id prefix",
+                "set transactional_id_prefix (GROUNDGUARD_TRANSACTIONAL_ID_PREFIX), "
+                "e.g. 'groundguard'; each replica adds its instance_id",
+            )
+        )
     problems += _security_problems(s.security)
     outputs = s.topics.outputs()
     if s.topics.requests in outputs:
-        problems.append(("topics.requests", "the requests topic is also an output topic",
-                         "use distinct topic names so verdicts are not judged again"))
+        problems.append(
+            (
+                "topics.requests",
+                "the requests topic is also an output topic",
+                "use distinct topic names so verdicts are not judged again",
+            )
+        )
     if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
-        problems.append(("judge.api_key_file", f"file {s.judge.api_key_file} does not exist",
-                         "point it at a file holding the API key"))
+        problems.append(
+            (
+                "judge.api_key_file",
+                f"file {s.judge.api_key_file} does not exist",
+                "point it at a file holding the API key",
+            )
+        )
     return problems
 
 
@@ -292,27 +378,52 @@ def _security_problems(sec: SecuritySettings) -> list[tuple[str, str, str]]:
     sasl_set = [name for name in _SASL_FIELDS if getattr(sec, name) is not None]
     if sasl_set and not sec.uses_sasl:
         want = "SASL_SSL" if sec.uses_ssl else "SASL_SSL (or SASL_PLAINTEXT)"
-        problems.append(("security.protocol", f"{', '.join(sasl_set)} set, but protocol "
-                         f"{sec.protocol} does not use SASL, so they would be ignored",
-                         f"set security.protocol: {want} (GROUNDGUARD_SECURITY__PROTOCOL="
-                         "SASL_SSL), or remove the security.sasl_ settings"))
+        problems.append(
+            (
+                "security.protocol",
+                f"{', '.join(sasl_set)} set, but protocol "
+                f"{sec.protocol} does not use SASL, so they would be ignored",
+                f"set security.protocol: {want} (GROUNDGUARD_SECURITY__PROTOCOL="
+                "SASL_SSL), or remove the security.sasl_ settings",
+            )
+        )
     ssl_set = [name for name in _SSL_FIELDS if getattr(sec, name) is not None]
     ssl_set += ["ssl_check_hostname"] if "ssl_check_hostname" in sec.model_fields_set else []
     if ssl_set and not sec.uses_ssl:
-        problems.append(("security.protocol", f"{', '.join(ssl_set)} set, but protocol "
-                         f"{sec.protocol} does not use TLS, so they would be ignored",
-                         "set security.protocol to SSL or SASL_SSL "
-                         "(GROUNDGUARD_SECURITY__PROTOCOL), or remove the security.ssl_ settings"))
+        problems.append(
+            (
+                "security.protocol",
+                f"{', '.join(ssl_set)} set, but protocol "
+                f"{sec.protocol} does not use TLS, so they would be ignored",
+                "set security.protocol to SSL or SASL_SSL "
+                "(GROUNDGUARD_SECURITY__PROTOCOL), or remove the security.ssl_ settings",
+            )
+        )
     if sec.uses_sasl and not (sec.sasl_username and sec.sasl_password):
-        problems.append(("security.sasl_username", f"{sec.protocol} needs a user and password",
-                         "set security.sasl_username and security.sasl_password "
-                         "(GROUNDGUARD_SECURITY__SASL_PASSWORD)"))
+        problems.append(
+            (
+                "security.sasl_username",
+                f"{sec.protocol} needs a user and password",
+                "set security.sasl_username and security.sasl_password "
+                "(GROUNDGUARD_SECURITY__SASL_PASSWORD)",
+            )
+        )
     for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile"):
         path = getattr(sec, name)
         if path is not None and not Path(path).is_file():
-            problems.append((f"security.{name}", f"file {path} does not exist",
-                             "point it at a readable PEM file"))
+            problems.append(
+                (
+                    f"security.{name}",
+                    f"file {path} does not exist",
+                    "point it at a readable PEM file",
+                )
+            )
     if sec.ssl_keyfile and not sec.ssl_certfile:
-        problems.append(("security.ssl_certfile", "a key file was given without a certificate",
-                         "set security.ssl_certfile to the client certificate"))
+        problems.append(
+            (
+                "security.ssl_certfile",
+                "a key file was given without a certificate",
+                "set security.ssl_certfile to the client certificate",
+            )
+        )
     return problems

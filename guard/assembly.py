@@ -31,9 +31,13 @@ def build_guard(settings: JudgeSettings, environ: Mapping[str, str]) -> Guard:
     return Guard(make_budgeted_judge(settings, environ), settings, price=make_pricer(settings))
 
 
-def make_budgeted_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
-                        retry: RetryPolicy | None = None,
-                        clock: Clock | None = None) -> BudgetedJudge:
+def make_budgeted_judge(
+    settings: JudgeSettings,
+    environ: Mapping[str, str],
+    *,
+    retry: RetryPolicy | None = None,
+    clock: Clock | None = None,
+) -> BudgetedJudge:
     """The judge of ``settings`` inside every layer of ``settings.budget``.
 
     Retries move out of the provider into the budget stack, beneath the concurrency bound and
@@ -50,13 +54,20 @@ def make_budgeted_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
     else:
         judge = make_judge(settings, environ, retry=NO_RETRY)
     fallback = make_fallback(settings, environ)
-    return build_budgeted_judge(judge, settings.budget, price=price, fallback=fallback,
-                                retry=retry or RetryPolicy(max_retries=settings.max_retries),
-                                clock=clock, screen=screen)
+    return build_budgeted_judge(
+        judge,
+        settings.budget,
+        price=price,
+        fallback=fallback,
+        retry=retry or RetryPolicy(max_retries=settings.max_retries),
+        clock=clock,
+        screen=screen,
+    )
 
 
-def make_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
-               retry: RetryPolicy | None = None) -> Judge:
+def make_judge(
+    settings: JudgeSettings, environ: Mapping[str, str], *, retry: RetryPolicy | None = None
+) -> Judge:
     """The judge for ``settings.provider``. :class:`ConfigError` when a key or setting is
     missing. ``retry`` overrides the retry policy of LLM judges (tests shrink its delays)."""
     if settings.provider in LLM_PROVIDERS:
@@ -92,8 +103,11 @@ def check_fallback(settings: JudgeSettings) -> JudgeSettings | None:
     if model is None:
         return None
     if settings.provider not in LLM_PROVIDERS:
-        raise ConfigError("budget.fallback_model", f"the {settings.provider.value} judge has no "
-                          "cheaper model", "use fallback_to_offline, or an LLM provider")
+        raise ConfigError(
+            "budget.fallback_model",
+            f"the {settings.provider.value} judge has no cheaper model",
+            "use fallback_to_offline, or an LLM provider",
+        )
     cheaper = settings.model_copy(update={"model": model})
     make_pricer(cheaper)
     return cheaper

@@ -99,8 +99,14 @@ class Guard:
     error that should stop intake (quota exhausted, 401/403).
     """
 
-    def __init__(self, judge: Judge, settings: JudgeSettings, *, price: Price | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        judge: Judge,
+        settings: JudgeSettings,
+        *,
+        price: Price | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.backend: Judge = judge
         self.settings = settings
         self.field_map = FieldMap(settings.field_map)
@@ -114,11 +120,15 @@ class Guard:
 
     def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest:
         """A request from raw bytes, text or a mapping; :class:`InvalidRequest` when impossible."""
-        obj = (payload if isinstance(payload, Mapping)
-               else strictjson.loads(payload, full_check=bool(self.field_map)))
+        obj = (
+            payload
+            if isinstance(payload, Mapping)
+            else strictjson.loads(payload, full_check=bool(self.field_map))
+        )
         if not isinstance(obj, Mapping):
-            raise InvalidRequest(f"expected a JSON object, got {type(obj).__name__}",
-                                 reason="not_an_object")
+            raise InvalidRequest(
+                f"expected a JSON object, got {type(obj).__name__}", reason="not_an_object"
+            )
         fields = self.field_map.apply(obj) if self.field_map else dict(obj)
         try:
             return JudgeRequest.model_validate(fields)
@@ -127,16 +137,18 @@ class Guard:
 
     # ---------------------------------------------------------------- prepare
 
-    def prepare(self, request: JudgeRequest, *,
-                message_key: str | None = None) -> PreparedCase | Verdict:
+    def prepare(
+        self, request: JudgeRequest, *, message_key: str | None = None
+    ) -> PreparedCase | Verdict:
         """The case to show a judge (the output's first window), or a verdict when none is
         needed (empty output/evidence). ``message_key`` is the stream's message key, for
         sampling by key."""
         cases = self.prepare_chunks(request, message_key=message_key)
         return cases if isinstance(cases, Verdict) else cases[0]
 
-    def prepare_chunks(self, request: JudgeRequest, *,
-                       message_key: str | None = None) -> list[PreparedCase] | Verdict:
+    def prepare_chunks(
+        self, request: JudgeRequest, *, message_key: str | None = None
+    ) -> list[PreparedCase] | Verdict:
         """One case per window of the output to judge (one unless ``on_truncated_output`` is
         ``judge_chunks`` and the output is longer than ``max_output_chars``), or a verdict
         when none is needed. Bounded work: linear in the request's size."""
@@ -146,24 +158,41 @@ class Guard:
         if not pieces:
             return self._empty_output(request, request_id, output_cut)
         if not coverage.complete and coverage.policy != "pass":
-            return self._unjudgeable_output(request, request_id, output_cut, coverage,
-                                            scan_request(pieces, (), None))
+            return self._unjudgeable_output(
+                request, request_id, output_cut, coverage, scan_request(pieces, (), None)
+            )
         source = self.source_of(request)
         question = self._question(request)
-        queries = ([f"{request.output} {request.question or ''}"] if len(pieces) == 1
-                   else [f"{p} {question or ''}" for p in pieces])
+        queries = (
+            [f"{request.output} {request.question or ''}"]
+            if len(pieces) == 1
+            else [f"{p} {question or ''}" for p in pieces]
+        )
         renders = render_for_queries(request, source, s.max_context_chars, queries)
         if not renders[0].passages:
             truncation = Truncation(context=renders[0].cut, output=output_cut)
-            return self._no_evidence(request, request_id, truncation, coverage,
-                                     scan_request(pieces, (), None))
+            return self._no_evidence(
+                request, request_id, truncation, coverage, scan_request(pieces, (), None)
+            )
         injections = tuple(scan_request(pieces, renders, question)[:MAX_INJECTION_FINDINGS])
-        return [PreparedCase(
-            request_id=request_id, output=piece, evidence=rendered.text,
-            passages=rendered.passages, source=source, mode=s.mode, threshold=s.threshold,
-            question=question, truncation=Truncation(context=rendered.cut, output=output_cut),
-            injections=injections, message_key=message_key, coverage=coverage, window=number,
-        ) for number, (piece, rendered) in enumerate(zip(pieces, renders, strict=True), 1)]
+        return [
+            PreparedCase(
+                request_id=request_id,
+                output=piece,
+                evidence=rendered.text,
+                passages=rendered.passages,
+                source=source,
+                mode=s.mode,
+                threshold=s.threshold,
+                question=question,
+                truncation=Truncation(context=rendered.cut, output=output_cut),
+                injections=injections,
+                message_key=message_key,
+                coverage=coverage,
+                window=number,
+            )
+            for number, (piece, rendered) in enumerate(zip(pieces, renders, strict=True), 1)
+        ]
 
     def _output_windows(self, request: JudgeRequest) -> tuple[list[str], Cut, OutputCoverage]:
         """The windows of the sanitized output a judge will see (those with a word), what was
@@ -175,8 +204,13 @@ class Guard:
         pieces = [p for p in pieces if _LETTER_OR_DIGIT.search(p)]  # nothing to judge in others
         judged = sum(map(len, pieces))
         cut = Cut(original_chars=len(clean), kept_chars=judged, truncated=not complete)
-        coverage = OutputCoverage(policy=s.on_truncated_output, total_chars=len(clean),
-                                  judged_chars=judged, chunks=len(pieces), complete=complete)
+        coverage = OutputCoverage(
+            policy=s.on_truncated_output,
+            total_chars=len(clean),
+            judged_chars=judged,
+            chunks=len(pieces),
+            complete=complete,
+        )
         return pieces, cut, coverage
 
     def source_of(self, request: JudgeRequest) -> ContextField:
@@ -203,8 +237,9 @@ class Guard:
         :class:`~guard.providers.base.Judge` itself is ``guard.backend``. Large requests are
         prepared in a worker thread, so their CPU never blocks the event loop for long.
         """
-        cases = await off_loop(request_chars(request), self.prepare_chunks, request,
-                               message_key=message_key)
+        cases = await off_loop(
+            request_chars(request), self.prepare_chunks, request, message_key=message_key
+        )
         if isinstance(cases, Verdict):
             return cases
         verdicts: list[Verdict] = []
@@ -248,66 +283,123 @@ class Guard:
 
     # ---------------------------------------------------------------- verdicts
 
-    def _verdict(self, request: JudgeRequest, request_id: str, truncation: Truncation,
-                 **fields: Any) -> Verdict:
+    def _verdict(
+        self, request: JudgeRequest, request_id: str, truncation: Truncation, **fields: Any
+    ) -> Verdict:
         """A verdict on ``request`` with the fields every verdict carries."""
         fields.setdefault("judge", self._judge_info())
-        return Verdict(request_id=request_id, threshold=self.settings.threshold,
-                       mode=self.settings.mode, source=self.source_of(request),
-                       truncation=truncation, metadata=request.metadata, **fields)
+        return Verdict(
+            request_id=request_id,
+            threshold=self.settings.threshold,
+            mode=self.settings.mode,
+            source=self.source_of(request),
+            truncation=truncation,
+            metadata=request.metadata,
+            **fields,
+        )
 
     def _judge_info(self, outcome: JudgeOutcome | None = None) -> JudgeInfo:
         if outcome is None:
-            return JudgeInfo(provider=self.backend.provider, model=self.backend.model,
-                             prompt_version=PROMPT_VERSION, tier="none")
-        return JudgeInfo(provider=outcome.provider, model=outcome.model,
-                         prompt_version=PROMPT_VERSION, tier=outcome.tier, cached=outcome.cached,
-                         fallback_reason=outcome.fallback_reason, unsure=outcome.unsure)
+            return JudgeInfo(
+                provider=self.backend.provider,
+                model=self.backend.model,
+                prompt_version=PROMPT_VERSION,
+                tier="none",
+            )
+        return JudgeInfo(
+            provider=outcome.provider,
+            model=outcome.model,
+            prompt_version=PROMPT_VERSION,
+            tier=outcome.tier,
+            cached=outcome.cached,
+            fallback_reason=outcome.fallback_reason,
+            unsure=outcome.unsure,
+        )
 
     def _empty_output(self, request: JudgeRequest, request_id: str, output_cut: Cut) -> Verdict:
         truncation = Truncation(context=_no_cut(), output=output_cut)
         return self._verdict(
-            request, request_id, truncation, label=Label.ERROR, reason="empty_output",
+            request,
+            request_id,
+            truncation,
+            label=Label.ERROR,
+            reason="empty_output",
             explanation="The output is empty or has no words; there is nothing to judge.",
-            error=ErrorInfo(kind="empty_output", message="output has no letters or digits",
-                            retriable=False))
+            error=ErrorInfo(
+                kind="empty_output", message="output has no letters or digits", retriable=False
+            ),
+        )
 
-    def _no_evidence(self, request: JudgeRequest, request_id: str, truncation: Truncation,
-                     coverage: OutputCoverage,
-                     injections: list[InjectionFinding]) -> Verdict:
+    def _no_evidence(
+        self,
+        request: JudgeRequest,
+        request_id: str,
+        truncation: Truncation,
+        coverage: OutputCoverage,
+        injections: list[InjectionFinding],
+    ) -> Verdict:
         source = self.source_of(request).value
         return self._verdict(
-            request, request_id, truncation, label=Label.FAIL, reason="no_evidence",
-            score=0.0, hallucinated=True, injections=injections[:MAX_INJECTION_FINDINGS],
+            request,
+            request_id,
+            truncation,
+            label=Label.FAIL,
+            reason="no_evidence",
+            score=0.0,
+            hallucinated=True,
+            injections=injections[:MAX_INJECTION_FINDINGS],
             coverage=coverage,
             explanation=f"The grounding source '{source}' is missing or empty, so no claim of "
-            "the output can be supported; failing closed.")
+            "the output can be supported; failing closed.",
+        )
 
-    def _unjudgeable_output(self, request: JudgeRequest, request_id: str, output_cut: Cut,
-                            coverage: OutputCoverage,
-                            injections: list[InjectionFinding]) -> Verdict:
+    def _unjudgeable_output(
+        self,
+        request: JudgeRequest,
+        request_id: str,
+        output_cut: Cut,
+        coverage: OutputCoverage,
+        injections: list[InjectionFinding],
+    ) -> Verdict:
         s = self.settings
         most = s.max_output_chunks if coverage.policy == "judge_chunks" else 1
         nothing = {"judged_chars": 0, "chunks": 0}
         return self._verdict(
-            request, request_id, Truncation(context=_no_cut(), output=output_cut.model_copy(
-                update={"kept_chars": 0})),
-            label=Label.FAIL, reason=TRUNCATED_REASON, score=0.0, hallucinated=True,
+            request,
+            request_id,
+            Truncation(context=_no_cut(), output=output_cut.model_copy(update={"kept_chars": 0})),
+            label=Label.FAIL,
+            reason=TRUNCATED_REASON,
+            score=0.0,
+            hallucinated=True,
             coverage=coverage.model_copy(update=nothing),
             injections=injections[:MAX_INJECTION_FINDINGS],
             explanation=f"The output has {coverage.total_chars} characters, more than "
             f"{most} window(s) of {s.max_output_chars} can judge (on_truncated_output: "
             f"{coverage.policy}); text that is never judged never passes, so it fails without "
-            "a judge call.")
+            "a judge call.",
+        )
 
     def _skipped(self, request: JudgeRequest, case: PreparedCase, reason: str) -> Verdict:
-        return self._verdict(request, case.request_id, case.truncation, label=Label.SKIPPED,
-                             reason=reason, injections=list(case.injections),
-                             coverage=case.coverage,
-                             explanation=f"Not judged: {reason}.")
+        return self._verdict(
+            request,
+            case.request_id,
+            case.truncation,
+            label=Label.SKIPPED,
+            reason=reason,
+            injections=list(case.injections),
+            coverage=case.coverage,
+            explanation=f"Not judged: {reason}.",
+        )
 
-    def _error(self, request: JudgeRequest, case: PreparedCase, exc: JudgeError,
-               latency_ms: float, outcome: JudgeOutcome | None = None) -> Verdict:
+    def _error(
+        self,
+        request: JudgeRequest,
+        case: PreparedCase,
+        exc: JudgeError,
+        latency_ms: float,
+        outcome: JudgeOutcome | None = None,
+    ) -> Verdict:
         if exc.stops_intake:
             self.intake_stop_reason = exc.kind
         message = redact(str(exc), self._secrets)
@@ -315,31 +407,61 @@ class Guard:
         if outcome is not None:
             spent = {"usage": outcome.usage, "cost_usd": self._cost(outcome)}
         return self._verdict(
-            request, case.request_id, case.truncation, label=Label.ERROR, reason=exc.kind,
+            request,
+            case.request_id,
+            case.truncation,
+            label=Label.ERROR,
+            reason=exc.kind,
             explanation=f"The judge could not decide: {message}",
             error=ErrorInfo(kind=exc.kind, message=message, retriable=exc.retriable),
-            injections=list(case.injections), coverage=case.coverage, latency_ms=latency_ms,
-            **spent)
+            injections=list(case.injections),
+            coverage=case.coverage,
+            latency_ms=latency_ms,
+            **spent,
+        )
 
-    def _decided(self, request: JudgeRequest, case: PreparedCase, outcome: JudgeOutcome,
-                 scored: Scored, latency_ms: float) -> Verdict:
-        claims, quote_check = check_quotes(_claims(outcome),
-                                           "\n\n".join(p.text for p in case.passages))
+    def _decided(
+        self,
+        request: JudgeRequest,
+        case: PreparedCase,
+        outcome: JudgeOutcome,
+        scored: Scored,
+        latency_ms: float,
+    ) -> Verdict:
+        claims, quote_check = check_quotes(
+            _claims(outcome), "\n\n".join(p.text for p in case.passages)
+        )
         return self._verdict(
-            request, case.request_id, case.truncation, label=scored.label, score=scored.score,
-            raw_score=scored.raw, hallucinated=scored.hallucinated,
-            explanation=outcome.assessment.explanation, claims=claims,
-            unsupported_claims=[UnsupportedClaim(claim=c.claim, reason=c.reason)
-                                for c in claims if not c.supported],
-            quote_check=quote_check, injections=list(case.injections),
-            coverage=case.coverage, judge=self._judge_info(outcome),
-            confidence=outcome.confidence, usage=outcome.usage, cost_usd=self._cost(outcome),
-            latency_ms=latency_ms)
+            request,
+            case.request_id,
+            case.truncation,
+            label=scored.label,
+            score=scored.score,
+            raw_score=scored.raw,
+            hallucinated=scored.hallucinated,
+            explanation=outcome.assessment.explanation,
+            claims=claims,
+            unsupported_claims=[
+                UnsupportedClaim(claim=c.claim, reason=c.reason) for c in claims if not c.supported
+            ],
+            quote_check=quote_check,
+            injections=list(case.injections),
+            coverage=case.coverage,
+            judge=self._judge_info(outcome),
+            confidence=outcome.confidence,
+            usage=outcome.usage,
+            cost_usd=self._cost(outcome),
+            latency_ms=latency_ms,
+        )
 
 
 def _claims(outcome: JudgeOutcome) -> list[ClaimVerdict]:
-    return [ClaimVerdict(claim=c.claim, supported=c.supported, reason=c.reason,
-                         evidence_quote=c.evidence_quote) for c in outcome.assessment.claims]
+    return [
+        ClaimVerdict(
+            claim=c.claim, supported=c.supported, reason=c.reason, evidence_quote=c.evidence_quote
+        )
+        for c in outcome.assessment.claims
+    ]
 
 
 def _no_cut() -> Cut:

@@ -125,13 +125,17 @@ class UnsupportedClaim(BaseModel):
 class InjectionFinding(BaseModel):
     """Instruction-like text aimed at the judge, found inside the judged text."""
 
-    kind: Literal["override_instructions", "score_request", "fake_verdict", "role_marker",
-                  "fence_forgery"]
+    kind: Literal[
+        "override_instructions", "score_request", "fake_verdict", "role_marker", "fence_forgery"
+    ]
     location: Literal["output", "evidence", "attribute"] = Field(
         description="output; evidence (documents, turns, question); attribute (a document's "
-        "id or source, a tool's name).")
-    excerpt: str = Field(description="The text around the match; 'base64: ...' when the "
-                         "instruction was hidden in base64.")
+        "id or source, a tool's name)."
+    )
+    excerpt: str = Field(
+        description="The text around the match; 'base64: ...' when the "
+        "instruction was hidden in base64."
+    )
 
 
 class Cut(BaseModel):
@@ -156,11 +160,14 @@ class OutputCoverage(BaseModel):
     policy: TruncatedOutputPolicy = Field(
         description="on_truncated_output: 'judge_chunks' judges the output in consecutive "
         "windows (up to max_output_chunks), 'fail' fails an output longer than one window, "
-        "'pass' judges the first window only (complete is then false).")
+        "'pass' judges the first window only (complete is then false)."
+    )
     total_chars: int = Field(description="Characters of the sanitized output.")
     judged_chars: int = Field(description="Characters shown to the judge, over all chunks.")
-    chunks: int = Field(description="How many windows of the output were shown to a judge "
-                        "(0: none, the output failed as too long).")
+    chunks: int = Field(
+        description="How many windows of the output were shown to a judge "
+        "(0: none, the output failed as too long)."
+    )
     complete: bool = Field(description="Whether every part of the output was shown to a judge.")
 
 
@@ -223,8 +230,10 @@ class Verdict(BaseModel):
     injections: list[InjectionFinding] = Field(default_factory=list)
     truncation: Truncation
     coverage: OutputCoverage | None = Field(
-        default=None, description="Which part of the output was judged (None: no output to "
-        "judge). A pass never leaves text unjudged unless on_truncated_output is 'pass'.")
+        default=None,
+        description="Which part of the output was judged (None: no output to "
+        "judge). A pass never leaves text unjudged unless on_truncated_output is 'pass'.",
+    )
     source: ContextField
     judge: JudgeInfo
     confidence: float | None = Field(

@@ -32,10 +32,24 @@ from guard.models import JudgeRequest, Label, Verdict
 
 DEFAULT_CONCURRENCY = defaults.DEFAULT_REPLAY_CONCURRENCY
 WINDOW_FACTOR = 4
-_TRUE_WORDS = frozenset({"true", "1", "yes", "y", "hallucinated", "hallucination", "fail",
-                         "failed", "unsupported", "ungrounded", "not_grounded"})
-_FALSE_WORDS = frozenset({"false", "0", "no", "n", "grounded", "pass", "passed", "faithful",
-                          "supported", "ok"})
+_TRUE_WORDS = frozenset(
+    {
+        "true",
+        "1",
+        "yes",
+        "y",
+        "hallucinated",
+        "hallucination",
+        "fail",
+        "failed",
+        "unsupported",
+        "ungrounded",
+        "not_grounded",
+    }
+)
+_FALSE_WORDS = frozenset(
+    {"false", "0", "no", "n", "grounded", "pass", "passed", "faithful", "supported", "ok"}
+)
 
 
 class ReplayGuard(Protocol):
@@ -184,10 +198,18 @@ class _Result:
 class _Run:
     """The state of one replay: counters, the in-order writer, the bounded window."""
 
-    def __init__(self, guard: ReplayGuard, out: TextIO, *, concurrency: int,
-                 label_field: str | None, invert_label: bool, total: int | None,
-                 on_progress: Callable[[ReplayProgress], None] | None,
-                 on_bad_line: Callable[[BadLine], None] | None) -> None:
+    def __init__(
+        self,
+        guard: ReplayGuard,
+        out: TextIO,
+        *,
+        concurrency: int,
+        label_field: str | None,
+        invert_label: bool,
+        total: int | None,
+        on_progress: Callable[[ReplayProgress], None] | None,
+        on_bad_line: Callable[[BadLine], None] | None,
+    ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.guard, self.out, self.concurrency = guard, out, concurrency
@@ -279,36 +301,57 @@ class _Run:
             self.matrix["undecided"] += 1
         else:
             cell = ("t" if verdict.hallucinated == label else "f") + (
-                "p" if verdict.hallucinated else "n")
+                "p" if verdict.hallucinated else "n"
+            )
             self.matrix[cell] += 1
 
     def progress(self) -> ReplayProgress:
         return ReplayProgress(
-            read=self.read, done=sum(self.labels.values()) + len(self.bad),
-            passed=self.labels[Label.PASS.value], failed=self.labels[Label.FAIL.value],
-            errors=self.labels[Label.ERROR.value], skipped=self.labels[Label.SKIPPED.value],
-            bad_lines=len(self.bad), elapsed_s=time.monotonic() - self.started, total=self.total)
+            read=self.read,
+            done=sum(self.labels.values()) + len(self.bad),
+            passed=self.labels[Label.PASS.value],
+            failed=self.labels[Label.FAIL.value],
+            errors=self.labels[Label.ERROR.value],
+            skipped=self.labels[Label.SKIPPED.value],
+            bad_lines=len(self.bad),
+            elapsed_s=time.monotonic() - self.started,
+            total=self.total,
+        )
 
     def summary(self) -> ReplaySummary:
         confusion = None
         if self.label_field is not None:
-            confusion = Confusion(**{k: self.matrix[k] for k in
-                                     ("tp", "fp", "tn", "fn", "undecided", "unlabelled")})
+            confusion = Confusion(
+                **{k: self.matrix[k] for k in ("tp", "fp", "tn", "fn", "undecided", "unlabelled")}
+            )
         judged = sum(self.labels.values())
         return ReplaySummary(
-            lines=self.read, judged=judged, by_label=dict(self.labels), by_tier=dict(self.tiers),
+            lines=self.read,
+            judged=judged,
+            by_label=dict(self.labels),
+            by_tier=dict(self.tiers),
             bad_lines=sorted(self.bad, key=lambda b: b.line),
             mean_latency_ms=sum(self.latencies) / judged if judged else 0.0,
-            cost_usd=self.cost, elapsed_s=time.monotonic() - self.started,
-            label_field=self.label_field, confusion=confusion,
-            stopped=self.guard.intake_stop_reason)
+            cost_usd=self.cost,
+            elapsed_s=time.monotonic() - self.started,
+            label_field=self.label_field,
+            confusion=confusion,
+            stopped=self.guard.intake_stop_reason,
+        )
 
 
-async def replay(guard: ReplayGuard, lines: Iterable[str] | AsyncIterable[str], out: TextIO, *,
-                 concurrency: int = DEFAULT_CONCURRENCY, label_field: str | None = None,
-                 invert_label: bool = False, total: int | None = None,
-                 on_progress: Callable[[ReplayProgress], None] | None = None,
-                 on_bad_line: Callable[[BadLine], None] | None = None) -> ReplaySummary:
+async def replay(
+    guard: ReplayGuard,
+    lines: Iterable[str] | AsyncIterable[str],
+    out: TextIO,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    label_field: str | None = None,
+    invert_label: bool = False,
+    total: int | None = None,
+    on_progress: Callable[[ReplayProgress], None] | None = None,
+    on_bad_line: Callable[[BadLine], None] | None = None,
+) -> ReplaySummary:
     """Judge every JSONL request in ``lines``, write verdicts to ``out``, return the summary.
 
     ``total`` (the number of lines, when known) lets progress report an ETA. Bad lines never
@@ -316,9 +359,16 @@ async def replay(guard: ReplayGuard, lines: Iterable[str] | AsyncIterable[str], 
     An error that stops intake (quota exhausted, key rejected) stops reading: the lines in
     flight finish, the rest are not read, and ``summary.stopped`` says why.
     """
-    run = _Run(guard, out, concurrency=concurrency, label_field=label_field,
-               invert_label=invert_label, total=total, on_progress=on_progress,
-               on_bad_line=on_bad_line)
+    run = _Run(
+        guard,
+        out,
+        concurrency=concurrency,
+        label_field=label_field,
+        invert_label=invert_label,
+        total=total,
+        on_progress=on_progress,
+        on_bad_line=on_bad_line,
+    )
     async with asyncio.TaskGroup() as group:
         group.create_task(run.feed(lines))
         for _ in range(concurrency):
@@ -330,8 +380,13 @@ def format_progress(progress: ReplayProgress) -> str:
     """One status line: count, rate, pass/fail/error so far, ETA."""
     count = f"{progress.done}/{progress.total}" if progress.total else str(progress.done)
     eta = progress.eta_s
-    parts = [f"{count} lines", f"{progress.rate:.1f}/s", f"pass {progress.passed}",
-             f"fail {progress.failed}", f"error {progress.errors}"]
+    parts = [
+        f"{count} lines",
+        f"{progress.rate:.1f}/s",
+        f"pass {progress.passed}",
+        f"fail {progress.failed}",
+        f"error {progress.errors}",
+    ]
     if progress.skipped:
         parts.append(f"skipped {progress.skipped}")
     if progress.bad_lines:
@@ -346,12 +401,13 @@ def format_summary(summary: ReplaySummary) -> str:
     rate = summary.judged / summary.elapsed_s if summary.elapsed_s > 0 else 0.0
     rows = [("lines read", str(summary.lines)), ("judged", str(summary.judged))]
     rows += [(f"  {label.value}", str(summary.by_label.get(label.value, 0))) for label in Label]
-    rows += [("bad lines", str(len(summary.bad_lines))),
-             ("decided by", ", ".join(f"{k} {v}" for k, v in sorted(summary.by_tier.items()))
-              or "-"),
-             ("mean judge latency", f"{summary.mean_latency_ms:.1f} ms"),
-             ("cost", f"${summary.cost_usd:.6f}"),
-             ("elapsed", f"{summary.elapsed_s:.2f} s ({rate:.1f} lines/s)")]
+    rows += [
+        ("bad lines", str(len(summary.bad_lines))),
+        ("decided by", ", ".join(f"{k} {v}" for k, v in sorted(summary.by_tier.items())) or "-"),
+        ("mean judge latency", f"{summary.mean_latency_ms:.1f} ms"),
+        ("cost", f"${summary.cost_usd:.6f}"),
+        ("elapsed", f"{summary.elapsed_s:.2f} s ({rate:.1f} lines/s)"),
+    ]
     lines = ["replay summary", *_table(rows)]
     if summary.stopped:
         lines.append(f"  STOPPED EARLY: {summary.stopped} (the remaining lines were not read)")
@@ -378,9 +434,15 @@ def _confusion_lines(c: Confusion, label_field: str) -> list[str]:
         f"  {'':22}{'judged fail':>13}{'judged pass':>13}",
         f"  {'labelled hallucinated':22}{c.tp:>13}{c.fn:>13}",
         f"  {'labelled grounded':22}{c.fp:>13}{c.tn:>13}",
-        *_table([("balanced accuracy", _fmt(c.balanced_accuracy)),
-                 ("precision", _fmt(c.precision)), ("recall (TPR)", _fmt(c.recall)),
-                 ("TNR", _fmt(c.tnr)), ("accuracy", _fmt(c.accuracy)),
-                 ("undecided (error/skipped)", str(c.undecided)),
-                 ("unlabelled", str(c.unlabelled))]),
+        *_table(
+            [
+                ("balanced accuracy", _fmt(c.balanced_accuracy)),
+                ("precision", _fmt(c.precision)),
+                ("recall (TPR)", _fmt(c.recall)),
+                ("TNR", _fmt(c.tnr)),
+                ("accuracy", _fmt(c.accuracy)),
+                ("undecided (error/skipped)", str(c.undecided)),
+                ("unlabelled", str(c.unlabelled)),
+            ]
+        ),
     ]

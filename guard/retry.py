@@ -26,8 +26,13 @@ log = logging.getLogger("guard.retry")
 
 
 def _log_retry(attempt: int, error: JudgeError, delay_s: float) -> None:
-    log.warning("judge.retry attempt=%d kind=%s status=%s delay_s=%.3f", attempt, error.kind,
-                error.status, delay_s)
+    log.warning(
+        "judge.retry attempt=%d kind=%s status=%s delay_s=%.3f",
+        attempt,
+        error.kind,
+        error.status,
+        delay_s,
+    )
 
 
 @dataclass(frozen=True)

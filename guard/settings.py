@@ -37,8 +37,12 @@ class JudgeSettings(BaseModel):
     max_retries: int = Field(default=defaults.DEFAULT_MAX_RETRIES, ge=0, le=10)
     max_tokens: int = Field(default=defaults.DEFAULT_MAX_TOKENS, gt=0)
     mode: ScoringMode = ScoringMode.SCALE5
-    threshold: float = Field(default=defaults.DEFAULT_THRESHOLD, gt=0.0, le=1.0,
-                             description="Pass at score >= threshold; 0 would pass everything.")
+    threshold: float = Field(
+        default=defaults.DEFAULT_THRESHOLD,
+        gt=0.0,
+        le=1.0,
+        description="Pass at score >= threshold; 0 would pass everything.",
+    )
     context_field: ContextField = ContextField.CONTEXT
     max_context_chars: int = Field(default=defaults.DEFAULT_MAX_CONTEXT_CHARS, ge=100)
     max_output_chars: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_CHARS, ge=100)
@@ -50,7 +54,9 @@ class JudgeSettings(BaseModel):
         "(the verdict's coverage says so). Failures have reason output_truncated.",
     )
     max_output_chunks: int = Field(
-        default=defaults.DEFAULT_MAX_OUTPUT_CHUNKS, ge=1, le=16,
+        default=defaults.DEFAULT_MAX_OUTPUT_CHUNKS,
+        ge=1,
+        le=16,
         description="judge_chunks: at most this many windows (judge calls) per output.",
     )
     injection_policy: Literal["flag", "fail", "error"] = Field(
@@ -65,7 +71,9 @@ class JudgeSettings(BaseModel):
         "message, e.g. {'output': '/response/text', 'context': 'retrieval.docs'}.",
     )
     cascade_confidence: float = Field(
-        default=defaults.DEFAULT_CASCADE_CONFIDENCE, ge=0.0, le=1.0,
+        default=defaults.DEFAULT_CASCADE_CONFIDENCE,
+        ge=0.0,
+        le=1.0,
         description="Cascade: the offline verdict stands when its confidence is at least this.",
     )
     price_file: Path | None = Field(default=None, description="Extra or overriding prices.")
@@ -74,11 +82,14 @@ class JudgeSettings(BaseModel):
         description="OpenAI endpoint: chat completions or the Responses API.",
     )
     cascade_provider: Provider = Field(
-        default=Provider.OPENAI, description="Cascade: the LLM judge consulted when the offline "
+        default=Provider.OPENAI,
+        description="Cascade: the LLM judge consulted when the offline "
         "verdict is not confident enough (openai or anthropic).",
     )
     fake_latency_s: float = Field(
-        default=defaults.DEFAULT_FAKE_LATENCY_S, ge=0.0, le=600.0,
+        default=defaults.DEFAULT_FAKE_LATENCY_S,
+        ge=0.0,
+        le=600.0,
         description="provider fake only: seconds each judgement takes (tests and benchmarks).",
     )
     budget: BudgetSettings = Field(

@@ -24,8 +24,18 @@ import orjson
 
 from guard.errors import InvalidRequest
 
-REQUEST_KEYS = ("output", "context", "messages", "question", "input", "expected_output",
-                "expectedOutput", "context_field", "id", "metadata")
+REQUEST_KEYS = (
+    "output",
+    "context",
+    "messages",
+    "question",
+    "input",
+    "expected_output",
+    "expectedOutput",
+    "context_field",
+    "id",
+    "metadata",
+)
 ITEM_KEYS = ("text", "id", "source", "role", "content", "name")  # of documents and turns
 
 
@@ -73,8 +83,9 @@ def may_hide_duplicates(payload: bytes, obj: Any) -> bool:
     if b"\\u" in payload:
         return True
     seen = _read_keys(obj)
-    return any(payload.count(b'"%s"' % key.encode()) > seen[key]
-               for key in (*REQUEST_KEYS, *ITEM_KEYS))
+    return any(
+        payload.count(b'"%s"' % key.encode()) > seen[key] for key in (*REQUEST_KEYS, *ITEM_KEYS)
+    )
 
 
 def loads(payload: bytes | str, *, full_check: bool = False) -> Any:
@@ -85,8 +96,9 @@ def loads(payload: bytes | str, *, full_check: bool = False) -> Any:
         try:
             payload.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidRequest(f"invalid UTF-8 at byte {exc.start}",
-                                 reason="invalid_utf8") from exc
+            raise InvalidRequest(
+                f"invalid UTF-8 at byte {exc.start}", reason="invalid_utf8"
+            ) from exc
     try:
         found = orjson.loads(payload)
     except orjson.JSONDecodeError as exc:

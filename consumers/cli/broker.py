@@ -49,15 +49,23 @@ class LocalBroker:
         if not SCRIPT.is_file():
             raise BrokerUnavailable(
                 f"no local broker script at {SCRIPT}: run from a source checkout, or give "
-                "--bootstrap HOST:PORT of a running Kafka")
+                "--bootstrap HOST:PORT of a running Kafka"
+            )
         env = {**os.environ, "GROUNDGUARD_KAFKA_HOME": str(self.home)}
         try:
-            subprocess.run([str(SCRIPT), *args, "--port", str(self.port)], env=env, check=True,
-                           timeout=START_TIMEOUT_S, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True)
+            subprocess.run(
+                [str(SCRIPT), *args, "--port", str(self.port)],
+                env=env,
+                check=True,
+                timeout=START_TIMEOUT_S,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         except subprocess.CalledProcessError as exc:
-            raise BrokerUnavailable(f"scripts/kafka {args[0]} failed: {exc.stderr.strip()}"
-                                    ) from exc
+            raise BrokerUnavailable(
+                f"scripts/kafka {args[0]} failed: {exc.stderr.strip()}"
+            ) from exc
         except subprocess.TimeoutExpired as exc:
             raise BrokerUnavailable(f"scripts/kafka {args[0]} timed out") from exc
 

@@ -76,25 +76,44 @@ def load_samples(path: Path | None = None) -> list[Sample]:
 
 def demo_settings(bootstrap: str, judge: JudgeSettings, run_id: str) -> ServiceSettings:
     prefix = f"demo-{run_id}"
-    topics = TopicSettings(requests=f"{prefix}.rag.responses", verdicts=f"{prefix}.verdicts",
-                           quarantine=f"{prefix}.quarantine", dlq=f"{prefix}.dlq")
-    return ServiceSettings(bootstrap_servers=bootstrap, topics=topics, group_id=prefix,
-                           client_id=prefix, instance_id="demo", concurrency=32,
-                           commit_interval_s=0.5, create_topics=True,
-                           topic_partitions=PARTITIONS, metrics=MetricsSettings(enabled=False),
-                           judge=judge)
+    topics = TopicSettings(
+        requests=f"{prefix}.rag.responses",
+        verdicts=f"{prefix}.verdicts",
+        quarantine=f"{prefix}.quarantine",
+        dlq=f"{prefix}.dlq",
+    )
+    return ServiceSettings(
+        bootstrap_servers=bootstrap,
+        topics=topics,
+        group_id=prefix,
+        client_id=prefix,
+        instance_id="demo",
+        concurrency=32,
+        commit_interval_s=0.5,
+        create_topics=True,
+        topic_partitions=PARTITIONS,
+        metrics=MetricsSettings(enabled=False),
+        judge=judge,
+    )
 
 
 async def _produce(settings: ServiceSettings, samples: list[Sample]) -> None:
     from aiokafka import AIOKafkaProducer
 
-    producer = AIOKafkaProducer(bootstrap_servers=settings.bootstrap_servers, acks="all",
-                                enable_idempotence=True)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.bootstrap_servers, acks="all", enable_idempotence=True
+    )
     await producer.start()
     try:
-        sent = [await producer.send(settings.topics.requests, s.value, key=s.key.encode(),
-                                    headers=[("traceparent", _traceparent())])
-                for s in samples]
+        sent = [
+            await producer.send(
+                settings.topics.requests,
+                s.value,
+                key=s.key.encode(),
+                headers=[("traceparent", _traceparent())],
+            )
+            for s in samples
+        ]
         await asyncio.gather(*sent)
     finally:
         await producer.stop()
@@ -104,13 +123,18 @@ def _traceparent() -> bytes:
     return f"00-{uuid.uuid4().hex}-{uuid.uuid4().hex[:16]}-01".encode()
 
 
-async def _read_topic(settings: ServiceSettings, topic: str, expected: int,
-                      timeout_s: float) -> list[dict[str, Any]]:
+async def _read_topic(
+    settings: ServiceSettings, topic: str, expected: int, timeout_s: float
+) -> list[dict[str, Any]]:
     from aiokafka import AIOKafkaConsumer
 
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=settings.bootstrap_servers,
-                                auto_offset_reset="earliest", enable_auto_commit=False,
-                                group_id=None)
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=settings.bootstrap_servers,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        group_id=None,
+    )
     await consumer.start()
     found: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout_s
@@ -123,8 +147,12 @@ async def _read_topic(settings: ServiceSettings, topic: str, expected: int,
     return found
 
 
-async def _wait_for_all(stats: ServiceStats, total: int, timeout_s: float,
-                        on_tick: Callable[[ServiceStats], None] | None) -> None:
+async def _wait_for_all(
+    stats: ServiceStats,
+    total: int,
+    timeout_s: float,
+    on_tick: Callable[[ServiceStats], None] | None,
+) -> None:
     deadline = time.monotonic() + timeout_s
     while _done(stats) < total and time.monotonic() < deadline:
         if on_tick is not None:
@@ -138,8 +166,13 @@ def _done(stats: ServiceStats) -> int:
     return sum(stats.verdicts.values()) + stats.dead_letters_total
 
 
-async def screen(settings: ServiceSettings, samples: list[Sample], *, timeout_s: float,
-                 on_tick: Callable[[ServiceStats], None] | None = None) -> DemoResult:
+async def screen(
+    settings: ServiceSettings,
+    samples: list[Sample],
+    *,
+    timeout_s: float,
+    on_tick: Callable[[ServiceStats], None] | None = None,
+) -> DemoResult:
     """Produce ``samples``, run the service until all are handled, read the outputs back."""
     started = time.monotonic()
     await ensure_topics(settings)
@@ -154,38 +187,52 @@ async def screen(settings: ServiceSettings, samples: list[Sample], *, timeout_s:
     return await _collect(settings, samples, stats, time.monotonic() - started)
 
 
-async def _collect(settings: ServiceSettings, samples: list[Sample], stats: ServiceStats,
-                   elapsed_s: float) -> DemoResult:
+async def _collect(
+    settings: ServiceSettings, samples: list[Sample], stats: ServiceStats, elapsed_s: float
+) -> DemoResult:
     topics, read_s = settings.topics, 30.0
     judged = sum(stats.verdicts.values())
     verdicts = await _read_topic(settings, topics.verdicts, judged, read_s)
     quarantined = await _read_topic(settings, topics.quarantine, stats.quarantined, read_s)
     letters = await _read_topic(settings, topics.dlq, stats.dead_letters_total, read_s)
     return DemoResult(
-        produced=len(samples), verdicts={v["request_id"]: v for v in verdicts},
-        quarantined=[q["request_id"] for q in quarantined], dead_letters=letters,
-        expected={s.key: s.expected for s in samples}, elapsed_s=elapsed_s)
+        produced=len(samples),
+        verdicts={v["request_id"]: v for v in verdicts},
+        quarantined=[q["request_id"] for q in quarantined],
+        dead_letters=letters,
+        expected={s.key: s.expected for s in samples},
+        elapsed_s=elapsed_s,
+    )
 
 
 # --------------------------------------------------------------------------- the whole demo
 
 
-async def run_demo(judge: JudgeSettings, *, bootstrap: str | None, timeout_s: float,
-                   say: Callable[[str], None],
-                   on_tick: Callable[[ServiceStats], None] | None = None) -> DemoResult:
+async def run_demo(
+    judge: JudgeSettings,
+    *,
+    bootstrap: str | None,
+    timeout_s: float,
+    say: Callable[[str], None],
+    on_tick: Callable[[ServiceStats], None] | None = None,
+) -> DemoResult:
     samples = load_samples()
     with tempfile.TemporaryDirectory(prefix="groundguard-demo-") as home:
         broker = None
         if bootstrap is None:
-            say("starting a local Kafka broker on 127.0.0.1 (the first run downloads its jars "
-                "from Maven Central) ...")
+            say(
+                "starting a local Kafka broker on 127.0.0.1 (the first run downloads its jars "
+                "from Maven Central) ..."
+            )
             broker = LocalBroker(Path(home))
             await asyncio.to_thread(broker.start, fresh=True)
             bootstrap = broker.bootstrap
         try:
             settings = demo_settings(bootstrap, judge, uuid.uuid4().hex[:8])
-            say(f"broker {bootstrap}; producing {len(samples)} messages to "
-                f"{settings.topics.requests}; judge: {judge.provider.value}")
+            say(
+                f"broker {bootstrap}; producing {len(samples)} messages to "
+                f"{settings.topics.requests}; judge: {judge.provider.value}"
+            )
             return await screen(settings, samples, timeout_s=timeout_s, on_tick=on_tick)
         finally:
             if broker is not None:
@@ -212,18 +259,23 @@ def format_result(result: DemoResult) -> str:
         score = verdict.get("score")
         mark = "" if outcomes.get(key) == want else "  <-- differs"
         why = _why(verdict) if verdict else _dead_reason(result, key)
-        lines.append(f"{key:<16} {want:<12} {outcomes.get(key, 'missing'):<12} "
-                     f"{'' if score is None else f'{score:.2f}':>5}  {_short(why, 70)}{mark}")
+        lines.append(
+            f"{key:<16} {want:<12} {outcomes.get(key, 'missing'):<12} "
+            f"{'' if score is None else f'{score:.2f}':>5}  {_short(why, 70)}{mark}"
+        )
     labels = Counter(v["label"] for v in result.verdicts.values())
     reasons = Counter(d["reason"] for d in result.dead_letters)
-    lines += ["", f"messages produced: {result.produced}",
-              f"verdicts published: {len(result.verdicts)} "
-              f"({', '.join(f'{k} {v}' for k, v in sorted(labels.items()))})",
-              f"quarantined: {len(result.quarantined)}",
-              f"dead-lettered: {len(result.dead_letters)} "
-              f"({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))})",
-              f"as expected: {result.matches} of {len(result.expected)}",
-              f"elapsed: {result.elapsed_s:.1f} s"]
+    lines += [
+        "",
+        f"messages produced: {result.produced}",
+        f"verdicts published: {len(result.verdicts)} "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(labels.items()))})",
+        f"quarantined: {len(result.quarantined)}",
+        f"dead-lettered: {len(result.dead_letters)} "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))})",
+        f"as expected: {result.matches} of {len(result.expected)}",
+        f"elapsed: {result.elapsed_s:.1f} s",
+    ]
     return "\n".join(lines)
 
 
@@ -236,9 +288,11 @@ def _dead_reason(result: DemoResult, key: str) -> str:
 
 def progress_line(stats: ServiceStats, total: int) -> str:
     labels = ", ".join(f"{k} {v}" for k, v in sorted(stats.verdicts.items()))
-    return (f"handled {_done(stats)}/{total}: verdicts ({labels or 'none yet'}), "
-            f"quarantined {stats.quarantined}, dead-lettered {stats.dead_letters_total}, "
-            f"in flight {stats.in_flight}")
+    return (
+        f"handled {_done(stats)}/{total}: verdicts ({labels or 'none yet'}), "
+        f"quarantined {stats.quarantined}, dead-lettered {stats.dead_letters_total}, "
+        f"in flight {stats.in_flight}"
+    )
 
 
 __all__ = ["DemoResult", "Sample", "format_result", "load_samples", "run_demo", "screen"]

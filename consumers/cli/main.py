@@ -30,8 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Catch ungrounded (hallucinated) RAG and agent answers before they reach "
         "people: judge one answer, replay files, or screen a Kafka stream.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
-                        help="print the installed version and exit")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {_version()}",
+        help="print the installed version and exit",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"consumers.cli.commands.{name}").register(subparsers)

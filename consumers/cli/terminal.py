@@ -44,8 +44,10 @@ class StatusLine:
 def _score_line(verdict: Verdict) -> str:
     if verdict.score is None:
         return f"{verdict.label.value.upper()}"
-    return (f"{verdict.label.value.upper()}  score {verdict.score:.2f} "
-            f"(raw {verdict.raw_score}, {verdict.mode.value}, pass at >= {verdict.threshold})")
+    return (
+        f"{verdict.label.value.upper()}  score {verdict.score:.2f} "
+        f"(raw {verdict.raw_score}, {verdict.mode.value}, pass at >= {verdict.threshold})"
+    )
 
 
 def _claim_lines(verdict: Verdict) -> list[str]:
@@ -57,25 +59,31 @@ def _claim_lines(verdict: Verdict) -> list[str]:
             lines.append(f"              why: {claim.reason}")
         if claim.evidence_quote:
             found = "  [quote NOT found in evidence]" if claim.quote_found is False else ""
-            lines.append(f"              quote: \"{claim.evidence_quote}\"{found}")
+            lines.append(f'              quote: "{claim.evidence_quote}"{found}')
     return lines
 
 
 def _fact_lines(verdict: Verdict) -> list[str]:
-    lines = [f"injection: {f.kind} in {f.location}: \"{f.excerpt}\"" for f in verdict.injections]
-    for name, cut in (("evidence", verdict.truncation.context),
-                      ("output", verdict.truncation.output)):
+    lines = [f'injection: {f.kind} in {f.location}: "{f.excerpt}"' for f in verdict.injections]
+    for name, cut in (
+        ("evidence", verdict.truncation.context),
+        ("output", verdict.truncation.output),
+    ):
         if cut.truncated:
             lines.append(f"truncated {name}: kept {cut.kept_chars} of {cut.original_chars} chars")
     if verdict.quote_check.fabricated:
-        lines.append(f"quote check: {verdict.quote_check.fabricated} of "
-                     f"{verdict.quote_check.quotes} quotes not found in the evidence")
+        lines.append(
+            f"quote check: {verdict.quote_check.fabricated} of "
+            f"{verdict.quote_check.quotes} quotes not found in the evidence"
+        )
     judge = verdict.judge
     extra = ", cached" if judge.cached else ""
     extra += f", fallback: {judge.fallback_reason}" if judge.fallback_reason else ""
-    lines.append(f"judge: {judge.provider}/{judge.model} ({judge.tier}, {judge.prompt_version}"
-                 f"{extra}); {verdict.usage.input_tokens}+{verdict.usage.output_tokens} tokens, "
-                 f"${verdict.cost_usd:.6f}, {verdict.latency_ms:.0f} ms")
+    lines.append(
+        f"judge: {judge.provider}/{judge.model} ({judge.tier}, {judge.prompt_version}"
+        f"{extra}); {verdict.usage.input_tokens}+{verdict.usage.output_tokens} tokens, "
+        f"${verdict.cost_usd:.6f}, {verdict.latency_ms:.0f} ms"
+    )
     return lines
 
 

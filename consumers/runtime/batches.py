@@ -98,7 +98,7 @@ class LenientRecords:
         self._pos = start + LOG_OVERHEAD + length
         if not isinstance(batch, FAST_BATCH):
             return batch  # message format v0/v1: no headers
-        return _Batch(batch, self._data[start:self._pos])
+        return _Batch(batch, self._data[start : self._pos])
 
 
 def install() -> None:

@@ -73,19 +73,22 @@ def _with_id(request: JudgeRequest, origin: Origin) -> JudgeRequest:
     return request.model_copy(update={"id": request_id})
 
 
-def decode(record: RecordLike | Origin, *, parse: Callable[[Any], JudgeRequest],
-           max_bytes: int) -> Decoded | DeadLetter:
+def decode(
+    record: RecordLike | Origin, *, parse: Callable[[Any], JudgeRequest], max_bytes: int
+) -> Decoded | DeadLetter:
     """The record's request, or a dead letter saying why there is none. Never raises for the
     record's content (an unreadable record raises; :mod:`message` dead-letters it)."""
     origin = record if isinstance(record, Origin) else origin_of(record)
     value = origin.value
     if value is None:
-        return deadletters.build(origin, "invalid_request",
-                                 "the record has no value (a tombstone)")
+        return deadletters.build(origin, "invalid_request", "the record has no value (a tombstone)")
     if len(value) > max_bytes:
-        return deadletters.build(origin, "oversized",
-                                 f"the value is {len(value)} bytes; the limit "
-                                 f"(max_message_bytes) is {max_bytes}", keep_bytes=max_bytes)
+        return deadletters.build(
+            origin,
+            "oversized",
+            f"the value is {len(value)} bytes; the limit (max_message_bytes) is {max_bytes}",
+            keep_bytes=max_bytes,
+        )
     try:
         request = parse_exact(value, parse)
     except InvalidRequest as exc:
@@ -120,4 +123,3 @@ def parse_exact(value: bytes, parse: Callable[[Any], JudgeRequest]) -> JudgeRequ
     """``parse(value)``, but big integers reach the core as integers, not floats."""
     exact = exact_json(value)
     return parse(value if exact is None else exact)
-

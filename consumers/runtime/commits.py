@@ -68,33 +68,42 @@ class CommitPolicy(Protocol):
     interval_s: float  # how often the loop commits
     commit_after_fatal: bool  # whether the shutdown commits after a fatal error
 
-    async def deliver(self, part: Partition, offset: int, outputs: list[OutRecord],
-                      refused: Refused) -> list[OutRecord]:
+    async def deliver(
+        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+    ) -> list[OutRecord]:
         """Publish (or stage) one message's ``outputs``; the records delivered. Raises
         :class:`PublishFailed` (after recording it as fatal) when they cannot be."""
         ...
 
-    async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None:
-        ...
+    async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None: ...
 
     async def close(self) -> None: ...
 
 
-def policy_for(settings: ServiceSettings, consumer: Consumer, producer: Producer,
-               stats: ServiceStats, fatal: Fatal, *, batch_bytes: int) -> CommitPolicy:
+def policy_for(
+    settings: ServiceSettings,
+    consumer: Consumer,
+    producer: Producer,
+    stats: ServiceStats,
+    fatal: Fatal,
+    *,
+    batch_bytes: int,
+) -> CommitPolicy:
     if settings.guarantee is Guarantee.EXACTLY_ONCE:
         return TransactionCommits(settings, consumer, producer, stats, fatal)
     return OffsetCommits(settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes)
 
 
-def _committed(stats: ServiceStats, parts: list[Partition],
-               offsets: dict[TopicPartition, int]) -> None:
+def _committed(
+    stats: ServiceStats, parts: list[Partition], offsets: dict[TopicPartition, int]
+) -> None:
     for part in parts:
         if part.tp in offsets:
             part.tracker.mark_committed(offsets[part.tp])
     stats.commits += 1
-    log.debug("offsets.committed", offsets={f"{tp.topic}-{tp.partition}": o
-                                           for tp, o in offsets.items()})
+    log.debug(
+        "offsets.committed", offsets={f"{tp.topic}-{tp.partition}": o for tp, o in offsets.items()}
+    )
 
 
 class Commits:
@@ -106,8 +115,14 @@ class Commits:
         self._lock = asyncio.Lock()
         self.waiting = 0  # commits waiting for the one in progress
 
-    async def commit(self, parts: list[Partition], timeout_s: float, *, revoking: bool = False,
-                     draining: bool = False) -> None:
+    async def commit(
+        self,
+        parts: list[Partition],
+        timeout_s: float,
+        *,
+        revoking: bool = False,
+        draining: bool = False,
+    ) -> None:
         if not parts:
             return
         self.waiting += 1
@@ -130,8 +145,16 @@ class OffsetCommits:
 
     commit_after_fatal = True
 
-    def __init__(self, settings: ServiceSettings, consumer: Consumer, producer: Producer,
-                 stats: ServiceStats, fatal: Fatal, *, batch_bytes: int) -> None:
+    def __init__(
+        self,
+        settings: ServiceSettings,
+        consumer: Consumer,
+        producer: Producer,
+        stats: ServiceStats,
+        fatal: Fatal,
+        *,
+        batch_bytes: int,
+    ) -> None:
         self.settings = settings
         self.interval_s = settings.commit_interval_s
         self._consumer = consumer
@@ -140,13 +163,18 @@ class OffsetCommits:
         self._fatal = fatal
         self._batch_bytes = batch_bytes
 
-    async def deliver(self, part: Partition, offset: int, outputs: list[OutRecord],
-                      refused: Refused) -> list[OutRecord]:
+    async def deliver(
+        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+    ) -> list[OutRecord]:
         try:
-            delivered = await publish(self._producer, outputs,
-                                      timeout_s=self.settings.publish_timeout_s,
-                                      on_retry=self._count_retry, refused=refused,
-                                      batch_bytes=self._batch_bytes)
+            delivered = await publish(
+                self._producer,
+                outputs,
+                timeout_s=self.settings.publish_timeout_s,
+                on_retry=self._count_retry,
+                refused=refused,
+                batch_bytes=self._batch_bytes,
+            )
         except PublishFailed as exc:
             self._fatal.fail(exc)
             raise
@@ -196,8 +224,14 @@ class TransactionCommits:
 
     commit_after_fatal = False  # a restart fences the producer and aborts what is open
 
-    def __init__(self, settings: ServiceSettings, consumer: Consumer, producer: Producer,
-                 stats: ServiceStats, fatal: Fatal) -> None:
+    def __init__(
+        self,
+        settings: ServiceSettings,
+        consumer: Consumer,
+        producer: Producer,
+        stats: ServiceStats,
+        fatal: Fatal,
+    ) -> None:
         self.settings = settings
         self.interval_s = settings.transaction_interval_s
         self._consumer = consumer
@@ -207,8 +241,9 @@ class TransactionCommits:
         self._failing_since: float | None = None
         self._abandoned: set[asyncio.Task[None]] = set()  # transactions that timed out
 
-    async def deliver(self, part: Partition, offset: int, outputs: list[OutRecord],
-                      refused: Refused) -> list[OutRecord]:
+    async def deliver(
+        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+    ) -> list[OutRecord]:
         part.ready[offset] = outputs  # published with its offset in the next transaction
         return outputs
 
@@ -236,8 +271,10 @@ class TransactionCommits:
             task.cancel()
             self._abandoned.add(task)
             task.add_done_callback(self._abandoned.discard)
-            message = (f"the transaction did not end within {timeout_s:.0f}s (commit_timeout_s); "
-                       "its outcome is unknown, a restart fences and aborts it")
+            message = (
+                f"the transaction did not end within {timeout_s:.0f}s (commit_timeout_s); "
+                "its outcome is unknown, a restart fences and aborts it"
+            )
             if draining:
                 log.error("transaction.timed_out", error=message)
                 return
@@ -249,8 +286,11 @@ class TransactionCommits:
             for part, offset, outs in taken:  # kept until the partition is revoked, or retried
                 part.ready[offset] = outs
             if isinstance(exc, Fenced):
-                log.warning("transaction.fenced", error=str(exc),
-                            action="aborted; the partitions' new owner publishes them")
+                log.warning(
+                    "transaction.fenced",
+                    error=str(exc),
+                    action="aborted; the partitions' new owner publishes them",
+                )
                 return
             self._failed(exc)
             return
@@ -259,8 +299,7 @@ class TransactionCommits:
         self._stats.published += len(records)
         _committed(self._stats, parts, offsets)
 
-    async def _transact(self, records: list[OutRecord],
-                        offsets: dict[TopicPartition, int]) -> None:
+    async def _transact(self, records: list[OutRecord], offsets: dict[TopicPartition, int]) -> None:
         async with self._producer.transaction():
             failed = await send_all(self._producer, records)
             if failed:
@@ -276,8 +315,9 @@ class TransactionCommits:
             self._fatal.fail(PublishFailed(f"transaction failed: {exc!r}"))
             raise self._fatal.error from exc  # type: ignore[misc]
         self._stats.publish_retries += 1
-        log.warning("transaction.retry", error=repr(exc),
-                    failing_for_s=round(now - self._failing_since, 1))
+        log.warning(
+            "transaction.retry", error=repr(exc), failing_for_s=round(now - self._failing_since, 1)
+        )
 
     async def close(self) -> None:
         for task in list(self._abandoned):

@@ -45,8 +45,8 @@ def failure_detail(step: str, exc: BaseException) -> str:
 
 # --------------------------------------------------------------------------- build
 
-def build(origin: Origin, reason: str, detail: str, *,
-          keep_bytes: int | None = None) -> DeadLetter:
+
+def build(origin: Origin, reason: str, detail: str, *, keep_bytes: int | None = None) -> DeadLetter:
     """A dead letter holding the original bytes (at most ``keep_bytes`` of them)."""
     value = origin.value or b""
     kept = value if keep_bytes is None else value[:keep_bytes]
@@ -56,9 +56,12 @@ def build(origin: Origin, reason: str, detail: str, *,
         text, encoded = None, base64.b64encode(kept).decode("ascii")
     return DeadLetter(
         reason=reason,  # one of the literals by construction
-        detail=detail, input=origin.source,
-        payload_text=text, payload_base64=encoded,
-        payload_truncated=len(kept) < len(value), payload_bytes=len(value),
+        detail=detail,
+        input=origin.source,
+        payload_text=text,
+        payload_base64=encoded,
+        payload_truncated=len(kept) < len(value),
+        payload_bytes=len(value),
         **copied_headers(origin.headers),
     )
 
@@ -67,8 +70,10 @@ def copied_headers(headers: Headers) -> dict[str, Any]:
     """The ``headers`` and ``headers_withheld`` fields of a dead letter: credentials are never
     copied (:func:`consumers.runtime.headers.is_credential`), only named."""
     kept, withheld = safe_headers(headers)
-    return {"headers": {header_name(name): as_text(data) for name, data in kept},
-            "headers_withheld": [header_name(name) for name in shown_names(withheld)]}
+    return {
+        "headers": {header_name(name): as_text(data) for name, data in kept},
+        "headers_withheld": [header_name(name) for name in shown_names(withheld)],
+    }
 
 
 def salvage(record: RecordLike) -> Origin | SourceCoordinates:
@@ -77,8 +82,9 @@ def salvage(record: RecordLike) -> Origin | SourceCoordinates:
     try:
         return origin_of(record)
     except Exception:
-        return SourceCoordinates(topic=record.topic, partition=record.partition,
-                                 offset=record.offset)
+        return SourceCoordinates(
+            topic=record.topic, partition=record.partition, offset=record.offset
+        )
 
 
 def crashed(origin: Origin | SourceCoordinates, step: str, exc: BaseException) -> DeadLetter:
@@ -89,11 +95,11 @@ def crashed(origin: Origin | SourceCoordinates, step: str, exc: BaseException) -
             return build(origin, "internal_error", detail)
         except Exception:  # e.g. coordinates that do not validate: keep what is known
             origin = origin.source
-    return DeadLetter(reason="internal_error", detail=detail, input=origin,
-                      payload_truncated=True)
+    return DeadLetter(reason="internal_error", detail=detail, input=origin, payload_truncated=True)
 
 
 # --------------------------------------------------------------------------- shrink
+
 
 def size(letter: DeadLetter) -> int:
     """Bytes of ``letter`` as published (its JSON)."""
@@ -110,65 +116,108 @@ def shrink(letter: DeadLetter, original: bytes, limit: int) -> DeadLetter:
     goes without payload or headers: it must always be publishable."""
     if size(letter) <= limit:
         return letter
-    headers = {name[:DEAD_LETTER_HEADER_CHARS]: value[:DEAD_LETTER_HEADER_CHARS]
-               for name, value in list(letter.headers.items())[:DEAD_LETTER_HEADERS]}
+    headers = {
+        name[:DEAD_LETTER_HEADER_CHARS]: value[:DEAD_LETTER_HEADER_CHARS]
+        for name, value in list(letter.headers.items())[:DEAD_LETTER_HEADERS]
+    }
     detail = letter.detail[:DEAD_LETTER_DETAIL_CHARS]
     keep = (limit - min(DEAD_LETTER_MARGIN, limit // 4)) * 3 // 4
     if keep > 0:
         kept = original[:keep]
-        smaller = letter.model_copy(update={
-            "detail": detail, "headers": headers, "payload_text": None,
-            "payload_base64": base64.b64encode(kept).decode("ascii"),
-            "payload_truncated": len(kept) < len(original), "payload_bytes": len(original)})
+        smaller = letter.model_copy(
+            update={
+                "detail": detail,
+                "headers": headers,
+                "payload_text": None,
+                "payload_base64": base64.b64encode(kept).decode("ascii"),
+                "payload_truncated": len(kept) < len(original),
+                "payload_bytes": len(original),
+            }
+        )
         if size(smaller) <= limit:
             return smaller
-    bare_letter = letter.model_copy(update={
-        "detail": detail[:DEAD_LETTER_HEADER_CHARS], "headers": {}, "payload_text": None,
-        "payload_base64": None, "payload_truncated": bool(original),
-        "payload_bytes": len(original)})
+    bare_letter = letter.model_copy(
+        update={
+            "detail": detail[:DEAD_LETTER_HEADER_CHARS],
+            "headers": {},
+            "payload_text": None,
+            "payload_base64": None,
+            "payload_truncated": bool(original),
+            "payload_bytes": len(original),
+        }
+    )
     if size(bare_letter) <= limit:
         return bare_letter
-    key = (bare_letter.input.key[:DEAD_LETTER_HEADER_CHARS] if bare_letter.input.key
-           else bare_letter.input.key)
-    return bare_letter.model_copy(update={  # a huge key or topic name: the coordinates, cut short
-        "detail": "", "input": bare_letter.input.model_copy(update={
-            "key": key, "topic": bare_letter.input.topic[:DEAD_LETTER_HEADER_CHARS]})})
+    key = (
+        bare_letter.input.key[:DEAD_LETTER_HEADER_CHARS]
+        if bare_letter.input.key
+        else bare_letter.input.key
+    )
+    return bare_letter.model_copy(
+        update={  # a huge key or topic name: the coordinates, cut short
+            "detail": "",
+            "input": bare_letter.input.model_copy(
+                update={"key": key, "topic": bare_letter.input.topic[:DEAD_LETTER_HEADER_CHARS]}
+            ),
+        }
+    )
 
 
 def bare(value: bytes) -> bytes:
     """A published dead letter (its JSON) without payload or headers: the last resort when the
     broker still refuses it as too large (e.g. a topic's max.message.bytes below the limit)."""
     letter = DeadLetter.model_validate_json(value)
-    slim = letter.model_copy(update={
-        "payload_text": None, "payload_base64": None, "headers": {},
-        "payload_truncated": letter.payload_truncated or bool(letter.payload_text
-                                                             or letter.payload_base64),
-        "detail": letter.detail[:DEAD_LETTER_HEADER_CHARS]})
+    slim = letter.model_copy(
+        update={
+            "payload_text": None,
+            "payload_base64": None,
+            "headers": {},
+            "payload_truncated": letter.payload_truncated
+            or bool(letter.payload_text or letter.payload_base64),
+            "detail": letter.detail[:DEAD_LETTER_HEADER_CHARS],
+        }
+    )
     return slim.model_dump_json().encode()
 
 
 # --------------------------------------------------------------------------- fit
 
-def route(letter: DeadLetter, *, headers: Headers, topics: TopicSettings,
-          key: bytes | None) -> OutRecord:
+
+def route(
+    letter: DeadLetter, *, headers: Headers, topics: TopicSettings, key: bytes | None
+) -> OutRecord:
     """The dead-letter record: the input's tracing headers, its coordinates and the reason."""
-    extra = [*tracing_headers(headers), *coordinate_headers(letter.input),
-             ("groundguard-dlq-reason", letter.reason.encode()),
-             ("content-type", b"application/json")]
-    return OutRecord(topics.dlq, key, letter.model_dump_json().encode(), extra, "dead_letter",
-                     letter.reason)
+    extra = [
+        *tracing_headers(headers),
+        *coordinate_headers(letter.input),
+        ("groundguard-dlq-reason", letter.reason.encode()),
+        ("content-type", b"application/json"),
+    ]
+    return OutRecord(
+        topics.dlq, key, letter.model_dump_json().encode(), extra, "dead_letter", letter.reason
+    )
 
 
-def publishable(letter: DeadLetter, origin: Origin | SourceCoordinates, *,
-                topics: TopicSettings, limit: int) -> OutRecord:
+def publishable(
+    letter: DeadLetter, origin: Origin | SourceCoordinates, *, topics: TopicSettings, limit: int
+) -> OutRecord:
     """The dead-letter record, its value shrunk so that key, headers and value fit ``limit``
     bytes (see :func:`shrink`): a dead letter never fails for its size."""
-    headers, key, value = ((origin.headers, origin.key, origin.value or b"")
-                           if isinstance(origin, Origin) else ((), None, b""))
+    headers, key, value = (
+        (origin.headers, origin.key, origin.value or b"")
+        if isinstance(origin, Origin)
+        else ((), None, b"")
+    )
     out = fit_envelope(route(letter, headers=headers, topics=topics, key=key))
     room = limit - (record_size(out) - len(out.value))
     letter = shrink(letter, value, max(room, 0))
     source = letter.input
-    log.info("message.dead_lettered", reason=letter.reason, topic=source.topic,
-             partition=source.partition, offset=source.offset, detail=letter.detail[:300])
+    log.info(
+        "message.dead_lettered",
+        reason=letter.reason,
+        topic=source.topic,
+        partition=source.partition,
+        offset=source.offset,
+        detail=letter.detail[:300],
+    )
     return dataclasses.replace(out, value=letter.model_dump_json().encode())

@@ -21,10 +21,21 @@ Headers = tuple[tuple[str, bytes], ...]
 KEY_MAX_BYTES = 4096  # longer keys travel as sha256:<hex> (same key, same digest, same partition)
 MAX_HEADERS = 256  # headers read per record (a 1 MB record can carry 500,000 empty ones)
 HEADER_MEMORY = 160  # bytes of Python objects per fetched header, besides its name and value
-TRACING_HEADERS = frozenset({
-    "traceparent", "tracestate", "baggage", "b3", "uber-trace-id", "x-request-id", "request-id",
-    "x-correlation-id", "correlation-id", "x-cloud-trace-context", "sw8",
-})
+TRACING_HEADERS = frozenset(
+    {
+        "traceparent",
+        "tracestate",
+        "baggage",
+        "b3",
+        "uber-trace-id",
+        "x-request-id",
+        "request-id",
+        "x-correlation-id",
+        "correlation-id",
+        "x-cloud-trace-context",
+        "sw8",
+    }
+)
 TRACING_PREFIXES = ("x-b3-", "uberctx-", "ot-baggage-")
 
 
@@ -64,8 +75,9 @@ class OutRecord:
 
 
 def origin_of(record: RecordLike) -> Origin:
-    return Origin(source=source_of(record), key=record.key, value=record.value,
-                  headers=headers_of(record))
+    return Origin(
+        source=source_of(record), key=record.key, value=record.value, headers=headers_of(record)
+    )
 
 
 def as_text(data: bytes) -> str:
@@ -97,8 +109,13 @@ def header_name(name: str) -> str:
 
 def source_of(record: RecordLike) -> SourceCoordinates:
     key = key_text(record.key)
-    return SourceCoordinates(topic=record.topic, partition=record.partition, offset=record.offset,
-                             timestamp_ms=record.timestamp, key=key)
+    return SourceCoordinates(
+        topic=record.topic,
+        partition=record.partition,
+        offset=record.offset,
+        timestamp_ms=record.timestamp,
+        key=key,
+    )
 
 
 def record_bytes(record: RecordLike) -> int:
@@ -115,16 +132,23 @@ def headers_of(record: RecordLike) -> Headers:
     thousands of tiny headers costs no more than one with a few."""
     if not record.headers:
         return ()
-    return tuple((name, value if value is not None else b"")
-                 for name, value in itertools.islice(record.headers, MAX_HEADERS))
+    return tuple(
+        (name, value if value is not None else b"")
+        for name, value in itertools.islice(record.headers, MAX_HEADERS)
+    )
 
 
 def tracing_headers(headers: Headers) -> list[tuple[str, bytes]]:
-    return [(name, value) for name, value in headers
-            if name.lower() in TRACING_HEADERS or name.lower().startswith(TRACING_PREFIXES)]
+    return [
+        (name, value)
+        for name, value in headers
+        if name.lower() in TRACING_HEADERS or name.lower().startswith(TRACING_PREFIXES)
+    ]
 
 
 def coordinate_headers(source: SourceCoordinates) -> list[tuple[str, bytes]]:
-    return [("groundguard-source-topic", source.topic.encode()),
-            ("groundguard-source-partition", str(source.partition).encode()),
-            ("groundguard-source-offset", str(source.offset).encode())]
+    return [
+        ("groundguard-source-topic", source.topic.encode()),
+        ("groundguard-source-partition", str(source.partition).encode()),
+        ("groundguard-source-offset", str(source.offset).encode()),
+    ]

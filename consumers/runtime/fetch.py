@@ -52,11 +52,16 @@ class Fetcher:
         if now - self._error_at > FETCH_ERROR_RESET_S:
             self._errors = 0
         self._error_at = now
-        delay = min(FETCH_ERROR_BACKOFF_MAX_S, FETCH_ERROR_BACKOFF_S * 2 ** self._errors)
+        delay = min(FETCH_ERROR_BACKOFF_MAX_S, FETCH_ERROR_BACKOFF_S * 2**self._errors)
         self._errors += 1
-        log.error("fetch.undecodable", error=type(exc).__name__, detail=str(exc),
-                  consecutive=self._errors, retry_in_s=delay,
-                  action="the partition holds at this offset; install the codec or check the "
-                         "broker's log segment")
+        log.error(
+            "fetch.undecodable",
+            error=type(exc).__name__,
+            detail=str(exc),
+            consecutive=self._errors,
+            retry_in_s=delay,
+            action="the partition holds at this offset; install the codec or check the "
+            "broker's log segment",
+        )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stop.wait(), delay)

@@ -83,13 +83,19 @@ def without_payload(out: OutRecord) -> OutRecord:
     """A quarantine record without its copied payload, saying so."""
     record = QuarantineRecord.model_validate_json(out.value)
     size = len(out.value)
-    slim = record.model_copy(update={"payload": None, "payload_omitted": True,
-                                     "payload_bytes": record.payload_bytes or size})
+    slim = record.model_copy(
+        update={
+            "payload": None,
+            "payload_omitted": True,
+            "payload_bytes": record.payload_bytes or size,
+        }
+    )
     return dataclasses.replace(out, value=slim.model_dump_json().encode())
 
 
-def fit_outputs(outputs: list[OutRecord], limit: int,
-                oversized: Callable[[str], OutRecord]) -> list[OutRecord]:
+def fit_outputs(
+    outputs: list[OutRecord], limit: int, oversized: Callable[[str], OutRecord]
+) -> list[OutRecord]:
     """``outputs`` fitted to ``limit`` bytes each; records that cannot be made to fit are
     replaced by ``oversized(detail)``, one dead letter for the message."""
     fitted: list[OutRecord] = []
@@ -111,8 +117,16 @@ def fit_outputs(outputs: list[OutRecord], limit: int,
         sizes.append(size)
     if max(sizes, default=0) <= limit:
         return fitted
-    detail = ", ".join(f"the {out.kind} record is {size} bytes"
-                       for out, size in zip(fitted, sizes, strict=True) if size > limit)
+    detail = ", ".join(
+        f"the {out.kind} record is {size} bytes"
+        for out, size in zip(fitted, sizes, strict=True)
+        if size > limit
+    )
     kept = [out for out, size in zip(fitted, sizes, strict=True) if size <= limit]
-    return [*kept, oversized(f"{detail}; the output limit is {limit} bytes (max_output_bytes, "
-                             "or the output topics' max.message.bytes if lower)")]
+    return [
+        *kept,
+        oversized(
+            f"{detail}; the output limit is {limit} bytes (max_output_bytes, "
+            "or the output topics' max.message.bytes if lower)"
+        ),
+    ]

@@ -24,19 +24,57 @@ HEADERS_MAX_BYTES = 32_768
 DROPPED_HEADER = "groundguard-headers-dropped"
 DROPPED_NAMES_SHOWN = 16
 NAME_CHARS_SHOWN = 64
-CREDENTIAL_PARTS = ("auth", "cookie", "token", "secret", "password", "passwd", "credential",
-                    "session", "signature", "jwt", "bearer", "hmac", "apikey")
-CREDENTIAL_WORDS = frozenset({"key", "pass", "pwd", "sig", "cert", "user", "principal",
-                              "private", "assertion", "otp", "pin", "csrf", "xsrf"})
+CREDENTIAL_PARTS = (
+    "auth",
+    "cookie",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "credential",
+    "session",
+    "signature",
+    "jwt",
+    "bearer",
+    "hmac",
+    "apikey",
+)
+CREDENTIAL_WORDS = frozenset(
+    {
+        "key",
+        "pass",
+        "pwd",
+        "sig",
+        "cert",
+        "user",
+        "principal",
+        "private",
+        "assertion",
+        "otp",
+        "pin",
+        "csrf",
+        "xsrf",
+    }
+)
 _WORD_SPLIT = re.compile(r"[-_.\s]+")
 # a value that is a credential whatever the header is called: an HTTP auth scheme, or a JWT
 _CREDENTIAL_VALUE = re.compile(
     rb"(?i)^\s*(?:bearer|basic|digest|token|negotiate|ntlm|hoba|mutual|aws4-hmac-sha256)\s+\S"
-    rb"|^\s*eyJ[A-Za-z0-9_-]{8,}\.")
-ROUTING_KEY_HEADERS = frozenset({
-    "idempotency-key", "x-idempotency-key", "partition-key", "x-partition-key", "message-key",
-    "x-message-key", "routing-key", "x-routing-key", "kafka_messagekey",
-})
+    rb"|^\s*eyJ[A-Za-z0-9_-]{8,}\."
+)
+ROUTING_KEY_HEADERS = frozenset(
+    {
+        "idempotency-key",
+        "x-idempotency-key",
+        "partition-key",
+        "x-partition-key",
+        "message-key",
+        "x-message-key",
+        "routing-key",
+        "x-routing-key",
+        "kafka_messagekey",
+    }
+)
 
 Header = tuple[str, bytes]
 
@@ -69,8 +107,9 @@ def fit_headers(headers: Sequence[Header]) -> list[Header]:
         kept.append((name, value))
         total += size
     if dropped:
-        kept.append((DROPPED_HEADER, ",".join(shown_names(dropped)).encode("utf-8",
-                                                                           "backslashreplace")))
+        kept.append(
+            (DROPPED_HEADER, ",".join(shown_names(dropped)).encode("utf-8", "backslashreplace"))
+        )
     return kept
 
 

@@ -98,8 +98,7 @@ class Intake:
             part.tasks.add(task)
             part.waiting.add(task)
             self._hold(part, task, record)
-        self.stats.peak_partition_buffered = max(self.stats.peak_partition_buffered,
-                                                 part.buffered)
+        self.stats.peak_partition_buffered = max(self.stats.peak_partition_buffered, part.buffered)
         if part.buffered >= self.settings.partition_buffer and not part.paused:
             self.pause(part, "buffer_full")
         if self.stats.buffered_bytes >= self.settings.max_buffered_bytes and not part.paused:
@@ -134,8 +133,14 @@ class Intake:
             return  # no longer ours: the next owner starts from the committed offset
         first = min(record.offset for record in records)
         self.consumer.seek(tp, first)
-        log.warning("fetch.untracked_partition", topic=tp.topic, partition=tp.partition,
-                    offset=first, records=len(records), action="seek back")
+        log.warning(
+            "fetch.untracked_partition",
+            topic=tp.topic,
+            partition=tp.partition,
+            offset=first,
+            records=len(records),
+            action="seek back",
+        )
 
     def _previous_for_key(self, part: Partition, record: Record) -> asyncio.Task[None] | None:
         if self.settings.ordering is not Ordering.KEY or record.key is None:
@@ -149,15 +154,24 @@ class Intake:
         self.consumer.pause(part.tp)
         part.paused = True
         self.stats.pauses += 1
-        log.info("partition.paused", topic=part.tp.topic, partition=part.tp.partition,
-                 reason=why, buffered=part.buffered)
+        log.info(
+            "partition.paused",
+            topic=part.tp.topic,
+            partition=part.tp.partition,
+            reason=why,
+            buffered=part.buffered,
+        )
 
     def resume(self, part: Partition) -> None:
         assert self.consumer is not None
         self.consumer.resume(part.tp)
         part.paused = False
-        log.info("partition.resumed", topic=part.tp.topic, partition=part.tp.partition,
-                 buffered=part.buffered)
+        log.info(
+            "partition.resumed",
+            topic=part.tp.topic,
+            partition=part.tp.partition,
+            buffered=part.buffered,
+        )
 
     def relieve(self) -> None:
         """Resume the partitions paused for backpressure once below half of both limits."""
@@ -180,8 +194,12 @@ class Intake:
         """Whether ``verdict`` is the judge's error that stopped intake (quota, auth): it says
         nothing about the message, so it must not be published, quarantined or approved."""
         reason, error = self.guard.intake_stop_reason, verdict.error
-        return (reason is not None and verdict.label is Label.ERROR and error is not None
-                and error.kind == reason)
+        return (
+            reason is not None
+            and verdict.label is Label.ERROR
+            and error is not None
+            and error.kind == reason
+        )
 
     def check(self) -> None:
         """Follow the core's intake stop: pause and rewind on a stop, resume after it."""
@@ -189,8 +207,11 @@ class Intake:
         if reason is not None and self.stats.intake_stopped is None:
             self.stats.intake_stopped = reason
             self.stats.ready = False
-            log.error("intake.stopped", reason=reason,
-                      action="all partitions paused; fix the judge account, then restart")
+            log.error(
+                "intake.stopped",
+                reason=reason,
+                action="all partitions paused; fix the judge account, then restart",
+            )
             for part in self.partitions.values():
                 part.rewind = True
                 for task in list(part.waiting):
@@ -243,8 +264,13 @@ class Intake:
             with contextlib.suppress(IllegalStateError):
                 self.consumer.resume(tp)
 
-    def assign(self, assigned: list[TopicPartition],
-               committed: dict[TopicPartition, tuple[int, str]], *, draining: bool) -> None:
+    def assign(
+        self,
+        assigned: list[TopicPartition],
+        committed: dict[TopicPartition, tuple[int, str]],
+        *,
+        draining: bool,
+    ) -> None:
         """Track the ``assigned`` partitions (paused by the caller) from their committed offsets
         and the finished offsets in their metadata; resume them unless stopping."""
         for tp in assigned:
@@ -294,8 +320,10 @@ class Intake:
         stats: dict[str, PartitionStats] = {}
         for part in self.partitions.values():
             stats[part.name] = PartitionStats(
-                committed=part.tracker.committed, highwater=self.consumer.highwater(part.tp),
-                outstanding=part.buffered, paused=part.paused)
+                committed=part.tracker.committed,
+                highwater=self.consumer.highwater(part.tp),
+                outstanding=part.buffered,
+                paused=part.paused,
+            )
         self.stats.partitions = stats
-        self.stats.ready = (self.stats.started and not draining
-                            and self.stats.intake_stopped is None)
+        self.stats.ready = self.stats.started and not draining and self.stats.intake_stopped is None

@@ -72,8 +72,9 @@ class Consumer(Protocol):
 
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None: ...
 
-    async def committed_with_metadata(self, tps: list[TopicPartition]
-                                      ) -> dict[TopicPartition, tuple[int, str]]:
+    async def committed_with_metadata(
+        self, tps: list[TopicPartition]
+    ) -> dict[TopicPartition, tuple[int, str]]:
         """The group's committed offsets and their metadata; {} when unavailable."""
         ...
 
@@ -89,13 +90,15 @@ class Producer(Protocol):
 
     async def start(self) -> None: ...
 
-    async def send(self, topic: str, value: bytes, *, key: bytes | None,
-                   headers: list[tuple[str, bytes]]) -> asyncio.Future[Any]: ...
+    async def send(
+        self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
+    ) -> asyncio.Future[Any]: ...
 
     def transaction(self) -> AbstractAsyncContextManager[Any]: ...
 
-    async def send_offsets_to_transaction(self, offsets: dict[TopicPartition, int],
-                                          group_id: str) -> None: ...
+    async def send_offsets_to_transaction(
+        self, offsets: dict[TopicPartition, int], group_id: str
+    ) -> None: ...
 
     async def close(self, timeout_s: float) -> None:
         """Stop; records not acknowledged within ``timeout_s`` are failed."""
@@ -107,8 +110,9 @@ class Broker(Protocol):
 
     async def create_topics(self) -> None: ...
 
-    async def topics_exist(self, *, deadline: float, stop: asyncio.Event,
-                           on_missing: Callable[[str | None], None]) -> bool: ...
+    async def topics_exist(
+        self, *, deadline: float, stop: asyncio.Event, on_missing: Callable[[str | None], None]
+    ) -> bool: ...
 
     async def output_limits(self) -> dict[str, int]: ...
 
@@ -126,10 +130,12 @@ class KafkaBroker:
     async def create_topics(self) -> None:
         await ensure_topics(self.settings)
 
-    async def topics_exist(self, *, deadline: float, stop: asyncio.Event,
-                           on_missing: Callable[[str | None], None]) -> bool:
-        return await wait_for_topics(self.settings, deadline=deadline, stop=stop,
-                                     on_missing=on_missing)
+    async def topics_exist(
+        self, *, deadline: float, stop: asyncio.Event, on_missing: Callable[[str | None], None]
+    ) -> bool:
+        return await wait_for_topics(
+            self.settings, deadline=deadline, stop=stop, on_missing=on_missing
+        )
 
     async def output_limits(self) -> dict[str, int]:
         return await output_limits(self.settings)
@@ -137,23 +143,32 @@ class KafkaBroker:
     def consumer(self) -> Consumer:
         s, k = self.settings, self.settings.kafka
         batches.install()  # a header name that is not UTF-8 must not break the fetch
-        return KafkaConsumer(AIOKafkaConsumer(
-            bootstrap_servers=s.bootstrap_servers, group_id=s.group_id,
-            client_id=f"{s.client_id}-{s.instance_id}", enable_auto_commit=False,
-            isolation_level="read_committed", auto_offset_reset=k.auto_offset_reset,
-            max_poll_records=k.max_poll_records, max_poll_interval_ms=k.max_poll_interval_ms,
-            session_timeout_ms=k.session_timeout_ms, heartbeat_interval_ms=k.heartbeat_interval_ms,
-            request_timeout_ms=k.request_timeout_ms,
-            fetch_max_bytes=max(52_428_800, 2 * s.max_message_bytes),
-            max_partition_fetch_bytes=max(1_048_576, 2 * s.max_message_bytes),
-            **s.security.client_kwargs()))
+        return KafkaConsumer(
+            AIOKafkaConsumer(
+                bootstrap_servers=s.bootstrap_servers,
+                group_id=s.group_id,
+                client_id=f"{s.client_id}-{s.instance_id}",
+                enable_auto_commit=False,
+                isolation_level="read_committed",
+                auto_offset_reset=k.auto_offset_reset,
+                max_poll_records=k.max_poll_records,
+                max_poll_interval_ms=k.max_poll_interval_ms,
+                session_timeout_ms=k.session_timeout_ms,
+                heartbeat_interval_ms=k.heartbeat_interval_ms,
+                request_timeout_ms=k.request_timeout_ms,
+                fetch_max_bytes=max(52_428_800, 2 * s.max_message_bytes),
+                max_partition_fetch_bytes=max(1_048_576, 2 * s.max_message_bytes),
+                **s.security.client_kwargs(),
+            )
+        )
 
     def producer(self, *, max_batch_size: int) -> Producer:
         return KafkaProducer(make_producer(self.settings, max_batch_size=max_batch_size))
 
 
-def make_producer(settings: ServiceSettings, *,
-                  max_batch_size: int | None = None) -> AIOKafkaProducer:
+def make_producer(
+    settings: ServiceSettings, *, max_batch_size: int | None = None
+) -> AIOKafkaProducer:
     """The service's producer: ``acks=all``, idempotent, transactional in exactly-once mode.
 
     aiokafka's default ``max_batch_size`` (16 KiB) holds about ten verdicts per partition and
@@ -162,13 +177,18 @@ def make_producer(settings: ServiceSettings, *,
     broker refuses fails every record in it."""
     s, k = settings, settings.kafka
     return AIOKafkaProducer(
-        bootstrap_servers=s.bootstrap_servers, client_id=f"{s.client_id}-producer",
-        acks="all", enable_idempotence=True, linger_ms=k.linger_ms,
+        bootstrap_servers=s.bootstrap_servers,
+        client_id=f"{s.client_id}-producer",
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=k.linger_ms,
         max_batch_size=max_batch_size or k.max_batch_size,
         request_timeout_ms=k.request_timeout_ms,
         max_request_size=max(MIN_REQUEST_BYTES, s.max_output_bytes + 65_536),
-        transactional_id=s.transactional_id, transaction_timeout_ms=k.transaction_timeout_ms,
-        **s.security.client_kwargs())
+        transactional_id=s.transactional_id,
+        transaction_timeout_ms=k.transaction_timeout_ms,
+        **s.security.client_kwargs(),
+    )
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -206,8 +226,10 @@ class KafkaConsumer:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise
-            log.warning("consumer.close_interrupted",
-                        detail="a fetch task's cancellation escaped aiokafka's close; finishing it")
+            log.warning(
+                "consumer.close_interrupted",
+                detail="a fetch task's cancellation escaped aiokafka's close; finishing it",
+            )
             await _finish_close(self._c)
 
     async def getmany(self, timeout_ms: int) -> Records:
@@ -233,8 +255,9 @@ class KafkaConsumer:
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
         await self._c.commit(offsets)
 
-    async def committed_with_metadata(self, tps: list[TopicPartition]
-                                      ) -> dict[TopicPartition, tuple[int, str]]:
+    async def committed_with_metadata(
+        self, tps: list[TopicPartition]
+    ) -> dict[TopicPartition, tuple[int, str]]:
         """aiokafka's public ``committed()`` drops the metadata, so this asks its coordinator,
         as ``committed()`` itself does; on any failure nothing is skipped (messages are then
         only judged again)."""
@@ -246,9 +269,11 @@ class KafkaConsumer:
         except KafkaError as exc:
             log.warning("offsets.metadata_unavailable", error=str(exc))
             return {}
-        return {tp: (meta.offset, meta.metadata or "") for tp, meta in found.items()
-                if meta is not None and meta.offset >= 0}
-
+        return {
+            tp: (meta.offset, meta.metadata or "")
+            for tp, meta in found.items()
+            if meta is not None and meta.offset >= 0
+        }
 
     async def in_group(self) -> bool:
         """A heartbeat with this member's generation, as aiokafka's own heartbeat sends it.
@@ -257,8 +282,9 @@ class KafkaConsumer:
         coordinator = getattr(self._c, "_coordinator", None)
         if coordinator is None:
             return True
-        request = HeartbeatRequest(coordinator.group_id, coordinator.generation,
-                                   coordinator.member_id)
+        request = HeartbeatRequest(
+            coordinator.group_id, coordinator.generation, coordinator.member_id
+        )
         response = await coordinator._send_req(request)
         error = Errors.for_code(response.error_code)
         if error in (Errors.NoError, Errors.RebalanceInProgressError):
@@ -277,8 +303,9 @@ class KafkaProducer:
     async def start(self) -> None:
         await self._p.start()
 
-    async def send(self, topic: str, value: bytes, *, key: bytes | None,
-                   headers: list[tuple[str, bytes]]) -> asyncio.Future[Any]:
+    async def send(
+        self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
+    ) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = await self._p.send(topic, value, key=key, headers=headers)
         return future
 
@@ -286,8 +313,9 @@ class KafkaProducer:
         context: AbstractAsyncContextManager[Any] = self._p.transaction()
         return context
 
-    async def send_offsets_to_transaction(self, offsets: dict[TopicPartition, int],
-                                          group_id: str) -> None:
+    async def send_offsets_to_transaction(
+        self, offsets: dict[TopicPartition, int], group_id: str
+    ) -> None:
         await self._p.send_offsets_to_transaction(offsets, group_id)
 
     async def close(self, timeout_s: float) -> None:
@@ -297,8 +325,11 @@ class KafkaProducer:
         stopping = asyncio.ensure_future(self._p.stop())
         done, _ = await asyncio.wait({stopping}, timeout=timeout_s)
         if not done:
-            log.error("producer.close_timed_out", timeout_s=round(timeout_s, 1),
-                      action="unsent records dropped; their messages are not committed")
+            log.error(
+                "producer.close_timed_out",
+                timeout_s=round(timeout_s, 1),
+                action="unsent records dropped; their messages are not committed",
+            )
             await _abort(self._p)
             done, _ = await asyncio.wait({stopping}, timeout=CLOSE_GRACE_S)
         if not done:

@@ -72,7 +72,7 @@ class Pipeline:
         if isinstance(decoded, Finished):
             return decoded
         if decoded.request.id is not None:  # on every log line of this message from here
-            bind_request_id(decoded.request.id[:codec.REQUEST_ID_MAX_CHARS])
+            bind_request_id(decoded.request.id[: codec.REQUEST_ID_MAX_CHARS])
         try:
             verdict = await judge(decoded)
         except Exception as exc:  # a bug in the judge core must not stop the consumer
@@ -88,12 +88,14 @@ class Pipeline:
         try:
             origin = origin_of(record)
         except Exception as exc:  # the record itself is unusable: keep its coordinates only
-            source = SourceCoordinates(topic=record.topic, partition=record.partition,
-                                       offset=record.offset)
+            source = SourceCoordinates(
+                topic=record.topic, partition=record.partition, offset=record.offset
+            )
             return Finished([self.failed(source, "decoding", exc)], source)
         try:
-            decoded = codec.decode(origin, parse=self.parse,
-                                   max_bytes=self.settings.max_message_bytes)
+            decoded = codec.decode(
+                origin, parse=self.parse, max_bytes=self.settings.max_message_bytes
+            )
         except Exception as exc:  # the guarantee: a message never stops the service
             return Finished([self.failed(origin, "decoding", exc)], origin)
         if isinstance(decoded, DeadLetter):
@@ -105,31 +107,43 @@ class Pipeline:
         fails."""
         s, origin = self.settings, decoded.origin
         try:
-            routed = routing.route_verdict(decoded, verdict, topics=s.topics,
-                                           policy=s.failure_policy, key=origin.key)
+            routed = routing.route_verdict(
+                decoded, verdict, topics=s.topics, policy=s.failure_policy, key=origin.key
+            )
             return fit_outputs(routed, self.limit, self.refused(origin))
         except Exception as exc:
             return [self.failed(origin, "building the verdict records", exc)]
 
     def refused(self, origin: Origin | SourceCoordinates) -> Callable[[str], OutRecord]:
         """Builds the message's ``oversized`` dead letter when its records are too large."""
+
         def oversized(detail: str) -> OutRecord:
-            letter = (deadletters.build(origin, "oversized", detail)
-                      if isinstance(origin, Origin) else
-                      DeadLetter(reason="oversized", detail=detail, input=origin))
+            letter = (
+                deadletters.build(origin, "oversized", detail)
+                if isinstance(origin, Origin)
+                else DeadLetter(reason="oversized", detail=detail, input=origin)
+            )
             return self.dead_letter(letter, origin)
 
         return oversized
 
-    def failed(self, origin: Origin | SourceCoordinates, step: str,
-               exc: BaseException) -> OutRecord:
+    def failed(
+        self, origin: Origin | SourceCoordinates, step: str, exc: BaseException
+    ) -> OutRecord:
         """The dead letter for a message whose ``step`` raised ``exc``."""
         source = origin.source if isinstance(origin, Origin) else origin
-        log.warning("message.failed", step=step, error=type(exc).__name__, topic=source.topic,
-                    partition=source.partition, offset=source.offset)
+        log.warning(
+            "message.failed",
+            step=step,
+            error=type(exc).__name__,
+            topic=source.topic,
+            partition=source.partition,
+            offset=source.offset,
+        )
         return self.dead_letter(deadletters.crashed(origin, step, exc), origin)
 
     def dead_letter(self, letter: DeadLetter, origin: Origin | SourceCoordinates) -> OutRecord:
         """The dead-letter record, fitted to the output limit."""
-        return deadletters.publishable(letter, origin, topics=self.settings.topics,
-                                       limit=self.limit)
+        return deadletters.publishable(
+            letter, origin, topics=self.settings.topics, limit=self.limit
+        )

@@ -132,7 +132,7 @@ def decode_finished(base: int, metadata: str | None) -> set[int]:
         return set()
     finished: set[int] = set()
     try:
-        for part in filter(None, metadata[len(METADATA_PREFIX):].split(",")):
+        for part in filter(None, metadata[len(METADATA_PREFIX) :].split(",")):
             start_text, _, count_text = part.partition("+")
             start, count = int(start_text, 16), int(count_text or "1", 16)
             if start <= 0 or count <= 0 or len(finished) + count > MAX_DECODED:

@@ -28,14 +28,16 @@ def transient(exc: BaseException) -> bool:
     return bool(getattr(exc, "retriable", False)) or isinstance(exc, KafkaTimeoutError)
 
 
-async def send_all(producer: Producer,
-                   outputs: list[OutRecord]) -> list[tuple[OutRecord, BaseException]]:
+async def send_all(
+    producer: Producer, outputs: list[OutRecord]
+) -> list[tuple[OutRecord, BaseException]]:
     """Send every record, then wait for each acknowledgement; the records that failed."""
     futures: list[tuple[OutRecord, asyncio.Future[Any] | BaseException]] = []
     for out in outputs:
         try:
-            futures.append((out, await producer.send(out.topic, out.value, key=out.key,
-                                                     headers=out.headers)))
+            futures.append(
+                (out, await producer.send(out.topic, out.value, key=out.key, headers=out.headers))
+            )
         except KafkaError as exc:
             futures.append((out, exc))
     failed: list[tuple[OutRecord, BaseException]] = []
@@ -50,8 +52,12 @@ async def send_all(producer: Producer,
     return failed
 
 
-def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, BaseException]],
-                    refused: Callable[[str], OutRecord] | None, batch_bytes: int) -> bool:
+def replace_refused(
+    outputs: list[OutRecord],
+    failed: list[tuple[OutRecord, BaseException]],
+    refused: Callable[[str], OutRecord] | None,
+    batch_bytes: int,
+) -> bool:
     """Replace (in place) the records of ``outputs`` the broker refused as too large: a dead
     letter by its bare version (:func:`consumers.runtime.deadletters.bare`), any other record by
     one dead letter ``refused(detail)`` for the message. Whether anything changed: one message's
@@ -72,8 +78,10 @@ def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, Base
                 changed = True
     others = [out for out in too_large if out.kind != "dead_letter"]
     if others and refused is not None and all(record_size(out) > batch_bytes for out in others):
-        detail = ", ".join(f"the broker refused the {out.kind} record ({len(out.value)} bytes) "
-                           "as too large" for out in others)
+        detail = ", ".join(
+            f"the broker refused the {out.kind} record ({len(out.value)} bytes) as too large"
+            for out in others
+        )
         gone = {id(out) for out in others}
         outputs[:] = [out for out in outputs if id(out) not in gone] + [refused(detail)]
         changed = True
@@ -83,15 +91,22 @@ def replace_refused(outputs: list[OutRecord], failed: list[tuple[OutRecord, Base
 def _failure(out: OutRecord, error: BaseException, batch_bytes: int) -> PublishFailed:
     message = f"{out.kind} record to {out.topic} was not acknowledged: {error!r}"
     if isinstance(error, MessageSizeTooLargeError):
-        message += (f"; the topic's max.message.bytes is below kafka.max_batch_size "
-                    f"({batch_bytes}) or max_output_bytes: raise it, or lower those settings")
+        message += (
+            f"; the topic's max.message.bytes is below kafka.max_batch_size "
+            f"({batch_bytes}) or max_output_bytes: raise it, or lower those settings"
+        )
     return PublishFailed(message)
 
 
-async def publish(producer: Producer, outputs: list[OutRecord], *, timeout_s: float,
-                  on_retry: Callable[[], None] | None = None,
-                  refused: Callable[[str], OutRecord] | None = None,
-                  batch_bytes: int = 16_384) -> list[OutRecord]:
+async def publish(
+    producer: Producer,
+    outputs: list[OutRecord],
+    *,
+    timeout_s: float,
+    on_retry: Callable[[], None] | None = None,
+    refused: Callable[[str], OutRecord] | None = None,
+    batch_bytes: int = 16_384,
+) -> list[OutRecord]:
     """Publish ``outputs``, retrying the failed ones on transient errors for ``timeout_s``;
     :class:`PublishFailed` when they cannot be delivered. Records refused as too large are
     replaced (:func:`replace_refused`, ``refused`` builds the message's dead letter). Returns
@@ -107,14 +122,16 @@ async def publish(producer: Producer, outputs: list[OutRecord], *, timeout_s: fl
         pending = [out for out, _ in failed]
         error = failed[0][1]
         if replace_refused(pending, failed, refused, batch_bytes):
-            log.warning("publish.refused_as_too_large", error=repr(error),
-                        action="sent again as a smaller dead letter")
+            log.warning(
+                "publish.refused_as_too_large",
+                error=repr(error),
+                action="sent again as a smaller dead letter",
+            )
             continue
         if not transient(error) or time.monotonic() >= deadline:
             raise _failure(pending[0], error, batch_bytes) from error
         if on_retry is not None:
             on_retry()
-        log.warning("publish.retry", topic=pending[0].topic, attempt=attempt + 1,
-                    error=repr(error))
+        log.warning("publish.retry", topic=pending[0].topic, attempt=attempt + 1, error=repr(error))
         await asyncio.sleep(PUBLISH_BACKOFF_S[min(attempt, len(PUBLISH_BACKOFF_S) - 1)])
     raise AssertionError("unreachable")  # pragma: no cover

@@ -42,31 +42,51 @@ def quarantined(verdict: Verdict, policy: FailurePolicy) -> bool:
 def with_input(verdict_value: bytes, source_json: bytes) -> bytes:
     """The verdict record (:class:`consumers.records.VerdictRecord`: the verdict's fields, then
     ``input``) from the verdict's own JSON, so the verdict is serialized once per message."""
-    return b"%s,\"input\":%s}" % (verdict_value[:-1], source_json)
+    return b'%s,"input":%s}' % (verdict_value[:-1], source_json)
 
 
-def quarantine_json(verdict: Verdict, verdict_value: bytes, source_json: bytes,
-                    payload: bytes) -> bytes:
+def quarantine_json(
+    verdict: Verdict, verdict_value: bytes, source_json: bytes, payload: bytes
+) -> bytes:
     """The :class:`consumers.records.QuarantineRecord`, field for field, with the payload
     copied as it came (it was read as strict JSON already, so it is valid JSON text, integers
     beyond 64 bits exact), and the verdict's own JSON, serialized once for both records."""
-    return b"".join((
-        b'{"schema_version":', orjson.dumps(SCHEMA_VERSION),
-        b',"request_id":', orjson.dumps(verdict.request_id),
-        b',"input":', source_json,
-        b',"payload":', payload.strip(JSON_SPACE),
-        b',"payload_omitted":false,"payload_bytes":', str(len(payload)).encode(),
-        b',"verdict":', verdict_value, b"}"))
+    return b"".join(
+        (
+            b'{"schema_version":',
+            orjson.dumps(SCHEMA_VERSION),
+            b',"request_id":',
+            orjson.dumps(verdict.request_id),
+            b',"input":',
+            source_json,
+            b',"payload":',
+            payload.strip(JSON_SPACE),
+            b',"payload_omitted":false,"payload_bytes":',
+            str(len(payload)).encode(),
+            b',"verdict":',
+            verdict_value,
+            b"}",
+        )
+    )
 
 
-def route_verdict(decoded: Decoded, verdict: Verdict, *, topics: TopicSettings,
-                  policy: FailurePolicy, key: bytes | None) -> list[OutRecord]:
+def route_verdict(
+    decoded: Decoded,
+    verdict: Verdict,
+    *,
+    topics: TopicSettings,
+    policy: FailurePolicy,
+    key: bytes | None,
+) -> list[OutRecord]:
     """The verdict record, plus the quarantine or approved copy where due."""
     source = decoded.source
-    base = [*coordinate_headers(source),
-            ("groundguard-request-id", verdict.request_id.encode()),
-            ("groundguard-label", verdict.label.value.encode()),
-            ("content-type", b"application/json"), *tracing_headers(decoded.headers)]
+    base = [
+        *coordinate_headers(source),
+        ("groundguard-request-id", verdict.request_id.encode()),
+        ("groundguard-label", verdict.label.value.encode()),
+        ("content-type", b"application/json"),
+        *tracing_headers(decoded.headers),
+    ]
     source_json = source.model_dump_json().encode()
     verdict_value = verdict.model_dump_json().encode()
     value = with_input(verdict_value, source_json)

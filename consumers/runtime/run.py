@@ -22,12 +22,16 @@ from guard.models import Verdict
 log = structlog.get_logger("consumers.service")
 
 
-async def run_service(settings: ServiceSettings, guard: GuardCore | None = None, *,
-                      stop: asyncio.Event | None = None,
-                      environ: Mapping[str, str] | None = None,
-                      on_start: Callable[[GuardService], None] | None = None,
-                      on_verdict: Callable[[Verdict], None] | None = None,
-                      stats: ServiceStats | None = None) -> None:
+async def run_service(
+    settings: ServiceSettings,
+    guard: GuardCore | None = None,
+    *,
+    stop: asyncio.Event | None = None,
+    environ: Mapping[str, str] | None = None,
+    on_start: Callable[[GuardService], None] | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None,
+    stats: ServiceStats | None = None,
+) -> None:
     """Run the service until ``stop`` is set (or SIGTERM/SIGINT when no event is given).
 
     Without ``guard``, one is built from ``settings.judge`` (API keys from ``environ``, default

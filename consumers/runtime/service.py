@@ -60,11 +60,17 @@ class GuardService:
     ``broker`` gives the Kafka clients (default :class:`KafkaBroker`; tests pass in-memory
     fakes); ``clock`` is the monotonic clock that times periodic commits."""
 
-    def __init__(self, settings: ServiceSettings, guard: GuardCore, *,
-                 stop: asyncio.Event | None = None,
-                 on_verdict: Callable[[Verdict], None] | None = None,
-                 stats: ServiceStats | None = None, broker: Broker | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        settings: ServiceSettings,
+        guard: GuardCore,
+        *,
+        stop: asyncio.Event | None = None,
+        on_verdict: Callable[[Verdict], None] | None = None,
+        stats: ServiceStats | None = None,
+        broker: Broker | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.settings = settings
         self.guard = guard
         self.on_verdict = on_verdict
@@ -111,15 +117,27 @@ class GuardService:
         await startup.with_deadline(s, self._producer.start, "start the producer")
         self._consumer = self.intake.consumer = broker.consumer()
         self._consumer.subscribe(s.topics.requests, self)
-        policy = policy_for(s, self._consumer, self._producer, self.stats, self._fatal,
-                            batch_bytes=self._batch_bytes)
+        policy = policy_for(
+            s,
+            self._consumer,
+            self._producer,
+            self.stats,
+            self._fatal,
+            batch_bytes=self._batch_bytes,
+        )
         self.commits = Commits(policy, self.intake.owns)
         await startup.with_deadline(s, self._consumer.start, "start the consumer")
         self.stats.started = True
         self._debug = logging.getLogger(log_name).isEnabledFor(logging.DEBUG)
-        log.info("service.started", bootstrap=s.bootstrap_servers, topic=s.topics.requests,
-                 group_id=s.group_id, guarantee=s.guarantee.value, concurrency=s.concurrency,
-                 transactional_id=s.transactional_id)
+        log.info(
+            "service.started",
+            bootstrap=s.bootstrap_servers,
+            topic=s.topics.requests,
+            group_id=s.group_id,
+            guarantee=s.guarantee.value,
+            concurrency=s.concurrency,
+            transactional_id=s.transactional_id,
+        )
         return True
 
     # ------------------------------------------------------------------ the loop
@@ -139,8 +157,9 @@ class GuardService:
                 self.intake.refresh_stats(draining=self._draining)
                 self._last_commit = self._clock()
 
-    async def _commit(self, parts: list[Partition], *, revoking: bool = False,
-                      timeout_s: float | None = None) -> None:
+    async def _commit(
+        self, parts: list[Partition], *, revoking: bool = False, timeout_s: float | None = None
+    ) -> None:
         """Commit ``parts`` within ``timeout_s`` (default ``commit_timeout_s``)."""
         if not self.stats.started or self.commits is None:
             return
@@ -149,23 +168,30 @@ class GuardService:
 
     # ------------------------------------------------------------------ one message
 
-    def _spawn(self, part: Partition, record: Record,
-               previous: asyncio.Task[None] | None) -> asyncio.Task[None]:
+    def _spawn(
+        self, part: Partition, record: Record, previous: asyncio.Task[None] | None
+    ) -> asyncio.Task[None]:
         return asyncio.create_task(self._message(part, record, previous))
 
-    async def _message(self, part: Partition, record: Record,
-                       previous: asyncio.Task[None] | None) -> None:
+    async def _message(
+        self, part: Partition, record: Record, previous: asyncio.Task[None] | None
+    ) -> None:
         """One message: after the previous one of its key, through the pipeline, delivered
         (:mod:`consumers.runtime.commits`), then finished: its offset may be committed."""
         assert self.commits is not None
         try:
             if previous is not None:
                 await asyncio.wait({previous})
-            mark_record(topic=record.topic, partition=record.partition, offset=record.offset,
-                        headers=record.headers)  # this task's log lines, read when logged
+            mark_record(
+                topic=record.topic,
+                partition=record.partition,
+                offset=record.offset,
+                headers=record.headers,
+            )  # this task's log lines, read when logged
             task = asyncio.current_task()
             outcome = await self._pipeline.process(
-                record, lambda decoded: self._judge(part, decoded, task))
+                record, lambda decoded: self._judge(part, decoded, task)
+            )
             part.waiting.discard(task)
             if isinstance(outcome, Unfinished):
                 return  # fetched again after the rewind or rebalance
@@ -177,8 +203,9 @@ class GuardService:
         except Exception as exc:  # anything else is this message's: dead-letter it
             await self._last_resort(part, record, exc)
 
-    async def _judge(self, part: Partition, decoded: Decoded,
-                     task: asyncio.Task[None] | None) -> Verdict | Unfinished:
+    async def _judge(
+        self, part: Partition, decoded: Decoded, task: asyncio.Task[None] | None
+    ) -> Verdict | Unfinished:
         """The verdict, once one of ``concurrency`` slots is free; :class:`Unfinished` when the
         message must be left (rebalance, rewind, stop, or the verdict that stopped intake)."""
         self.stats.waiting += 1
@@ -188,8 +215,12 @@ class GuardService:
             self.stats.waiting -= 1
         try:
             part.waiting.discard(task)
-            for why, now in (("draining", self._draining), ("revoked", part.revoked),
-                             ("rewind", part.rewind), ("intake_stopped", self.intake.stopped)):
+            for why, now in (
+                ("draining", self._draining),
+                ("revoked", part.revoked),
+                ("rewind", part.rewind),
+                ("intake_stopped", self.intake.stopped),
+            ):
                 if now:
                     return Unfinished(why)
             self.stats.in_flight += 1
@@ -203,12 +234,12 @@ class GuardService:
         finally:
             self._slots.release()
 
-    async def _deliver(self, part: Partition, offset: int,
-                       finished: Finished) -> list[OutRecord]:
+    async def _deliver(self, part: Partition, offset: int, finished: Finished) -> list[OutRecord]:
         """Deliver (publish, or stage for the transaction) and finish the message."""
         assert self.commits is not None
-        outputs = await self.commits.policy.deliver(part, offset, finished.outputs,
-                                                    self._pipeline.refused(finished.origin))
+        outputs = await self.commits.policy.deliver(
+            part, offset, finished.outputs, self._pipeline.refused(finished.origin)
+        )
         part.tracker.finish(offset)
         self.stats.delivered([(out.kind, out.tag) for out in outputs])
         return outputs
@@ -225,21 +256,30 @@ class GuardService:
     async def _last_resort(self, part: Partition, record: Record, exc: Exception) -> None:
         """A step outside the pipeline's own guard raised: publish the message's dead letter;
         only a failure to publish that stops the service."""
-        log.exception("message.crashed", topic=record.topic, partition=record.partition,
-                      offset=record.offset)
+        log.exception(
+            "message.crashed", topic=record.topic, partition=record.partition, offset=record.offset
+        )
         if record.offset in part.ready or part.tracker.is_finished(record.offset):
             return  # its outputs are out (or staged): a step after delivery raised, e.g. on_verdict
         origin = deadletters.salvage(record)
         try:
-            await self._deliver(part, record.offset, Finished(
-                [self._pipeline.failed(origin, "handling the message", exc)], origin))
+            await self._deliver(
+                part,
+                record.offset,
+                Finished([self._pipeline.failed(origin, "handling the message", exc)], origin),
+            )
         except Exception as again:
             self._abandon(record, again)
 
     def _abandon(self, record: Record, exc: BaseException) -> None:
         if self._fatal.error is None:
-            log.error("message.abandoned", topic=record.topic, partition=record.partition,
-                      offset=record.offset, error=repr(exc))
+            log.error(
+                "message.abandoned",
+                topic=record.topic,
+                partition=record.partition,
+                offset=record.offset,
+                error=repr(exc),
+            )
         self._fatal.fail(exc)
 
     # ------------------------------------------------------------------ rebalances
@@ -258,10 +298,11 @@ class GuardService:
         self.intake.assign(assigned, committed, draining=self._draining)
         self.stats.rebalances += 1
         self.intake.refresh_stats(draining=self._draining)
-        log.info("partitions.assigned",
-                 partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned),
-                 finished_before_restart=sum(len(p.skip)
-                                             for p in self.intake.partitions.values()))
+        log.info(
+            "partitions.assigned",
+            partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned),
+            finished_before_restart=sum(len(p.skip) for p in self.intake.partitions.values()),
+        )
 
     async def on_revoked(self, revoked: list[TopicPartition]) -> None:
         """Revoked partitions stop taking work, waiting messages are dropped, in-flight ones get
@@ -274,8 +315,11 @@ class GuardService:
             self.intake.forget(parts)
             self.intake.refresh_stats(draining=self._draining)
         if parts:
-            log.info("partitions.revoked", partitions=sorted(p.name for p in parts),
-                     finished_in_time=finished)
+            log.info(
+                "partitions.revoked",
+                partitions=sorted(p.name for p in parts),
+                finished_in_time=finished,
+            )
 
     # ------------------------------------------------------------------ shutdown
 
@@ -286,13 +330,17 @@ class GuardService:
         parts = list(self.intake.partitions.values())
         if self._consumer is not None and parts:
             self._consumer.pause(*(p.tp for p in parts))
-        log.info("service.draining", in_flight=self.stats.in_flight,
-                 deadline_s=self.settings.drain_timeout_s)
+        log.info(
+            "service.draining",
+            in_flight=self.stats.in_flight,
+            deadline_s=self.settings.drain_timeout_s,
+        )
         deadline = time.monotonic() + self.settings.drain_timeout_s
         finished = await self.intake.settle(parts, self.settings.drain_timeout_s)
         try:
-            if self._fatal.error is None or (self.commits is not None
-                                             and self.commits.policy.commit_after_fatal):
+            if self._fatal.error is None or (
+                self.commits is not None and self.commits.policy.commit_after_fatal
+            ):
                 left = max(SHUTDOWN_COMMIT_MIN_S, deadline - time.monotonic())
                 await self._commit(parts, timeout_s=min(left, self.settings.commit_timeout_s))
         except KafkaError as exc:
@@ -300,8 +348,12 @@ class GuardService:
         finally:
             left = max(SHUTDOWN_COMMIT_MIN_S, deadline - time.monotonic())
             await self._close_clients(min(left, self.settings.commit_timeout_s))
-        log.info("service.stopped", drained=finished, consumed=self.stats.consumed,
-                 commits=self.stats.commits)
+        log.info(
+            "service.stopped",
+            drained=finished,
+            consumed=self.stats.consumed,
+            commits=self.stats.commits,
+        )
 
     async def _close_clients(self, timeout_s: float) -> None:
         if self._consumer is not None:

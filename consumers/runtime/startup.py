@@ -22,8 +22,9 @@ _T = TypeVar("_T")
 RETRY_S = 1.0
 
 
-async def with_deadline(settings: ServiceSettings, start: Callable[[], Awaitable[_T]],
-                        what: str) -> _T:
+async def with_deadline(
+    settings: ServiceSettings, start: Callable[[], Awaitable[_T]], what: str
+) -> _T:
     """``start()``, retried while the broker cannot be reached, for ``startup_timeout_s``."""
     deadline = time.monotonic() + settings.startup_timeout_s
     while True:
@@ -33,13 +34,15 @@ async def with_deadline(settings: ServiceSettings, start: Callable[[], Awaitable
             if time.monotonic() >= deadline:
                 raise BrokerUnavailable(
                     f"could not {what}: {settings.bootstrap_servers} did not answer "
-                    f"within {settings.startup_timeout_s:.0f}s ({exc})") from exc
+                    f"within {settings.startup_timeout_s:.0f}s ({exc})"
+                ) from exc
             log.warning("broker.unreachable", action=what, error=str(exc))
             await asyncio.sleep(RETRY_S)
 
 
-async def prepare(settings: ServiceSettings, broker: Broker, stats: ServiceStats,
-                  stop: asyncio.Event) -> tuple[int | None, int] | None:
+async def prepare(
+    settings: ServiceSettings, broker: Broker, stats: ServiceStats, stop: asyncio.Event
+) -> tuple[int | None, int] | None:
     """Topics ready; the output limit (None: ``max_output_bytes``) and the producer's batch
     size. None when ``stop`` is set while waiting for topics."""
     deadline = time.monotonic() + settings.startup_timeout_s
@@ -54,8 +57,9 @@ async def prepare(settings: ServiceSettings, broker: Broker, stats: ServiceStats
 
     if not await with_deadline(settings, topics_exist, "look up topics"):
         return None
-    return await with_deadline(settings, lambda: _fit_to_topics(settings, broker),
-                               "read the output topics' limits")
+    return await with_deadline(
+        settings, lambda: _fit_to_topics(settings, broker), "read the output topics' limits"
+    )
 
 
 async def _fit_to_topics(settings: ServiceSettings, broker: Broker) -> tuple[int | None, int]:
@@ -66,7 +70,10 @@ async def _fit_to_topics(settings: ServiceSettings, broker: Broker) -> tuple[int
     except KafkaConnectionError:
         raise  # retried until the start-up deadline
     except KafkaError as exc:
-        log.warning("topics.limits_unknown", error=repr(exc),
-                    action="outputs fitted to max_output_bytes only")
+        log.warning(
+            "topics.limits_unknown",
+            error=repr(exc),
+            action="outputs fitted to max_output_bytes only",
+        )
         return None, settings.kafka.max_batch_size
     return fitted_limits(settings, limits)

@@ -80,10 +80,14 @@ class ServiceStats:
         """Flat counters for a log line."""
         lags = [p.lag for p in self.partitions.values() if p.lag is not None]
         out: dict[str, int | str] = {
-            "consumed": self.consumed, "quarantined": self.quarantined,
-            "dead_lettered": self.dead_letters_total, "in_flight": self.in_flight,
-            "partitions": len(self.partitions), "lag": sum(lags),
-            "paused": sum(1 for p in self.partitions.values() if p.paused)}
+            "consumed": self.consumed,
+            "quarantined": self.quarantined,
+            "dead_lettered": self.dead_letters_total,
+            "in_flight": self.in_flight,
+            "partitions": len(self.partitions),
+            "lag": sum(lags),
+            "paused": sum(1 for p in self.partitions.values() if p.paused),
+        }
         out |= {f"verdicts.{label}": n for label, n in sorted(self.verdicts.items())}
         if self.intake_stopped:
             out["intake_stopped"] = self.intake_stopped

@@ -34,10 +34,12 @@ def wanted_topics(settings: ServiceSettings) -> list[str]:
 
 
 def _admin(settings: ServiceSettings) -> AIOKafkaAdminClient:
-    return AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers,
-                               client_id=f"{settings.client_id}-admin",
-                               request_timeout_ms=settings.kafka.request_timeout_ms,
-                               **settings.security.client_kwargs())
+    return AIOKafkaAdminClient(
+        bootstrap_servers=settings.bootstrap_servers,
+        client_id=f"{settings.client_id}-admin",
+        request_timeout_ms=settings.kafka.request_timeout_ms,
+        **settings.security.client_kwargs(),
+    )
 
 
 async def output_limits(settings: ServiceSettings) -> dict[str, int]:
@@ -46,9 +48,12 @@ async def output_limits(settings: ServiceSettings) -> dict[str, int]:
     admin = _admin(settings)
     try:
         await admin.start()
-        responses = await admin.describe_configs([
-            ConfigResource(ConfigResourceType.TOPIC, name, {MAX_MESSAGE_BYTES: None})
-            for name in settings.topics.outputs()])
+        responses = await admin.describe_configs(
+            [
+                ConfigResource(ConfigResourceType.TOPIC, name, {MAX_MESSAGE_BYTES: None})
+                for name in settings.topics.outputs()
+            ]
+        )
     finally:
         await admin.close()
     limits: dict[str, int] = {}
@@ -74,10 +79,10 @@ async def ensure_topics(settings: ServiceSettings) -> list[str]:
     return missing
 
 
-async def _create(admin: AIOKafkaAdminClient, settings: ServiceSettings,
-                  names: list[str]) -> None:
-    topics = [NewTopic(name, settings.topic_partitions, settings.topic_replication)
-              for name in names]
+async def _create(admin: AIOKafkaAdminClient, settings: ServiceSettings, names: list[str]) -> None:
+    topics = [
+        NewTopic(name, settings.topic_partitions, settings.topic_replication) for name in names
+    ]
     try:
         await admin.create_topics(topics)
     except TopicAlreadyExistsError:
@@ -85,8 +90,12 @@ async def _create(admin: AIOKafkaAdminClient, settings: ServiceSettings,
     except KafkaError as exc:
         log.error("topics.create_failed", topics=names, error=str(exc))
         raise
-    log.info("topics.created", topics=names, partitions=settings.topic_partitions,
-             replication=settings.topic_replication)
+    log.info(
+        "topics.created",
+        topics=names,
+        partitions=settings.topic_partitions,
+        replication=settings.topic_replication,
+    )
 
 
 def creation_fix(settings: ServiceSettings, missing: list[str]) -> str:
@@ -94,16 +103,25 @@ def creation_fix(settings: ServiceSettings, missing: list[str]) -> str:
     commands = "; ".join(
         f"kafka-topics.sh --bootstrap-server {settings.bootstrap_servers} --create --topic "
         f"{name} --partitions {settings.topic_partitions} --replication-factor "
-        f"{settings.topic_replication}" for name in missing)
+        f"{settings.topic_replication}"
+        for name in missing
+    )
     it = "it" if len(missing) == 1 else "them"
-    return (f"create {it}: {commands}; or set create_topics: true "
-            f"(GROUNDGUARD_CREATE_TOPICS=true) so groundguard creates {it} at start. If {it} "
-            "exist, this client may not see them: check the names and the principal's Describe "
-            "ACL")
+    return (
+        f"create {it}: {commands}; or set create_topics: true "
+        f"(GROUNDGUARD_CREATE_TOPICS=true) so groundguard creates {it} at start. If {it} "
+        "exist, this client may not see them: check the names and the principal's Describe "
+        "ACL"
+    )
 
 
-async def wait_for_topics(settings: ServiceSettings, *, deadline: float, stop: asyncio.Event,
-                          on_missing: Callable[[str | None], None]) -> bool:
+async def wait_for_topics(
+    settings: ServiceSettings,
+    *,
+    deadline: float,
+    stop: asyncio.Event,
+    on_missing: Callable[[str | None], None],
+) -> bool:
     """Return True once every topic the service uses exists, False if ``stop`` is set first.
 
     While some are missing, ``on_missing`` gets a one-line reason (None once they exist) and
@@ -124,8 +142,12 @@ async def wait_for_topics(settings: ServiceSettings, *, deadline: float, stop: a
             if now >= deadline:
                 raise TopicsMissing(missing, fix, now - started)
             if logged_at is None or now - logged_at >= MISSING_TOPIC_LOG_EVERY_S:
-                log.error("topics.missing", topics=missing, fix=fix,
-                          gives_up_in_s=round(deadline - now, 1))
+                log.error(
+                    "topics.missing",
+                    topics=missing,
+                    fix=fix,
+                    gives_up_in_s=round(deadline - now, 1),
+                )
                 logged_at = now
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), min(TOPIC_CHECK_INTERVAL_S, deadline - now))
@@ -140,7 +162,11 @@ def fitted_limits(settings: ServiceSettings, limits: dict[str, int]) -> tuple[in
     room = [limit - BATCH_OVERHEAD for limit in limits.values()]
     limit = max(MIN_OUTPUT_BYTES, min([settings.max_output_bytes, *room]))
     if limit < settings.max_output_bytes:
-        log.warning("outputs.limit_lowered", max_output_bytes=settings.max_output_bytes,
-                    limit=limit, topics=limits, action="raise the topics' "
-                    "max.message.bytes or lower max_output_bytes")
+        log.warning(
+            "outputs.limit_lowered",
+            max_output_bytes=settings.max_output_bytes,
+            limit=limit,
+            topics=limits,
+            action="raise the topics' max.message.bytes or lower max_output_bytes",
+        )
     return limit, max(MIN_OUTPUT_BYTES, min([settings.kafka.max_batch_size, *room]))

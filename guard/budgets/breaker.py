@@ -48,8 +48,9 @@ class BreakerSnapshot:
 
 
 class CircuitBreaker:
-    def __init__(self, *, failure_threshold: int, open_for_s: float, half_open_probes: int,
-                 clock: Clock) -> None:
+    def __init__(
+        self, *, failure_threshold: int, open_for_s: float, half_open_probes: int, clock: Clock
+    ) -> None:
         self._threshold = failure_threshold
         self._open_for_s = open_for_s
         self._max_probes = half_open_probes
@@ -76,8 +77,10 @@ class CircuitBreaker:
             self._probes += 1
             return True
         self.rejected += 1
-        raise CircuitOpen(f"circuit open after {self._failures} consecutive judge failures",
-                          retry_after_s=max(self._open_left(), 0.0))
+        raise CircuitOpen(
+            f"circuit open after {self._failures} consecutive judge failures",
+            retry_after_s=max(self._open_left(), 0.0),
+        )
 
     def after_call(self, probe: bool, exc: BaseException | None) -> None:
         """Record how an admitted call ended (``exc`` None: it succeeded)."""
@@ -96,12 +99,20 @@ class CircuitBreaker:
 
     def snapshot(self) -> BreakerSnapshot:
         state = self.state
-        return BreakerSnapshot(state, self._failures, self.opened, self.rejected,
-                               max(self._open_left(), 0.0) if state is BreakerState.OPEN else 0.0)
+        return BreakerSnapshot(
+            state,
+            self._failures,
+            self.opened,
+            self.rejected,
+            max(self._open_left(), 0.0) if state is BreakerState.OPEN else 0.0,
+        )
 
     def _open(self) -> None:
-        _log.warning("breaker.opened failures=%d open_for_s=%.1f: judge calls fail fast",
-                     self._failures, self._open_for_s)
+        _log.warning(
+            "breaker.opened failures=%d open_for_s=%.1f: judge calls fail fast",
+            self._failures,
+            self._open_for_s,
+        )
         self.opened += 1
         self._state, self._opened_at, self._probes = BreakerState.OPEN, self._clock.now(), 0
 

@@ -25,12 +25,22 @@ from guard.models import Usage
 from guard.providers.base import Judge, JudgeOutcome
 
 
-def cache_key(case: PreparedCase, *, provider: str, model: str,
-              prompt_version: str = PROMPT_VERSION) -> str:
+def cache_key(
+    case: PreparedCase, *, provider: str, model: str, prompt_version: str = PROMPT_VERSION
+) -> str:
     """A content hash of what decides the verdict on ``case`` (length-prefixed parts)."""
     digest = hashlib.sha256()
-    parts = (provider, model, prompt_version, case.mode.value, repr(case.threshold),
-             case.source.value, case.question or "", case.evidence, case.output)
+    parts = (
+        provider,
+        model,
+        prompt_version,
+        case.mode.value,
+        repr(case.threshold),
+        case.source.value,
+        case.question or "",
+        case.evidence,
+        case.output,
+    )
     for part in parts:
         data = part.encode("utf-8")
         digest.update(len(data).to_bytes(8, "big"))
@@ -137,5 +147,6 @@ class CachedJudge(JudgeLayer):
         return as_cached(outcome)
 
     def snapshot(self) -> CacheSnapshot:
-        return CacheSnapshot(len(self.cache), self.cache.max_size, self.hits, self.misses,
-                             self.shared)
+        return CacheSnapshot(
+            len(self.cache), self.cache.max_size, self.hits, self.misses, self.shared
+        )

@@ -93,11 +93,15 @@ class CostBudget:
     def __init__(self, limits: dict[str, float], clock: Clock) -> None:
         unknown = set(limits) - set(WINDOW_SECONDS)
         if unknown:
-            raise ConfigError("budget", f"unknown cost windows {sorted(unknown)}",
-                              "use minute, hour or day")
+            raise ConfigError(
+                "budget", f"unknown cost windows {sorted(unknown)}", "use minute, hour or day"
+            )
         # longest first, so a refusal names the window that keeps it refused longest
-        self._windows = [_Window(n, WINDOW_SECONDS[n], limits[n])
-                         for n in ("day", "hour", "minute") if n in limits]
+        self._windows = [
+            _Window(n, WINDOW_SECONDS[n], limits[n])
+            for n in ("day", "hour", "minute")
+            if n in limits
+        ]
         self._clock = clock
         self.total_spent_usd = 0.0
         self.fallback_spent_usd = 0.0
@@ -113,9 +117,13 @@ class CostBudget:
                 snap = self._snap(window, now)
                 if not window.refusing:
                     window.refusing = True
-                    _log.warning("budget.exhausted window=%s spent_usd=%.4f limit_usd=%.4f "
-                                 "resets_in_s=%.0f", snap.window, snap.spent_usd,
-                                 snap.limit_usd, snap.resets_in_s)
+                    _log.warning(
+                        "budget.exhausted window=%s spent_usd=%.4f limit_usd=%.4f resets_in_s=%.0f",
+                        snap.window,
+                        snap.spent_usd,
+                        snap.limit_usd,
+                        snap.resets_in_s,
+                    )
                 return snap
         for window in self._windows:
             window.reserved_usd += cost_usd
@@ -134,26 +142,42 @@ class CostBudget:
         now = self._clock.now()
         for window in self._windows:
             window.roll(now)
-        return CostSnapshot(tuple(self._snap(w, now) for w in self._windows),
-                            self.total_spent_usd, self.fallback_spent_usd, self.exhausted)
+        return CostSnapshot(
+            tuple(self._snap(w, now) for w in self._windows),
+            self.total_spent_usd,
+            self.fallback_spent_usd,
+            self.exhausted,
+        )
 
     @staticmethod
     def _snap(w: _Window, now: float) -> WindowSnapshot:
         left = max(0.0, w.limit_usd - w.spent_usd - w.reserved_usd)
-        return WindowSnapshot(w.name, w.limit_usd, w.spent_usd, w.reserved_usd, left,
-                              w.resets_in(now))
+        return WindowSnapshot(
+            w.name, w.limit_usd, w.spent_usd, w.reserved_usd, left, w.resets_in(now)
+        )
 
 
 class CostBudgetJudge(JudgeLayer):
     """Applies a :class:`CostBudget` and its exhaustion policy around ``inner``."""
 
-    def __init__(self, inner: Judge, budget: CostBudget, *, price: PriceFn,
-                 policy: BudgetPolicy, fallback: Judge | None, max_pause_s: float,
-                 clock: Clock) -> None:
+    def __init__(
+        self,
+        inner: Judge,
+        budget: CostBudget,
+        *,
+        price: PriceFn,
+        policy: BudgetPolicy,
+        fallback: Judge | None,
+        max_pause_s: float,
+        clock: Clock,
+    ) -> None:
         super().__init__(inner)
         if policy is BudgetPolicy.FALLBACK and fallback is None:
-            raise ConfigError("budget.on_budget_exhausted", "fallback needs a fallback judge",
-                              "set fallback_model or fallback_to_offline")
+            raise ConfigError(
+                "budget.on_budget_exhausted",
+                "fallback needs a fallback judge",
+                "set fallback_model or fallback_to_offline",
+            )
         self.budget, self._price, self._policy = budget, price, policy
         self._fallback, self._max_pause_s, self._clock = fallback, max_pause_s, clock
         self.paused = 0

@@ -54,20 +54,34 @@ class BudgetStats:
     def fields(self) -> dict[str, float | int | str]:
         """Flat ``name -> value`` pairs for a log line or gauges (``spent_usd.day`` ...)."""
         out: dict[str, float | int | str] = {
-            "provider_calls": self.provider_calls, "in_flight": self.in_flight,
-            "peak_in_flight": self.peak_in_flight, "unsampled": self.unsampled,
-            "budget_paused": self.budget_paused, "fallbacks": self.fallbacks,
-            "breaker_state": self.breaker.state.value, "breaker_opened": self.breaker.opened,
-            "breaker_rejected": self.breaker.rejected, "provider_429s": self.rate.provider_429s,
-            "rate_waits": self.rate.waits, "budget_refusals": self.cost.exhausted,
+            "provider_calls": self.provider_calls,
+            "in_flight": self.in_flight,
+            "peak_in_flight": self.peak_in_flight,
+            "unsampled": self.unsampled,
+            "budget_paused": self.budget_paused,
+            "fallbacks": self.fallbacks,
+            "breaker_state": self.breaker.state.value,
+            "breaker_opened": self.breaker.opened,
+            "breaker_rejected": self.breaker.rejected,
+            "provider_429s": self.rate.provider_429s,
+            "rate_waits": self.rate.waits,
+            "budget_refusals": self.cost.exhausted,
             "spent_usd": self.cost.total_spent_usd,
-            "fallback_spent_usd": self.cost.fallback_spent_usd}
+            "fallback_spent_usd": self.cost.fallback_spent_usd,
+        }
         if self.cache is not None:
-            out |= {"cache_hits": self.cache.hits, "cache_misses": self.cache.misses,
-                    "cache_shared": self.cache.shared, "cache_size": self.cache.size}
+            out |= {
+                "cache_hits": self.cache.hits,
+                "cache_misses": self.cache.misses,
+                "cache_shared": self.cache.shared,
+                "cache_size": self.cache.size,
+            }
         for w in self.cost.windows:
-            out |= {f"spent_usd.{w.window}": w.spent_usd, f"left_usd.{w.window}": w.left_usd,
-                    f"resets_in_s.{w.window}": w.resets_in_s}
+            out |= {
+                f"spent_usd.{w.window}": w.spent_usd,
+                f"left_usd.{w.window}": w.left_usd,
+                f"resets_in_s.{w.window}": w.resets_in_s,
+            }
         return out
 
 
@@ -79,33 +93,49 @@ class BudgetedJudge:
     :class:`~guard.errors.RateLimited` after ``max_rate_wait_s``, and the provider's errors.
     """
 
-    def __init__(self, provider_judge: Judge, fallback: Judge | None, settings: BudgetSettings,
-                 *, price: PriceFn, retry: RetryPolicy | None, clock: Clock,
-                 screen: Callable[[Judge], Judge] | None = None) -> None:
+    def __init__(
+        self,
+        provider_judge: Judge,
+        fallback: Judge | None,
+        settings: BudgetSettings,
+        *,
+        price: PriceFn,
+        retry: RetryPolicy | None,
+        clock: Clock,
+        screen: Callable[[Judge], Judge] | None = None,
+    ) -> None:
         self.provider, self.model = provider_judge.provider, provider_judge.model
         self.settings = settings
         self._provider_judge, self._fallback = provider_judge, fallback
         semaphore = asyncio.Semaphore(settings.max_in_flight)
         self.limiter = _rate_limiter(settings, clock)
-        self._limited = RateLimitedJudge(provider_judge, self.limiter,
-                                         max_attempts=settings.max_rate_limited_attempts)
+        self._limited = RateLimitedJudge(
+            provider_judge, self.limiter, max_attempts=settings.max_rate_limited_attempts
+        )
         self._retrying = RetryingJudge(self._limited, retry) if retry else None
         inner: Judge = self._retrying or self._limited
         self._slots = ConcurrencyLimitedJudge(inner, semaphore)
         self.breaker = _breaker(settings, clock)
-        self._fallback_slots = (ConcurrencyLimitedJudge(fallback, semaphore)
-                                if fallback is not None else None)
+        self._fallback_slots = (
+            ConcurrencyLimitedJudge(fallback, semaphore) if fallback is not None else None
+        )
         self._cost = CostBudgetJudge(
-            BreakerJudge(self._slots, self.breaker), CostBudget(settings.cost_limits(), clock),
-            price=price, policy=settings.on_budget_exhausted, fallback=self._fallback_slots,
-            max_pause_s=settings.max_pause_s, clock=clock)
+            BreakerJudge(self._slots, self.breaker),
+            CostBudget(settings.cost_limits(), clock),
+            price=price,
+            policy=settings.on_budget_exhausted,
+            fallback=self._fallback_slots,
+            max_pause_s=settings.max_pause_s,
+            clock=clock,
+        )
         # A screen (the cascade's offline judge) decides before any budget is spent: only the
         # cases it hands on reach the cost budget, breaker, concurrency and rate limits.
         self.screen = screen(self._cost) if screen is not None else None
         decider: Judge = self.screen or self._cost
         self._cache = _cached(decider, settings, clock)
-        self._sampler = SampledJudge(self._cache or decider, rate=settings.sample_rate,
-                                     key=settings.sample_key)
+        self._sampler = SampledJudge(
+            self._cache or decider, rate=settings.sample_rate, key=settings.sample_key
+        )
         if self.screen is not None:
             self.provider, self.model = self.screen.provider, self.screen.model
 
@@ -124,23 +154,37 @@ class BudgetedJudge:
         return BudgetStats(
             provider_calls=self._limited.calls,
             in_flight=self._slots.in_flight + (fb.in_flight if fb else 0),
-            peak_in_flight=self._slots.peak_in_flight, max_in_flight=self.settings.max_in_flight,
+            peak_in_flight=self._slots.peak_in_flight,
+            max_in_flight=self.settings.max_in_flight,
             cache=self._cache.snapshot() if self._cache else None,
-            unsampled=self._sampler.unsampled, budget_paused=self._cost.paused,
-            fallbacks=self._cost.fallbacks, breaker=self.breaker.snapshot(),
-            rate=self.limiter.snapshot(), cost=self._cost.budget.snapshot(),
-            retries=dict(self._retrying.retries) if self._retrying else {})
+            unsampled=self._sampler.unsampled,
+            budget_paused=self._cost.paused,
+            fallbacks=self._cost.fallbacks,
+            breaker=self.breaker.snapshot(),
+            rate=self.limiter.snapshot(),
+            cost=self._cost.budget.snapshot(),
+            retries=dict(self._retrying.retries) if self._retrying else {},
+        )
 
 
 def _rate_limiter(settings: BudgetSettings, clock: Clock) -> RateLimiter:
-    return RateLimiter(rpm=settings.rpm, tpm=settings.tpm, max_wait_s=settings.max_rate_wait_s,
-                       cooldown_s=settings.rate_limit_cooldown_s, clock=clock)
+    return RateLimiter(
+        rpm=settings.rpm,
+        tpm=settings.tpm,
+        max_wait_s=settings.max_rate_wait_s,
+        cooldown_s=settings.rate_limit_cooldown_s,
+        clock=clock,
+    )
 
 
 def _breaker(settings: BudgetSettings, clock: Clock) -> CircuitBreaker:
     b = settings.breaker
-    return CircuitBreaker(failure_threshold=b.failure_threshold, open_for_s=b.open_for_s,
-                          half_open_probes=b.half_open_probes, clock=clock)
+    return CircuitBreaker(
+        failure_threshold=b.failure_threshold,
+        open_for_s=b.open_for_s,
+        half_open_probes=b.half_open_probes,
+        clock=clock,
+    )
 
 
 def _cached(inner: Judge, settings: BudgetSettings, clock: Clock) -> CachedJudge | None:
@@ -150,10 +194,16 @@ def _cached(inner: Judge, settings: BudgetSettings, clock: Clock) -> CachedJudge
     return CachedJudge(inner, cache)
 
 
-def build_budgeted_judge(judge: Judge, budget: BudgetSettings, *, price: PriceFn,
-                         fallback: Judge | None = None, retry: RetryPolicy | None = None,
-                         clock: Clock | None = None,
-                         screen: Callable[[Judge], Judge] | None = None) -> BudgetedJudge:
+def build_budgeted_judge(
+    judge: Judge,
+    budget: BudgetSettings,
+    *,
+    price: PriceFn,
+    fallback: Judge | None = None,
+    retry: RetryPolicy | None = None,
+    clock: Clock | None = None,
+    screen: Callable[[Judge], Judge] | None = None,
+) -> BudgetedJudge:
     """Wrap ``judge`` in every budget layer ``budget`` configures.
 
     ``price(model, usage)`` gives a call's cost in USD (e.g. ``PriceTable.cost``); ``fallback``
@@ -162,5 +212,12 @@ def build_budgeted_judge(judge: Judge, budget: BudgetSettings, *, price: PriceFn
     ``screen(budgeted)`` builds a judge that decides first and calls ``budgeted`` (``judge`` in
     its budget layers) only when it must: the cascade. Sampling and the cache stay outermost.
     """
-    return BudgetedJudge(judge, fallback, budget, price=price, retry=retry,
-                         clock=clock or SystemClock(), screen=screen)
+    return BudgetedJudge(
+        judge,
+        fallback,
+        budget,
+        price=price,
+        retry=retry,
+        clock=clock or SystemClock(),
+        screen=screen,
+    )

@@ -116,8 +116,15 @@ class RateSnapshot:
 class RateLimiter:
     """Sliding-window RPM/TPM limiter that also obeys 429s and rate-limit headers."""
 
-    def __init__(self, *, rpm: int | None, tpm: int | None, max_wait_s: float,
-                 cooldown_s: float, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        rpm: int | None,
+        tpm: int | None,
+        max_wait_s: float,
+        cooldown_s: float,
+        clock: Clock,
+    ) -> None:
         self.rpm, self.tpm = rpm, tpm
         self._max_wait_s = max_wait_s
         self._cooldown_s = cooldown_s
@@ -137,8 +144,9 @@ class RateLimiter:
         counted = False
         while (delay := self._delay(now, tokens)) > 0:
             if now >= deadline:
-                raise RateLimited(f"rate limiter: no capacity within {self._max_wait_s:.0f}s",
-                                  retry_after_s=delay)
+                raise RateLimited(
+                    f"rate limiter: no capacity within {self._max_wait_s:.0f}s", retry_after_s=delay
+                )
             if not counted:
                 self.waits, counted = self.waits + 1, True
             await self._clock.sleep(min(delay, deadline - now))
@@ -149,8 +157,9 @@ class RateLimiter:
         """The latest moment a call starting now may still be admitted."""
         return self._clock.now() + self._max_wait_s
 
-    def succeeded(self, permit: RatePermit, tokens_used: int | None,
-                  headers: Mapping[str, str]) -> None:
+    def succeeded(
+        self, permit: RatePermit, tokens_used: int | None, headers: Mapping[str, str]
+    ) -> None:
         """The call answered: correct its token count and obey the provider's headers."""
         if tokens_used is not None:
             self._tokens += tokens_used - permit.slot.tokens
@@ -180,8 +189,15 @@ class RateLimiter:
     def snapshot(self) -> RateSnapshot:
         now = self._clock.now()
         self._prune(now)
-        return RateSnapshot(self.rpm, self.tpm, len(self._slots), self._tokens,
-                            max(0.0, self._blocked_until - now), self.provider_429s, self.waits)
+        return RateSnapshot(
+            self.rpm,
+            self.tpm,
+            len(self._slots),
+            self._tokens,
+            max(0.0, self._blocked_until - now),
+            self.provider_429s,
+            self.waits,
+        )
 
     def _admit(self, now: float, tokens: int) -> RatePermit:
         slot = _Slot(now, tokens)

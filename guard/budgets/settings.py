@@ -52,51 +52,80 @@ class BudgetSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_in_flight: int = Field(default=defaults.DEFAULT_MAX_IN_FLIGHT, ge=1, le=MAX_IN_FLIGHT_LIMIT,
-                               description="Judge calls in flight at once (the runtime's "
-                               "concurrency bounds messages; this bounds calls to the provider).")
+    max_in_flight: int = Field(
+        default=defaults.DEFAULT_MAX_IN_FLIGHT,
+        ge=1,
+        le=MAX_IN_FLIGHT_LIMIT,
+        description="Judge calls in flight at once (the runtime's "
+        "concurrency bounds messages; this bounds calls to the provider).",
+    )
     rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the model.")
     tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the model.")
     max_rate_wait_s: float = Field(
-        default=defaults.DEFAULT_MAX_RATE_WAIT_S, gt=0,
-        description="Longest a call waits for the rate limiter before failing as rate_limited.")
+        default=defaults.DEFAULT_MAX_RATE_WAIT_S,
+        gt=0,
+        description="Longest a call waits for the rate limiter before failing as rate_limited.",
+    )
     max_rate_limited_attempts: int = Field(
-        default=defaults.DEFAULT_MAX_RATE_LIMITED_ATTEMPTS, ge=1, le=100,
-        description="Calls one request may make that end in 429 before it fails rate_limited.")
+        default=defaults.DEFAULT_MAX_RATE_LIMITED_ATTEMPTS,
+        ge=1,
+        le=100,
+        description="Calls one request may make that end in 429 before it fails rate_limited.",
+    )
     rate_limit_cooldown_s: float = Field(
-        default=defaults.DEFAULT_RATE_LIMIT_COOLDOWN_S, gt=0, le=600,
-        description="Pause for every caller after a 429 that gives no Retry-After.")
+        default=defaults.DEFAULT_RATE_LIMIT_COOLDOWN_S,
+        gt=0,
+        le=600,
+        description="Pause for every caller after a 429 that gives no Retry-After.",
+    )
     cost_per_minute_usd: float | None = Field(default=None, gt=0)
     cost_per_hour_usd: float | None = Field(default=None, gt=0)
     cost_per_day_usd: float | None = Field(default=None, gt=0)
     on_budget_exhausted: BudgetPolicy = BudgetPolicy.PAUSE
     max_pause_s: float = Field(
-        default=defaults.DEFAULT_MAX_PAUSE_S, gt=0,
-        description="Longest a call waits under the pause policy (then budget_exhausted).")
+        default=defaults.DEFAULT_MAX_PAUSE_S,
+        gt=0,
+        description="Longest a call waits under the pause policy (then budget_exhausted).",
+    )
     fallback_model: str | None = Field(
-        default=None, description="Cheaper model of the same provider, for the fallback policy.")
+        default=None, description="Cheaper model of the same provider, for the fallback policy."
+    )
     fallback_to_offline: bool = Field(
-        default=False, description="Fallback policy: use the offline judge.")
+        default=False, description="Fallback policy: use the offline judge."
+    )
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)
-    cache_size: int = Field(default=defaults.DEFAULT_CACHE_SIZE, ge=0, le=10_000_000,
-                            description="Verdicts kept in memory; 0 disables the cache.")
+    cache_size: int = Field(
+        default=defaults.DEFAULT_CACHE_SIZE,
+        ge=0,
+        le=10_000_000,
+        description="Verdicts kept in memory; 0 disables the cache.",
+    )
     cache_ttl_s: float = Field(default=defaults.DEFAULT_CACHE_TTL_S, gt=0)
-    sample_rate: float = Field(default=defaults.DEFAULT_SAMPLE_RATE, ge=0.0, le=1.0,
-                               description="Fraction of messages judged.")
+    sample_rate: float = Field(
+        default=defaults.DEFAULT_SAMPLE_RATE,
+        ge=0.0,
+        le=1.0,
+        description="Fraction of messages judged.",
+    )
     sample_key: SampleKey = SampleKey.ID
 
     @model_validator(mode="after")
     def _fallback_is_named(self) -> Self:
         if self.on_budget_exhausted is BudgetPolicy.FALLBACK and not (
-                self.fallback_model or self.fallback_to_offline):
-            raise ValueError("on_budget_exhausted=fallback needs fallback_model or "
-                             "fallback_to_offline=true")
+            self.fallback_model or self.fallback_to_offline
+        ):
+            raise ValueError(
+                "on_budget_exhausted=fallback needs fallback_model or fallback_to_offline=true"
+            )
         if self.fallback_model and self.fallback_to_offline:
             raise ValueError("set fallback_model or fallback_to_offline, not both")
         return self
 
     def cost_limits(self) -> dict[str, float]:
         """The configured cost windows, by name (``minute``, ``hour``, ``day``)."""
-        limits = {"minute": self.cost_per_minute_usd, "hour": self.cost_per_hour_usd,
-                  "day": self.cost_per_day_usd}
+        limits = {
+            "minute": self.cost_per_minute_usd,
+            "hour": self.cost_per_hour_usd,
+            "day": self.cost_per_day_usd,
+        }
         return {name: usd for name, usd in limits.items() if usd is not None}

@@ -33,8 +33,11 @@ class CascadeJudge:
 
     def __init__(self, offline: Judge, llm: Judge, confidence: float) -> None:
         if not 0.0 <= confidence <= 1.0:
-            raise ConfigError("cascade_confidence", f"{confidence} is outside [0, 1]",
-                              "use a confidence between 0 and 1, such as 0.8")
+            raise ConfigError(
+                "cascade_confidence",
+                f"{confidence} is outside [0, 1]",
+                "use a confidence between 0 and 1, such as 0.8",
+            )
         self.offline = offline
         self.llm = llm
         self.confidence = confidence

@@ -33,15 +33,19 @@ def _deciding(verdicts: Sequence[Verdict]) -> Verdict:
 
 
 def _usage(verdicts: Sequence[Verdict]) -> Usage:
-    return Usage(input_tokens=sum(v.usage.input_tokens for v in verdicts),
-                 output_tokens=sum(v.usage.output_tokens for v in verdicts),
-                 cached_tokens=sum(v.usage.cached_tokens for v in verdicts))
+    return Usage(
+        input_tokens=sum(v.usage.input_tokens for v in verdicts),
+        output_tokens=sum(v.usage.output_tokens for v in verdicts),
+        cached_tokens=sum(v.usage.cached_tokens for v in verdicts),
+    )
 
 
 def _quote_check(verdicts: Sequence[Verdict]) -> QuoteCheck:
-    return QuoteCheck(quotes=sum(v.quote_check.quotes for v in verdicts),
-                      fabricated=sum(v.quote_check.fabricated for v in verdicts),
-                      trusted=all(v.quote_check.trusted for v in verdicts))
+    return QuoteCheck(
+        quotes=sum(v.quote_check.quotes for v in verdicts),
+        fabricated=sum(v.quote_check.fabricated for v in verdicts),
+        trusted=all(v.quote_check.trusted for v in verdicts),
+    )
 
 
 def combine(verdicts: Sequence[Verdict]) -> Verdict:
@@ -49,20 +53,25 @@ def combine(verdicts: Sequence[Verdict]) -> Verdict:
     if len(verdicts) == 1:
         return verdicts[0]
     deciding = _deciding(verdicts)
-    return deciding.model_copy(update={
-        "claims": [c for v in verdicts for c in v.claims],
-        "unsupported_claims": [c for v in verdicts for c in v.unsupported_claims],
-        "quote_check": _quote_check(verdicts), "usage": _usage(verdicts),
-        "cost_usd": sum(v.cost_usd for v in verdicts),
-        "latency_ms": sum(v.latency_ms for v in verdicts),
-        "explanation": f"Window {verdicts.index(deciding) + 1} of {len(verdicts)} decided: "
-                       f"{deciding.explanation}",
-    })
+    return deciding.model_copy(
+        update={
+            "claims": [c for v in verdicts for c in v.claims],
+            "unsupported_claims": [c for v in verdicts for c in v.unsupported_claims],
+            "quote_check": _quote_check(verdicts),
+            "usage": _usage(verdicts),
+            "cost_usd": sum(v.cost_usd for v in verdicts),
+            "latency_ms": sum(v.latency_ms for v in verdicts),
+            "explanation": f"Window {verdicts.index(deciding) + 1} of {len(verdicts)} decided: "
+            f"{deciding.explanation}",
+        }
+    )
 
 
 def _overruled(verdict: Verdict, label: Label, reason: str, why: str) -> Verdict:
     update: dict[str, object] = {
-        "label": label, "reason": reason, "explanation": f"{why} {verdict.explanation}".strip(),
+        "label": label,
+        "reason": reason,
+        "explanation": f"{why} {verdict.explanation}".strip(),
         "hallucinated": True if label is Label.FAIL else None,
     }
     if label is Label.ERROR:
@@ -72,14 +81,19 @@ def _overruled(verdict: Verdict, label: Label, reason: str, why: str) -> Verdict
 
 def _injection_policy(verdict: Verdict, settings: JudgeSettings) -> Verdict:
     policy = settings.injection_policy
-    if (policy == "flag" or not verdict.injections
-            or verdict.label not in (Label.PASS, Label.SKIPPED)):
+    if (
+        policy == "flag"
+        or not verdict.injections
+        or verdict.label not in (Label.PASS, Label.SKIPPED)
+    ):
         return verdict
     kinds = ", ".join(sorted({f"{f.kind} in {f.location}" for f in verdict.injections}))
     label = Label.FAIL if policy == "fail" else Label.ERROR
-    why = (f"{'Failed' if label is Label.FAIL else 'Undecided'}: the judged text holds "
-           f"instructions aimed at the judge ({kinds}), so its verdict cannot be trusted "
-           f"(injection_policy: {policy}).")
+    why = (
+        f"{'Failed' if label is Label.FAIL else 'Undecided'}: the judged text holds "
+        f"instructions aimed at the judge ({kinds}), so its verdict cannot be trusted "
+        f"(injection_policy: {policy})."
+    )
     return _overruled(verdict, label, INJECTION_REASON, why)
 
 

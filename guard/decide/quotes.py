@@ -47,8 +47,9 @@ def quote_occurs(quote: str, evidence: str) -> bool:
     return True
 
 
-def check_quotes(claims: Sequence[ClaimVerdict], evidence: str
-                 ) -> tuple[list[ClaimVerdict], QuoteCheck]:
+def check_quotes(
+    claims: Sequence[ClaimVerdict], evidence: str
+) -> tuple[list[ClaimVerdict], QuoteCheck]:
     """Set ``quote_found`` on each claim that cites a quote, and count fabricated quotes."""
     checked: list[ClaimVerdict] = []
     quotes = fabricated = 0

@@ -60,8 +60,25 @@ project event festival tournament race ship vessel aircraft car vehicle player a
 singer artist writer author director president man woman person family couple order package
 item account course drug treatment procedure
 """)
-_PRONOUN_OPENERS = frozenset({"it", "he", "she", "they", "its", "his", "her", "their", "this",
-                              "these", "those", "that", "there", "such", "both"})
+_PRONOUN_OPENERS = frozenset(
+    {
+        "it",
+        "he",
+        "she",
+        "they",
+        "its",
+        "his",
+        "her",
+        "their",
+        "this",
+        "these",
+        "those",
+        "that",
+        "there",
+        "such",
+        "both",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +99,8 @@ class EvidenceSentence:
     def states(self, quantity: Quantity) -> bool:
         """Whether this sentence states ``quantity`` (exactly, or as a date or hedged)."""
         if round(quantity.value, 6) in self.values or (
-                quantity.number and round(quantity.number, 6) in self.values):
+            quantity.number and round(quantity.number, 6) in self.values
+        ):
             return True
         if quantity.kind in ("date", "year") or quantity.hedged:
             return numbers.supported(quantity, list(self.quantities[:MAX_SCANNED]))
@@ -119,9 +137,13 @@ class EvidenceIndex:
             if len(sentences) > MAX_SENTENCES:
                 break  # the rest is never read: ``capped`` says so
             sentences.extend(_sentences(passage))
-        index = cls(sentences[:MAX_SENTENCES], normalized=normalize(evidence),
-                    passages=tuple(units), headers=_headers(evidence),
-                    capped=len(sentences) > MAX_SENTENCES)
+        index = cls(
+            sentences[:MAX_SENTENCES],
+            normalized=normalize(evidence),
+            passages=tuple(units),
+            headers=_headers(evidence),
+            capped=len(sentences) > MAX_SENTENCES,
+        )
         sentences = index.sentences
         index.texts = {p.label: f"{index.headers.get(p.label, '')}\n{p.text}" for p in units}
         for number, sentence in enumerate(sentences):
@@ -153,8 +175,9 @@ class EvidenceIndex:
     def names(self) -> list[entities.Name]:
         """The names of the evidence (read on first use: only an absent name needs them)."""
         if self._names is None:
-            self._names = [n for s in self.sentences[:MAX_NAMED_SENTENCES]
-                           for n in entities.names(s.text)]
+            self._names = [
+                n for s in self.sentences[:MAX_NAMED_SENTENCES] for n in entities.names(s.text)
+            ]
         return self._names
 
     def naming(self, name: entities.Name) -> frozenset[str]:
@@ -171,8 +194,9 @@ class EvidenceIndex:
             self._lines, self._labels_of = lines, labels_of
         first = entities.first_word(name.text)
         candidates = labels_of.get(first, []) if first is not None else list(self.texts)
-        return frozenset(label for label in candidates
-                         if name.named_in(self.texts[label], lines[label]))
+        return frozenset(
+            label for label in candidates if name.named_in(self.texts[label], lines[label])
+        )
 
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""
@@ -234,9 +258,19 @@ def _read_sentences(passage: Passage) -> list[EvidenceSentence]:
             sequence = previous_order + order
         quantities = tuple(amounts[number])
         values = frozenset(round(v, 6) for q in quantities for v in (q.value, q.number) if v)
-        found.append(EvidenceSentence(span.text, passage.label, stems, quantities, scope,
-                                      tuple(clock[number]), tuple(days[number]), values,
-                                      sequence[-MAX_SEQUENCE:]))
+        found.append(
+            EvidenceSentence(
+                span.text,
+                passage.label,
+                stems,
+                quantities,
+                scope,
+                tuple(clock[number]),
+                tuple(days[number]),
+                values,
+                sequence[-MAX_SEQUENCE:],
+            )
+        )
         previous, previous_scope, previous_order = stems, scope, order
         topic = topic or stems
     return found
@@ -263,8 +297,13 @@ def in_sentence(word: str, sentence: EvidenceSentence, index: EvidenceIndex) -> 
     return word in sentence.scope or not sentence.scope.isdisjoint(index.close_forms(word))
 
 
-def local_support(stems: list[str], quantities: list[Quantity], sentence: EvidenceSentence | None,
-                  name_stems: set[str], index: EvidenceIndex) -> float:
+def local_support(
+    stems: list[str],
+    quantities: list[Quantity],
+    sentence: EvidenceSentence | None,
+    name_stems: set[str],
+    index: EvidenceIndex,
+) -> float:
     """Of the claim's words and amounts the evidence has, the weighted share found together in
     one sentence (with the sentence its opening pronoun refers back to)."""
     total = sum(weight(s, name_stems) for s in stems) + len(quantities)
@@ -304,7 +343,7 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _demonym_of(demonym: str, place: str) -> bool:
-    """"scottish" / "scotland", "indian" / "india", "english" / "england"."""
+    """ "scottish" / "scotland", "indian" / "india", "english" / "england"."""
     for suffix in _DEMONYM_SUFFIXES:
         if demonym.endswith(suffix) and len(demonym) - len(suffix) >= 4:
             root = demonym[: len(demonym) - len(suffix)]
@@ -319,8 +358,9 @@ def weight(word: str, name_stems: set[str]) -> float:
     return 0.5 if word in GENERIC else 1.0
 
 
-def support(stems: list[str], index: EvidenceIndex, name_stems: set[str],
-            quantities_found: int = 0) -> tuple[float, list[str]]:
+def support(
+    stems: list[str], index: EvidenceIndex, name_stems: set[str], quantities_found: int = 0
+) -> tuple[float, list[str]]:
     """The weighted share of ``stems`` (and amounts) the evidence contains, and the stems it
     lacks."""
     total = sum(weight(s, name_stems) for s in stems) + quantities_found
@@ -331,14 +371,14 @@ def support(stems: list[str], index: EvidenceIndex, name_stems: set[str],
     return found / total, missing
 
 
-def best_sentence(stems: list[str], quantities: list[Quantity],
-                  index: EvidenceIndex) -> tuple[EvidenceSentence | None, float]:
+def best_sentence(
+    stems: list[str], quantities: list[Quantity], index: EvidenceIndex
+) -> tuple[EvidenceSentence | None, float]:
     """The evidence sentence sharing most of the claim's words and amounts, and that share."""
     if not index.sentences:
         return None, 0.0
     numbers_of = [q for q in quantities if q.kind != "count" or q.value >= 10][:MAX_SCANNED]
-    candidates = index.candidates(stems) or list(range(min(len(index.sentences),
-                                                           MAX_CANDIDATES)))
+    candidates = index.candidates(stems) or list(range(min(len(index.sentences), MAX_CANDIDATES)))
     wanted = list(dict.fromkeys(stems))
     best: EvidenceSentence | None = None
     best_score = -1.0

@@ -30,8 +30,13 @@ UNIT_FACTORS = (60, 24, 7, 12, 52, 365)  # minutes/hour, hours/day, days/week, m
 _TRIVIAL = frozenset({0.0, 1.0})  # "one month", "0 fees": adding or multiplying them shows nothing
 
 
-def derivable(claim: Quantity, operands: Iterable[Quantity],
-              clock: Iterable[TimeOfDay] = (), *, steps: int = 1) -> bool:
+def derivable(
+    claim: Quantity,
+    operands: Iterable[Quantity],
+    clock: Iterable[TimeOfDay] = (),
+    *,
+    steps: int = 1,
+) -> bool:
     """Whether one step (or, with ``steps=2``, up to two steps) of arithmetic on distinct
     ``operands`` gives ``claim``."""
     pool = list(dict.fromkeys(islice(operands, 2 * MAX_OPERANDS)))[:MAX_OPERANDS]
@@ -48,12 +53,17 @@ def derivable(claim: Quantity, operands: Iterable[Quantity],
     # a percentage is its fraction: "4 % of £7,500" is 0.04 x 7,500, "150 of 200" 0.75
     values = [_plain(q) for q in pool if q.kind == claim.kind or q.kind in _PLAIN]
     # a percentage also changes an amount by itself: "25 % off £80" is 0.75 x 80 (one step)
-    changes = [1 + sign * q.value / 100 for q in pool if q.kind == "percent"
-               for sign in (-1, 1)]
+    changes = [1 + sign * q.value / 100 for q in pool if q.kind == "percent" for sign in (-1, 1)]
     # the number of a measured amount is a factor too: "three times a day for seven days"
     # gives 21 doses, "€135 a night for 4 nights" €540
-    values += [q.number for q in pool if q.kind not in _PLAIN and q.kind != claim.kind
-               and q.kind not in ("date", "year", "ordinal") and q.number]
+    values += [
+        q.number
+        for q in pool
+        if q.kind not in _PLAIN
+        and q.kind != claim.kind
+        and q.kind not in ("date", "year", "ordinal")
+        and q.number
+    ]
     values = [v for v in values if v not in _TRIVIAL][:MAX_OPERANDS]
     target = _plain(claim)
     if _one_step(target, values + changes[:MAX_OPERANDS]) or _per_unit(target, values):
@@ -141,20 +151,32 @@ def _key(x: float) -> float:
 
 
 def _share(percent: float, pool: list[Quantity]) -> bool:
-    """"150 GB of 200 GB" is 75 %: a ratio of two amounts of one kind."""
-    return any(b.value and a.kind == b.kind and abs(100 * a.value / b.value - percent)
-               <= SHARE_SLACK for a in pool for b in pool if a is not b)
+    """ "150 GB of 200 GB" is 75 %: a ratio of two amounts of one kind."""
+    return any(
+        b.value and a.kind == b.kind and abs(100 * a.value / b.value - percent) <= SHARE_SLACK
+        for a in pool
+        for b in pool
+        if a is not b
+    )
 
 
-def time_offset(claim: TimeOfDay, clock: Iterable[TimeOfDay],
-                durations: Iterable[Quantity]) -> bool:
+def time_offset(
+    claim: TimeOfDay, clock: Iterable[TimeOfDay], durations: Iterable[Quantity]
+) -> bool:
     """A time of day a duration after or before another ("starts at 19:30 and runs 2 hours 15
     minutes": it ends at 21:45)."""
     minutes = {m for t in list(clock)[:MAX_OPERANDS] for m in t.minutes}
-    spans = [round(q.value * 1440) for q in list(durations)[:MAX_OPERANDS]
-             if q.kind == "duration" and q.value < 1]
-    return any((start + sign * span) % 1440 in claim.minutes
-               for start in minutes for span in spans for sign in (-1, 1))
+    spans = [
+        round(q.value * 1440)
+        for q in list(durations)[:MAX_OPERANDS]
+        if q.kind == "duration" and q.value < 1
+    ]
+    return any(
+        (start + sign * span) % 1440 in claim.minutes
+        for start in minutes
+        for span in spans
+        for sign in (-1, 1)
+    )
 
 
 def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[float]:
@@ -162,17 +184,20 @@ def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[floa
     if claim.kind != "duration":
         return []
     minutes = sorted({m for t in list(clock)[:MAX_OPERANDS] for m in t.minutes})
-    return [(b - a) / 1440 for i, a in enumerate(minutes) for b in minutes[i + 1:]]
+    return [(b - a) / 1440 for i, a in enumerate(minutes) for b in minutes[i + 1 :]]
 
 
 def _between_dates(days: float, pool: list[Quantity]) -> bool:
-    """"Check-in 12 May, check-out 16 May": 4 nights (dates without a year in one year)."""
+    """ "Check-in 12 May, check-out 16 May": 4 nights (dates without a year in one year)."""
     dates = [q for q in pool if q.kind == "date"][:MAX_OPERANDS]
     for i, a in enumerate(dates):
-        for b in dates[i + 1:]:
+        for b in dates[i + 1 :]:
             first, second = _as_date(a, year=_year(b)), _as_date(b, year=_year(a))
-            if first is not None and second is not None and abs(
-                    abs((second - first).days) - days) < 1e-6:
+            if (
+                first is not None
+                and second is not None
+                and abs(abs((second - first).days) - days) < 1e-6
+            ):
                 return True
     return False
 
@@ -194,10 +219,15 @@ def _date_offset(claim: Quantity, pool: list[Quantity]) -> bool:
             if abs(abs((target - start).days) - days) <= slack:
                 return True
             months = round(days / (365 / 12))  # "18 years" after 4 June 2009: 4 June 2027
-            if months and abs(days - months * 365 / 12) < 1 and any(
+            if (
+                months
+                and abs(days - months * 365 / 12) < 1
+                and any(
                     abs((target - moved).days) <= slack
                     for moved in (_add_months(start, months), _add_months(start, -months))
-                    if moved is not None):
+                    if moved is not None
+                )
+            ):
                 return True
     return False
 

@@ -73,8 +73,9 @@ class Calibration:
 
     def confidence(self, basis: str) -> float:
         pooled = self.tallies.get(basis, Tally(0, 0))
-        seen = [t[basis] for t in self.sets.values()
-                if basis in t and t[basis].total >= MIN_SET_ROWS]
+        seen = [
+            t[basis] for t in self.sets.values() if basis in t and t[basis].total >= MIN_SET_ROWS
+        ]
         value = min([lower_bound(pooled), *(lower_bound(t, SET_Z) for t in seen)])
         if pooled.total < MIN_TRUSTED:
             value = min(value, FEW_CAP)  # a rule seen a few times is never trusted alone
@@ -105,16 +106,26 @@ class Calibration:
         sets = data.get("sets", {})
         if not isinstance(sets, dict):
             raise ValueError("calibration table: 'sets' must be an object")
-        return cls.combine({name: cls({str(k): Tally(int(v["correct"]), int(v["total"]))
-                                       for k, v in bases.items()})
-                            for name, bases in sets.items()})
+        return cls.combine(
+            {
+                name: cls(
+                    {str(k): Tally(int(v["correct"]), int(v["total"])) for k, v in bases.items()}
+                )
+                for name, bases in sets.items()
+            }
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"bound": f"Wilson lower bound, z = {Z}, of out-of-fold accuracy",
-                "confidence": {k: self.confidence(k) for k in sorted(self.tallies)},
-                "sets": {name: {k: {"correct": t.correct, "total": t.total}
-                                for k, t in sorted(tallies.items())}
-                         for name, tallies in self.sets.items()}}
+        return {
+            "bound": f"Wilson lower bound, z = {Z}, of out-of-fold accuracy",
+            "confidence": {k: self.confidence(k) for k in sorted(self.tallies)},
+            "sets": {
+                name: {
+                    k: {"correct": t.correct, "total": t.total} for k, t in sorted(tallies.items())
+                }
+                for name, tallies in self.sets.items()
+            },
+        }
 
 
 @lru_cache(maxsize=1)

@@ -47,8 +47,11 @@ _REFUSAL = re.compile(
 )
 
 
-_HEDGE_ONLY = re.compile(r"^\s*(?:i (?:think|believe)|please|let me know|hope this helps|"
-                         r"feel free|happy to help|is there anything)", re.IGNORECASE)
+_HEDGE_ONLY = re.compile(
+    r"^\s*(?:i (?:think|believe)|please|let me know|hope this helps|"
+    r"feel free|happy to help|is there anything)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -82,37 +85,50 @@ class ClaimResult:
         return self.status != "contradicted"
 
 
-def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
-                answer: Answer | None = None, *, readable: bool = True) -> ClaimResult:
+def check_claim(
+    claim: Claim,
+    index: EvidenceIndex,
+    premise: Premise,
+    answer: Answer | None = None,
+    *,
+    readable: bool = True,
+) -> ClaimResult:
     """The status of one claim against the evidence, with the rule that decided it.
     ``readable`` is false for Spanish, German or French answers, whose words the rules do not
     check (their numbers, dates and times they do)."""
     answer = answer or Answer()
     if _REFUSAL.search(claim.text) or _HEDGE_ONLY.match(claim.text):
-        return ClaimResult(claim.text, "neutral", "refusal",
-                           "a refusal or courtesy, not a factual claim")
+        return ClaimResult(
+            claim.text, "neutral", "refusal", "a refusal or courtesy, not a factual claim"
+        )
     details = Details.of(claim, readable)
     query = details.stems + sorted(premise.stems) if claim.short_answer else details.stems
     sentence, overlap = best_sentence(query, details.quantities, index)
     name_stems = {part for name in details.names for part in name.parts}
     found = [q for q in details.quantities if index.amounts.supports(q)]
     share, missing = support(details.stems, index, name_stems, len(found))
-    local = local_support([s for s in details.stems if index.has(s)], found, sentence,
-                          name_stems, index)
+    local = local_support(
+        [s for s in details.stems if index.has(s)], found, sentence, name_stems, index
+    )
 
-    def result(status: Status, basis: str, reason: str,
-               at: EvidenceSentence | None = None) -> ClaimResult:
-        return ClaimResult(claim.text, status, basis, reason, round(share, 3), at or sentence,
-                           round(local, 3))
+    def result(
+        status: Status, basis: str, reason: str, at: EvidenceSentence | None = None
+    ) -> ClaimResult:
+        return ClaimResult(
+            claim.text, status, basis, reason, round(share, 3), at or sentence, round(local, 3)
+        )
 
     hard = detail_failure(claim.text, details, index, sentence, overlap, answer, readable)
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
     if not readable:
         if details.quantities or details.clock or details.days:
-            return result("undecided", "foreign_details_found",
-                          "its numbers, dates and times are in the evidence; the words are not "
-                          "checked in this language")
+            return result(
+                "undecided",
+                "foreign_details_found",
+                "its numbers, dates and times are in the evidence; the words are not "
+                "checked in this language",
+            )
         return result("undecided", "unreadable", "the rules cannot read this language")
     relation = relation_failure(claim, details, index, sentence, overlap)
     if relation is not None:
@@ -120,58 +136,95 @@ def check_claim(claim: Claim, index: EvidenceIndex, premise: Premise,
     dropped = dropped_condition(claim.text, details.stems, answer.stems, sentence, share)
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)
-    return _support_status(claim, details, index, premise, sentence, share, local, missing,
-                           result)
+    return _support_status(claim, details, index, premise, sentence, share, local, missing, result)
 
 
-def _support_status(claim: Claim, details: Details, index: EvidenceIndex, premise: Premise,
-                    sentence: EvidenceSentence | None, share: float, local: float,
-                    missing: list[str], result: _Result) -> ClaimResult:
+def _support_status(
+    claim: Claim,
+    details: Details,
+    index: EvidenceIndex,
+    premise: Premise,
+    sentence: EvidenceSentence | None,
+    share: float,
+    local: float,
+    missing: list[str],
+    result: _Result,
+) -> ClaimResult:
     named = _where(sentence)
-    computed = [q for q in details.quantities
-                if not index.amounts.supports(q) and not an_hour_of(q, index)]
+    computed = [
+        q for q in details.quantities if not index.amounts.supports(q) and not an_hour_of(q, index)
+    ]
     if not details.stems and not details.quantities and not details.clock:
         return result("neutral", "no_content", "no checkable content")
     if details.overflow:
-        return result("undecided", "too_many_amounts",
-                      f"more than {MAX_AMOUNTS} amounts; only the first were checked")
+        return result(
+            "undecided",
+            "too_many_amounts",
+            f"more than {MAX_AMOUNTS} amounts; only the first were checked",
+        )
     if claim.short_answer:
         if share >= 0.999 and _answers_question(details.stems, premise, index):
-            return result("supported", "short_answer",
-                          f"the answer is stated beside the question's subject{named}")
-        return result("undecided", "short_answer_unproven",
-                      "a short answer whose link to the question is not shown")
+            return result(
+                "supported",
+                "short_answer",
+                f"the answer is stated beside the question's subject{named}",
+            )
+        return result(
+            "undecided",
+            "short_answer_unproven",
+            "a short answer whose link to the question is not shown",
+        )
     verbatim = normalize(claim.text).strip(" .,;:!?") in index.normalized
     if verbatim:
         return result("supported", "verbatim", f"stated verbatim{named}")
     if share >= 0.999 and local >= 0.9:
-        ordered = sentence is not None and in_order(
-            [s for s in details.stems if in_sentence(s, sentence, index)], sentence,
-            index) >= IN_ORDER
+        ordered = (
+            sentence is not None
+            and in_order(
+                [s for s in details.stems if in_sentence(s, sentence, index)], sentence, index
+            )
+            >= IN_ORDER
+        )
         basis = "computed" if computed else ("ordered" if ordered else "aligned")
-        what = "computed from amounts" if computed else (
-            "every word and detail found in the same order" if ordered
-            else "every word and detail found")
+        what = (
+            "computed from amounts"
+            if computed
+            else (
+                "every word and detail found in the same order"
+                if ordered
+                else "every word and detail found"
+            )
+        )
         return result("supported", basis, f"{what} in one sentence{named}")
     if share >= NEAR_SUPPORT and local >= NEAR_LOCAL:
         return result("supported", "near", f"near-verbatim support ({share:.2f}){named}")
     if share >= 0.999:
-        return result("undecided", "scattered",
-                      f"its words occur in the evidence but not together (best sentence has "
-                      f"{local:.2f} of them{named}): a relation the evidence does not state")
+        return result(
+            "undecided",
+            "scattered",
+            f"its words occur in the evidence but not together (best sentence has "
+            f"{local:.2f} of them{named}): a relation the evidence does not state",
+        )
     if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
         absent = _as_written(missing, claim.text)
-        return result("undecided", "low_support",
-                      f"most of its words are not in the evidence (missing: {absent}"
-                      f"{_closest(sentence)}); low overlap alone is not proof")
-    return result("undecided", "partial",
-                  f"partly supported ({share:.2f}; missing: {_as_written(missing, claim.text)}"
-                  f"{_closest(sentence)})")
+        return result(
+            "undecided",
+            "low_support",
+            f"most of its words are not in the evidence (missing: {absent}"
+            f"{_closest(sentence)}); low overlap alone is not proof",
+        )
+    return result(
+        "undecided",
+        "partial",
+        f"partly supported ({share:.2f}; missing: {_as_written(missing, claim.text)}"
+        f"{_closest(sentence)})",
+    )
 
 
 class _Result(Protocol):  # the signature of check_claim's local ``result``
-    def __call__(self, status: Status, basis: str, reason: str,
-                 at: EvidenceSentence | None = None) -> ClaimResult: ...
+    def __call__(
+        self, status: Status, basis: str, reason: str, at: EvidenceSentence | None = None
+    ) -> ClaimResult: ...
 
 
 def _as_written(stems: list[str], text: str, limit: int = 5) -> str:

@@ -22,16 +22,62 @@ _CLAUSE_BREAK = re.compile(
 )
 # "No, ..." answers the question; "No pets are allowed" is a claim: "no" and "nope" go only
 # with punctuation after them
-_INTERJECTION = re.compile(r"^\s*(?:(?:yes|yeah|sure|correct|indeed)\b[,.!:;]?|(?:no|nope)"
-                           r"\b[,.!:;]|(?:no|nope)$)\s*", re.IGNORECASE)
-_PAST_TENSE = frozenset({
-    "won", "wrote", "made", "began", "became", "led", "held", "took", "gave", "sang", "ran",
-    "built", "bought", "sold", "told", "said", "met", "left", "lost", "found", "got", "went",
-})
-_FINITE_VERBS = frozenset({
-    "is", "are", "was", "were", "be", "been", "has", "have", "had", "does", "did", "do", "will",
-    "would", "can", "could", "may", "might", "shall", "should", "must",
-})
+_INTERJECTION = re.compile(
+    r"^\s*(?:(?:yes|yeah|sure|correct|indeed)\b[,.!:;]?|(?:no|nope)"
+    r"\b[,.!:;]|(?:no|nope)$)\s*",
+    re.IGNORECASE,
+)
+_PAST_TENSE = frozenset(
+    {
+        "won",
+        "wrote",
+        "made",
+        "began",
+        "became",
+        "led",
+        "held",
+        "took",
+        "gave",
+        "sang",
+        "ran",
+        "built",
+        "bought",
+        "sold",
+        "told",
+        "said",
+        "met",
+        "left",
+        "lost",
+        "found",
+        "got",
+        "went",
+    }
+)
+_FINITE_VERBS = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "has",
+        "have",
+        "had",
+        "does",
+        "did",
+        "do",
+        "will",
+        "would",
+        "can",
+        "could",
+        "may",
+        "might",
+        "shall",
+        "should",
+        "must",
+    }
+)
 
 
 _LIST_MARK = re.compile(r"\W*(?:\d{1,2}|[a-z])?[.)]?\W*")
@@ -84,7 +130,7 @@ def _clauses(sentence: str) -> list[str]:
         stems = content_stems(piece)
         if merged and min(len(stems), len(joined)) < MIN_CLAUSE_CONTENT_WORDS:
             # the words between them (a separator such as "provided that") count too
-            joined.update(content_stems(sentence[merged[-1][1]:begin]), stems)
+            joined.update(content_stems(sentence[merged[-1][1] : begin]), stems)
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((begin, end))

@@ -21,11 +21,19 @@ from guard.offline.text import STOPWORDS, split_sentences
 _MONEY = frozenset({"usd", "eur", "gbp", "jpy", "inr"})
 # comparative -> (+1 greater / -1 smaller, kinds it measures or None for any)
 _COMPARATIVES: dict[str, tuple[int, frozenset[str] | None]] = {
-    "bigger": (1, None), "larger": (1, None), "greater": (1, None), "higher": (1, None),
-    "smaller": (-1, None), "lower": (-1, None),
-    "heavier": (1, frozenset({"mass"})), "lighter": (-1, frozenset({"mass"})),
-    "cheaper": (-1, _MONEY), "pricier": (1, _MONEY), "dearer": (1, _MONEY),
-    "quicker": (-1, frozenset({"duration"})), "faster": (-1, frozenset({"duration"})),
+    "bigger": (1, None),
+    "larger": (1, None),
+    "greater": (1, None),
+    "higher": (1, None),
+    "smaller": (-1, None),
+    "lower": (-1, None),
+    "heavier": (1, frozenset({"mass"})),
+    "lighter": (-1, frozenset({"mass"})),
+    "cheaper": (-1, _MONEY),
+    "pricier": (1, _MONEY),
+    "dearer": (1, _MONEY),
+    "quicker": (-1, frozenset({"duration"})),
+    "faster": (-1, frozenset({"duration"})),
     "slower": (1, frozenset({"duration"})),
 }
 _COMPARATIVE = re.compile(r"\b(" + "|".join(_COMPARATIVES) + r")\b(?:\s+(\w+))?", re.IGNORECASE)
@@ -57,7 +65,7 @@ def _comparative_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal
         return None
     direction, kinds = _COMPARATIVES[match.group(1).lower()]
     noun = (match.group(2) or "").lower()
-    subject = _subject(claim[:match.start()])
+    subject = _subject(claim[: match.start()])
     if not subject:
         return None
     for passage in passages:
@@ -67,8 +75,12 @@ def _comparative_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal
         named, mine, other = found
         if mine.value == other.value or (mine.value > other.value) == (direction > 0):
             return None
-        return Reversal(f"'{match.group(0).strip()}' is reversed: {passage.label} gives "
-                        f"{named} {mine.text} against {other.text}", passage.label, mine.text)
+        return Reversal(
+            f"'{match.group(0).strip()}' is reversed: {passage.label} gives "
+            f"{named} {mine.text} against {other.text}",
+            passage.label,
+            mine.text,
+        )
     return None
 
 
@@ -79,9 +91,9 @@ def _subject(before: str) -> list[str]:
     return named[-MAX_SUBJECT_WORDS:] if named else []
 
 
-def _measure(text: str, subject: list[str], noun: str,
-             kinds: frozenset[str] | None
-             ) -> tuple[str, numbers.Quantity, numbers.Quantity] | None:
+def _measure(
+    text: str, subject: list[str], noun: str, kinds: frozenset[str] | None
+) -> tuple[str, numbers.Quantity, numbers.Quantity] | None:
     """The subject as the passage names it, its amount, and the one other amount it is
     compared with."""
     lower = text.lower()
@@ -89,18 +101,20 @@ def _measure(text: str, subject: list[str], noun: str,
     if span is None:
         return None
     mention = span[1]
-    amounts = [q for q in numbers.extract(text) if _fits(q, kinds)
-               and not _INTERVAL.search(lower, max(0, q.start - 12), q.start)]
+    amounts = [
+        q
+        for q in numbers.extract(text)
+        if _fits(q, kinds) and not _INTERVAL.search(lower, max(0, q.start - 12), q.start)
+    ]
     candidates = _by_noun(lower, amounts, noun) if noun else amounts
     if len({q.kind for q in candidates}) != 1 or len(candidates) != 2:
         return None
-    after = [q for q in candidates if q.start > mention and _same_sentence(text, mention,
-                                                                           q.start)]
+    after = [q for q in candidates if q.start > mention and _same_sentence(text, mention, q.start)]
     if not after:
         return None
     mine = after[0]
     other = next(q for q in candidates if q is not mine)
-    return text[span[0]:span[1]], mine, other
+    return text[span[0] : span[1]], mine, other
 
 
 def _find(lower: str, subject: list[str]) -> tuple[int, int] | None:
@@ -118,8 +132,7 @@ def _fits(quantity: numbers.Quantity, kinds: frozenset[str] | None) -> bool:
     return kinds is None or quantity.kind in kinds
 
 
-def _by_noun(lower: str, amounts: list[numbers.Quantity],
-             noun: str) -> list[numbers.Quantity]:
+def _by_noun(lower: str, amounts: list[numbers.Quantity], noun: str) -> list[numbers.Quantity]:
     """The amounts the noun measures: the one written next to each mention of it ("4,500 mAh
     battery"), or else those of the sentences about it ("Latency: eu-west 18 ms, us-east
     92 ms")."""
@@ -137,27 +150,44 @@ def _by_noun(lower: str, amounts: list[numbers.Quantity],
 
 
 def _same_sentence(text: str, a: int, b: int) -> bool:
-    return not re.search(r"[.!?]\s", text[min(a, b):max(a, b)])
+    return not re.search(r"[.!?]\s", text[min(a, b) : max(a, b)])
 
 
 # "A returned more than B", "A costs less than B": both things named, each with its amount
-_THAN = re.compile(r"\b(?P<way>more|less|fewer|higher|lower|bigger|smaller|larger|greater|"
-                   r"cheaper|longer|shorter)\s+than\s+(?:the\s+)?(?P<other>(?:[A-Z][\w-]*\s*){1,4})")
-_THAN_WAY = {"more": 1, "higher": 1, "bigger": 1, "larger": 1, "greater": 1, "longer": 1,
-             "less": -1, "fewer": -1, "lower": -1, "smaller": -1, "cheaper": -1, "shorter": -1}
+_THAN = re.compile(
+    r"\b(?P<way>more|less|fewer|higher|lower|bigger|smaller|larger|greater|"
+    r"cheaper|longer|shorter)\s+than\s+(?:the\s+)?(?P<other>(?:[A-Z][\w-]*\s*){1,4})"
+)
+_THAN_WAY = {
+    "more": 1,
+    "higher": 1,
+    "bigger": 1,
+    "larger": 1,
+    "greater": 1,
+    "longer": 1,
+    "less": -1,
+    "fewer": -1,
+    "lower": -1,
+    "smaller": -1,
+    "cheaper": -1,
+    "shorter": -1,
+}
 _CAPITALISED_RUN = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,3}")
 
 
 def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:
-    """"The Global Equity Fund returned more than the Sustainable Leaders Fund" against
+    """ "The Global Equity Fund returned more than the Sustainable Leaders Fund" against
     "Global Equity Fund: +9.8%. Sustainable Leaders Fund: +12.4%": the first amount after
     each name, of one kind, in the one passage naming both."""
     match = _THAN.search(claim)
     if match is None:
         return None
     other = match.group("other").strip().lower().split()
-    subjects = [m.group(0) for m in _CAPITALISED_RUN.finditer(claim[:match.start()])
-                if m.start() > 0 or len(m.group(0).split()) > 1]
+    subjects = [
+        m.group(0)
+        for m in _CAPITALISED_RUN.finditer(claim[: match.start()])
+        if m.start() > 0 or len(m.group(0).split()) > 1
+    ]
     if not subjects or not other:
         return None
     subject = subjects[0].lower().split()
@@ -176,12 +206,14 @@ def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None
             return None
         if mine.value == theirs.value or (mine.value > theirs.value) == (direction > 0):
             return None
-        return Reversal(f"'{match.group(0).strip()}' is reversed: {passage.label} gives "
-                        f"{mine.text} against {theirs.text}", passage.label, mine.text)
+        return Reversal(
+            f"'{match.group(0).strip()}' is reversed: {passage.label} gives "
+            f"{mine.text} against {theirs.text}",
+            passage.label,
+            mine.text,
+        )
     return None
 
 
-def _first_after(text: str, amounts: list[numbers.Quantity],
-                 at: int) -> numbers.Quantity | None:
-    return next((q for q in amounts if q.start >= at and _same_sentence(text, at, q.start)),
-                None)
+def _first_after(text: str, amounts: list[numbers.Quantity], at: int) -> numbers.Quantity | None:
+    return next((q for q in amounts if q.start >= at and _same_sentence(text, at, q.start)), None)

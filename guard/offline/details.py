@@ -27,11 +27,15 @@ _COMPUTES = re.compile(
     r"works out|comes to|makes|would be|less|more|fewer|cheaper|saving|save|layover|"
     r"average|so|per|insgesamt|also|mal|geteilt|durch|pro|je|por|dividido|multiplicado|"
     r"fois|divisé|soit|donc)\b|[=×+*/÷]",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
-_DATE_COMPUTES = re.compile(r"\b(?:after|from|until|till|by|later|before|since|ends?|"
-                            r"expires?|covered|available|due|leaves?|then)\b", re.IGNORECASE)
+_DATE_COMPUTES = re.compile(
+    r"\b(?:after|from|until|till|by|later|before|since|ends?|"
+    r"expires?|covered|available|due|leaves?|then)\b",
+    re.IGNORECASE,
+)
 
 
 _CLOSED = re.compile(r"\b(?:closed|not open|shut|no service|unavailable)\b", re.IGNORECASE)
@@ -53,13 +57,21 @@ class Details:
     def of(cls, claim: Claim, readable: bool) -> Details:
         clock = times.times(claim.text)
         in_times = {i for t in clock for i in range(*t.span)}  # a set: linear, not amounts x times
-        quantities = [q for q in numbers.extract(claim.text)
-                      if q.start not in in_times and not _counted(q)
-                      and not enumerator(claim.text, q)]
+        quantities = [
+            q
+            for q in numbers.extract(claim.text)
+            if q.start not in in_times and not _counted(q) and not enumerator(claim.text, q)
+        ]
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
-        return cls(content_stems(claim.text), quantities[:MAX_AMOUNTS], clock[:MAX_AMOUNTS],
-                   times.weekdays(claim.text)[:MAX_AMOUNTS], names[:MAX_AMOUNTS], claim.text,
-                   overflow=len(quantities) > MAX_AMOUNTS or len(clock) > MAX_AMOUNTS)
+        return cls(
+            content_stems(claim.text),
+            quantities[:MAX_AMOUNTS],
+            clock[:MAX_AMOUNTS],
+            times.weekdays(claim.text)[:MAX_AMOUNTS],
+            names[:MAX_AMOUNTS],
+            claim.text,
+            overflow=len(quantities) > MAX_AMOUNTS or len(clock) > MAX_AMOUNTS,
+        )
 
 
 @dataclass(frozen=True)
@@ -98,15 +110,14 @@ class Answer:
 
     def grounds(self, quantity: numbers.Quantity) -> bool:
         """Whether the answer's chain of computations grounds ``quantity``."""
-        return any(q.kind == quantity.kind and q.value == quantity.value
-                   for q in self.amounts)
+        return any(q.kind == quantity.kind and q.value == quantity.value for q in self.amounts)
 
 
 _ENUMERATOR = re.compile(r"(?m)^[ \t>*-]*\(?(\d{1,2})[.)](?=\s)")
 
 
 def enumerator(text: str, quantity: numbers.Quantity) -> bool:
-    """"1.", "2)" opening a list line: list formatting, not a claimed number."""
+    """ "1.", "2)" opening a list line: list formatting, not a claimed number."""
     return quantity.kind == "count" and quantity.start in _enumerators(text)
 
 
@@ -118,29 +129,31 @@ def _enumerators(text: str) -> frozenset[int]:
 SMALL_COUNT = 12
 
 
-def _counts_same(text: str, quantity: numbers.Quantity,
-                 sentence: EvidenceSentence | None) -> bool:
+def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSentence | None) -> bool:
     """Whether the sentence counts what the claim's bare number counts: the word after the
     number ("5 users") follows a count of the sentence too."""
-    counted = content_stems(text[quantity.start + len(quantity.text):][:40])[:1]
+    counted = content_stems(text[quantity.start + len(quantity.text) :][:40])[:1]
     if sentence is None or not counted:
         return False
     for q in sentence.quantities[:MAX_AMOUNTS]:
         if q.kind != "count":
             continue
         for match in re.finditer(re.escape(q.text), sentence.text):
-            if counted[0] in content_stems(sentence.text[match.end():match.end() + 40])[:2]:
+            if counted[0] in content_stems(sentence.text[match.end() : match.end() + 40])[:2]:
                 return True
     return False
 
 
 def _small_count(quantity: numbers.Quantity) -> bool:
-    return (quantity.kind == "count" and quantity.value <= SMALL_COUNT
-            and quantity.value == int(quantity.value))
+    return (
+        quantity.kind == "count"
+        and quantity.value <= SMALL_COUNT
+        and quantity.value == int(quantity.value)
+    )
 
 
 def _counted(quantity: numbers.Quantity) -> bool:
-    """"three times", "five events": a count in words, often of items the evidence lists
+    """ "three times", "five events": a count in words, often of items the evidence lists
     rather than states, so it is an operand of arithmetic but never checked itself."""
     return quantity.kind == "count" and not quantity.text[:1].isdigit() and quantity.value < 100
 
@@ -151,14 +164,16 @@ Failure = tuple[str, str, EvidenceSentence | None]
 _CHANGE = re.compile(
     r"\b(?P<way>up|increas\w*|rais\w*|rise\w*|rose|grow\w*|grew|higher|down|decreas\w*|"
     r"reduc\w*|cut|lower\w*|dropp?\w*|fell|fall\w*)\b[^.;]{0,30}?\bfrom\s+(?P<a>\d[\d.,]*)"
-    r"[^\d.;]{0,20}?\bto\s+(?P<b>\d[\d.,]*)", re.IGNORECASE)
+    r"[^\d.;]{0,20}?\bto\s+(?P<b>\d[\d.,]*)",
+    re.IGNORECASE,
+)
 
 
 _DOWN = ("down", "decreas", "reduc", "cut", "lower", "drop", "fell", "fall")
 
 
 def _direction_failure(text: str, sentence: EvidenceSentence | None) -> Failure | None:
-    """"has gone up from 100 to 75": the change's direction contradicts its own numbers."""
+    """ "has gone up from 100 to 75": the change's direction contradicts its own numbers."""
     for match in _CHANGE.finditer(text):
         a = numbers.number_value(match.group("a").rstrip(".,"))
         b = numbers.number_value(match.group("b").rstrip(".,"))
@@ -167,8 +182,11 @@ def _direction_failure(text: str, sentence: EvidenceSentence | None) -> Failure 
         down = match.group("way").lower().startswith(_DOWN)
         if down != (b < a):
             said = "a fall" if b < a else "a rise"
-            return ("direction", f"'{match.group(0)}' is {said}, not what "
-                    f"'{match.group('way')}' says", sentence)
+            return (
+                "direction",
+                f"'{match.group(0)}' is {said}, not what '{match.group('way')}' says",
+                sentence,
+            )
     return None
 
 
@@ -186,35 +204,49 @@ def _quote_failure(text: str, index: EvidenceIndex) -> Failure | None:
     return None
 
 
-def _time_failure(text: str, details: Details, index: EvidenceIndex,
-                  sentence: EvidenceSentence | None) -> Failure | None:
+def _time_failure(
+    text: str, details: Details, index: EvidenceIndex, sentence: EvidenceSentence | None
+) -> Failure | None:
     for clock in details.clock:
         if any(clock.agrees(e) for e in index.clock) or arithmetic.time_offset(
-                clock, index.clock, index.quantities):
+            clock, index.clock, index.quantities
+        ):
             continue
         near = sentence.clock if sentence is not None and sentence.clock else index.clock
         if near:
             holder = _holding(index, near[0]) or sentence
             said = ", ".join(t.text for t in near[:3])
-            return ("time_contradicted",
-                    f"time {clock.text} not in evidence ({_label(holder)} says {said})", holder)
+            return (
+                "time_contradicted",
+                f"time {clock.text} not in evidence ({_label(holder)} says {said})",
+                holder,
+            )
         return "time_absent", f"time {clock.text} not in evidence", sentence
     return None
 
 
-_DAYS_DENIED = re.compile(r"(?:\bnot|\bno|n['’]t|\bnever|\bexcept|\bexcluding)"
-                          r"\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
+_DAYS_DENIED = re.compile(
+    r"(?:\bnot|\bno|n['’]t|\bnever|\bexcept|\bexcluding)"
+    r"\W+(?:\w+\W+){0,2}$",
+    re.IGNORECASE,
+)
 
 
 def _days_denied(text: str, days: times.Weekdays) -> bool:
-    """"not on Saturday or Sunday", "except Sundays": days the claim excludes ("closed on
+    """ "not on Saturday or Sunday", "except Sundays": days the claim excludes ("closed on
     Sundays" claims Sunday as a closed day)."""
-    before = text[max(0, days.start - 30):days.start]
+    before = text[max(0, days.start - 30) : days.start]
     if _DAYS_DENIED.search(before):
         return True
     # the second of "not on Saturday or Sunday"
-    return bool(re.search(r"(?:\bnot|\bno|n['’]t|\bnever|\bexcept)\W+(?:\w+\W+){0,2}"
-                          r"\w+day\w*\s+(?:or|and|nor)\s+$", before, re.IGNORECASE))
+    return bool(
+        re.search(
+            r"(?:\bnot|\bno|n['’]t|\bnever|\bexcept)\W+(?:\w+\W+){0,2}"
+            r"\w+day\w*\s+(?:or|and|nor)\s+$",
+            before,
+            re.IGNORECASE,
+        )
+    )
 
 
 def _holding(index: EvidenceIndex, clock: times.TimeOfDay) -> EvidenceSentence | None:
@@ -225,35 +257,49 @@ def _label(sentence: EvidenceSentence | None) -> str:
     return sentence.passage if sentence is not None else "the evidence"
 
 
-def _weekday_failure(text: str, details: Details, index: EvidenceIndex,
-                     sentence: EvidenceSentence | None) -> Failure | None:
+def _weekday_failure(
+    text: str, details: Details, index: EvidenceIndex, sentence: EvidenceSentence | None
+) -> Failure | None:
     claimed = {d for w in details.days if not _days_denied(text, w) for d in w.days}
     extra = claimed - index.days
     if not extra or not index.days:
         return None
-    if ((_CLOSED.search(text) or negation.negated(text)) and not claimed & index.days
-            and not any(s.days and _CLOSED.search(s.text) for s in index.sentences)):
+    if (
+        (_CLOSED.search(text) or negation.negated(text))
+        and not claimed & index.days
+        and not any(s.days and _CLOSED.search(s.text) for s in index.sentences)
+    ):
         return None  # "closed on Sunday" against "open Monday to Saturday", not "closed Mondays"
     holder = next((s for s in index.sentences if s.days), sentence)
     said = ", ".join(w.text for w in holder.days) if holder is not None else ""
     written = ", ".join(w.text for w in details.days)
-    return ("weekday_contradicted",
-            f"days {written} not in evidence ({_label(holder)} says {said})", holder)
+    return (
+        "weekday_contradicted",
+        f"days {written} not in evidence ({_label(holder)} says {said})",
+        holder,
+    )
 
 
 ALIGNED_OVERLAP = 0.5  # a sentence restating this share of the claim's words is its slot
 SAME_SLOT_OVERLAP = 0.34  # ... and one sharing a third of them, with an amount of the kind
 
 
-def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSentence | None,
-                    overlap: float, answer: Answer) -> Failure | None:
+def _number_failure(
+    details: Details,
+    index: EvidenceIndex,
+    sentence: EvidenceSentence | None,
+    overlap: float,
+    answer: Answer,
+) -> Failure | None:
     """A number neither the evidence states nor the answer computes. Against the sentence the
     claim restates (an amount of the same kind in the same slot) it is contradicted; against an
     amount elsewhere it is unaligned; with none of its kind, absent. A number arithmetic on
     the evidence and the answer's grounded amounts gives is not a failure, unless the claim
     restates a sentence holding another amount of its kind and shows no computation."""
-    shows = {False: bool(_COMPUTES.search(details.text)),
-             True: bool(_DATE_COMPUTES.search(details.text))}  # computing cues in the claim
+    shows = {
+        False: bool(_COMPUTES.search(details.text)),
+        True: bool(_DATE_COMPUTES.search(details.text)),
+    }  # computing cues in the claim
     for quantity in details.quantities:
         if index.amounts.supports(quantity) or an_hour_of(quantity, index):
             continue
@@ -262,40 +308,77 @@ def _number_failure(details: Details, index: EvidenceIndex, sentence: EvidenceSe
         # a claim restating a sentence with another amount of the kind, and no computing
         # words, swapped the number even if arithmetic could reach it ("within 10 business
         # days" against "within 5 business days")
-        restated = not shown and overlap >= ALIGNED_OVERLAP and any(
-            q.kind == quantity.kind for q in nearby) and (
-            quantity.kind != "count" or _counts_same(details.text, quantity, sentence))
+        restated = (
+            not shown
+            and overlap >= ALIGNED_OVERLAP
+            and any(q.kind == quantity.kind for q in nearby)
+            and (quantity.kind != "count" or _counts_same(details.text, quantity, sentence))
+        )
         if not restated and _small_count(quantity):
             continue  # "3 modules": maybe a count of items the evidence lists, not states
-        if not restated and (answer.grounds(quantity) or arithmetic.derivable(
-                quantity, [*answer.amounts, *index.quantities], [*answer.clock, *index.clock],
-                steps=2 if shown else 1)):
+        if not restated and (
+            answer.grounds(quantity)
+            or arithmetic.derivable(
+                quantity,
+                [*answer.amounts, *index.quantities],
+                [*answer.clock, *index.clock],
+                steps=2 if shown else 1,
+            )
+        ):
             continue
         if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
             continue  # computed from the restated sentence's own amounts: "1.5 times £12"
         instead = numbers.closest(quantity, nearby)
         if instead is not None and overlap >= SAME_SLOT_OVERLAP:
-            return ("number_contradicted", f"number {quantity.text} not in evidence "
-                    f"({_label(sentence)} says {instead.text})", sentence)
+            return (
+                "number_contradicted",
+                f"number {quantity.text} not in evidence ({_label(sentence)} says {instead.text})",
+                sentence,
+            )
         elsewhere = instead or numbers.closest(quantity, index.quantities)
         if elsewhere is not None:
             holder = next((s for s in index.sentences if elsewhere in s.quantities), sentence)
-            return ("number_unaligned", f"number {quantity.text} not in evidence "
-                    f"({_label(holder)} says {elsewhere.text})", holder)
+            return (
+                "number_unaligned",
+                f"number {quantity.text} not in evidence ({_label(holder)} says {elsewhere.text})",
+                holder,
+            )
         return "number_absent", f"number {quantity.text} not in evidence", sentence
     return None
 
 
-_COMMON_ABBREVIATIONS = frozenset({"HR", "UK", "US", "USA", "EU", "ID", "OK", "FAQ", "IT", "TV",
-                                   "PC", "CEO", "PDF", "VAT", "GMT", "UTC", "CET", "PST", "EST"})
+_COMMON_ABBREVIATIONS = frozenset(
+    {
+        "HR",
+        "UK",
+        "US",
+        "USA",
+        "EU",
+        "ID",
+        "OK",
+        "FAQ",
+        "IT",
+        "TV",
+        "PC",
+        "CEO",
+        "PDF",
+        "VAT",
+        "GMT",
+        "UTC",
+        "CET",
+        "PST",
+        "EST",
+    }
+)
 
 
 MISPLACED_OVERLAP = 0.75
 MISPLACED_DAY_OVERLAP = 0.6
 
 
-def _misplaced(details: Details, sentence: EvidenceSentence | None,
-               overlap: float) -> Failure | None:
+def _misplaced(
+    details: Details, sentence: EvidenceSentence | None, overlap: float
+) -> Failure | None:
     """A time or weekday the evidence states elsewhere, while the sentence the claim restates
     says another ("until 10 PM" where the Thursday sentence says 21:00)."""
     if sentence is None:
@@ -305,18 +388,33 @@ def _misplaced(details: Details, sentence: EvidenceSentence | None,
     sentence_days = times.weekdays(clause) if clause else list(sentence.days)
     quoted = clause or sentence.text
     for clock in details.clock if overlap >= MISPLACED_OVERLAP else ():
-        if sentence_clock and not any(clock.agrees(t) for t in sentence_clock) and not (
-                arithmetic.time_offset(clock, sentence_clock, sentence.quantities)):
+        if (
+            sentence_clock
+            and not any(clock.agrees(t) for t in sentence_clock)
+            and not (arithmetic.time_offset(clock, sentence_clock, sentence.quantities))
+        ):
             said = ", ".join(t.text for t in sentence_clock[:3])
-            return ("time_misplaced", f"time {clock.text}: {sentence.passage} says {said} "
-                    f"(\"{short(quoted)}\")", sentence)
+            return (
+                "time_misplaced",
+                f'time {clock.text}: {sentence.passage} says {said} ("{short(quoted)}")',
+                sentence,
+            )
     days = {d for w in details.days for d in w.days}
     said_days = {d for w in sentence_days for d in w.days}
-    if (overlap >= MISPLACED_DAY_OVERLAP and days and said_days and not days <= said_days
-            and not _CLOSED.search(details.text)):
+    if (
+        overlap >= MISPLACED_DAY_OVERLAP
+        and days
+        and said_days
+        and not days <= said_days
+        and not _CLOSED.search(details.text)
+    ):
         said = ", ".join(w.text for w in sentence_days)
-        return ("weekday_misplaced", f"days {', '.join(w.text for w in details.days)}: "
-                f"{sentence.passage} says {said} (\"{short(quoted)}\")", sentence)
+        return (
+            "weekday_misplaced",
+            f"days {', '.join(w.text for w in details.days)}: "
+            f'{sentence.passage} says {said} ("{short(quoted)}")',
+            sentence,
+        )
     return None
 
 
@@ -332,8 +430,9 @@ def _slot(text: str, stems: list[str]) -> str:
     if len(clauses) < 2:
         return ""
     wanted = set(stems)
-    scored = sorted(((len(wanted & set(content_stems(c))), c) for c in clauses),
-                    key=lambda pair: -pair[0])
+    scored = sorted(
+        ((len(wanted & set(content_stems(c))), c) for c in clauses), key=lambda pair: -pair[0]
+    )
     best, runner_up = scored[0][0], scored[1][0]
     return scored[0][1] if best >= 2 and best > runner_up else ""
 
@@ -341,13 +440,13 @@ def _slot(text: str, stems: list[str]) -> str:
 SWAP_OVERLAP = 0.75
 
 
-def _swapped(details: Details, sentence: EvidenceSentence | None,
-             index: EvidenceIndex) -> Failure | None:
+def _swapped(
+    details: Details, sentence: EvidenceSentence | None, index: EvidenceIndex
+) -> Failure | None:
     """The claim's one amount of a kind belongs to another sentence, while the sentence its
     words restate gives another amount of that kind ("the express train takes 25 minutes"
     where the train's sentence says 55 and the metro's 25)."""
-    measured = [q for q in details.quantities
-                if q.kind not in ("count", "date", "year", "ordinal")]
+    measured = [q for q in details.quantities if q.kind not in ("count", "date", "year", "ordinal")]
     if sentence is None or not measured:
         return None
     by_words, overlap = best_sentence(details.stems, [], index)
@@ -358,22 +457,27 @@ def _swapped(details: Details, sentence: EvidenceSentence | None,
             continue
         same = [q for q in by_words.quantities if q.kind == quantity.kind]
         if same and not by_words.states(quantity):
-            return ("number_swapped", f"number {quantity.text}: {by_words.passage} says "
-                    f"{same[0].text} here (\"{short(by_words.text)}\"); {quantity.text} is "
-                    "said of something else", by_words)
+            return (
+                "number_swapped",
+                f"number {quantity.text}: {by_words.passage} says "
+                f'{same[0].text} here ("{short(by_words.text)}"); {quantity.text} is '
+                "said of something else",
+                by_words,
+            )
     return None
 
 
 def an_hour_of(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
-    """"from 8 to 11 in the morning" against "08:00-11:00": a bare hour of an evidence time."""
+    """ "from 8 to 11 in the morning" against "08:00-11:00": a bare hour of an evidence time."""
     if quantity.kind != "count" or not 0 <= quantity.value <= 24:
         return False
     hour = int(quantity.value) * 60
     return any(hour in t.minutes or hour + 720 in t.minutes for t in index.clock)
 
 
-def _name_failure(names: list[entities.Name], index: EvidenceIndex,
-                  text: str = "") -> Failure | None:
+def _name_failure(
+    names: list[entities.Name], index: EvidenceIndex, text: str = ""
+) -> Failure | None:
     """A name the evidence lacks: most of its words (``name_absent``), or one capitalised
     word of it (``name_part_absent``: "Attorney General of California" where the evidence
     names Nevada). A name the claim says is absent or denies ("there's no Rust SDK", "not
@@ -384,21 +488,30 @@ def _name_failure(names: list[entities.Name], index: EvidenceIndex,
             continue
         if entities.quote_in(name.text, index.normalized):
             continue
-        absent = [p for p in name.parts if len(p.strip(".")) > 1 and not index.has(p)
-                  and not _abbreviated(p, name, index)]
+        absent = [
+            p
+            for p in name.parts
+            if len(p.strip(".")) > 1 and not index.has(p) and not _abbreviated(p, name, index)
+        ]
         if not absent or _abbreviation(name, index):
             continue
         if len(absent) * 2 >= len(name.parts):
             return "name_absent", f"name '{name.text}' not in evidence", None
         word = next((p for p in absent if len(p) > 2 and p not in STOPWORDS), None)
         if word is not None and part_absent is None:
-            part_absent = ("name_part_absent", f"'{_as_written(word, name)}' of the name "
-                           f"'{name.text}' is not in evidence", None)
+            part_absent = (
+                "name_part_absent",
+                f"'{_as_written(word, name)}' of the name '{name.text}' is not in evidence",
+                None,
+            )
     return part_absent
 
 
-_DENIAL = re.compile(r"(?:\bno|\bnot|n['’]t|\bnever|\bwithout|\bneither|\bnor)\W+"
-                     r"(?:\w+\W+){0,3}$", re.IGNORECASE)
+_DENIAL = re.compile(
+    r"(?:\bno|\bnot|n['’]t|\bnever|\bwithout|\bneither|\bnor)\W+"
+    r"(?:\w+\W+){0,3}$",
+    re.IGNORECASE,
+)
 
 
 def denied(name: entities.Name, text: str) -> bool:
@@ -406,15 +519,25 @@ def denied(name: entities.Name, text: str) -> bool:
     at = text.find(name.text)
     if at < 0:
         return negation.negated(text)
-    return bool(_DENIAL.search(text[max(0, at - 60):at])) or bool(
-        re.match(r"\W*(?:is|are|was|were|does|do|did|has|have)\W+(?:not|n['’]t)\b|"
-                 r"\W*(?:isn|aren|wasn|weren|doesn|don|didn)['’]t\b",
-                 text[at + len(name.text):], re.IGNORECASE))
+    return bool(_DENIAL.search(text[max(0, at - 60) : at])) or bool(
+        re.match(
+            r"\W*(?:is|are|was|were|does|do|did|has|have)\W+(?:not|n['’]t)\b|"
+            r"\W*(?:isn|aren|wasn|weren|doesn|don|didn)['’]t\b",
+            text[at + len(name.text) :],
+            re.IGNORECASE,
+        )
+    )
 
 
 def _as_written(part: str, name: entities.Name) -> str:
-    return next((w for w in name.text.split() if stem(w.lower().strip(".,'’")) == part
-                 or w.lower().startswith(part)), part)
+    return next(
+        (
+            w
+            for w in name.text.split()
+            if stem(w.lower().strip(".,'’")) == part or w.lower().startswith(part)
+        ),
+        part,
+    )
 
 
 def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
@@ -424,7 +547,8 @@ def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
     if not token.isupper():
         return False
     return token in _COMMON_ABBREVIATIONS or any(
-        entities.abbreviates(token, other.text) for other in index.names())
+        entities.abbreviates(token, other.text) for other in index.names()
+    )
 
 
 def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:
@@ -438,15 +562,23 @@ def short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def detail_failure(text: str, details: Details, index: EvidenceIndex,
-                   sentence: EvidenceSentence | None, overlap: float, answer: Answer,
-                   readable: bool) -> Failure | None:
+def detail_failure(
+    text: str,
+    details: Details,
+    index: EvidenceIndex,
+    sentence: EvidenceSentence | None,
+    overlap: float,
+    answer: Answer,
+    readable: bool,
+) -> Failure | None:
     """The first detail of the claim the evidence contradicts, or None."""
-    return (_direction_failure(text, sentence)
-            or _quote_failure(text, index)
-            or _time_failure(text, details, index, sentence)
-            or _weekday_failure(text, details, index, sentence)
-            or _number_failure(details, index, sentence, overlap, answer)
-            or _misplaced(details, sentence, overlap)
-            or _swapped(details, sentence, index)
-            or (_name_failure(details.names, index, text) if readable else None))
+    return (
+        _direction_failure(text, sentence)
+        or _quote_failure(text, index)
+        or _time_failure(text, details, index, sentence)
+        or _weekday_failure(text, details, index, sentence)
+        or _number_failure(details, index, sentence, overlap, answer)
+        or _misplaced(details, sentence, overlap)
+        or _swapped(details, sentence, index)
+        or (_name_failure(details.names, index, text) if readable else None)
+    )

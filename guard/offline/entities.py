@@ -16,20 +16,65 @@ from guard.offline.lexicon import MONTHS, WEEKDAYS
 from guard.offline.text import STOPWORDS, content_stems, normalize
 
 _CAPITALISED = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’.&-]*")
-_NAME_JOINERS = frozenset({"of", "de", "del", "der", "van", "von", "da", "di", "la", "le", "du",
-                           "the", "and", "for", "&", "bin", "al"})
+_NAME_JOINERS = frozenset(
+    {
+        "of",
+        "de",
+        "del",
+        "der",
+        "van",
+        "von",
+        "da",
+        "di",
+        "la",
+        "le",
+        "du",
+        "the",
+        "and",
+        "for",
+        "&",
+        "bin",
+        "al",
+    }
+)
 _TOKEN = re.compile(r"[\w'’.&-]+|[^\w\s]")
 _QUOTED = re.compile(
     r"\"([^\"]{2,200})\"|“([^”]{2,200})”|(?<![\w'’])['‘]([^'’]{2,200})['’](?![\w])"
 )
 _INITIALS = re.compile(r"(?:\b[A-Z]\.)+$")
-_NOT_NAMES = frozenset({"am", "pm",
-                        "i", "i'm", "i've", "i'd", "i'll", "ok", "okay", "yes", "no", "mr", "mrs",
-                        "ms", "dr", "monday", "tuesday", "wednesday", "thursday", "friday",
-                        "saturday", "sunday"}) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+_NOT_NAMES = (
+    frozenset(
+        {
+            "am",
+            "pm",
+            "i",
+            "i'm",
+            "i've",
+            "i'd",
+            "i'll",
+            "ok",
+            "okay",
+            "yes",
+            "no",
+            "mr",
+            "mrs",
+            "ms",
+            "dr",
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday",
+            "sunday",
+        }
+    )
+    | frozenset(MONTHS)
+    | frozenset(WEEKDAYS)
+)
 
 
-_OPENERS = frozenset({".", "!", "?", ":", "\"", "“", "(", "-", "•", "*", "–", "—", ";"})
+_OPENERS = frozenset({".", "!", "?", ":", '"', "“", "(", "-", "•", "*", "–", "—", ";"})
 
 
 @dataclass(frozen=True)
@@ -93,8 +138,11 @@ def names(text: str, *, whole_answer: bool = False) -> list[Name]:
     for index, token in enumerate(tokens):
         joins = bool(run) and token.lower() in _NAME_JOINERS
         opening = whole_answer and index == 0 and token.lower() not in STOPWORDS
-        regular = ((opening and bool(_CAPITALISED.fullmatch(token)))
-                   or _is_name_word(tokens, index) or (joins and _is_name_word(tokens, index + 1)))
+        regular = (
+            (opening and bool(_CAPITALISED.fullmatch(token)))
+            or _is_name_word(tokens, index)
+            or (joins and _is_name_word(tokens, index + 1))
+        )
         if regular or _numbered(tokens, index, run):
             guessed = guessed or (not run and not regular)
             run.append(token)
@@ -117,9 +165,13 @@ def _numbered(tokens: list[str], index: int, run: list[str]) -> bool:
         return True
     following = tokens[index + 1] if index + 1 < len(tokens) else ""
     opens = index == 0 or tokens[index - 1] in _OPENERS
-    return (not run and bool(_CAPITALISED.fullmatch(token)) and token.lower() not in STOPWORDS
-            and token.lower().rstrip(".") not in _NOT_NAMES
-            and (bool(_LABEL.fullmatch(following)) or (opens and following == ",")))
+    return (
+        not run
+        and bool(_CAPITALISED.fullmatch(token))
+        and token.lower() not in STOPWORDS
+        and token.lower().rstrip(".") not in _NOT_NAMES
+        and (bool(_LABEL.fullmatch(following)) or (opens and following == ","))
+    )
 
 
 def _is_name_word(tokens: list[str], index: int) -> bool:
@@ -133,8 +185,11 @@ def _is_name_word(tokens: list[str], index: int) -> bool:
     if not opens_sentence:
         return word.lower() not in STOPWORDS or (word.isupper() and len(word) > 1)
     following = tokens[index + 1] if index + 1 < len(tokens) else ""
-    return (word.lower() not in STOPWORDS and bool(_CAPITALISED.fullmatch(following))
-            and following.lower() not in STOPWORDS)
+    return (
+        word.lower() not in STOPWORDS
+        and bool(_CAPITALISED.fullmatch(following))
+        and following.lower() not in STOPWORDS
+    )
 
 
 def _close(run: list[str], found: list[Name], guessed: bool = False) -> None:
@@ -142,8 +197,7 @@ def _close(run: list[str], found: list[Name], guessed: bool = False) -> None:
         run.pop()
     if not run:
         return
-    parts = tuple(part for w in run if w.lower() not in _NAME_JOINERS
-                  for part in content_stems(w))
+    parts = tuple(part for w in run if w.lower() not in _NAME_JOINERS for part in content_stems(w))
     text = " ".join(run)
     if not _INITIALS.search(text):
         text = text.rstrip(".")

@@ -56,8 +56,9 @@ class OfflineJudge:
     provider = "offline"
     model = OFFLINE_MODEL
 
-    def __init__(self, settings: JudgeSettings | None = None, *,
-                 calibration: Calibration | None = None) -> None:
+    def __init__(
+        self, settings: JudgeSettings | None = None, *, calibration: Calibration | None = None
+    ) -> None:
         self.settings = settings or JudgeSettings()
         self.calibration = calibration or bundled()
 
@@ -65,11 +66,18 @@ class OfflineJudge:
         # the checks are CPU only, about CHECK_COST times a linear scan: off the event loop
         cost = CHECK_COST * (len(case.output) + len(case.evidence))
         decision = await off_loop(cost, self.decide, case)
-        unsure = (decision.label == "undecided"
-                  or decision.confidence < self.settings.cascade_confidence)
-        return JudgeOutcome(assessment=_assessment(case, decision), provider=self.provider,
-                            model=self.model, usage=Usage(), tier="offline",
-                            confidence=decision.confidence, unsure=unsure)
+        unsure = (
+            decision.label == "undecided" or decision.confidence < self.settings.cascade_confidence
+        )
+        return JudgeOutcome(
+            assessment=_assessment(case, decision),
+            provider=self.provider,
+            model=self.model,
+            usage=Usage(),
+            tier="offline",
+            confidence=decision.confidence,
+            unsure=unsure,
+        )
 
     def decide(self, case: PreparedCase) -> Decision:
         """The decision on ``case`` (synchronous; :meth:`assess` wraps it)."""
@@ -84,8 +92,10 @@ class OfflineJudge:
         answer = Answer.of(case.output, index)
         claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
         readable = not european(case.output)
-        results = [check_claim(claim, index, premise, answer, readable=readable)
-                   for claim in claims[:MAX_CLAIMS]]
+        results = [
+            check_claim(claim, index, premise, answer, readable=readable)
+            for claim in claims[:MAX_CLAIMS]
+        ]
         return [_unread(r) for r in results] if index.capped else results
 
     def too_long(self, case: PreparedCase) -> bool:
@@ -115,9 +125,13 @@ def _unread(result: ClaimResult) -> ClaimResult:
     past the cap only look missing)."""
     if result.status == "neutral":
         return result
-    return replace(result, status="undecided", basis="evidence_capped",
-                   reason=f"the evidence has more than {MAX_SENTENCES} sentences and only the "
-                   f"first were read (they showed: {result.reason})")
+    return replace(
+        result,
+        status="undecided",
+        basis="evidence_capped",
+        reason=f"the evidence has more than {MAX_SENTENCES} sentences and only the "
+        f"first were read (they showed: {result.reason})",
+    )
 
 
 def latin_script(text: str) -> bool:
@@ -129,23 +143,33 @@ def latin_script(text: str) -> bool:
     return latin / len(letters) >= LATIN_SHARE
 
 
-def decide(results: list[ClaimResult], calibration: Calibration, *,
-           truncated: bool = False) -> Decision:
+def decide(
+    results: list[ClaimResult], calibration: Calibration, *, truncated: bool = False
+) -> Decision:
     """Fail on the surest contradiction; pass when every factual claim is proven; else
     undecided."""
-    results = [replace(r, status="undecided", basis=f"refuted_{r.basis}",
-                       reason=f"{r.reason} (a rule more often wrong than right)")
-               if r.status == "contradicted" and calibration.refuted(f"fail:{r.basis}") else r
-               for r in _additions(results)]
+    results = [
+        replace(
+            r,
+            status="undecided",
+            basis=f"refuted_{r.basis}",
+            reason=f"{r.reason} (a rule more often wrong than right)",
+        )
+        if r.status == "contradicted" and calibration.refuted(f"fail:{r.basis}")
+        else r
+        for r in _additions(results)
+    ]
     failed = [r for r in results if r.status == "contradicted"]
     if failed:
-        confidence, basis = max((calibration.confidence(f"fail:{r.basis}"), f"fail:{r.basis}")
-                                for r in failed)
+        confidence, basis = max(
+            (calibration.confidence(f"fail:{r.basis}"), f"fail:{r.basis}") for r in failed
+        )
         return Decision("fail", basis, confidence, tuple(results))
     factual = [r for r in results if r.status != "neutral"]
     if factual and not truncated and all(r.status == "supported" for r in factual):
-        confidence, basis = min((calibration.confidence(f"pass:{r.basis}"), f"pass:{r.basis}")
-                                for r in factual)
+        confidence, basis = min(
+            (calibration.confidence(f"pass:{r.basis}"), f"pass:{r.basis}") for r in factual
+        )
         if confidence >= UNSEEN:
             return Decision("pass", basis, confidence, tuple(results))
         # a proof that was wrong more often than right on labelled data proves nothing
@@ -167,10 +191,17 @@ def _additions(results: list[ClaimResult]) -> list[ClaimResult]:
     grounded = [r for r in factual if r.support >= GROUNDED_SUPPORT]
     if len(factual) < 2 or len(grounded) * 2 < len(factual):
         return results
-    return [replace(r, status="contradicted", basis="unsupported_addition",
-                    reason=f"an addition the evidence does not support: {r.reason}")
-            if r.basis == "low_support" and r.support < ADDITION_SUPPORT else r
-            for r in results]
+    return [
+        replace(
+            r,
+            status="contradicted",
+            basis="unsupported_addition",
+            reason=f"an addition the evidence does not support: {r.reason}",
+        )
+        if r.basis == "low_support" and r.support < ADDITION_SUPPORT
+        else r
+        for r in results
+    ]
 
 
 def _undecided_basis(results: list[ClaimResult], factual: list[ClaimResult]) -> str:
@@ -186,10 +217,8 @@ def _assessment(case: PreparedCase, decision: Decision) -> Assessment:
     claims = [_claim(case, r) for r in decision.results]
     explanation = _explain(decision)
     if case.mode is ScoringMode.BINARY:
-        return BinaryAssessment(explanation=explanation, claims=claims,
-                                grounded=decision.grounded)
-    return Scale5Assessment(explanation=explanation, claims=claims,
-                            score=_SCORES[decision.label])
+        return BinaryAssessment(explanation=explanation, claims=claims, grounded=decision.grounded)
+    return Scale5Assessment(explanation=explanation, claims=claims, score=_SCORES[decision.label])
 
 
 def _claim(case: PreparedCase, result: ClaimResult) -> ClaimAssessment:
@@ -197,27 +226,33 @@ def _claim(case: PreparedCase, result: ClaimResult) -> ClaimAssessment:
     if quote is not None and quote not in case.evidence:
         quote = None
     reason = result.reason if result.status != "undecided" else f"not verified: {result.reason}"
-    return ClaimAssessment(claim=result.claim, reason=reason, evidence_quote=quote,
-                           supported=result.supported)
+    return ClaimAssessment(
+        claim=result.claim, reason=reason, evidence_quote=quote, supported=result.supported
+    )
 
 
 def _explain(decision: Decision) -> str:
     results = decision.results
     proven = sum(r.status == "supported" for r in results)
-    head = (f"offline checks ({decision.basis}, confidence {decision.confidence:.2f}): "
-            f"{proven} of {len(results)} claims proven")
+    head = (
+        f"offline checks ({decision.basis}, confidence {decision.confidence:.2f}): "
+        f"{proven} of {len(results)} claims proven"
+    )
     if decision.label == "fail":
-        failed = [f"'{_short(r.claim)}': {r.reason}" for r in results
-                  if r.status == "contradicted"]
+        failed = [f"'{_short(r.claim)}': {r.reason}" for r in results if r.status == "contradicted"]
         return f"{head}; contradicted: " + "; ".join(failed)
     if decision.label == "pass":
         return f"{head}; every claim is supported near-verbatim"
     if not results:
-        return (f"{head}; offline tier unsure: the output has no claims these rules can read "
-                "(unsupported script); passed unflagged, ask an LLM judge to be sure")
-    return (f"{head}; offline tier unsure: nothing contradicted, not everything proven; "
-            "passed unflagged with low confidence (the offline judge flags only what it can "
-            "show)")
+        return (
+            f"{head}; offline tier unsure: the output has no claims these rules can read "
+            "(unsupported script); passed unflagged, ask an LLM judge to be sure"
+        )
+    return (
+        f"{head}; offline tier unsure: nothing contradicted, not everything proven; "
+        "passed unflagged with low confidence (the offline judge flags only what it can "
+        "show)"
+    )
 
 
 def _short(text: str, limit: int = 80) -> str:

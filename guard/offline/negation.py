@@ -11,26 +11,80 @@ import re
 
 from guard.offline.text import stem, words
 
-_CUES = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without",
-                   "cannot", "unable", "lack", "lacks", "lacked", "nowhere", "n't", "refuse",
-                   "refused", "refuses", "deny", "denied", "denies"})
+_CUES = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "none",
+        "nobody",
+        "nothing",
+        "neither",
+        "nor",
+        "without",
+        "cannot",
+        "unable",
+        "lack",
+        "lacks",
+        "lacked",
+        "nowhere",
+        "n't",
+        "refuse",
+        "refused",
+        "refuses",
+        "deny",
+        "denied",
+        "denies",
+    }
+)
 _NOT_NEGATING = re.compile(
     r"\bnot only\b|\bno (?:doubt|matter|less|more than|fewer than)\b|\bnothing but\b"
     r"|\bnever(?:theless)\b|\bwhether or not\b",
     re.IGNORECASE,
 )
 _OPPOSITES = (
-    ("allow", "prohibit"), ("allow", "forbid"), ("allow", "ban"), ("accept", "reject"),
-    ("include", "exclude"), ("before", "after"), ("increase", "decrease"), ("rise", "fall"),
-    ("gain", "loss"), ("win", "lose"), ("won", "lost"), ("old", "young"), ("older", "younger"),
-    ("more", "less"), ("more", "fewer"), ("larger", "smaller"), ("longer", "shorter"),
-    ("higher", "lower"), ("above", "below"), ("open", "closed"), ("enable", "disable"),
-    ("free", "paid"), ("eligible", "ineligible"), ("refundable", "non-refundable"),
-    ("available", "unavailable"), ("possible", "impossible"), ("legal", "illegal"),
-    ("always", "never"), ("maximum", "minimum"), ("earliest", "latest"), ("first", "last"),
-    ("north", "south"), ("east", "west"), ("male", "female"), ("husband", "wife"),
-    ("mother", "father"), ("son", "daughter"), ("brother", "sister"), ("true", "false"),
-    ("success", "failure"), ("positive", "negative"), ("cheaper", "dearer"),
+    ("allow", "prohibit"),
+    ("allow", "forbid"),
+    ("allow", "ban"),
+    ("accept", "reject"),
+    ("include", "exclude"),
+    ("before", "after"),
+    ("increase", "decrease"),
+    ("rise", "fall"),
+    ("gain", "loss"),
+    ("win", "lose"),
+    ("won", "lost"),
+    ("old", "young"),
+    ("older", "younger"),
+    ("more", "less"),
+    ("more", "fewer"),
+    ("larger", "smaller"),
+    ("longer", "shorter"),
+    ("higher", "lower"),
+    ("above", "below"),
+    ("open", "closed"),
+    ("enable", "disable"),
+    ("free", "paid"),
+    ("eligible", "ineligible"),
+    ("refundable", "non-refundable"),
+    ("available", "unavailable"),
+    ("possible", "impossible"),
+    ("legal", "illegal"),
+    ("always", "never"),
+    ("maximum", "minimum"),
+    ("earliest", "latest"),
+    ("first", "last"),
+    ("north", "south"),
+    ("east", "west"),
+    ("male", "female"),
+    ("husband", "wife"),
+    ("mother", "father"),
+    ("son", "daughter"),
+    ("brother", "sister"),
+    ("true", "false"),
+    ("success", "failure"),
+    ("positive", "negative"),
+    ("cheaper", "dearer"),
 )
 OPPOSITE: dict[str, frozenset[str]] = {}
 for _a, _b in _OPPOSITES:
@@ -43,11 +97,11 @@ MIN_ROOT = 5
 
 
 def _prefix_opposite(word: str, evidence_stems: set[str]) -> str | None:
-    """"sensitive" against "insensitive", "refundable" against "non-refundable"."""
+    """ "sensitive" against "insensitive", "refundable" against "non-refundable"."""
     for prefix in _NEGATING_PREFIXES:
         if prefix + word in evidence_stems and len(word) >= MIN_ROOT:
             return prefix + word
-        root = word[len(prefix):]
+        root = word[len(prefix) :]
         if word.startswith(prefix) and len(root) >= MIN_ROOT and root in evidence_stems:
             return root
     return None
@@ -103,9 +157,17 @@ def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
     for word in sorted(claim_stems - evidence_stems):
         found = _prefix_opposite(word, evidence_stems)
         if found is None or found in claim_stems:
-            found = next((o for o in sorted(OPPOSITE.get(word, frozenset()))
-                          if o in evidence_stems and o not in claim_stems), None)
+            found = next(
+                (
+                    o
+                    for o in sorted(OPPOSITE.get(word, frozenset()))
+                    if o in evidence_stems and o not in claim_stems
+                ),
+                None,
+            )
         if found is not None:
-            return (f"opposite meaning: the claim says '{claim_words[word]}', the evidence "
-                    f"says '{evidence_words[found]}'")
+            return (
+                f"opposite meaning: the claim says '{claim_words[word]}', the evidence "
+                f"says '{evidence_words[found]}'"
+            )
     return None

@@ -33,20 +33,46 @@ _LOWER_WORD = re.compile(r"[a-zà-ÿ]+")
 _NUMBER_WORDS = frozenset(
     {w for key in WORD_NUMBERS for w in key.split()} | set(ORDINAL_WORDS) | set(ORDINAL_TENS)
 ) - {"a", "an"}
-_HEDGES = ("about", "around", "approximately", "approx", "roughly", "nearly", "almost", "some",
-           "over", "more than", "less than", "under", "up to", "~", "circa", "c.", "estimated",
-           "an estimated", "close to", "unos", "unas", "aproximadamente", "etwa", "rund", "ca.",
-           "environ", "près de")
-_HEDGED = re.compile("(?:" + "|".join(re.escape(h) for h in _HEDGES) + r")\s*$",
-                     re.IGNORECASE)
+_HEDGES = (
+    "about",
+    "around",
+    "approximately",
+    "approx",
+    "roughly",
+    "nearly",
+    "almost",
+    "some",
+    "over",
+    "more than",
+    "less than",
+    "under",
+    "up to",
+    "~",
+    "circa",
+    "c.",
+    "estimated",
+    "an estimated",
+    "close to",
+    "unos",
+    "unas",
+    "aproximadamente",
+    "etwa",
+    "rund",
+    "ca.",
+    "environ",
+    "près de",
+)
+_HEDGED = re.compile("(?:" + "|".join(re.escape(h) for h in _HEDGES) + r")\s*$", re.IGNORECASE)
 _HEDGE_ENDS = frozenset(h.split()[-1] for h in _HEDGES)
 HEDGE_TOLERANCE = 0.1
 EXTRACT_CACHE_SIZE = 512  # texts whose quantities are remembered (answers are read twice)
 EXACT_TOLERANCE = 0.005
 ROUNDED_ABOVE = 100_000  # amounts this large are compared within EXACT_TOLERANCE
 
-_EN_NUM = (r"\d{1,3}(?:\.\d{3})+,\d{1,2}(?!\d)|\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)"
-           r"|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?")
+_EN_NUM = (
+    r"\d{1,3}(?:\.\d{3})+,\d{1,2}(?!\d)|\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)"
+    r"|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?"
+)
 # Spanish / German / French: 1.200,50 or 1 200,50 (thousands) and 2,5 (decimal comma)
 _EU_NUM = r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:,\d+)?"
 _WORDNUM = "|".join(sorted((re.escape(w) for w in WORD_NUMBERS), key=len, reverse=True))
@@ -82,23 +108,36 @@ def _quantity_pattern(number: str) -> re.Pattern[str]:
 _QUANTITY = {False: _quantity_pattern(_EN_NUM), True: _quantity_pattern(_EU_NUM)}
 _ORDINAL = re.compile(
     rf"\b(?P<n>\d+)(?:st|nd|rd|th)\b|\b(?:(?P<tens>{_TENS})-)?(?P<w>"
-    + "|".join(ORDINAL_WORDS) + r"|first|second)\b",
+    + "|".join(ORDINAL_WORDS)
+    + r"|first|second)\b",
     re.IGNORECASE,
 )
 # "14m 03s", "2h 25m": durations as a stopwatch writes them ("14h30" is a time of day)
 _STOPWATCH = re.compile(
     r"\b(?:(?P<h>\d{1,3})\s?h\s?)?(?P<m>\d{1,3})\s?m\s?(?P<s>\d{1,2})\s?s\b"
-    r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b")
+    r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b"
+)
 _TIMES = re.compile(r"\s+times\b")  # "three times a day": a count
 _YEARISH = re.compile(r"1\d{3}|20\d{2}")
-_LABEL = re.compile(r"(?:§|#|\b(?:No|Nr|Art|Sec|Section|Article|Paragraph|Absatz|Artículo|"
-                    r"Abschnitt|Kapitel|Chapter|Step|Schritt|Paso|Étape|Level|Tier|Version|"
-                    r"Reviewer|Model|Option|Plan|Room|Gate|Platform|Line))\.?\s*$",
-                    re.IGNORECASE)
+_LABEL = re.compile(
+    r"(?:§|#|\b(?:No|Nr|Art|Sec|Section|Article|Paragraph|Absatz|Artículo|"
+    r"Abschnitt|Kapitel|Chapter|Step|Schritt|Paso|Étape|Level|Tier|Version|"
+    r"Reviewer|Model|Option|Plan|Room|Gate|Platform|Line))\.?\s*$",
+    re.IGNORECASE,
+)
 # how often, as the period it repeats over: "quarterly" is every three months
-FREQUENCIES = {"weekly": 7.0, "fortnightly": 14.0, "biweekly": 14.0, "monthly": 365 / 12,
-               "bimonthly": 365 / 6, "quarterly": 365 / 4, "biannually": 365 / 2,
-               "semiannually": 365 / 2, "annually": 365.0, "yearly": 365.0}
+FREQUENCIES = {
+    "weekly": 7.0,
+    "fortnightly": 14.0,
+    "biweekly": 14.0,
+    "monthly": 365 / 12,
+    "bimonthly": 365 / 6,
+    "quarterly": 365 / 4,
+    "biannually": 365 / 2,
+    "semiannually": 365 / 2,
+    "annually": 365.0,
+    "yearly": 365.0,
+}
 _FREQUENCY = re.compile(r"\b(?:" + "|".join(FREQUENCIES) + r")\b", re.IGNORECASE)
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})  # English verbs when lower case
 
@@ -148,8 +187,7 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         taken.append(match.span())
     for match in _FREQUENCY.finditer(text):
         days = FREQUENCIES[match.group(0).lower()]
-        found.append(Quantity(match.group(0), days, "duration", number=1.0,
-                              start=match.start()))
+        found.append(Quantity(match.group(0), days, "duration", number=1.0, start=match.start()))
         taken.append(match.span())
     taken.sort()
     for match in _ORDINAL.finditer(text):
@@ -171,16 +209,24 @@ _JOIN = re.compile(r"\s*(?:,|and)?\s*")
 
 
 def _compound_durations(found: list[Quantity], text: str) -> list[Quantity]:
-    """"2 hours 25 minutes" is one duration of 145 minutes, not two."""
+    """ "2 hours 25 minutes" is one duration of 145 minutes, not two."""
     merged: list[Quantity] = []
     for quantity in found:
         last = merged[-1] if merged else None
-        if (last is not None and last.kind == quantity.kind == "duration"
-                and last.value > quantity.value and _JOIN.fullmatch(
-                    text[last.start + len(last.text):quantity.start])):
-            merged[-1] = Quantity(text[last.start:quantity.start + len(quantity.text)],
-                                  last.value + quantity.value, "duration", last.hedged,
-                                  0.0, last.start)
+        if (
+            last is not None
+            and last.kind == quantity.kind == "duration"
+            and last.value > quantity.value
+            and _JOIN.fullmatch(text[last.start + len(last.text) : quantity.start])
+        ):
+            merged[-1] = Quantity(
+                text[last.start : quantity.start + len(quantity.text)],
+                last.value + quantity.value,
+                "duration",
+                last.hedged,
+                0.0,
+                last.start,
+            )
         else:
             merged.append(quantity)
     return merged
@@ -196,7 +242,7 @@ def _may_hold_numbers(text: str) -> bool:
 def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     """Whether ``span`` overlaps a taken span (``taken`` is in text order: bisect)."""
     i = bisect_right(taken, (span[0], 1 << 62))
-    return any(start < span[1] and span[0] < end for start, end in taken[max(0, i - 1):i + 1])
+    return any(start < span[1] and span[0] < end for start, end in taken[max(0, i - 1) : i + 1])
 
 
 def _date(match: re.Match[str]) -> Quantity | None:
@@ -211,8 +257,9 @@ def _date(match: re.Match[str]) -> Quantity | None:
         return None  # "may", "march" in lower case are verbs
     if groups["m4"] and month_text.lower() in _AMBIGUOUS_MONTHS and not groups["y4"]:
         return None
-    return Quantity(match.group(0), float(year * 10000 + month * 100 + day), "date",
-                    start=match.start())
+    return Quantity(
+        match.group(0), float(year * 10000 + month * 100 + day), "date", start=match.start()
+    )
 
 
 def _ordinal(match: re.Match[str]) -> Quantity | None:
@@ -232,8 +279,11 @@ def _ordinal(match: re.Match[str]) -> Quantity | None:
 
 def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     start = match.start("num")
-    glued = start > 0 and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,") and not (
-        text[start - 1] == "-" and (start < 2 or not text[start - 2].isalpha()))  # -640, 3-5
+    glued = (
+        start > 0
+        and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,")
+        and not (text[start - 1] == "-" and (start < 2 or not text[start - 2].isalpha()))
+    )  # -640, 3-5
     if glued and not (match.group("sign") and start == match.end("sign")):
         return None  # part of a word, code or time: "COVID-19", "A4", "v2.1", "8:30"
     end = match.end("num")
@@ -244,14 +294,18 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         return None
     word_number = not match.group("num")[0].isdigit()
     kind, scaled = _kind(match, value)
-    if (word_number and kind == "count" and not match.group("scale")
-            and not _TIMES.match(text, match.end())):
+    if (
+        word_number
+        and kind == "count"
+        and not match.group("scale")
+        and not _TIMES.match(text, match.end())
+    ):
         return None  # "one", "a", "ten" alone are too often not amounts; "three times" is
     hedged = _hedged(text[: match.start()])
     begin = match.start("sign") if match.group("sign") else match.start("num")
-    if kind == "count" and _labels(text[max(0, begin - 12):begin]):
+    if kind == "count" and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
-    return Quantity(text[begin:match.end()].strip(), scaled, kind, hedged, value, begin)
+    return Quantity(text[begin : match.end()].strip(), scaled, kind, hedged, value, begin)
 
 
 def _labels(before: str) -> bool:
@@ -316,9 +370,11 @@ def matches(claim: Quantity, evidence: Quantity) -> bool:
     if not _kinds_compatible(claim.kind, evidence.kind):
         return False
     if "count" in (claim.kind, evidence.kind) and claim.kind != evidence.kind:
-        return _close(claim.number or claim.value, evidence.number or evidence.value,
-                      claim.hedged or evidence.hedged) or _close(
-            claim.value, evidence.value, claim.hedged or evidence.hedged)
+        return _close(
+            claim.number or claim.value,
+            evidence.number or evidence.value,
+            claim.hedged or evidence.hedged,
+        ) or _close(claim.value, evidence.value, claim.hedged or evidence.hedged)
     return _close(claim.value, evidence.value, claim.hedged or evidence.hedged)
 
 
@@ -338,8 +394,11 @@ def _close(a: float, b: float, hedged: bool) -> bool:
 
 def _kinds_compatible(claim: str, evidence: str) -> bool:
     loose = {"count", "year", "ordinal"}
-    return claim == evidence or (claim in loose and evidence in loose) or (
-        "count" in (claim, evidence))
+    return (
+        claim == evidence
+        or (claim in loose and evidence in loose)
+        or ("count" in (claim, evidence))
+    )
 
 
 def _date_parts(q: Quantity) -> tuple[int, int, int]:
@@ -354,8 +413,9 @@ def _dates_match(claim: Quantity, evidence: Quantity) -> bool:
     if evidence.kind != "date":
         year, month, day = _date_parts(claim)
         return not month and not day and evidence.value == year
-    return all(c == e or not c for c, e in zip(_date_parts(claim), _date_parts(evidence),
-                                               strict=True))
+    return all(
+        c == e or not c for c, e in zip(_date_parts(claim), _date_parts(evidence), strict=True)
+    )
 
 
 def supported(claim: Quantity, evidence: list[Quantity]) -> bool:
@@ -390,8 +450,10 @@ class QuantityIndex:
         for q in self.items:
             if q.kind != "date":
                 plain.setdefault((q.value, q.kind, q.number, q.hedged), q)
-        keyed = sorted(((v, q) for q in plain.values()
-                        for v in {q.value, q.number or q.value}), key=lambda vq: vq[0])
+        keyed = sorted(
+            ((v, q) for q in plain.values() for v in {q.value, q.number or q.value}),
+            key=lambda vq: vq[0],
+        )
         self._values = [v for v, _ in keyed]
         self._sorted = [q for _, q in keyed]
         # a claimed date matches an evidence date on the parts it states (_dates_match): each
@@ -400,8 +462,10 @@ class QuantityIndex:
         for q in self.items:
             if q.kind == "date":
                 parts = _date_parts(q)
-                self._date_keys.update(tuple(p if keep else None for p, keep in
-                                             zip(parts, mask, strict=True)) for mask in _MASKS)
+                self._date_keys.update(
+                    tuple(p if keep else None for p, keep in zip(parts, mask, strict=True))
+                    for mask in _MASKS
+                )
                 self._date_numbers.update((parts[0], parts[2]))
 
     def near(self, value: float, tolerance: float) -> list[Quantity]:

@@ -57,8 +57,11 @@ def load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def judge_rows(rows: Iterable[dict[str, Any]], judge: OfflineJudge | None = None,
-               settings: JudgeSettings | None = None) -> list[Judged]:
+def judge_rows(
+    rows: Iterable[dict[str, Any]],
+    judge: OfflineJudge | None = None,
+    settings: JudgeSettings | None = None,
+) -> list[Judged]:
     """The offline decision on every row, prepared as the engine prepares a request."""
     settings = settings or JudgeSettings()
     table = judge.calibration if judge is not None else OfflineJudge(settings).calibration
@@ -76,12 +79,17 @@ class Checked:
     truncated: bool
 
     def judged(self, table: Calibration) -> Judged:
-        return Judged(self.id, self.category, self.hallucinated,
-                      decide(list(self.results), table, truncated=self.truncated))
+        return Judged(
+            self.id,
+            self.category,
+            self.hallucinated,
+            decide(list(self.results), table, truncated=self.truncated),
+        )
 
 
-def check_rows(rows: Iterable[dict[str, Any]],
-               settings: JudgeSettings | None = None) -> list[Checked]:
+def check_rows(
+    rows: Iterable[dict[str, Any]], settings: JudgeSettings | None = None
+) -> list[Checked]:
     """The per-claim results on every row (the calibration-free half of the judge)."""
     settings = settings or JudgeSettings()
     judge = OfflineJudge(settings, calibration=Calibration({}))
@@ -91,9 +99,15 @@ def check_rows(rows: Iterable[dict[str, Any]],
         case = guard.prepare(JudgeRequest.model_validate({"id": str(number), **row}))
         if not isinstance(case, PreparedCase):
             continue
-        checked.append(Checked(str(row.get("id", number)), str(row.get("category", "all")),
-                               bool(row["hallucinated"]), tuple(judge.check(case)),
-                               judge.too_long(case)))
+        checked.append(
+            Checked(
+                str(row.get("id", number)),
+                str(row.get("category", "all")),
+                bool(row["hallucinated"]),
+                tuple(judge.check(case)),
+                judge.too_long(case),
+            )
+        )
     return checked
 
 
@@ -101,13 +115,14 @@ def fit(sets: dict[str, list[Checked]]) -> Calibration:
     """The table these rows earn. Two passes: the first with an empty table, the second with
     the first's, since the table picks which failing claim decides an answer (and turns a
     distrusted proof undecided); a pass basis the first table distrusts keeps its count."""
-    first = {name: tallies([c.judged(Calibration({})) for c in rows])
-             for name, rows in sets.items()}
+    first = {
+        name: tallies([c.judged(Calibration({})) for c in rows]) for name, rows in sets.items()
+    }
     table = Calibration.combine(first)
     second = {name: tallies([c.judged(table) for c in rows]) for name, rows in sets.items()}
-    return Calibration.combine({name: Calibration({**first[name].tallies,
-                                                   **second[name].tallies})
-                                for name in sets})
+    return Calibration.combine(
+        {name: Calibration({**first[name].tallies, **second[name].tallies}) for name in sets}
+    )
 
 
 def fold_of(checked: Checked, by_category: bool) -> str:
@@ -119,8 +134,7 @@ def fold_of(checked: Checked, by_category: bool) -> str:
     return str(int(digits[0]) % FOLDS) if digits else str(hash(checked.id) % FOLDS)
 
 
-def cross_validated(sets: dict[str, list[Checked]]) -> tuple[dict[str, list[Judged]],
-                                                              Calibration]:
+def cross_validated(sets: dict[str, list[Checked]]) -> tuple[dict[str, list[Judged]], Calibration]:
     """Every row decided by a table fitted without its fold (leave one category out of a set
     with categories, one of ``FOLDS`` folds of one without; the other sets are whole), and the
     table of those out-of-fold decisions: how often each basis was right on rows it was not
@@ -132,25 +146,29 @@ def cross_validated(sets: dict[str, list[Checked]]) -> tuple[dict[str, list[Judg
         for c in rows:
             folds[fold_of(c, by_category)].append(c)
         for fold, held in folds.items():
-            train = {other: ([c for c in rs if fold_of(c, by_category) != fold]
-                             if other == name else rs) for other, rs in sets.items()}
+            train = {
+                other: ([c for c in rs if fold_of(c, by_category) != fold] if other == name else rs)
+                for other, rs in sets.items()
+            }
             table = fit(train)
             out[name] += [c.judged(table) for c in held]
-    first = {name: tallies([c.judged(Calibration({})) for c in rows])
-             for name, rows in sets.items()}
-    table = Calibration.combine({name: Calibration({**first[name].tallies,
-                                                    **tallies(out[name]).tallies})
-                                 for name in sets})
+    first = {
+        name: tallies([c.judged(Calibration({})) for c in rows]) for name, rows in sets.items()
+    }
+    table = Calibration.combine(
+        {name: Calibration({**first[name].tallies, **tallies(out[name]).tallies}) for name in sets}
+    )
     return out, table
 
 
 def cascade_with_oracle(judged: list[Judged], confidence: float) -> CascadeResult:
     """The cascade computed from decisions: an offline decision at ``confidence`` or above
     stands, every other row gets the label (an always-right LLM)."""
-    asks = [j.decision.confidence < confidence or j.decision.label == "undecided"
-            for j in judged]
-    pairs = [(j.hallucinated if ask else j.flagged, j.hallucinated)
-             for j, ask in zip(judged, asks, strict=True)]
+    asks = [j.decision.confidence < confidence or j.decision.label == "undecided" for j in judged]
+    pairs = [
+        (j.hallucinated if ask else j.flagged, j.hallucinated)
+        for j, ask in zip(judged, asks, strict=True)
+    ]
     return CascadeResult(balanced_accuracy(pairs), sum(asks), len(judged))
 
 
@@ -198,9 +216,15 @@ def reliability(judged: list[Judged]) -> list[Bucket]:
     for low, high in pairwise(BUCKETS):
         inside = [j for j in judged if low <= j.decision.confidence < high]
         if inside:
-            buckets.append(Bucket(low, min(high, 1.0), len(inside),
-                                  sum(j.decision.confidence for j in inside) / len(inside),
-                                  sum(j.right for j in inside) / len(inside)))
+            buckets.append(
+                Bucket(
+                    low,
+                    min(high, 1.0),
+                    len(inside),
+                    sum(j.decision.confidence for j in inside) / len(inside),
+                    sum(j.right for j in inside) / len(inside),
+                )
+            )
     return buckets
 
 
@@ -226,8 +250,9 @@ class CascadeResult:
     total: int
 
 
-def cascade(rows: list[dict[str, Any]], confidence: float,
-            judge: OfflineJudge | None = None) -> CascadeResult:
+def cascade(
+    rows: list[dict[str, Any]], confidence: float, judge: OfflineJudge | None = None
+) -> CascadeResult:
     """The cascade at ``confidence`` with an always-right LLM (a fake answering from labels)."""
     labels = {str(n): bool(r["hallucinated"]) for n, r in enumerate(rows)}
 

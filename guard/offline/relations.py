@@ -23,18 +23,54 @@ CONDITION_SUPPORT = 0.6
 MIN_COVERED = 3  # content words of an evidence clause a claim must restate to keep its polarity
 
 
-_UNIVERSAL = frozenset({"all", "every", "always", "never", "none", "only", "each",
-                        "entire", "everyone", "everything", "anyone", "anything", "unlimited"})
+_UNIVERSAL = frozenset(
+    {
+        "all",
+        "every",
+        "always",
+        "never",
+        "none",
+        "only",
+        "each",
+        "entire",
+        "everyone",
+        "everything",
+        "anyone",
+        "anything",
+        "unlimited",
+    }
+)
 
 
-_LIMITING = frozenset({"some", "most", "many", "several", "certain", "select", "selected",
-                       "usually", "often", "sometimes", "typically", "eligible",
-                       "limited", "specific", "one", "two", "three", "few"})
+_LIMITING = frozenset(
+    {
+        "some",
+        "most",
+        "many",
+        "several",
+        "certain",
+        "select",
+        "selected",
+        "usually",
+        "often",
+        "sometimes",
+        "typically",
+        "eligible",
+        "limited",
+        "specific",
+        "one",
+        "two",
+        "three",
+        "few",
+    }
+)
 
 
-_CONDITION = re.compile(r"\b(?:if|unless|provided(?: that)?|as long as|only|for orders|except|"
-                        r"for (?:members|subscribers|holders|customers) )\b",
-                        re.IGNORECASE)
+_CONDITION = re.compile(
+    r"\b(?:if|unless|provided(?: that)?|as long as|only|for orders|except|"
+    r"for (?:members|subscribers|holders|customers) )\b",
+    re.IGNORECASE,
+)
 
 
 _ACRONYM = re.compile(r"[A-Z]{2,5}s?")  # "CEO", "APR": maybe short for words of the evidence
@@ -42,8 +78,9 @@ _DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ese|ish|ean)$")
 ATTRIBUTION_OVERLAP = 0.6
 
 
-def _attribution(details: Details, sentence: EvidenceSentence | None, overlap: float,
-                 index: EvidenceIndex) -> Failure | None:
+def _attribution(
+    details: Details, sentence: EvidenceSentence | None, overlap: float, index: EvidenceIndex
+) -> Failure | None:
     """The claim's words come from a passage that never names the one it credits them to,
     though another passage does ("Reviewer 1 pointed out ..." where only Reviewer 2's
     comments say so; "Dr Hughes suggested ..." where the letter saying so is Dr Nair's;
@@ -53,46 +90,60 @@ def _attribution(details: Details, sentence: EvidenceSentence | None, overlap: f
         return None
     naming = {n: index.naming(n) for n in names}
     foreign = [n for n in names if naming[n] and sentence.passage not in naming[n]]
-    if len(foreign) != 1 or not (len(names) == 1 or foreign[0].guessed
-                                 or foreign[0].labelled):
+    if len(foreign) != 1 or not (len(names) == 1 or foreign[0].guessed or foreign[0].labelled):
         return None  # several names, or none credited from elsewhere: not judged here
     name = foreign[0]
     said = [s for s in details.stems if not any(s in n.parts for n in names)]
     if not said or sum(in_sentence(s, sentence, index) for s in said) < (
-            ATTRIBUTION_OVERLAP * len(said)):
+        ATTRIBUTION_OVERLAP * len(said)
+    ):
         return None  # the sentence does not say what the claim credits
-    return ("attribution", f"{sentence.passage} says this, and never names '{name.text}' "
-            f"(\"{short(sentence.text)}\")", sentence)
+    return (
+        "attribution",
+        f"{sentence.passage} says this, and never names '{name.text}' (\"{short(sentence.text)}\")",
+        sentence,
+    )
 
 
 def _comparison(text: str, index: EvidenceIndex) -> Failure | None:
     found = comparison.reversed_comparison(text, index.passages)
     if found is None:
         return None
-    holder = next((s for s in index.sentences
-                   if s.passage == found.passage and found.amount in s.text), None)
+    holder = next(
+        (s for s in index.sentences if s.passage == found.passage and found.amount in s.text), None
+    )
     return "comparison_reversed", found.reason, holder
 
 
 def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) -> Failure | None:
     """A claim relating two names that no sentence mentions together."""
-    distinct = {n.text: n for n in names if any(len(p) > 1 for p in n.parts)
-                and not _DEMONYM.search(n.text) and not _ACRONYM.fullmatch(n.text)}
+    distinct = {
+        n.text: n
+        for n in names
+        if any(len(p) > 1 for p in n.parts)
+        and not _DEMONYM.search(n.text)
+        and not _ACRONYM.fullmatch(n.text)
+    }
     if len(distinct) != 2 or negation.negated(text):
         return None  # a list of names, or "there is no X among Y", relates nothing
     for first, second in pairwise(distinct.values()):
-        if not any(_mentions(first, s.scope) and _mentions(second, s.scope)
-                   for s in index.sentences) and _same_passage(first, second, index):
-            return ("names_apart", f"names '{first.text}' and '{second.text}' never appear "
-                    "together in the evidence", None)
+        if not any(
+            _mentions(first, s.scope) and _mentions(second, s.scope) for s in index.sentences
+        ) and _same_passage(first, second, index):
+            return (
+                "names_apart",
+                f"names '{first.text}' and '{second.text}' never appear together in the evidence",
+                None,
+            )
     return None
 
 
 def _same_passage(first: entities.Name, second: entities.Name, index: EvidenceIndex) -> bool:
     """Whether one passage names both: names from two documents may be combined by the
     answer ("a Canadian passport holder flying to Delhi")."""
-    holders = [{s.passage for s in index.sentences if _mentions(name, s.scope)}
-               for name in (first, second)]
+    holders = [
+        {s.passage for s in index.sentences if _mentions(name, s.scope)} for name in (first, second)
+    ]
     return not (holders[0] and holders[1]) or bool(holders[0] & holders[1])
 
 
@@ -103,8 +154,12 @@ def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
 
 
 def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
-    if (sentence is None or overlap < ALIGN_FOR_POLARITY or claim.short_answer
-            or _fragment(claim.text)):
+    if (
+        sentence is None
+        or overlap < ALIGN_FOR_POLARITY
+        or claim.short_answer
+        or _fragment(claim.text)
+    ):
         return None  # a verbless list item takes its polarity from its heading
     clause = _aligned_clause(claim.text, sentence.text)
     flip = negation.flipped(claim.text, clause) if clause is not None else None
@@ -113,7 +168,7 @@ def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -
     if flip is None:
         return None
     basis = "negation" if flip.startswith("negation") else "opposite"
-    return basis, f"{flip} ({sentence.passage}: \"{short(sentence.text)}\")", sentence
+    return basis, f'{flip} ({sentence.passage}: "{short(sentence.text)}")', sentence
 
 
 _CLAUSE = re.compile(r"[;:()]|,\s|\s(?:but|while|whereas|although|and|or)\s|\s[-–—]\s")
@@ -138,12 +193,15 @@ def _aligned_clause(claim: str, sentence: str) -> str | None:
     return best[1] if best else None
 
 
-_UNBOUNDED = re.compile(r"\b(?:lifetime|lifelong|unlimited|forever|permanent(?:ly)?|"
-                        r"indefinitely|never expires?|no (?:time )?limit)\b", re.IGNORECASE)
+_UNBOUNDED = re.compile(
+    r"\b(?:lifetime|lifelong|unlimited|forever|permanent(?:ly)?|"
+    r"indefinitely|never expires?|no (?:time )?limit)\b",
+    re.IGNORECASE,
+)
 
 
 def _unbounded(text: str, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
-    """"a lifetime warranty" against "a 2-year limited warranty": no limit where the sentence
+    """ "a lifetime warranty" against "a 2-year limited warranty": no limit where the sentence
     the claim restates sets one."""
     match = _UNBOUNDED.search(text)
     if match is None or sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
@@ -151,8 +209,11 @@ def _unbounded(text: str, sentence: EvidenceSentence | None, overlap: float) -> 
     limit = next((q for q in sentence.quantities if q.kind in ("duration", "count")), None)
     if limit is None or negation.negated(text):
         return None
-    return ("unbounded", f"the claim says '{match.group(0)}' where {sentence.passage} says "
-            f"{limit.text}", sentence)
+    return (
+        "unbounded",
+        f"the claim says '{match.group(0)}' where {sentence.passage} says {limit.text}",
+        sentence,
+    )
 
 
 _SUBJECTS = frozenset({"i", "we", "you", "it", "they", "he", "she", "there", "this", "that"})
@@ -163,8 +224,9 @@ def _fragment(text: str) -> bool:
     return is_short_answer(text) and not _SUBJECTS & set(re.findall(r"[a-z]+", text.lower()))
 
 
-def _quantifier(text: str, sentence: EvidenceSentence | None, overlap: float,
-                index: EvidenceIndex) -> Failure | None:
+def _quantifier(
+    text: str, sentence: EvidenceSentence | None, overlap: float, index: EvidenceIndex
+) -> Failure | None:
     if sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
         return None
     claim_words = set(re.findall(r"[a-z]+", text.lower()))
@@ -172,13 +234,18 @@ def _quantifier(text: str, sentence: EvidenceSentence | None, overlap: float,
     universal = (claim_words & _UNIVERSAL) - evidence_words
     limiting = (evidence_words & _LIMITING) - claim_words
     if universal and limiting:
-        return ("quantifier", f"the claim says '{sorted(universal)[0]}' where "
-                f"{sentence.passage} says '{sorted(limiting)[0]}'", sentence)
+        return (
+            "quantifier",
+            f"the claim says '{sorted(universal)[0]}' where "
+            f"{sentence.passage} says '{sorted(limiting)[0]}'",
+            sentence,
+        )
     return None
 
 
-def _contrary(claim: Claim, stems: list[str], index: EvidenceIndex,
-              best: EvidenceSentence | None) -> Failure | None:
+def _contrary(
+    claim: Claim, stems: list[str], index: EvidenceIndex, best: EvidenceSentence | None
+) -> Failure | None:
     """Another sentence about the same thing that says the opposite ("open on Sundays" against
     "It is closed on Sundays")."""
     about = set(stems) - GENERIC
@@ -186,8 +253,11 @@ def _contrary(claim: Claim, stems: list[str], index: EvidenceIndex,
         sentence = index.sentences[number]
         clause = _covered_clause(about, sentence.text)
         if clause is not None and negation.negated(clause) and not negation.negated(claim.text):
-            return ("negation", f"negation flipped: {sentence.passage} says \"{short(clause)}\"",
-                    sentence)
+            return (
+                "negation",
+                f'negation flipped: {sentence.passage} says "{short(clause)}"',
+                sentence,
+            )
         if len(about & sentence.scope) < max(2, len(about) / 2):
             continue
         reason = negation.opposed(claim.text, sentence.text)
@@ -207,8 +277,9 @@ def _covered_clause(about: set[str], sentence: str) -> str | None:
     return None
 
 
-def _dropped_condition(stems: list[str], answer: frozenset[str],
-                       sentence: EvidenceSentence | None, share: float) -> str | None:
+def _dropped_condition(
+    stems: list[str], answer: frozenset[str], sentence: EvidenceSentence | None, share: float
+) -> str | None:
     """The claim restates a conditional sentence without its condition ("returns are free"
     against "returns are free if you use the prepaid label", or "if ..., you can claim 50%")."""
     if sentence is None or share < CONDITION_SUPPORT:
@@ -221,10 +292,16 @@ def _dropped_condition(stems: list[str], answer: frozenset[str],
         stated = set(content_stems(condition_text))
         condition = stated - set(stems) - answer
         main = set(content_stems(main_text))
-        if (len(condition) >= 2 and len(condition) * 2 >= len(stated) and main
-                and len(main & set(stems)) * 2 >= len(main)):
-            return (f"leaves out the condition \"{short(condition_text.strip(), 60)}\" "
-                    f"({sentence.passage})")
+        if (
+            len(condition) >= 2
+            and len(condition) * 2 >= len(stated)
+            and main
+            and len(main & set(stems)) * 2 >= len(main)
+        ):
+            return (
+                f'leaves out the condition "{short(condition_text.strip(), 60)}" '
+                f"({sentence.passage})"
+            )
     return None
 
 
@@ -237,13 +314,13 @@ def _condition_and_main(clause: str) -> tuple[str, str] | None:
     match = _CONDITION.search(clause)
     if match is None:
         return None
-    before = clause[:match.start()]
+    before = clause[: match.start()]
     if not content_stems(before.split(".")[-1]):  # the condition opens the sentence
         comma = clause.find(", ", match.end())
         if comma < 0:
             return None
-        return clause[match.start():comma], clause[comma + 2:]
-    return clause[match.start():], before
+        return clause[match.start() : comma], clause[comma + 2 :]
+    return clause[match.start() :], before
 
 
 SWAP_ALIGNMENT = 0.6  # of the claim's other words, the share its sentence must restate
@@ -257,23 +334,34 @@ def _name_swapped(claim: str, details: Details, index: EvidenceIndex) -> Failure
     Retail Ltd" and Stripe is the processor)."""
     claimed = {p for n in details.names for p in n.parts}
     for name in details.names[:MAX_SWAP_NAMES]:
-        if (name.guessed or not all(index.has(p) for p in name.parts)
-                or not _distinct(name.parts, set())):
+        if (
+            name.guessed
+            or not all(index.has(p) for p in name.parts)
+            or not _distinct(name.parts, set())
+        ):
             continue
         rest = [s for s in details.stems if s not in name.parts]
         sentence, share = best_sentence(rest, [], index)
-        if (sentence is None or share < SWAP_ALIGNMENT or len(rest) < 2
-                or name.named_in(sentence.text) or 2 * sum(
-                    in_sentence(p, sentence, index) for p in name.parts) >= len(name.parts)):
+        if (
+            sentence is None
+            or share < SWAP_ALIGNMENT
+            or len(rest) < 2
+            or name.named_in(sentence.text)
+            or 2 * sum(in_sentence(p, sentence, index) for p in name.parts) >= len(name.parts)
+        ):
             continue
         slot = _beside(claim, name.text)
         for other in entities.names(sentence.text)[:MAX_SWAP_NAMES]:
             if other.guessed or 2 * len(_distinct(other.parts, claimed)) <= len(other.parts):
                 continue
             if slot and slot & _beside(sentence.text, other.text):
-                return ("name_swapped", f"'{name.text}' where {sentence.passage} says "
-                        f"'{other.text}' (\"{short(sentence.text)}\"); '{name.text}' is "
-                        "said of something else", sentence)
+                return (
+                    "name_swapped",
+                    f"'{name.text}' where {sentence.passage} says "
+                    f"'{other.text}' (\"{short(sentence.text)}\"); '{name.text}' is "
+                    "said of something else",
+                    sentence,
+                )
     return None
 
 
@@ -287,26 +375,38 @@ def _beside(text: str, name: str) -> set[tuple[int, str]]:
     at = text.find(name)
     if at < 0:
         return set()
-    before = content_stems(text[max(0, at - 60):at])
-    after = content_stems(text[at + len(name):at + len(name) + 60])
+    before = content_stems(text[max(0, at - 60) : at])
+    after = content_stems(text[at + len(name) : at + len(name) + 60])
     return ({(-1, before[-1])} if before else set()) | ({(1, after[0])} if after else set())
 
 
-def relation_failure(claim: Claim, details: Details, index: EvidenceIndex,
-                     sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
+def relation_failure(
+    claim: Claim,
+    details: Details,
+    index: EvidenceIndex,
+    sentence: EvidenceSentence | None,
+    overlap: float,
+) -> Failure | None:
     """The first relation of the claim the evidence contradicts, or None."""
-    return (_comparison(claim.text, index)
-            or _attribution(details, sentence, overlap, index)
-            or _names_apart(details.names, index, claim.text)
-            or _unbounded(claim.text, sentence, overlap)
-            or _polarity(claim, sentence, overlap)
-            or _quantifier(claim.text, sentence, overlap, index)
-            or _contrary(claim, details.stems, index, sentence)
-            or _name_swapped(claim.text, details, index))
+    return (
+        _comparison(claim.text, index)
+        or _attribution(details, sentence, overlap, index)
+        or _names_apart(details.names, index, claim.text)
+        or _unbounded(claim.text, sentence, overlap)
+        or _polarity(claim, sentence, overlap)
+        or _quantifier(claim.text, sentence, overlap, index)
+        or _contrary(claim, details.stems, index, sentence)
+        or _name_swapped(claim.text, details, index)
+    )
 
 
-def dropped_condition(text: str, stems: list[str], answer: frozenset[str],
-                      sentence: EvidenceSentence | None, share: float) -> str | None:
+def dropped_condition(
+    text: str,
+    stems: list[str],
+    answer: frozenset[str],
+    sentence: EvidenceSentence | None,
+    share: float,
+) -> str | None:
     """Why the claim leaves out a condition of the sentence it restates, or None (a claim
     with a condition of its own keeps one)."""
     if _CONDITION.search(text):

@@ -14,11 +14,50 @@ _SENTENCE_END = re.compile(
     r"|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
 )
 # Abbreviations whose full stop does not end a sentence.
-_ABBREVIATIONS = frozenset({
-    "mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "inc", "ltd", "co", "corp",
-    "no", "fig", "approx", "dept", "est", "e.g", "i.e", "u.s", "u.k", "jan", "feb", "mar", "apr",
-    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft", "gen", "col", "lt",
-})
+_ABBREVIATIONS = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "jr",
+        "sr",
+        "vs",
+        "etc",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "no",
+        "fig",
+        "approx",
+        "dept",
+        "est",
+        "e.g",
+        "i.e",
+        "u.s",
+        "u.k",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "mt",
+        "ft",
+        "gen",
+        "col",
+        "lt",
+    }
+)
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][^\W_]*(?:['’-][^\W_]+)*|\d+(?:[.,]\d+)*")
 
 STEM_CACHE_SIZE = 65536  # distinct words whose stems are remembered
@@ -104,7 +143,7 @@ def split_sentences(text: str) -> list[Span]:
     spans: list[Span] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
-        if _ends_with_abbreviation(text[start:match.start()]):
+        if _ends_with_abbreviation(text[start : match.start()]):
             continue
         _append_stripped(spans, text, start, match.start())
         start = match.end()
@@ -152,9 +191,30 @@ def stem(word: str) -> str:
 # endings only: "-ise"/"-ize" are left alone, since "organised" and "promised" lose their
 # ending before this runs and would part from "organise" and "promise"
 _BRITISH = (("tre", "ter"), ("bre", "ber"), ("our", "or"), ("ogue", "og"))
-_NOT_BRITISH = frozenset({"four", "hour", "your", "tour", "pour", "sour", "flour", "devour",
-                          "detour", "contour", "troubadour", "lettre", "genre", "acre",
-                          "massacre", "mediocre", "ogre", "lucre", "timbre", "sabre"})
+_NOT_BRITISH = frozenset(
+    {
+        "four",
+        "hour",
+        "your",
+        "tour",
+        "pour",
+        "sour",
+        "flour",
+        "devour",
+        "detour",
+        "contour",
+        "troubadour",
+        "lettre",
+        "genre",
+        "acre",
+        "massacre",
+        "mediocre",
+        "ogre",
+        "lucre",
+        "timbre",
+        "sabre",
+    }
+)
 
 
 def _american(w: str) -> str:
@@ -171,8 +231,16 @@ def _american(w: str) -> str:
 def _strip_suffix(w: str) -> str:
     if len(w) <= 3 or not w.isalpha():
         return w
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ness", ""), ("ing", ""), ("ed", ""),
-                         ("es", "e"), ("s", ""), ("ly", "")):
+    for suffix, keep in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ness", ""),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", "e"),
+        ("s", ""),
+        ("ly", ""),
+    ):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             if suffix == "s" and w.endswith(("ss", "us", "is")):
                 return w

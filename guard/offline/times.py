@@ -18,19 +18,33 @@ from guard.offline.numbers import EXTRACT_CACHE_SIZE
 
 def _clock(n: str) -> str:
     """One clock time; its groups end in ``n`` (a range has two)."""
-    return (rf"(?P<h{n}>[01]?\d|2[0-3])(?:(?P<sep{n}>[:.h])(?P<m{n}>[0-5]\d))?"
-            rf"(?:\s?(?P<ap{n}>a\.?\s?m\b\.?|p\.?\s?m\b\.?)|\s?(?P<uhr{n}>uhr|h)\b)?")
+    return (
+        rf"(?P<h{n}>[01]?\d|2[0-3])(?:(?P<sep{n}>[:.h])(?P<m{n}>[0-5]\d))?"
+        rf"(?:\s?(?P<ap{n}>a\.?\s?m\b\.?|p\.?\s?m\b\.?)|\s?(?P<uhr{n}>uhr|h)\b)?"
+    )
 
 
 _TIME = re.compile(
-    r"(?<![\w$€£.,:/-])(?:" + _clock("1")
-    + r"(?:\s?(?:-|–|—|to|until|till|through|a|bis|à|al|hasta)\s?" + _clock("2") + r")?"
+    r"(?<![\w$€£.,:/-])(?:"
+    + _clock("1")
+    + r"(?:\s?(?:-|–|—|to|until|till|through|a|bis|à|al|hasta)\s?"
+    + _clock("2")
+    + r")?"
     + r")(?![\w%$€£:/,.]\d|\w)"
     + r"|\b(?P<word>noon|midday|midnight|mediodía|medianoche|mittag|mitternacht|midi|minuit)\b",
     re.IGNORECASE,
 )
-_WORD_TIMES = {"noon": 720, "midday": 720, "mediodía": 720, "mittag": 720, "midi": 720,
-               "midnight": 0, "medianoche": 0, "mitternacht": 0, "minuit": 0}
+_WORD_TIMES = {
+    "noon": 720,
+    "midday": 720,
+    "mediodía": 720,
+    "mittag": 720,
+    "midi": 720,
+    "midnight": 0,
+    "medianoche": 0,
+    "mitternacht": 0,
+    "minuit": 0,
+}
 _DAY_ALT = "|".join(sorted((re.escape(d) for d in WEEKDAYS), key=len, reverse=True))
 _GROUP_ALT = "|".join(sorted((re.escape(g) for g in WEEKDAY_GROUPS), key=len, reverse=True))
 _WEEKDAY = re.compile(
@@ -38,15 +52,18 @@ _WEEKDAY = re.compile(
     rf"\s?(?P<last>{_DAY_ALT})s?\.?\b)?|\b(?P<group>{_GROUP_ALT})\b",
     re.IGNORECASE,
 )
-_SHORT_DAY_NAMES = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri",
-                              "sat", "sun"})
+_SHORT_DAY_NAMES = frozenset(
+    {"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"}
+)
 
 
 HEDGE_MINUTES = 30
-_HEDGE = re.compile(r"(?:about|around|approximately|roughly|shortly after|just after|"
-                    r"just before|shortly before|kurz nach|kurz vor|gegen|etwa|vers|environ|"
-                    r"hacia|sobre|alrededor de|poco después de|c\.|~)\s*(?:at\s*|um\s*|à\s*)?$",
-                    re.IGNORECASE)
+_HEDGE = re.compile(
+    r"(?:about|around|approximately|roughly|shortly after|just after|"
+    r"just before|shortly before|kurz nach|kurz vor|gegen|etwa|vers|environ|"
+    r"hacia|sobre|alrededor de|poco después de|c\.|~)\s*(?:at\s*|um\s*|à\s*)?$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -63,8 +80,11 @@ class TimeOfDay:
             return True
         if not (self.hedged or other.hedged):
             return False
-        return any(abs(a - b) % 1440 <= HEDGE_MINUTES or abs(a - b) % 1440 >= 1440 - HEDGE_MINUTES
-                   for a in self.minutes for b in other.minutes)
+        return any(
+            abs(a - b) % 1440 <= HEDGE_MINUTES or abs(a - b) % 1440 >= 1440 - HEDGE_MINUTES
+            for a in self.minutes
+            for b in other.minutes
+        )
 
 
 @dataclass(frozen=True)
@@ -88,13 +108,18 @@ def _times(text: str) -> tuple[TimeOfDay, ...]:
     clock24 = _TWENTY_FOUR.search(text) is not None
     for match in _TIME.finditer(text):
         if match.group("word"):
-            found.append(TimeOfDay(match.group(0), frozenset({_WORD_TIMES[
-                match.group("word").lower()]}), match.span()))
+            found.append(
+                TimeOfDay(
+                    match.group(0),
+                    frozenset({_WORD_TIMES[match.group("word").lower()]}),
+                    match.span(),
+                )
+            )
             continue
         ends = ["1", "2"] if match.group("h2") else ["1"]
         if not any(_marked(match, n) for n in ends):
             continue  # "1-2 days", "pages 10-12": numbers, not times
-        hedged = bool(_HEDGE.search(text[max(0, match.start() - 24):match.start()]))
+        hedged = bool(_HEDGE.search(text[max(0, match.start() - 24) : match.start()]))
         for n in ends:
             minutes = _minutes(match, n, clock24)
             if minutes is None:
@@ -111,14 +136,15 @@ def _marked(match: re.Match[str], n: str) -> bool:
 def _end_text(match: re.Match[str], n: str) -> str:
     groups = [g for g in (f"h{n}", f"sep{n}", f"m{n}", f"ap{n}", f"uhr{n}") if match.group(g)]
     start = match.start(f"h{n}")
-    text = match.string[start:max(match.end(g) for g in groups)].strip()
+    text = match.string[start : max(match.end(g) for g in groups)].strip()
     return text[:-1] if text.endswith(".") and text.count(".") == 1 else text  # "8pm."
 
 
 # a text that writes 13:00-23:59 or a leading zero uses the 24-hour clock: its "10:00" is
 # morning ("10:00-18:00"), not maybe 22:00
-_TWENTY_FOUR = re.compile(r"(?<![\d:.])(?:1[3-9]|2[0-3]|0\d)[:h][0-5]\d(?!\s?[ap]\.?m)",
-                          re.IGNORECASE)
+_TWENTY_FOUR = re.compile(
+    r"(?<![\d:.])(?:1[3-9]|2[0-3]|0\d)[:h][0-5]\d(?!\s?[ap]\.?m)", re.IGNORECASE
+)
 
 
 def _minutes(match: re.Match[str], n: str, clock24: bool = False) -> frozenset[int] | None:
@@ -131,8 +157,12 @@ def _minutes(match: re.Match[str], n: str, clock24: bool = False) -> frozenset[i
             return None
         base = hour % 12 + (12 if meridiem.startswith("p") else 0)
         return frozenset({base * 60 + minute})
-    if hour == 0 or hour > 12 or match.group(f"uhr{n}") or (
-            clock24 and match.group(f"sep{n}") in (":", "h")):
+    if (
+        hour == 0
+        or hour > 12
+        or match.group(f"uhr{n}")
+        or (clock24 and match.group(f"sep{n}") in (":", "h"))
+    ):
         return frozenset({hour * 60 + minute})
     return frozenset({hour * 60 + minute, (hour % 12 + 12) * 60 + minute})
 
@@ -142,8 +172,11 @@ def weekdays(text: str) -> list[Weekdays]:
     found: list[Weekdays] = []
     for match in _WEEKDAY.finditer(text):
         if match.group("group"):
-            found.append(Weekdays(match.group(0), WEEKDAY_GROUPS[match.group("group").lower()],
-                                  match.start()))
+            found.append(
+                Weekdays(
+                    match.group(0), WEEKDAY_GROUPS[match.group("group").lower()], match.start()
+                )
+            )
             continue
         first_text = match.group("first")
         if first_text.lower() in _SHORT_DAY_NAMES and not first_text[0].isupper():
@@ -155,6 +188,9 @@ def weekdays(text: str) -> list[Weekdays]:
             continue
         last = WEEKDAYS[last_text.lower()]
         span = (last - first) % 7
-        found.append(Weekdays(match.group(0), frozenset((first + i) % 7 for i in range(span + 1)),
-                              match.start()))
+        found.append(
+            Weekdays(
+                match.group(0), frozenset((first + i) % 7 for i in range(span + 1)), match.start()
+            )
+        )
     return found

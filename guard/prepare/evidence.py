@@ -107,8 +107,14 @@ def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[
         doc = Document(text=item) if isinstance(item, str) else item
         body = _body(doc.text)
         if body:
-            blocks.append(_Block(_document_header(number, doc), body, f"[{number}]",
-                                 attributes=_document_attributes(doc)))
+            blocks.append(
+                _Block(
+                    _document_header(number, doc),
+                    body,
+                    f"[{number}]",
+                    attributes=_document_attributes(doc),
+                )
+            )
     return blocks
 
 
@@ -133,8 +139,14 @@ def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
         if body:
             shown, passage_label = turn_label(message)
             name = _one_line(message.name or "") if message.role == "tool" else ""
-            blocks.append(_Block(f"[turn {number}] {shown}", body, passage_label,
-                                 attributes=(name,) if name else ()))
+            blocks.append(
+                _Block(
+                    f"[turn {number}] {shown}",
+                    body,
+                    passage_label,
+                    attributes=(name,) if name else (),
+                )
+            )
     return blocks
 
 
@@ -164,6 +176,7 @@ def _rank(blocks: Sequence[_Block], query: str) -> list[int]:
     def key(i: int) -> tuple[bool, int, int]:
         block = blocks[i]
         return (block.passage_label is not None, len(wanted & block.content_words), -i)
+
     return sorted(range(len(blocks)), key=key, reverse=True)
 
 
@@ -189,8 +202,14 @@ def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]
     return [chosen[i] for i in sorted(chosen)]
 
 
-def _fill(blocks: Sequence[_Block], order: Sequence[int], chosen: dict[int, _Block], used: int,
-          limit: int, query: str) -> int:
+def _fill(
+    blocks: Sequence[_Block],
+    order: Sequence[int],
+    chosen: dict[int, _Block],
+    used: int,
+    limit: int,
+    query: str,
+) -> int:
     """Whole blocks of ``order`` while they fit, then an excerpt of the first that did not."""
     sep = len(BLOCK_SEPARATOR)
     for i in order:
@@ -242,8 +261,9 @@ def _chars(items: Sequence[str] | Sequence[Document] | Sequence[Message]) -> int
     return sum(len(m.content) for m in cast("Sequence[Message]", items))
 
 
-def render_evidence(request: JudgeRequest, source: ContextField, limit: int,
-                    query: str | None = None) -> RenderedEvidence:
+def render_evidence(
+    request: JudgeRequest, source: ContextField, limit: int, query: str | None = None
+) -> RenderedEvidence:
     """Render, sanitize and fit the grounding source ``source`` of ``request`` to ``limit``,
     preferring what shares words with ``query`` (default: the output and question)."""
     if query is None:
@@ -251,8 +271,9 @@ def render_evidence(request: JudgeRequest, source: ContextField, limit: int,
     return render_for_queries(request, source, limit, [query])[0]
 
 
-def render_for_queries(request: JudgeRequest, source: ContextField, limit: int,
-                       queries: Sequence[str]) -> list[RenderedEvidence]:
+def render_for_queries(
+    request: JudgeRequest, source: ContextField, limit: int, queries: Sequence[str]
+) -> list[RenderedEvidence]:
     """One rendering per query (the windows of a long output), sanitizing the source once."""
     blocks = source_blocks(request, source)
     full = _join(blocks)
@@ -260,13 +281,21 @@ def render_for_queries(request: JudgeRequest, source: ContextField, limit: int,
     return [_fitted(blocks, full, original, limit, query) for query in queries]
 
 
-def _fitted(blocks: Sequence[_Block], full: str, original: int, limit: int,
-            query: str) -> RenderedEvidence:
+def _fitted(
+    blocks: Sequence[_Block], full: str, original: int, limit: int, query: str
+) -> RenderedEvidence:
     kept = fit_blocks(blocks, limit, query)
     text = _join(kept)
     passages = tuple(p for p in (b.passage() for b in kept) if p is not None)
-    cut = Cut(original_chars=original, kept_chars=len(text),
-              truncated=text != full or original != len(full))
-    return RenderedEvidence(text=text, passages=passages, cut=cut,
-                            bodies=tuple(b.body for b in kept),
-                            attributes=tuple(a for b in kept for a in b.attributes))
+    cut = Cut(
+        original_chars=original,
+        kept_chars=len(text),
+        truncated=text != full or original != len(full),
+    )
+    return RenderedEvidence(
+        text=text,
+        passages=passages,
+        cut=cut,
+        bodies=tuple(b.body for b in kept),
+        attributes=tuple(a for b in kept for a in b.attributes),
+    )

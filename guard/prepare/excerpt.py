@@ -25,13 +25,62 @@ ANALYSED_TEXTS = 8  # long texts whose units are remembered (a request's windows
 _GAP_COST = len(GAP) + 4  # the marker and the blanks around it, at most "\n\n[…]\n\n"
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _WORD = re.compile(r"\w+")
-_STOPWORDS = frozenset({
-    "the", "and", "for", "are", "was", "were", "with", "that", "this", "from", "you", "your",
-    "our", "can", "has", "have", "had", "not", "but", "all", "any", "its", "into", "will", "may",
-    "also", "than", "then", "there", "their", "they", "them", "these", "those", "which", "what",
-    "when", "where", "who", "how", "been", "being", "does", "did", "just", "only", "more", "most",
-    "some", "such", "about", "over"
-})
+_STOPWORDS = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "are",
+        "was",
+        "were",
+        "with",
+        "that",
+        "this",
+        "from",
+        "you",
+        "your",
+        "our",
+        "can",
+        "has",
+        "have",
+        "had",
+        "not",
+        "but",
+        "all",
+        "any",
+        "its",
+        "into",
+        "will",
+        "may",
+        "also",
+        "than",
+        "then",
+        "there",
+        "their",
+        "they",
+        "them",
+        "these",
+        "those",
+        "which",
+        "what",
+        "when",
+        "where",
+        "who",
+        "how",
+        "been",
+        "being",
+        "does",
+        "did",
+        "just",
+        "only",
+        "more",
+        "most",
+        "some",
+        "such",
+        "about",
+        "over",
+    }
+)
 
 
 def words(text: str) -> set[str]:
@@ -46,7 +95,7 @@ def _spans(text: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
     ends = [m.end() for m in boundary.finditer(text)]
     if len(ends) > MAX_UNITS:
         step = -(-len(ends) // MAX_UNITS)
-        ends = ends[step - 1::step]
+        ends = ends[step - 1 :: step]
     cuts = [0, *ends, len(text)]
     spans = []
     for start, end in pairwise(cuts):
@@ -69,9 +118,9 @@ def _join(text: str, spans: Sequence[tuple[int, int]], chosen: Sequence[int]) ->
     for previous, current in zip([None, *chosen], chosen, strict=False):
         if previous is not None:
             adjacent = current == previous + 1
-            between = text[spans[previous][1]:spans[current][0]]
+            between = text[spans[previous][1] : spans[current][0]]
             pieces.append(between if adjacent else f"{blank}{GAP}{blank}")
-        pieces.append(text[spans[current][0]:spans[current][1]])
+        pieces.append(text[spans[current][0] : spans[current][1]])
     return "".join(pieces)
 
 

@@ -17,8 +17,10 @@ from typing import Any
 from guard.errors import ConfigError
 from guard.models import JudgeRequest
 
-_ALIASES = {"expected_output": ("expected_output", "expectedOutput"),
-            "expectedOutput": ("expected_output", "expectedOutput")}
+_ALIASES = {
+    "expected_output": ("expected_output", "expectedOutput"),
+    "expectedOutput": ("expected_output", "expectedOutput"),
+}
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 _BAD_ESCAPE = re.compile(r"~(?![01])")
 
@@ -51,14 +53,20 @@ def parse_path(field: str, written: str) -> Path:
     """Parse a JSON pointer (leading ``/``) or a dotted path; :class:`ConfigError` if invalid."""
     if written.startswith("/"):
         if _BAD_ESCAPE.search(written):
-            raise ConfigError(f"field_map.{field}", f"invalid JSON pointer {written!r}: '~' must "
-                              "be followed by 0 or 1", "write ~0 for '~' and ~1 for '/'")
+            raise ConfigError(
+                f"field_map.{field}",
+                f"invalid JSON pointer {written!r}: '~' must be followed by 0 or 1",
+                "write ~0 for '~' and ~1 for '/'",
+            )
         raw = written[1:].split("/")
         return Path(tuple(t.replace("~1", "/").replace("~0", "~") for t in raw), written)
     tokens = tuple(written.split("."))
     if not written or any(not t for t in tokens):
-        raise ConfigError(f"field_map.{field}", f"invalid path {written!r}: empty segment",
-                          "use a JSON pointer like /a/b/0 or a dotted path like a.b.0")
+        raise ConfigError(
+            f"field_map.{field}",
+            f"invalid path {written!r}: empty segment",
+            "use a JSON pointer like /a/b/0 or a dotted path like a.b.0",
+        )
     return Path(tokens, written)
 
 
@@ -70,8 +78,11 @@ class FieldMap:
         paths: dict[str, Path] = {}
         for field, written in mapping.items():
             if field not in known:
-                raise ConfigError(f"field_map.{field}", "not a request field",
-                                  f"map one of: {', '.join(sorted(known))}")
+                raise ConfigError(
+                    f"field_map.{field}",
+                    "not a request field",
+                    f"map one of: {', '.join(sorted(known))}",
+                )
             paths[field] = parse_path(field, written)
         self.paths: Mapping[str, Path] = paths
 

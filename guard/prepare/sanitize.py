@@ -39,14 +39,24 @@ _INVISIBLE = frozenset(
     "\u202a\u202b\u202c\u202d\u202e"  # embeddings and overrides
     "\u2066\u2067\u2068\u2069"  # isolates
 )
-_SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-                    "\u2009\u200a\u202f\u205f\u3000")
-_LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
-              "\ufb05": "st", "\ufb06": "st"}
+_SPACES = frozenset(
+    "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u202f\u205f\u3000"
+)
+_LIGATURES = {
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+    "\ufb05": "st",
+    "\ufb06": "st",
+}
 _FULLWIDTH_START, _FULLWIDTH_END, _FULLWIDTH_OFFSET = 0xFF01, 0xFF5E, 0xFEE0
 
-_LINE_BREAKS = str.maketrans({"\r": "\n", "\x85": "\n", "\x0b": "\n", "\x0c": "\n",
-                              "\u2028": "\n", "\u2029": "\n\n"})
+_LINE_BREAKS = str.maketrans(
+    {"\r": "\n", "\x85": "\n", "\x0b": "\n", "\x0c": "\n", "\u2028": "\n", "\u2029": "\n\n"}
+)
 MAX_COMBINING_RUN = 30  # UAX #15 stream-safe text format
 
 
@@ -75,8 +85,12 @@ def _translation_table() -> dict[int, str | None]:
     table.update(dict.fromkeys(range(0xE0000, 0xE0080)))  # tag characters
     table.update({ord(ch): " " for ch in _SPACES})
     table.update({ord(ch): folded for ch, folded in _LIGATURES.items()})
-    table.update({code: chr(code - _FULLWIDTH_OFFSET)
-                  for code in range(_FULLWIDTH_START, _FULLWIDTH_END + 1)})
+    table.update(
+        {
+            code: chr(code - _FULLWIDTH_OFFSET)
+            for code in range(_FULLWIDTH_START, _FULLWIDTH_END + 1)
+        }
+    )
     return table
 
 
@@ -86,13 +100,13 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 _TAG_OFFSET = 0xE0000
 # a run of tag characters that is not part of an emoji flag sequence (black flag, then tags)
-_HIDDEN_TAGS = re.compile("(?<![\U0001F3F4\U000E0020-\U000E007E])[\U000E0020-\U000E007E]+")
+_HIDDEN_TAGS = re.compile("(?<![\U0001f3f4\U000e0020-\U000e007e])[\U000e0020-\U000e007e]+")
 _UNTAG = {code: chr(code - _TAG_OFFSET) for code in range(0xE0020, 0xE007F)}
 
 
 def _reveal_tags(text: str) -> str:
     """``text`` with each run of tag characters outside a flag sequence shown as its ASCII."""
-    if not text or max(text) < "\U000E0000":
+    if not text or max(text) < "\U000e0000":
         return text
     return _HIDDEN_TAGS.sub(lambda m: m.group().translate(_UNTAG), text)
 

@@ -55,7 +55,7 @@ def windows(text: str, limit: int, most: int) -> tuple[list[str], bool]:
     pieces: list[str] = []
     start = 0
     while start < len(text) and len(pieces) < most:
-        rest = text[start:start + limit + 1]  # cut_point looks one character beyond the limit
+        rest = text[start : start + limit + 1]  # cut_point looks one character beyond the limit
         end = cut_point(rest, limit)
         piece = rest[:end].strip()
         if piece:

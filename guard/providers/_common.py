@@ -28,8 +28,10 @@ def connection_limits(settings: JudgeSettings) -> httpx2.Limits:
     """A connection pool that keeps one idle connection per allowed in-flight call
     (``budget.max_in_flight``), so a busy judge reuses connections instead of reconnecting."""
     in_flight = settings.budget.max_in_flight
-    return httpx2.Limits(max_connections=max(SDK_MAX_CONNECTIONS, in_flight),
-                         max_keepalive_connections=max(SDK_MAX_KEEPALIVE, in_flight))
+    return httpx2.Limits(
+        max_connections=max(SDK_MAX_CONNECTIONS, in_flight),
+        max_keepalive_connections=max(SDK_MAX_KEEPALIVE, in_flight),
+    )
 
 
 def client_count(settings: JudgeSettings) -> int:
@@ -72,8 +74,9 @@ def rate_limit_headers(headers: Mapping[str, str], prefixes: tuple[str, ...]) ->
     return {k.lower(): v for k, v in headers.items() if k.lower().startswith(prefixes)}
 
 
-async def bounded_call(provider: str, timeout_s: float, call: Callable[[], Awaitable[T]],
-                       secrets: Sequence[str] = ()) -> T:
+async def bounded_call(
+    provider: str, timeout_s: float, call: Callable[[], Awaitable[T]], secrets: Sequence[str] = ()
+) -> T:
     """``call()`` within ``timeout_s``, with SDK errors mapped onto :mod:`guard.errors`
     (``secrets`` redacted from their messages)."""
     try:
@@ -88,11 +91,17 @@ async def bounded_call(provider: str, timeout_s: float, call: Callable[[], Await
     except (AttributeError, TypeError, KeyError, IndexError) as exc:
         # a 200 whose body is not the API's shape (OpenAI-compatible servers vary): leniently
         # built SDK objects then miss fields where the answer is read
-        raise MalformedJudgeOutput(f"{provider} answer has an unexpected shape: "
-                                   f"{type(exc).__name__}") from exc
+        raise MalformedJudgeOutput(
+            f"{provider} answer has an unexpected shape: {type(exc).__name__}"
+        ) from exc
 
 
-async def retried_call(provider: str, settings: JudgeSettings, retry: RetryPolicy,
-                       call: Callable[[], Awaitable[T]], secrets: Sequence[str] = ()) -> T:
+async def retried_call(
+    provider: str,
+    settings: JudgeSettings,
+    retry: RetryPolicy,
+    call: Callable[[], Awaitable[T]],
+    secrets: Sequence[str] = (),
+) -> T:
     """``call`` bounded by ``settings.timeout_s`` per attempt, retried by ``retry``."""
     return await retry.run(lambda: bounded_call(provider, settings.timeout_s, call, secrets))

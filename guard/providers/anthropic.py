@@ -59,18 +59,23 @@ class AnthropicJudge:
 
     provider = "anthropic"
 
-    def __init__(self, settings: JudgeSettings, api_key: str | None, *,
-                 retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self, settings: JudgeSettings, api_key: str | None, *, retry: RetryPolicy | None = None
+    ) -> None:
         self.settings = settings
         self.model = anthropic_model(settings)
         self._retry = retry or default_retry(settings)
         self._secrets = (api_key,) if api_key else ()
         self._clients = [
             anthropic.AsyncAnthropic(
-                api_key=api_key, base_url=settings.base_url, timeout=settings.timeout_s,
+                api_key=api_key,
+                base_url=settings.base_url,
+                timeout=settings.timeout_s,
                 max_retries=0,
-                http_client=anthropic.DefaultAsyncHttpxClient(limits=connection_limits(settings)))
-            for _ in range(client_count(settings))]
+                http_client=anthropic.DefaultAsyncHttpxClient(limits=connection_limits(settings)),
+            )
+            for _ in range(client_count(settings))
+        ]
         self._turn = round_robin(self._clients)
 
     def __repr__(self) -> str:
@@ -78,30 +83,42 @@ class AnthropicJudge:
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         prompt = build_prompt(case, Fence.new())
-        return await retried_call(self.provider, self.settings, self._retry,
-                                  lambda: self._call(prompt), self._secrets)
+        return await retried_call(
+            self.provider, self.settings, self._retry, lambda: self._call(prompt), self._secrets
+        )
 
     async def aclose(self) -> None:
         await asyncio.gather(*(client.close() for client in self._clients))
 
     async def _call(self, prompt: JudgePrompt) -> JudgeOutcome:
-        body = {"model": self.model, "max_tokens": self.settings.max_tokens,
-                "system": prompt.system, "messages": [{"role": "user", "content": prompt.user}],
-                "tools": [_assessment_tool(prompt.output_model, prompt.schema_name)],
-                "tool_choice": {"type": "tool", "name": prompt.schema_name}}
-        response = await next(self._turn).post("/v1/messages", body=body,
-                                               cast_to=httpx2.Response)
+        body = {
+            "model": self.model,
+            "max_tokens": self.settings.max_tokens,
+            "system": prompt.system,
+            "messages": [{"role": "user", "content": prompt.user}],
+            "tools": [_assessment_tool(prompt.output_model, prompt.schema_name)],
+            "tool_choice": {"type": "tool", "name": prompt.schema_name},
+        }
+        response = await next(self._turn).post("/v1/messages", body=body, cast_to=httpx2.Response)
         message = parse_body(Message, response, self.provider)
-        return JudgeOutcome(assessment=_assessment(message, prompt), provider=self.provider,
-                            model=self.model, usage=_usage(message),
-                            rate_limit=rate_limit_headers(response.headers, _RATE_PREFIXES))
+        return JudgeOutcome(
+            assessment=_assessment(message, prompt),
+            provider=self.provider,
+            model=self.model,
+            usage=_usage(message),
+            rate_limit=rate_limit_headers(response.headers, _RATE_PREFIXES),
+        )
 
 
 @functools.cache
 def _assessment_tool(model: type[pydantic.BaseModel], name: str) -> Any:
     """The strict tool whose input is the assessment (built once per model)."""
-    return {"name": name, "description": _TOOL_DESCRIPTION,
-            "input_schema": model.model_json_schema(), "strict": True}
+    return {
+        "name": name,
+        "description": _TOOL_DESCRIPTION,
+        "input_schema": model.model_json_schema(),
+        "strict": True,
+    }
 
 
 def _assessment(message: Message, prompt: JudgePrompt) -> Assessment:
@@ -116,7 +133,8 @@ def _assessment(message: Message, prompt: JudgePrompt) -> Assessment:
             except pydantic.ValidationError as exc:
                 raise MalformedJudgeOutput(
                     f"anthropic tool input is not the assessment schema "
-                    f"({exc.error_count()} problems)") from exc
+                    f"({exc.error_count()} problems)"
+                ) from exc
     raise MalformedJudgeOutput("anthropic answer has no assessment tool call")
 
 
@@ -124,5 +142,8 @@ def _usage(message: Message) -> Usage:
     """Input tokens count cache reads and writes too; ``cached_tokens`` are the cache reads."""
     u = message.usage
     cached = u.cache_read_input_tokens or 0
-    return Usage(input_tokens=u.input_tokens + cached + (u.cache_creation_input_tokens or 0),
-                 output_tokens=u.output_tokens, cached_tokens=cached)
+    return Usage(
+        input_tokens=u.input_tokens + cached + (u.cache_creation_input_tokens or 0),
+        output_tokens=u.output_tokens,
+        cached_tokens=cached,
+    )

@@ -22,8 +22,9 @@ def env_var_for(provider: Provider) -> str | None:
     return ENV_VARS.get(provider)
 
 
-def resolve_api_key(settings: JudgeSettings, environ: Mapping[str, str],
-                    provider: Provider | None = None) -> str | None:
+def resolve_api_key(
+    settings: JudgeSettings, environ: Mapping[str, str], provider: Provider | None = None
+) -> str | None:
     """The key for ``provider`` (default ``settings.provider``).
 
     Order: ``settings.api_key``, then ``settings.api_key_file``, then the provider's variable in
@@ -44,9 +45,12 @@ def resolve_api_key(settings: JudgeSettings, environ: Mapping[str, str],
         return key
     if provider is Provider.OPENAI and settings.base_url is not None:
         return None
-    raise ConfigError("judge.api_key", f"no API key for the {provider.value} judge",
-                      f"set the {var} environment variable, judge.api_key "
-                      "(GROUNDGUARD_JUDGE__API_KEY) or judge.api_key_file")
+    raise ConfigError(
+        "judge.api_key",
+        f"no API key for the {provider.value} judge",
+        f"set the {var} environment variable, judge.api_key "
+        "(GROUNDGUARD_JUDGE__API_KEY) or judge.api_key_file",
+    )
 
 
 def _read_key_file(settings: JudgeSettings) -> str:
@@ -55,9 +59,11 @@ def _read_key_file(settings: JudgeSettings) -> str:
     try:
         key = path.read_text("utf-8").strip()
     except OSError as exc:
-        raise ConfigError("judge.api_key_file", f"cannot read {path} ({exc.strerror})",
-                          "point it at a readable file that holds only the key") from None
+        raise ConfigError(
+            "judge.api_key_file",
+            f"cannot read {path} ({exc.strerror})",
+            "point it at a readable file that holds only the key",
+        ) from None
     if not key:
-        raise ConfigError("judge.api_key_file", f"{path} is empty",
-                          "put the API key in the file")
+        raise ConfigError("judge.api_key_file", f"{path} is empty", "put the API key in the file")
     return key

@@ -38,8 +38,13 @@ from guard.redact import redact
 
 __all__ = ["SDK_ERRORS", "from_status", "map_sdk_error", "parse_retry_after", "redact"]
 
-_QUOTA_WORDS = ("insufficient_quota", "exceeded your current quota", "credit balance",
-                "spend limit", "usage limit")
+_QUOTA_WORDS = (
+    "insufficient_quota",
+    "exceeded your current quota",
+    "credit balance",
+    "spend limit",
+    "usage limit",
+)
 # OpenAI's code for an ordinary, transient rate limit decides before any message wording (its
 # text points at the billing page, which must not read as an exhausted quota). Anthropic marks
 # spend limits with type rate_limit_error too, so only the wording tells those apart.
@@ -67,8 +72,7 @@ def _error_fields(body: object) -> tuple[str, str, str]:
     err: Any = body.get("error", body) if isinstance(body, Mapping) else None
     if not isinstance(err, Mapping):
         return "", "", ""
-    return (str(err.get("type") or ""), str(err.get("code") or ""),
-            str(err.get("message") or ""))
+    return (str(err.get("type") or ""), str(err.get("code") or ""), str(err.get("message") or ""))
 
 
 def _is_quota(status: int, body: object) -> bool:
@@ -83,38 +87,49 @@ def _is_quota(status: int, body: object) -> bool:
     return status in (400, 403, 429) and any(word in lowered for word in _QUOTA_WORDS)
 
 
-def from_status(provider: str, status: int, headers: Mapping[str, str],
-                body: object, secrets: Sequence[str] = ()) -> JudgeError:
+def from_status(
+    provider: str,
+    status: int,
+    headers: Mapping[str, str],
+    body: object,
+    secrets: Sequence[str] = (),
+) -> JudgeError:
     """The :class:`JudgeError` for an HTTP error status from ``provider``."""
     etype, code, message = _error_fields(body)
-    detail = redact(f"{provider} HTTP {status} {etype or code}: {message}".rstrip(": "),
-                    secrets)
+    detail = redact(f"{provider} HTTP {status} {etype or code}: {message}".rstrip(": "), secrets)
     if _is_quota(status, body):
         return QuotaExhausted(detail, status=status)
     if status == 429:
         return RateLimited(detail, status=status, retry_after_s=parse_retry_after(headers))
     if status in _TRANSIENT_STATUSES or status >= 500:
-        return JudgeUnavailable(detail, status=status,
-                                retry_after_s=parse_retry_after(headers))
+        return JudgeUnavailable(detail, status=status, retry_after_s=parse_retry_after(headers))
     return JudgeRejected(detail, status=status)
 
 
 _TIMEOUTS = (openai.APITimeoutError, anthropic.APITimeoutError, TimeoutError)
 _CONNECTION = (openai.APIConnectionError, anthropic.APIConnectionError)
 _STATUS = (openai.APIStatusError, anthropic.APIStatusError)
-_MALFORMED = (openai.APIResponseValidationError, anthropic.APIResponseValidationError,
-              openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError,
-              pydantic.ValidationError, json.JSONDecodeError)
+_MALFORMED = (
+    openai.APIResponseValidationError,
+    anthropic.APIResponseValidationError,
+    openai.LengthFinishReasonError,
+    openai.ContentFilterFinishReasonError,
+    pydantic.ValidationError,
+    json.JSONDecodeError,
+)
 
 SDK_ERRORS: tuple[type[BaseException], ...] = (
-    *_TIMEOUTS, *_CONNECTION, *_STATUS, *_MALFORMED, openai.OpenAIError,
+    *_TIMEOUTS,
+    *_CONNECTION,
+    *_STATUS,
+    *_MALFORMED,
+    openai.OpenAIError,
     anthropic.AnthropicError,
 )
 """Every exception :func:`map_sdk_error` translates; catch exactly these where SDKs are called."""
 
 
-def map_sdk_error(provider: str, exc: BaseException,
-                  secrets: Sequence[str] = ()) -> JudgeError:
+def map_sdk_error(provider: str, exc: BaseException, secrets: Sequence[str] = ()) -> JudgeError:
     """The :class:`JudgeError` for an exception raised by the ``openai``/``anthropic`` SDK;
     ``secrets`` (the configured key) never appear in its message."""
     if isinstance(exc, JudgeError):
@@ -126,8 +141,10 @@ def map_sdk_error(provider: str, exc: BaseException,
     if isinstance(exc, _STATUS):
         return from_status(provider, exc.status_code, exc.response.headers, exc.body, secrets)
     if isinstance(exc, _MALFORMED):
-        return MalformedJudgeOutput(redact(
-            f"{provider} answer is not the assessment schema: {type(exc).__name__}: {exc}",
-            secrets))
-    return JudgeUnavailable(redact(f"{provider} SDK error: {type(exc).__name__}: {exc}",
-                                   secrets))
+        return MalformedJudgeOutput(
+            redact(
+                f"{provider} answer is not the assessment schema: {type(exc).__name__}: {exc}",
+                secrets,
+            )
+        )
+    return JudgeUnavailable(redact(f"{provider} SDK error: {type(exc).__name__}: {exc}", secrets))

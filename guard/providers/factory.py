@@ -22,14 +22,21 @@ from guard.settings import JudgeSettings, Provider
 LLM_PROVIDERS = (Provider.OPENAI, Provider.ANTHROPIC)
 
 
-def make_llm_judge(settings: JudgeSettings, environ: Mapping[str, str], *,
-                   retry: RetryPolicy | None = None) -> Judge:
+def make_llm_judge(
+    settings: JudgeSettings, environ: Mapping[str, str], *, retry: RetryPolicy | None = None
+) -> Judge:
     """The LLM judge of ``settings``: its provider's, or the cascade's LLM tier."""
-    provider = (cascade_llm_provider(settings) if settings.provider is Provider.CASCADE
-                else settings.provider)
+    provider = (
+        cascade_llm_provider(settings)
+        if settings.provider is Provider.CASCADE
+        else settings.provider
+    )
     if provider not in LLM_PROVIDERS:
-        raise ConfigError("judge.provider", f"{provider.value} is not an LLM provider",
-                          "use openai, anthropic or cascade")
+        raise ConfigError(
+            "judge.provider",
+            f"{provider.value} is not an LLM provider",
+            "use openai, anthropic or cascade",
+        )
     return _llm_judge(settings, provider, environ, retry)
 
 
@@ -37,16 +44,22 @@ def cascade_llm_provider(settings: JudgeSettings) -> Provider:
     """The LLM behind a cascade: ``cascade_provider``, or Anthropic for a ``claude-*`` model
     without a ``base_url``."""
     if settings.cascade_provider not in LLM_PROVIDERS:
-        raise ConfigError("judge.cascade_provider",
-                          f"{settings.cascade_provider.value} is not an LLM provider",
-                          "use openai or anthropic")
+        raise ConfigError(
+            "judge.cascade_provider",
+            f"{settings.cascade_provider.value} is not an LLM provider",
+            "use openai or anthropic",
+        )
     if settings.base_url is None and settings.model.startswith("claude"):
         return Provider.ANTHROPIC
     return settings.cascade_provider
 
 
-def _llm_judge(settings: JudgeSettings, provider: Provider, environ: Mapping[str, str],
-               retry: RetryPolicy | None) -> Judge:
+def _llm_judge(
+    settings: JudgeSettings,
+    provider: Provider,
+    environ: Mapping[str, str],
+    retry: RetryPolicy | None,
+) -> Judge:
     key = resolve_api_key(settings, environ, provider)
     if provider is Provider.ANTHROPIC:
         from guard.providers.anthropic import AnthropicJudge

@@ -58,8 +58,9 @@ _POST_OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}  # as
 class OpenAIJudge:
     """Implements :class:`guard.providers.base.Judge` with the ``openai`` SDK."""
 
-    def __init__(self, settings: JudgeSettings, api_key: str | None, *,
-                 retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self, settings: JudgeSettings, api_key: str | None, *, retry: RetryPolicy | None = None
+    ) -> None:
         self.settings = settings
         self.model = settings.model
         self.provider = "openai" if settings.base_url is None else "openai-compatible"
@@ -67,10 +68,14 @@ class OpenAIJudge:
         self._secrets = (api_key,) if api_key else ()
         self._clients = [
             openai.AsyncOpenAI(
-                api_key=api_key or PLACEHOLDER_KEY, base_url=settings.base_url,
-                timeout=settings.timeout_s, max_retries=0,
-                http_client=openai.DefaultAsyncHttpxClient(limits=connection_limits(settings)))
-            for _ in range(client_count(settings))]
+                api_key=api_key or PLACEHOLDER_KEY,
+                base_url=settings.base_url,
+                timeout=settings.timeout_s,
+                max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(limits=connection_limits(settings)),
+            )
+            for _ in range(client_count(settings))
+        ]
         self._turn = round_robin(self._clients)
         self._fixed = self._fixed_fields()
 
@@ -80,8 +85,9 @@ class OpenAIJudge:
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         prompt = build_prompt(case, Fence.new())
         call = self._responses if self.settings.openai_api == "responses" else self._chat
-        return await retried_call(self.provider, self.settings, self._retry,
-                                  lambda: call(prompt), self._secrets)
+        return await retried_call(
+            self.provider, self.settings, self._retry, lambda: call(prompt), self._secrets
+        )
 
     async def aclose(self) -> None:
         await asyncio.gather(*(client.close() for client in self._clients))
@@ -90,30 +96,49 @@ class OpenAIJudge:
         """The body fields that are the same on every call."""
         limit = self.settings.max_tokens
         if self.settings.openai_api == "responses":
-            return {"model": self.model, "temperature": 0, "store": False,
-                    "max_output_tokens": limit}
+            return {
+                "model": self.model,
+                "temperature": 0,
+                "store": False,
+                "max_output_tokens": limit,
+            }
         # OpenAI deprecated max_tokens; OpenAI-compatible servers (vLLM, Ollama) still expect it.
         compatible = self.settings.base_url is not None
-        return {"model": self.model, "temperature": 0,
-                "max_tokens" if compatible else "max_completion_tokens": limit}
+        return {
+            "model": self.model,
+            "temperature": 0,
+            "max_tokens" if compatible else "max_completion_tokens": limit,
+        }
 
     async def _post(self, path: str, body: dict[str, Any]) -> httpx2.Response:
         """``body`` posted as is by the next client; the SDK raises on error statuses."""
-        return await next(self._turn).post(path, body=body, cast_to=httpx2.Response,
-                                           options=_POST_OPTIONS)
+        return await next(self._turn).post(
+            path, body=body, cast_to=httpx2.Response, options=_POST_OPTIONS
+        )
 
-    def _outcome(self, assessment: Assessment, usage: Usage,
-                 headers: Any) -> JudgeOutcome:
-        return JudgeOutcome(assessment=assessment, provider=self.provider, model=self.model,
-                            usage=usage, rate_limit=rate_limit_headers(headers, _RATE_PREFIXES))
+    def _outcome(self, assessment: Assessment, usage: Usage, headers: Any) -> JudgeOutcome:
+        return JudgeOutcome(
+            assessment=assessment,
+            provider=self.provider,
+            model=self.model,
+            usage=usage,
+            rate_limit=rate_limit_headers(headers, _RATE_PREFIXES),
+        )
 
     # ------------------------------------------------------------------ chat completions
 
     async def _chat(self, prompt: JudgePrompt) -> JudgeOutcome:
-        response = await self._post("/chat/completions", {
-            **self._fixed, "response_format": _response_format(prompt.output_model),
-            "messages": [{"role": "system", "content": prompt.system},
-                         {"role": "user", "content": prompt.user}]})
+        response = await self._post(
+            "/chat/completions",
+            {
+                **self._fixed,
+                "response_format": _response_format(prompt.output_model),
+                "messages": [
+                    {"role": "system", "content": prompt.system},
+                    {"role": "user", "content": prompt.user},
+                ],
+            },
+        )
         completion = parse_body(ChatCompletion, response, "openai")
         assessment = _validated(prompt, _chat_text(completion))
         return self._outcome(assessment, _chat_usage(completion), response.headers)
@@ -121,9 +146,15 @@ class OpenAIJudge:
     # ------------------------------------------------------------------ responses API
 
     async def _responses(self, prompt: JudgePrompt) -> JudgeOutcome:
-        response = await self._post("/responses", {
-            **self._fixed, "text": {"format": _text_format(prompt.output_model)},
-            "instructions": prompt.system, "input": [{"role": "user", "content": prompt.user}]})
+        response = await self._post(
+            "/responses",
+            {
+                **self._fixed,
+                "text": {"format": _text_format(prompt.output_model)},
+                "instructions": prompt.system,
+                "input": [{"role": "user", "content": prompt.user}],
+            },
+        )
         parsed = parse_body(Response, response, "openai")
         assessment = _validated(prompt, _responses_text(parsed))
         return self._outcome(assessment, _responses_usage(parsed), response.headers)
@@ -147,8 +178,8 @@ def _validated(prompt: JudgePrompt, text: str) -> Assessment:
         return prompt.output_model.model_validate_json(text)
     except pydantic.ValidationError as exc:
         raise MalformedJudgeOutput(
-            f"openai answer is not the {prompt.schema_name} schema "
-            f"({exc.error_count()} problems)") from exc
+            f"openai answer is not the {prompt.schema_name} schema ({exc.error_count()} problems)"
+        ) from exc
 
 
 def _chat_text(completion: ChatCompletion) -> str:
@@ -169,8 +200,11 @@ def _chat_usage(completion: ChatCompletion) -> Usage:
     if usage is None:
         return Usage()
     details = usage.prompt_tokens_details
-    return Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens,
-                 cached_tokens=(details.cached_tokens or 0) if details else 0)
+    return Usage(
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        cached_tokens=(details.cached_tokens or 0) if details else 0,
+    )
 
 
 def _responses_text(response: Response) -> str:
@@ -194,5 +228,8 @@ def _responses_usage(response: Response) -> Usage:
     if usage is None:
         return Usage()
     details = usage.input_tokens_details
-    return Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                 cached_tokens=(details.cached_tokens or 0) if details else 0)
+    return Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_tokens=(details.cached_tokens or 0) if details else 0,
+    )

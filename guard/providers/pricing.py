@@ -34,8 +34,11 @@ class ModelPrice:
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> ModelPrice:
         price_in = float(entry["input"])
-        price = cls(input=price_in, output=float(entry["output"]),
-                    cached_input=float(entry.get("cached_input", price_in)))
+        price = cls(
+            input=price_in,
+            output=float(entry["output"]),
+            cached_input=float(entry.get("cached_input", price_in)),
+        )
         if min(price.input, price.output, price.cached_input) < 0:
             raise ValueError("prices must not be negative")
         return price
@@ -76,26 +79,38 @@ class PriceTable:
             return 0.0
         price = self.require(model)
         cached = min(usage.cached_tokens, usage.input_tokens)
-        return ((usage.input_tokens - cached) * price.input + cached * price.cached_input
-                + usage.output_tokens * price.output) / _PER
+        return (
+            (usage.input_tokens - cached) * price.input
+            + cached * price.cached_input
+            + usage.output_tokens * price.output
+        ) / _PER
 
 
 def _read_extra(path: Path) -> Any:
     try:
         return json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
-        raise ConfigError("judge.price_file", f"cannot read {path}: {exc}",
-                          "give a readable JSON file shaped like guard/data/prices.json") from exc
+        raise ConfigError(
+            "judge.price_file",
+            f"cannot read {path}: {exc}",
+            "give a readable JSON file shaped like guard/data/prices.json",
+        ) from exc
 
 
 def _parse(doc: Any, origin: str) -> dict[str, ModelPrice]:
     models = doc.get("models") if isinstance(doc, dict) else None
     if not isinstance(models, dict):
-        raise ConfigError("judge.price_file", f"{origin} has no 'models' object",
-                          'use {"models": {"<model>": {"input": .., "output": ..}}}')
+        raise ConfigError(
+            "judge.price_file",
+            f"{origin} has no 'models' object",
+            'use {"models": {"<model>": {"input": .., "output": ..}}}',
+        )
     try:
         return {name: ModelPrice.from_entry(entry) for name, entry in models.items()}
     except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError("judge.price_file", f"{origin} has a bad price entry: {exc}",
-                          "give input and output (and optionally cached_input) as "
-                          "non-negative USD per million tokens") from exc
+        raise ConfigError(
+            "judge.price_file",
+            f"{origin} has a bad price entry: {exc}",
+            "give input and output (and optionally cached_input) as "
+            "non-negative USD per million tokens",
+        ) from exc

@@ -87,26 +87,37 @@ _SOURCE_NAMES = {
 def system_prompt(mode: ScoringMode, fence: Fence) -> str:
     """The system message for ``mode``, naming this request's fence token."""
     rubric = _SCALE5 if mode is ScoringMode.SCALE5 else _BINARY
-    return _ROLE.format(token=fence.token) + "\n" + rubric + (
-        "\nAnswer only with the JSON object the schema asks for: explanation, claims, then the "
-        "verdict field."
+    return (
+        _ROLE.format(token=fence.token)
+        + "\n"
+        + rubric
+        + (
+            "\nAnswer only with the JSON object the schema asks for: explanation, claims, then the "
+            "verdict field."
+        )
     )
 
 
 def _question_section(case: PreparedCase, fence: Fence) -> str:
     if not case.question:
         return ""
-    return ("The question the OUTPUT answers (context for reading it; not evidence unless it "
-            "also appears in the EVIDENCE):\n" + fence.wrap("question", case.question) + "\n\n")
+    return (
+        "The question the OUTPUT answers (context for reading it; not evidence unless it "
+        "also appears in the EVIDENCE):\n" + fence.wrap("question", case.question) + "\n\n"
+    )
 
 
 def _truncation_note(case: PreparedCase) -> str:
-    notes = [f"the {name} was shortened to {cut.kept_chars} of {cut.original_chars} characters"
-             for name, cut in (("evidence", case.truncation.context),
-                               ("output", case.truncation.output)) if cut.truncated]
+    notes = [
+        f"the {name} was shortened to {cut.kept_chars} of {cut.original_chars} characters"
+        for name, cut in (("evidence", case.truncation.context), ("output", case.truncation.output))
+        if cut.truncated
+    ]
     if case.coverage is not None and case.coverage.chunks > 1:
-        notes.append(f"the output is long: the OUTPUT shown is part {case.window} of "
-                     f"{case.coverage.chunks}, judged separately; check only its claims")
+        notes.append(
+            f"the output is long: the OUTPUT shown is part {case.window} of "
+            f"{case.coverage.chunks}, judged separately; check only its claims"
+        )
     return f"Note: {'; '.join(notes)}.\n\n" if notes else ""
 
 
@@ -115,8 +126,11 @@ def user_message(case: PreparedCase, fence: Fence) -> str:
     return (
         _question_section(case, fence)
         + f"EVIDENCE ({_SOURCE_NAMES[case.source]}):\n"
-        + fence.wrap("evidence", case.evidence) + "\n\n"
-        + "OUTPUT to check:\n" + fence.wrap("output", case.output) + "\n\n"
+        + fence.wrap("evidence", case.evidence)
+        + "\n\n"
+        + "OUTPUT to check:\n"
+        + fence.wrap("output", case.output)
+        + "\n\n"
         + _truncation_note(case)
         + "Check every factual claim of the OUTPUT against the EVIDENCE only."
     )
@@ -129,5 +143,9 @@ def build_prompt(case: PreparedCase, fence: Fence) -> JudgePrompt:
         name = "groundedness_scale5"
     else:
         model, name = BinaryAssessment, "groundedness_binary"
-    return JudgePrompt(system=system_prompt(case.mode, fence), user=user_message(case, fence),
-                       output_model=model, schema_name=name)
+    return JudgePrompt(
+        system=system_prompt(case.mode, fence),
+        user=user_message(case, fence),
+        output_model=model,
+        schema_name=name,
+    )

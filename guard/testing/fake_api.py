@@ -29,15 +29,28 @@ that it fits the schema the client asked for. Two special keys change the reply 
 """
 
 FaultKind = Literal[
-    "rate_limit", "quota", "unauthorized", "bad_request", "server_error", "overloaded",
-    "hang", "malformed", "unauthorized_echo",
+    "rate_limit",
+    "quota",
+    "unauthorized",
+    "bad_request",
+    "server_error",
+    "overloaded",
+    "hang",
+    "malformed",
+    "unauthorized_echo",
 ]
 FAULT_KINDS: tuple[str, ...] = (
-    "rate_limit", "quota", "unauthorized", "bad_request", "server_error", "overloaded",
-    "hang", "malformed", "unauthorized_echo",
+    "rate_limit",
+    "quota",
+    "unauthorized",
+    "bad_request",
+    "server_error",
+    "overloaded",
+    "hang",
+    "malformed",
+    "unauthorized_echo",
 )
 HALLUCINATION_MARKER = "HALLUCINATED"
-
 
 
 @dataclass(frozen=True)
@@ -71,16 +84,31 @@ def default_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
     del body
     output = fenced_text(text, "OUTPUT") or text
     if HALLUCINATION_MARKER in text:
-        claim = {"claim": _sentence_with(output, HALLUCINATION_MARKER),
-                 "reason": "The evidence does not say this.", "evidence_quote": None,
-                 "supported": False}
-        return {"explanation": "The output makes a claim the evidence does not support.",
-                "claims": [claim], "score": 1, "grounded": False}
+        claim = {
+            "claim": _sentence_with(output, HALLUCINATION_MARKER),
+            "reason": "The evidence does not say this.",
+            "evidence_quote": None,
+            "supported": False,
+        }
+        return {
+            "explanation": "The output makes a claim the evidence does not support.",
+            "claims": [claim],
+            "score": 1,
+            "grounded": False,
+        }
     quote = _first_sentence(_strip_label(fenced_text(text, "EVIDENCE") or "")) or None
-    claim = {"claim": _first_sentence(output) or "The output.",
-             "reason": "The evidence states it.", "evidence_quote": quote, "supported": True}
-    return {"explanation": "Every claim of the output is supported by the evidence.",
-            "claims": [claim], "score": 5, "grounded": True}
+    claim = {
+        "claim": _first_sentence(output) or "The output.",
+        "reason": "The evidence states it.",
+        "evidence_quote": quote,
+        "supported": True,
+    }
+    return {
+        "explanation": "Every claim of the output is supported by the evidence.",
+        "claims": [claim],
+        "score": 5,
+        "grounded": True,
+    }
 
 
 def numbers_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
@@ -90,11 +118,19 @@ def numbers_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
     if output is not None and evidence is not None:
         missing = [n for n in _NUMBER.findall(output) if n not in _NUMBER.findall(evidence)]
         if missing:
-            claim = {"claim": _sentence_with(output, missing[0]),
-                     "reason": f"The evidence does not mention {missing[0]}.",
-                     "evidence_quote": None, "supported": False}
-            return {"explanation": f"The output states {missing[0]}, which the evidence does "
-                    "not support.", "claims": [claim], "score": 1, "grounded": False}
+            claim = {
+                "claim": _sentence_with(output, missing[0]),
+                "reason": f"The evidence does not mention {missing[0]}.",
+                "evidence_quote": None,
+                "supported": False,
+            }
+            return {
+                "explanation": f"The output states {missing[0]}, which the evidence does "
+                "not support.",
+                "claims": [claim],
+                "score": 1,
+                "grounded": False,
+            }
     return default_verdict(body, text)
 
 
@@ -152,8 +188,11 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_text_of(part.get("text", part.get("content", "")))
-                         for part in content if isinstance(part, Mapping))
+        return "\n".join(
+            _text_of(part.get("text", part.get("content", "")))
+            for part in content
+            if isinstance(part, Mapping)
+        )
     return ""
 
 
@@ -220,8 +259,9 @@ def new_id(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex[:24]}"
 
 
-def _chat_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
-                ) -> dict[str, Any]:
+def _chat_reply(
+    body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
+) -> dict[str, Any]:
     schema, tool = _chat_schema(body)
     fitted = fit_to_schema(verdict, schema)
     message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
@@ -231,51 +271,83 @@ def _chat_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[st
     elif "_raw_text" in fitted:
         message["content"] = str(fitted["_raw_text"])
     elif tool is not None:
-        message["tool_calls"] = [{"id": new_id("call_"), "type": "function",
-                                  "function": {"name": tool,
-                                               "arguments": orjson.dumps(fitted).decode()}}]
+        message["tool_calls"] = [
+            {
+                "id": new_id("call_"),
+                "type": "function",
+                "function": {"name": tool, "arguments": orjson.dumps(fitted).decode()},
+            }
+        ]
         finish = "tool_calls"
     else:
         message["content"] = orjson.dumps(fitted).decode()
     return {
-        "id": new_id("chatcmpl-"), "object": "chat.completion", "created": int(time.time()),
-        "model": body.get("model", "fake"), "system_fingerprint": "fp_fake",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish,
-                     "logprobs": None}],
-        "usage": {"prompt_tokens": usage["input"], "completion_tokens": usage["output"],
-                  "total_tokens": usage["input"] + usage["output"],
-                  "prompt_tokens_details": {"cached_tokens": usage["cached"]},
-                  "completion_tokens_details": {"reasoning_tokens": 0}},
+        "id": new_id("chatcmpl-"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "system_fingerprint": "fp_fake",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {
+            "prompt_tokens": usage["input"],
+            "completion_tokens": usage["output"],
+            "total_tokens": usage["input"] + usage["output"],
+            "prompt_tokens_details": {"cached_tokens": usage["cached"]},
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        },
     }
 
 
-def _responses_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
-                     ) -> dict[str, Any]:
+def _responses_reply(
+    body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
+) -> dict[str, Any]:
     fitted = fit_to_schema(verdict, _responses_schema(body))
     if "_refusal" in fitted:
         part: dict[str, Any] = {"type": "refusal", "refusal": str(fitted["_refusal"])}
     else:
         text = fitted.get("_raw_text")
-        part = {"type": "output_text", "annotations": [], "logprobs": [],
-                "text": str(text) if text is not None else orjson.dumps(fitted).decode()}
+        part = {
+            "type": "output_text",
+            "annotations": [],
+            "logprobs": [],
+            "text": str(text) if text is not None else orjson.dumps(fitted).decode(),
+        }
     return {
-        "id": new_id("resp_"), "object": "response", "created_at": time.time(),
-        "status": "completed", "model": body.get("model", "fake"), "error": None,
-        "incomplete_details": None, "instructions": body.get("instructions"),
-        "output": [{"type": "message", "id": new_id("msg_"), "status": "completed",
-                    "role": "assistant", "content": [part]}],
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-        "temperature": body.get("temperature"), "text": body.get("text"),
-        "usage": {"input_tokens": usage["input"], "output_tokens": usage["output"],
-                  "total_tokens": usage["input"] + usage["output"],
-                  "input_tokens_details": {"cached_tokens": usage["cached"],
-                                           "cache_write_tokens": 0},
-                  "output_tokens_details": {"reasoning_tokens": 0}},
+        "id": new_id("resp_"),
+        "object": "response",
+        "created_at": time.time(),
+        "status": "completed",
+        "model": body.get("model", "fake"),
+        "error": None,
+        "incomplete_details": None,
+        "instructions": body.get("instructions"),
+        "output": [
+            {
+                "type": "message",
+                "id": new_id("msg_"),
+                "status": "completed",
+                "role": "assistant",
+                "content": [part],
+            }
+        ],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "temperature": body.get("temperature"),
+        "text": body.get("text"),
+        "usage": {
+            "input_tokens": usage["input"],
+            "output_tokens": usage["output"],
+            "total_tokens": usage["input"] + usage["output"],
+            "input_tokens_details": {"cached_tokens": usage["cached"], "cache_write_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
     }
 
 
-def _anthropic_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
-                     ) -> dict[str, Any]:
+def _anthropic_reply(
+    body: Mapping[str, Any], verdict: dict[str, Any], usage: dict[str, int]
+) -> dict[str, Any]:
     schema, tool = _anthropic_schema(body)
     fitted = fit_to_schema(verdict, schema)
     stop = "end_turn"
@@ -290,24 +362,37 @@ def _anthropic_reply(body: Mapping[str, Any], verdict: dict[str, Any], usage: di
     else:
         content = [{"type": "text", "text": orjson.dumps(fitted).decode()}]
     return {
-        "id": new_id("msg_"), "type": "message", "role": "assistant",
-        "model": body.get("model", "fake"), "content": content, "stop_reason": stop,
+        "id": new_id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "fake"),
+        "content": content,
+        "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": usage["input"], "output_tokens": usage["output"],
-                  "cache_read_input_tokens": usage["cached"],
-                  "cache_creation_input_tokens": 0},
+        "usage": {
+            "input_tokens": usage["input"],
+            "output_tokens": usage["output"],
+            "cache_read_input_tokens": usage["cached"],
+            "cache_creation_input_tokens": 0,
+        },
     }
 
 
-REPLY_BUILDERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any], dict[str, int]],
-                              dict[str, Any]]] = {
-    "chat": _chat_reply, "responses": _responses_reply, "messages": _anthropic_reply,
+REPLY_BUILDERS: dict[
+    str, Callable[[Mapping[str, Any], dict[str, Any], dict[str, int]], dict[str, Any]]
+] = {
+    "chat": _chat_reply,
+    "responses": _responses_reply,
+    "messages": _anthropic_reply,
 }
 
 
 def route(path: str) -> str | None:
-    for suffix, name in (("/chat/completions", "chat"), ("/responses", "responses"),
-                         ("/messages", "messages")):
+    for suffix, name in (
+        ("/chat/completions", "chat"),
+        ("/responses", "responses"),
+        ("/messages", "messages"),
+    ):
         if path.endswith(suffix):
             return name
     return None
@@ -322,14 +407,27 @@ def fault_reply(fault: Fault, api: str, presented_key: str = "") -> Reply:
     if fault.kind == "unauthorized_echo":
         message = f"Invalid credentials presented: {presented_key}"
         if anthropic:
-            return json_reply(401, {"type": "error", "error": {
-                "type": "authentication_error", "message": message}})
-        return json_reply(401, {"error": {"message": message, "type": "invalid_request_error",
-                                          "param": None, "code": "invalid_api_key"}})
+            return json_reply(
+                401,
+                {"type": "error", "error": {"type": "authentication_error", "message": message}},
+            )
+        return json_reply(
+            401,
+            {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_api_key",
+                }
+            },
+        )
     headers: tuple[tuple[str, str], ...] = ()
     if fault.kind == "rate_limit" and fault.retry_after_s is not None:
-        headers = (("retry-after", f"{fault.retry_after_s:g}"),
-                   ("retry-after-ms", f"{fault.retry_after_s * 1000:g}"))
+        headers = (
+            ("retry-after", f"{fault.retry_after_s:g}"),
+            ("retry-after-ms", f"{fault.retry_after_s * 1000:g}"),
+        )
     status, etype, code, message = _FAULT_BODIES[fault.kind][int(anthropic)]
     if anthropic:
         payload: dict[str, Any] = {"type": "error", "error": {"type": etype, "message": message}}
@@ -345,11 +443,19 @@ _FAULT_BODIES: dict[str, tuple[tuple[int, str, str | None, str], ...]] = {
         (429, "rate_limit_error", None, "Number of request tokens has exceeded your rate limit."),
     ),
     "quota": (
-        (429, "insufficient_quota", "insufficient_quota",
-         "You exceeded your current quota, please check your plan and billing details."),
-        (429, "rate_limit_error", None,
-         "You have reached your specified API usage limits. You will regain access on "
-         "2099-01-01 at 00:00 UTC."),
+        (
+            429,
+            "insufficient_quota",
+            "insufficient_quota",
+            "You exceeded your current quota, please check your plan and billing details.",
+        ),
+        (
+            429,
+            "rate_limit_error",
+            None,
+            "You have reached your specified API usage limits. You will regain access on "
+            "2099-01-01 at 00:00 UTC.",
+        ),
     ),
     "unauthorized": (
         (401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided."),

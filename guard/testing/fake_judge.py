@@ -19,8 +19,9 @@ def grounded_if_in_evidence(case: PreparedCase) -> Assessment:
     ok = case.output.strip().lower().rstrip(".") in case.evidence.lower()
     if case.mode is ScoringMode.BINARY:
         return BinaryAssessment(explanation="fake judge: substring check", claims=[], grounded=ok)
-    return Scale5Assessment(explanation="fake judge: substring check", claims=[],
-                            score=5 if ok else 1)
+    return Scale5Assessment(
+        explanation="fake judge: substring check", claims=[], score=5 if ok else 1
+    )
 
 
 class FakeJudge:
@@ -33,9 +34,14 @@ class FakeJudge:
 
     provider = "fake"
 
-    def __init__(self, script: Script | Sequence[Assessment | JudgeError] | None = None, *,
-                 latency_s: float = 0.0, model: str = "fake-judge",
-                 usage: Usage | None = None) -> None:
+    def __init__(
+        self,
+        script: Script | Sequence[Assessment | JudgeError] | None = None,
+        *,
+        latency_s: float = 0.0,
+        model: str = "fake-judge",
+        usage: Usage | None = None,
+    ) -> None:
         self.model = model
         self._script = script if script is not None else grounded_if_in_evidence
         self._latency_s = latency_s
@@ -62,8 +68,9 @@ class FakeJudge:
             self.in_flight -= 1
         if isinstance(item, JudgeError):
             raise item
-        return JudgeOutcome(assessment=item, provider=self.provider, model=self.model,
-                            usage=self._usage)
+        return JudgeOutcome(
+            assessment=item, provider=self.provider, model=self.model, usage=self._usage
+        )
 
     async def aclose(self) -> None:
         return None

@@ -73,8 +73,6 @@ _RATE_LIMIT_REQUESTS = 10_000
 _RATE_LIMIT_TOKENS = 2_000_000
 
 
-
-
 @dataclass
 class _Rule:
     fault: Fault
@@ -112,10 +110,19 @@ class FakeLLMServer:
     event loop. :meth:`serve_forever` runs it in the calling thread instead.
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, latency_s: Latency = 0.0,
-                 verdict: VerdictScript | None = None, faults: list[Fault] | None = None,
-                 fail_rate: float = 0.0, fail_kind: FaultKind = "server_error",
-                 cached_tokens: int = 0, seed: int | None = 0) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency_s: Latency = 0.0,
+        verdict: VerdictScript | None = None,
+        faults: list[Fault] | None = None,
+        fail_rate: float = 0.0,
+        fail_kind: FaultKind = "server_error",
+        cached_tokens: int = 0,
+        seed: int | None = 0,
+    ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("FakeLLMServer only listens on loopback")
         self.host = host
@@ -170,19 +177,23 @@ class FakeLLMServer:
         """Counters: requests (total, by path, by status), in-flight (now, peak), faults."""
         with self._lock:
             s = self._stats
-            return {"requests_total": s.requests_total, "in_flight": s.in_flight,
-                    "peak_in_flight": s.peak_in_flight,
-                    "connections_total": s.connections_total,
-                    "connections_open": s.connections_open,
-                    "by_path": dict(s.by_path), "by_status": {str(k): v for k, v in
-                                                              s.by_status.items()},
-                    "faults": dict(s.faults)}
+            return {
+                "requests_total": s.requests_total,
+                "in_flight": s.in_flight,
+                "peak_in_flight": s.peak_in_flight,
+                "connections_total": s.connections_total,
+                "connections_open": s.connections_open,
+                "by_path": dict(s.by_path),
+                "by_status": {str(k): v for k, v in s.by_status.items()},
+                "faults": dict(s.faults),
+            }
 
     def reset_stats(self) -> None:
         with self._lock:
             open_now, in_flight = self._stats.connections_open, self._stats.in_flight
-            self._stats = _Stats(connections_open=open_now, in_flight=in_flight,
-                                 peak_in_flight=in_flight)
+            self._stats = _Stats(
+                connections_open=open_now, in_flight=in_flight, peak_in_flight=in_flight
+            )
             self._requests_seen.clear()
 
     @property
@@ -213,8 +224,9 @@ class FakeLLMServer:
             raise RuntimeError("FakeLLMServer already started")
         self._ready.clear()
         self._startup_error = None
-        self._thread = threading.Thread(target=self._thread_main, name="fake-llm-server",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._thread_main, name="fake-llm-server", daemon=True
+        )
         self._thread.start()
         if not self._ready.wait(timeout_s):
             raise RuntimeError("FakeLLMServer did not start in time")
@@ -245,7 +257,8 @@ class FakeLLMServer:
         self._stopped = asyncio.Event()
         try:
             self._server = await asyncio.start_server(
-                self._handle_connection, self.host, self.port, backlog=1024, limit=_MAX_BODY)
+                self._handle_connection, self.host, self.port, backlog=1024, limit=_MAX_BODY
+            )
         except OSError as exc:
             self._startup_error = exc
             self._ready.set()
@@ -271,8 +284,9 @@ class FakeLLMServer:
 
     # ------------------------------------------------------------------ HTTP
 
-    async def _handle_connection(self, reader: asyncio.StreamReader,
-                                 writer: asyncio.StreamWriter) -> None:
+    async def _handle_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._conn_tasks.add(task)
@@ -282,8 +296,12 @@ class FakeLLMServer:
         try:
             while await self._serve_one(reader, writer):
                 pass
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError,
-                ValueError):
+        except (
+            asyncio.IncompleteReadError,
+            ConnectionError,
+            asyncio.LimitOverrunError,
+            ValueError,
+        ):
             pass  # the client went away, or sent something that is not HTTP
         except asyncio.CancelledError:
             pass  # shutdown; asyncio's stream callback would report a cancelled task
@@ -295,8 +313,7 @@ class FakeLLMServer:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _serve_one(self, reader: asyncio.StreamReader,
-                         writer: asyncio.StreamWriter) -> bool:
+    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Read one request and answer it. False when the connection should close."""
         head = await reader.readuntil(b"\r\n\r\n")
         request_line, *header_lines = head.decode("latin-1").split("\r\n")
@@ -331,15 +348,18 @@ class FakeLLMServer:
     @staticmethod
     def _encode(reply: Reply, keep_alive: bool) -> bytes:
         reason = _REASONS.get(reply.status, "Status")
-        lines = [f"HTTP/1.1 {reply.status} {reason}",
-                 "content-type: application/json",
-                 f"content-length: {len(reply.body)}",
-                 f"connection: {'keep-alive' if keep_alive else 'close'}",
-                 *(f"{k}: {v}" for k, v in reply.headers)]
+        lines = [
+            f"HTTP/1.1 {reply.status} {reason}",
+            "content-type: application/json",
+            f"content-length: {len(reply.body)}",
+            f"connection: {'keep-alive' if keep_alive else 'close'}",
+            *(f"{k}: {v}" for k, v in reply.headers),
+        ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + reply.body
 
-    async def _dispatch(self, method: str, path: str, headers: Mapping[str, str],
-                        raw: bytes) -> Reply:
+    async def _dispatch(
+        self, method: str, path: str, headers: Mapping[str, str], raw: bytes
+    ) -> Reply:
         if path.startswith("/_"):
             return self._control(method, path, raw)
         api = route(path)
@@ -366,8 +386,9 @@ class FakeLLMServer:
         with self._lock:
             self._stats.in_flight -= 1
 
-    async def _model_call(self, api: str, path: str, headers: Mapping[str, str],
-                          raw: bytes) -> Reply:
+    async def _model_call(
+        self, api: str, path: str, headers: Mapping[str, str], raw: bytes
+    ) -> Reply:
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -384,19 +405,21 @@ class FakeLLMServer:
             return self._with_rate_headers(reply, api, 0)
         text = prompt_text(body)
         verdict = self.verdict(body, text)
-        usage = {"input": estimate_tokens(text) + 12, "cached": self.cached_tokens,
-                 "output": estimate_tokens(orjson.dumps(verdict).decode())}
+        usage = {
+            "input": estimate_tokens(text) + 12,
+            "cached": self.cached_tokens,
+            "output": estimate_tokens(orjson.dumps(verdict).decode()),
+        }
         payload = REPLY_BUILDERS[api](body, verdict, usage)
         return self._with_rate_headers(json_reply(200, payload), api, usage["input"])
 
     def _remember(self, path: str, headers: Mapping[str, str], body: Any) -> None:
         if not isinstance(body, dict) or self.keep_requests <= 0:
             return
-        safe_headers = {k: v for k, v in headers.items()
-                        if k not in ("authorization", "x-api-key")}
+        safe_headers = {k: v for k, v in headers.items() if k not in ("authorization", "x-api-key")}
         with self._lock:
             self._requests_seen.append({**body, "_path": path, "_headers": safe_headers})
-            del self._requests_seen[:-self.keep_requests]
+            del self._requests_seen[: -self.keep_requests]
 
     async def _sleep_latency(self, body: Mapping[str, Any]) -> None:
         delay = self.latency_s(body) if callable(self.latency_s) else self.latency_s
@@ -424,21 +447,25 @@ class FakeLLMServer:
         remaining_req = str(max(0, _RATE_LIMIT_REQUESTS - n % _RATE_LIMIT_REQUESTS))
         remaining_tok = str(max(0, _RATE_LIMIT_TOKENS - tokens))
         if api == "messages":
-            extra = (("anthropic-ratelimit-requests-limit", str(_RATE_LIMIT_REQUESTS)),
-                     ("anthropic-ratelimit-requests-remaining", remaining_req),
-                     ("anthropic-ratelimit-requests-reset", "2099-01-01T00:00:00Z"),
-                     ("anthropic-ratelimit-tokens-limit", str(_RATE_LIMIT_TOKENS)),
-                     ("anthropic-ratelimit-tokens-remaining", remaining_tok),
-                     ("anthropic-ratelimit-tokens-reset", "2099-01-01T00:00:00Z"),
-                     ("request-id", new_id("req_")))
+            extra = (
+                ("anthropic-ratelimit-requests-limit", str(_RATE_LIMIT_REQUESTS)),
+                ("anthropic-ratelimit-requests-remaining", remaining_req),
+                ("anthropic-ratelimit-requests-reset", "2099-01-01T00:00:00Z"),
+                ("anthropic-ratelimit-tokens-limit", str(_RATE_LIMIT_TOKENS)),
+                ("anthropic-ratelimit-tokens-remaining", remaining_tok),
+                ("anthropic-ratelimit-tokens-reset", "2099-01-01T00:00:00Z"),
+                ("request-id", new_id("req_")),
+            )
         else:
-            extra = (("x-ratelimit-limit-requests", str(_RATE_LIMIT_REQUESTS)),
-                     ("x-ratelimit-remaining-requests", remaining_req),
-                     ("x-ratelimit-reset-requests", "6ms"),
-                     ("x-ratelimit-limit-tokens", str(_RATE_LIMIT_TOKENS)),
-                     ("x-ratelimit-remaining-tokens", remaining_tok),
-                     ("x-ratelimit-reset-tokens", "1ms"),
-                     ("x-request-id", new_id("req_")))
+            extra = (
+                ("x-ratelimit-limit-requests", str(_RATE_LIMIT_REQUESTS)),
+                ("x-ratelimit-remaining-requests", remaining_req),
+                ("x-ratelimit-reset-requests", "6ms"),
+                ("x-ratelimit-limit-tokens", str(_RATE_LIMIT_TOKENS)),
+                ("x-ratelimit-remaining-tokens", remaining_tok),
+                ("x-ratelimit-reset-tokens", "1ms"),
+                ("x-request-id", new_id("req_")),
+            )
         return Reply(reply.status, reply.body, reply.headers + extra)
 
     # ------------------------------------------------------------------ control endpoints
@@ -471,9 +498,15 @@ class FakeLLMServer:
             kind = item["kind"]
             if kind not in FAULT_KINDS:
                 raise ValueError(f"unknown fault kind {kind!r}")
-            self.inject(Fault(kind, retry_after_s=item.get("retry_after_s", 1.0),
-                              hang_s=float(item.get("hang_s", 3600.0)), path=item.get("path")),
-                        times=item.get("times", 1))
+            self.inject(
+                Fault(
+                    kind,
+                    retry_after_s=item.get("retry_after_s", 1.0),
+                    hang_s=float(item.get("hang_s", 3600.0)),
+                    path=item.get("path"),
+                ),
+                times=item.get("times", 1),
+            )
         if "fail_rate" in spec:
             self.fail_rate = float(spec["fail_rate"])
         if "fail_kind" in spec:
@@ -502,17 +535,28 @@ SCRIPTS: dict[str, VerdictScript] = {"default": default_verdict, "numbers": numb
 """Named verdict scripts, for ``--script`` and ``POST /_script``."""
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
-            404: "Not Found", 408: "Request Timeout", 429: "Too Many Requests",
-            500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    408: "Request Timeout",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
 
 
 # --------------------------------------------------------------------------- process entry
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m guard.testing.fake_server",
-                                     description="Loopback fake of the OpenAI/Anthropic APIs.")
+    parser = argparse.ArgumentParser(
+        prog="python -m guard.testing.fake_server",
+        description="Loopback fake of the OpenAI/Anthropic APIs.",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency-ms", type=float, default=0.0)
@@ -520,26 +564,37 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--fail-kind", choices=FAULT_KINDS, default="server_error")
     parser.add_argument("--cached-tokens", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--script", choices=sorted(SCRIPTS), default="default",
-                        help="verdict script: default (marker HALLUCINATED fails) or numbers "
-                        "(also fails numbers missing from the evidence)")
+    parser.add_argument(
+        "--script",
+        choices=sorted(SCRIPTS),
+        default="default",
+        help="verdict script: default (marker HALLUCINATED fails) or numbers "
+        "(also fails numbers missing from the evidence)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the fake in the foreground; print its URL; stop on SIGINT/SIGTERM."""
     args = _parse_args(argv)
-    server = FakeLLMServer(host=args.host, port=args.port, latency_s=args.latency_ms / 1000,
-                           fail_rate=args.fail_rate, fail_kind=args.fail_kind,
-                           cached_tokens=args.cached_tokens, seed=args.seed,
-                           verdict=SCRIPTS[args.script])
+    server = FakeLLMServer(
+        host=args.host,
+        port=args.port,
+        latency_s=args.latency_ms / 1000,
+        fail_rate=args.fail_rate,
+        fail_kind=args.fail_kind,
+        cached_tokens=args.cached_tokens,
+        seed=args.seed,
+        verdict=SCRIPTS[args.script],
+    )
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, server.request_stop)
         await server.serve_forever(
-            on_ready=lambda: print(f"FAKE_LLM_URL={server.base_url}", flush=True))
+            on_ready=lambda: print(f"FAKE_LLM_URL={server.base_url}", flush=True)
+        )
 
     asyncio.run(run())
 

@@ -9,25 +9,40 @@ from guard.models import JudgeRequest, Label
 from guard.settings import JudgeSettings
 from guard.testing.fake_server import FakeLLMServer
 
-POLICY = ("Our return policy allows returns within 30 days. Refunds are approved by Maria Lopez "
-          "in the Leeds office.")
+POLICY = (
+    "Our return policy allows returns within 30 days. Refunds are approved by Maria Lopez "
+    "in the Leeds office."
+)
 OFFICES = ("Bristol", "Paris", "Madrid", "Berlin", "Dublin")
 
 
-async def test_offline_decisions_spend_no_rate_limit_and_confident_ones_never_call_the_llm(
-) -> None:
+async def test_offline_decisions_spend_no_rate_limit_and_confident_ones_never_call_the_llm() -> (
+    None
+):
     with FakeLLMServer() as llm:
-        settings = JudgeSettings.model_validate({
-            "provider": "cascade", "base_url": llm.openai_base_url, "api_key": "test",
-            "budget": {"rpm": 1, "max_rate_wait_s": 0.2, "cache_size": 0}})
+        settings = JudgeSettings.model_validate(
+            {
+                "provider": "cascade",
+                "base_url": llm.openai_base_url,
+                "api_key": "test",
+                "budget": {"rpm": 1, "max_rate_wait_s": 0.2, "cache_size": 0},
+            }
+        )
         budgeted = make_budgeted_judge(settings, {})
         guard = Guard(budgeted, settings)
-        confident = [await guard.judge(JudgeRequest(
-            id=f"c{i}", context=POLICY,
-            output=f"Refunds are approved by Maria Lopez in the {OFFICES[i % 5]} office."))
-            for i in range(20)]
-        handed_on = await guard.judge(JudgeRequest(
-            id="u", context=POLICY, output="You can return items within 30 days."))
+        confident = [
+            await guard.judge(
+                JudgeRequest(
+                    id=f"c{i}",
+                    context=POLICY,
+                    output=f"Refunds are approved by Maria Lopez in the {OFFICES[i % 5]} office.",
+                )
+            )
+            for i in range(20)
+        ]
+        handed_on = await guard.judge(
+            JudgeRequest(id="u", context=POLICY, output="You can return items within 30 days.")
+        )
         stats = budgeted.stats()
         await guard.aclose()
     assert isinstance(budgeted, BudgetedJudge)

@@ -32,8 +32,9 @@ def llm() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture(params=["openai", "anthropic", "offline"])
-def judge_args(request: pytest.FixtureRequest, llm: FakeLLMServer,
-               monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def judge_args(
+    request: pytest.FixtureRequest, llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> list[str]:
     """The same reference examples through each judge: two LLM SDKs (scripted) and offline."""
     llm.clear_faults()
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
@@ -54,53 +55,101 @@ def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Verdict,
 
 class TestReferenceExamples:
     def test_a_faithful_answer_passes_with_full_score(
-            self, capsys: pytest.CaptureFixture[str], judge_args: list[str]) -> None:
-        status, verdict, _ = check(capsys, *judge_args, "--context", POLICY,
-                                   "--output", "You can return items within 30 days.")
+        self, capsys: pytest.CaptureFixture[str], judge_args: list[str]
+    ) -> None:
+        status, verdict, _ = check(
+            capsys,
+            *judge_args,
+            "--context",
+            POLICY,
+            "--output",
+            "You can return items within 30 days.",
+        )
         assert (status, verdict.label, verdict.hallucinated) == (0, Label.PASS, False)
         # the offline judge cannot prove a paraphrase: it passes it unsure, at raw 4
         assert verdict.score == (0.75 if verdict.judge.unsure else 1.0)
 
-    def test_a_changed_number_fails(self, capsys: pytest.CaptureFixture[str],
-                                    judge_args: list[str]) -> None:
-        status, verdict, _ = check(capsys, *judge_args, "--context", POLICY, "--output",
-                                   "You can return items within 90 days for a full refund.")
+    def test_a_changed_number_fails(
+        self, capsys: pytest.CaptureFixture[str], judge_args: list[str]
+    ) -> None:
+        status, verdict, _ = check(
+            capsys,
+            *judge_args,
+            "--context",
+            POLICY,
+            "--output",
+            "You can return items within 90 days for a full refund.",
+        )
         assert (status, verdict.label, verdict.hallucinated) == (1, Label.FAIL, True)
         assert verdict.unsupported_claims
         assert "90" in verdict.unsupported_claims[0].claim
 
     def test_expected_output_as_source_passes_a_paraphrase(
-            self, capsys: pytest.CaptureFixture[str], judge_args: list[str]) -> None:
+        self, capsys: pytest.CaptureFixture[str], judge_args: list[str]
+    ) -> None:
         status, verdict, _ = check(
-            capsys, *judge_args, "--context-field", "expected_output", "--expected-output", PARIS,
-            "--output", "Paris, the capital of France, has about 2.1 million residents.")
+            capsys,
+            *judge_args,
+            "--context-field",
+            "expected_output",
+            "--expected-output",
+            PARIS,
+            "--output",
+            "Paris, the capital of France, has about 2.1 million residents.",
+        )
         assert (status, verdict.label, verdict.source.value) == (0, Label.PASS, "expected_output")
 
     def test_expected_output_as_source_fails_an_invented_date(
-            self, capsys: pytest.CaptureFixture[str], judge_args: list[str]) -> None:
+        self, capsys: pytest.CaptureFixture[str], judge_args: list[str]
+    ) -> None:
         status, verdict, _ = check(
-            capsys, *judge_args, "--context-field", "expected_output", "--expected-output", PARIS,
-            "--output", "Paris, the capital of France, was founded in 250 BC.")
+            capsys,
+            *judge_args,
+            "--context-field",
+            "expected_output",
+            "--expected-output",
+            PARIS,
+            "--output",
+            "Paris, the capital of France, was founded in 250 BC.",
+        )
         assert (status, verdict.label) == (1, Label.FAIL)
 
     def test_a_conversation_answer_beyond_the_tool_result_is_hallucinated(
-            self, capsys: pytest.CaptureFixture[str], judge_args: list[str],
-            tmp_path: Path) -> None:
+        self, capsys: pytest.CaptureFixture[str], judge_args: list[str], tmp_path: Path
+    ) -> None:
         messages = tmp_path / "conversation.json"
         messages.write_text(json.dumps(CONVERSATION))
-        status, verdict, _ = check(capsys, *judge_args, "--messages", str(messages),
-                                   "--output", "Electronics can be returned within 90 days.")
+        status, verdict, _ = check(
+            capsys,
+            *judge_args,
+            "--messages",
+            str(messages),
+            "--output",
+            "Electronics can be returned within 90 days.",
+        )
         assert (status, verdict.hallucinated, verdict.source.value) == (1, True, "messages")
 
 
 class TestExitStatusAndSecrets:
     def test_a_judge_error_exits_3_with_an_error_verdict(
-            self, capsys: pytest.CaptureFixture[str], llm: FakeLLMServer,
-            monkeypatch: pytest.MonkeyPatch) -> None:
+        self,
+        capsys: pytest.CaptureFixture[str],
+        llm: FakeLLMServer,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         llm.inject(Fault("unauthorized"), times=1)
-        status, verdict, _ = check(capsys, "--judge", "openai", "--base-url",
-                                   llm.openai_base_url, "--context", POLICY, "--output", "x y z")
+        status, verdict, _ = check(
+            capsys,
+            "--judge",
+            "openai",
+            "--base-url",
+            llm.openai_base_url,
+            "--context",
+            POLICY,
+            "--output",
+            "x y z",
+        )
         assert (status, verdict.label, verdict.hallucinated) == (3, Label.ERROR, None)
         assert verdict.error is not None
         assert verdict.error.kind == "judge_rejected"
@@ -115,14 +164,29 @@ class TestExitStatusAndSecrets:
         assert status == 2
         assert "judge.threshold" in capsys.readouterr().err
 
-    def test_the_api_key_is_never_printed(self, capsys: pytest.CaptureFixture[str],
-                                          llm: FakeLLMServer,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_the_api_key_is_never_printed(
+        self,
+        capsys: pytest.CaptureFixture[str],
+        llm: FakeLLMServer,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         llm.inject(Fault("unauthorized"), times=1)
         for extra in ([], ["--json"]):
-            main(["check", *extra, "--judge", "openai", "--base-url", llm.openai_base_url,
-                  "--context", POLICY, "--output", "Returns within 30 days."])
+            main(
+                [
+                    "check",
+                    *extra,
+                    "--judge",
+                    "openai",
+                    "--base-url",
+                    llm.openai_base_url,
+                    "--context",
+                    POLICY,
+                    "--output",
+                    "Returns within 30 days.",
+                ]
+            )
             out, err = capsys.readouterr()
             assert out
             assert SECRET not in out + err
@@ -130,17 +194,41 @@ class TestExitStatusAndSecrets:
 
 class TestReplay:
     def test_replay_writes_a_verdict_per_good_line_and_reports_bad_lines(
-            self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-        rows = [{"id": "a", "context": POLICY, "output": "Returns within 30 days.",
-                 "hallucinated": False},
-                {"id": "b", "context": POLICY, "output": "Returns within 90 days.",
-                 "hallucinated": True}]
-        lines = [json.dumps(rows[0]), "{not json", json.dumps({"context": POLICY}),
-                 json.dumps(rows[1])]
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        rows = [
+            {
+                "id": "a",
+                "context": POLICY,
+                "output": "Returns within 30 days.",
+                "hallucinated": False,
+            },
+            {
+                "id": "b",
+                "context": POLICY,
+                "output": "Returns within 90 days.",
+                "hallucinated": True,
+            },
+        ]
+        lines = [
+            json.dumps(rows[0]),
+            "{not json",
+            json.dumps({"context": POLICY}),
+            json.dumps(rows[1]),
+        ]
         source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         source.write_text("\n".join(lines) + "\n")
-        status = main(["replay", str(source), "--out", str(out), "--label-field",
-                       "hallucinated", "--no-progress"])
+        status = main(
+            [
+                "replay",
+                str(source),
+                "--out",
+                str(out),
+                "--label-field",
+                "hallucinated",
+                "--no-progress",
+            ]
+        )
         printed = capsys.readouterr()
         verdicts = [json.loads(line) for line in out.read_text().splitlines()]
         assert status == 0

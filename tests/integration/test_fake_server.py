@@ -29,26 +29,34 @@ def server() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture
 async def oai(server: FakeLLMServer) -> AsyncIterator[openai.AsyncOpenAI]:
-    client = openai.AsyncOpenAI(base_url=server.openai_base_url, api_key="sk-test",
-                                max_retries=0, timeout=10)
+    client = openai.AsyncOpenAI(
+        base_url=server.openai_base_url, api_key="sk-test", max_retries=0, timeout=10
+    )
     yield client
     await client.close()
 
 
 @pytest.fixture
 async def ant(server: FakeLLMServer) -> AsyncIterator[anthropic.AsyncAnthropic]:
-    client = anthropic.AsyncAnthropic(base_url=server.anthropic_base_url, api_key="sk-ant-test",
-                                      max_retries=0, timeout=10)
+    client = anthropic.AsyncAnthropic(
+        base_url=server.anthropic_base_url, api_key="sk-ant-test", max_retries=0, timeout=10
+    )
     yield client
     await client.close()
 
 
 async def test_chat_parse_returns_schema_shaped_json(oai: openai.AsyncOpenAI) -> None:
     """Default script: grounded prompt -> score 5; prompt with the marker -> score 1."""
-    ok = await oai.chat.completions.parse(model="gpt-4o-mini", messages=USER,  # type: ignore[arg-type]
-                                          response_format=Scale5Assessment)
-    bad = await oai.chat.completions.parse(model="gpt-4o-mini", messages=HALLU,  # type: ignore[arg-type]
-                                           response_format=Scale5Assessment)
+    ok = await oai.chat.completions.parse(
+        model="gpt-4o-mini",
+        messages=USER,  # type: ignore[arg-type]
+        response_format=Scale5Assessment,
+    )
+    bad = await oai.chat.completions.parse(
+        model="gpt-4o-mini",
+        messages=HALLU,  # type: ignore[arg-type]
+        response_format=Scale5Assessment,
+    )
     assert ok.choices[0].message.parsed is not None
     assert ok.choices[0].message.parsed.score == 5
     assert bad.choices[0].message.parsed is not None
@@ -58,29 +66,44 @@ async def test_chat_parse_returns_schema_shaped_json(oai: openai.AsyncOpenAI) ->
 
 async def test_binary_schema_gets_grounded_field(oai: openai.AsyncOpenAI) -> None:
     """The same script answers a binary schema with ``grounded`` instead of ``score``."""
-    res = await oai.responses.parse(model="gpt-4o-mini", input="HALLUCINATED",
-                                    text_format=BinaryAssessment)
+    res = await oai.responses.parse(
+        model="gpt-4o-mini", input="HALLUCINATED", text_format=BinaryAssessment
+    )
     assert res.output_parsed is not None
     assert res.output_parsed.grounded is False
 
 
 async def test_anthropic_forced_tool_and_output_format(ant: anthropic.AsyncAnthropic) -> None:
     """A forced tool gets a tool_use block; ``messages.parse`` gets JSON text."""
-    tool = {"name": "record", "description": "d", "strict": True,
-            "input_schema": Scale5Assessment.model_json_schema()}
-    msg = await ant.messages.create(model="claude-haiku-4-5", max_tokens=100, messages=HALLU,  # type: ignore[arg-type]
-                                    tools=[tool], tool_choice={"type": "tool", "name": "record"})  # type: ignore[list-item]
+    tool = {
+        "name": "record",
+        "description": "d",
+        "strict": True,
+        "input_schema": Scale5Assessment.model_json_schema(),
+    }
+    msg = await ant.messages.create(
+        model="claude-haiku-4-5",
+        max_tokens=100,
+        messages=HALLU,  # type: ignore[arg-type]
+        tools=[tool],
+        tool_choice={"type": "tool", "name": "record"},
+    )  # type: ignore[list-item]
     block = msg.content[0]
     assert block.type == "tool_use"
     assert Scale5Assessment.model_validate(block.input).score == 1
-    parsed = await ant.messages.parse(model="claude-haiku-4-5", max_tokens=100, messages=USER,  # type: ignore[arg-type]
-                                      output_format=BinaryAssessment)
+    parsed = await ant.messages.parse(
+        model="claude-haiku-4-5",
+        max_tokens=100,
+        messages=USER,  # type: ignore[arg-type]
+        output_format=BinaryAssessment,
+    )
     assert parsed.parsed_output is not None
     assert parsed.parsed_output.grounded is True
 
 
-async def test_usage_and_rate_limit_headers(server: FakeLLMServer, oai: openai.AsyncOpenAI,
-                                            ant: anthropic.AsyncAnthropic) -> None:
+async def test_usage_and_rate_limit_headers(
+    server: FakeLLMServer, oai: openai.AsyncOpenAI, ant: anthropic.AsyncAnthropic
+) -> None:
     """Every reply carries usage and the provider's rate-limit headers."""
     server.cached_tokens = 7
     raw = await oai.chat.completions.with_raw_response.create(model="m", messages=USER)  # type: ignore[arg-type]
@@ -95,8 +118,9 @@ async def test_usage_and_rate_limit_headers(server: FakeLLMServer, oai: openai.A
     assert (await araw.parse()).usage.cache_read_input_tokens == 7
 
 
-async def test_fault_queue_is_served_in_order(server: FakeLLMServer,
-                                              oai: openai.AsyncOpenAI) -> None:
+async def test_fault_queue_is_served_in_order(
+    server: FakeLLMServer, oai: openai.AsyncOpenAI
+) -> None:
     """Queued faults hit the next requests in order, then calls succeed again."""
     server.inject(Fault("rate_limit", retry_after_s=2))
     server.inject(Fault("server_error"))
@@ -109,8 +133,9 @@ async def test_fault_queue_is_served_in_order(server: FakeLLMServer,
     assert server.stats()["faults"] == {"rate_limit": 1, "server_error": 1}
 
 
-async def test_fault_kinds_have_provider_shapes(server: FakeLLMServer, oai: openai.AsyncOpenAI,
-                                                ant: anthropic.AsyncAnthropic) -> None:
+async def test_fault_kinds_have_provider_shapes(
+    server: FakeLLMServer, oai: openai.AsyncOpenAI, ant: anthropic.AsyncAnthropic
+) -> None:
     """quota -> 429 insufficient_quota; unauthorized -> 401; overloaded -> 529 (Anthropic)."""
     server.inject(Fault("quota"))
     with pytest.raises(openai.RateLimitError) as quota:
@@ -125,9 +150,9 @@ async def test_fault_kinds_have_provider_shapes(server: FakeLLMServer, oai: open
     assert over.value.status_code == 529
 
 
-async def test_path_scoped_fault_spares_other_paths(server: FakeLLMServer,
-                                                    oai: openai.AsyncOpenAI,
-                                                    ant: anthropic.AsyncAnthropic) -> None:
+async def test_path_scoped_fault_spares_other_paths(
+    server: FakeLLMServer, oai: openai.AsyncOpenAI, ant: anthropic.AsyncAnthropic
+) -> None:
     """A fault scoped to ``/messages`` does not hit an OpenAI call."""
     server.inject(Fault("server_error", path="/messages"))
     await oai.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
@@ -135,8 +160,7 @@ async def test_path_scoped_fault_spares_other_paths(server: FakeLLMServer,
         await ant.messages.create(model="m", max_tokens=5, messages=USER)  # type: ignore[arg-type]
 
 
-async def test_scripted_verdict_and_refusal(server: FakeLLMServer,
-                                            oai: openai.AsyncOpenAI) -> None:
+async def test_scripted_verdict_and_refusal(server: FakeLLMServer, oai: openai.AsyncOpenAI) -> None:
     """A script sees the body and prompt text; ``_refusal`` becomes an OpenAI refusal."""
     seen: list[str] = []
 
@@ -145,8 +169,11 @@ async def test_scripted_verdict_and_refusal(server: FakeLLMServer,
         return {"_refusal": "I cannot help with that."}
 
     server.set_verdict(script)
-    res = await oai.chat.completions.parse(model="m", messages=USER,  # type: ignore[arg-type]
-                                           response_format=Scale5Assessment)
+    res = await oai.chat.completions.parse(
+        model="m",
+        messages=USER,  # type: ignore[arg-type]
+        response_format=Scale5Assessment,
+    )
     assert res.choices[0].message.refusal == "I cannot help with that."
     assert res.choices[0].message.parsed is None
     assert "the sky is blue" in seen[0]
@@ -155,9 +182,11 @@ async def test_scripted_verdict_and_refusal(server: FakeLLMServer,
 async def test_256_concurrent_keepalive_calls_are_all_in_flight(server: FakeLLMServer) -> None:
     """256 concurrent calls overlap on the server (peak in-flight counts them all)."""
     server.latency_s = 0.5
-    client = openai.AsyncOpenAI(base_url=server.openai_base_url, api_key="k", max_retries=0,
-                                timeout=60)
+    client = openai.AsyncOpenAI(
+        base_url=server.openai_base_url, api_key="k", max_retries=0, timeout=60
+    )
     try:
+
         async def call() -> None:
             await client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
 
@@ -190,16 +219,23 @@ def _get(url: str) -> Any:
 
 
 def _post(url: str, payload: Any) -> Any:
-    req = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
-                                 headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(payload).encode(),
+        method="POST",
+        headers={"content-type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())
 
 
 def test_runs_as_a_process_with_control_endpoints() -> None:
     """``python -m guard.testing.fake_server`` prints its URL; /_faults and /_stats work."""
-    proc = subprocess.Popen([sys.executable, "-m", "guard.testing.fake_server", "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "guard.testing.fake_server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()
@@ -210,8 +246,11 @@ def test_runs_as_a_process_with_control_endpoints() -> None:
         client = openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0, timeout=10)
         with pytest.raises(openai.InternalServerError):
             client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
-        res = client.chat.completions.parse(model="m", messages=USER,  # type: ignore[arg-type]
-                                            response_format=Scale5Assessment)
+        res = client.chat.completions.parse(
+            model="m",
+            messages=USER,  # type: ignore[arg-type]
+            response_format=Scale5Assessment,
+        )
         client.close()
         assert res.choices[0].message.parsed is not None
         assert res.choices[0].message.parsed.score == 3
@@ -234,8 +273,7 @@ def test_restart_on_the_same_port() -> None:
     srv.start()
     try:
         assert srv.port == port
-        client = openai.OpenAI(base_url=srv.openai_base_url, api_key="k", max_retries=0,
-                               timeout=10)
+        client = openai.OpenAI(base_url=srv.openai_base_url, api_key="k", max_retries=0, timeout=10)
         client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
         client.close()
     finally:

@@ -67,21 +67,34 @@ def _fresh(server: FakeLLMServer) -> None:
 
 def settings_for(server: FakeLLMServer, kind: str, **extra: Any) -> JudgeSettings:
     overrides, _ = KINDS[kind]
-    base_url = (server.anthropic_base_url if overrides["provider"] == "anthropic"
-                else server.openai_base_url)
-    values: dict[str, Any] = {"base_url": base_url, "timeout_s": 5.0, "max_retries": 2,
-                              **overrides, **extra}
+    base_url = (
+        server.anthropic_base_url
+        if overrides["provider"] == "anthropic"
+        else server.openai_base_url
+    )
+    values: dict[str, Any] = {
+        "base_url": base_url,
+        "timeout_s": 5.0,
+        "max_retries": 2,
+        **overrides,
+        **extra,
+    }
     return JudgeSettings(**values)
 
 
-def fast_retry(log: RetryLog | None = None, max_retries: int = 2,
-               cap_s: float = 0.05) -> RetryPolicy:
-    return RetryPolicy(max_retries=max_retries, base_delay_s=0.001, max_delay_s=0.002,
-                       retry_after_cap_s=cap_s, on_retry=log)
+def fast_retry(
+    log: RetryLog | None = None, max_retries: int = 2, cap_s: float = 0.05
+) -> RetryPolicy:
+    return RetryPolicy(
+        max_retries=max_retries,
+        base_delay_s=0.001,
+        max_delay_s=0.002,
+        retry_after_cap_s=cap_s,
+        on_retry=log,
+    )
 
 
-def make(server: FakeLLMServer, kind: str, retry: RetryPolicy | None = None,
-         **extra: Any) -> Judge:
+def make(server: FakeLLMServer, kind: str, retry: RetryPolicy | None = None, **extra: Any) -> Judge:
     settings = settings_for(server, kind, **extra)
     cls = KINDS[kind][1]
     judge: Judge = cls(settings, SECRET, retry=retry or fast_retry())
@@ -89,8 +102,7 @@ def make(server: FakeLLMServer, kind: str, retry: RetryPolicy | None = None,
 
 
 def case(output: str, mode: ScoringMode = ScoringMode.SCALE5) -> PreparedCase:
-    guard = Guard(make_judge(JudgeSettings(provider=Provider.FAKE), {}),
-                  JudgeSettings(mode=mode))
+    guard = Guard(make_judge(JudgeSettings(provider=Provider.FAKE), {}), JudgeSettings(mode=mode))
     prepared = guard.prepare(JudgeRequest(output=output, context=CONTEXT))
     assert isinstance(prepared, PreparedCase)
     return prepared
@@ -131,8 +143,9 @@ async def test_binary_mode_asks_for_the_binary_schema(server: FakeLLMServer, kin
     assert outcome.assessment.grounded is False
 
 
-async def test_usage_and_rate_limit_headers_are_captured(server: FakeLLMServer,
-                                                         judge: Judge) -> None:
+async def test_usage_and_rate_limit_headers_are_captured(
+    server: FakeLLMServer, judge: Judge
+) -> None:
     """Token usage (with cached tokens) and the provider's rate-limit headers are returned."""
     server.cached_tokens = 3
     try:
@@ -144,15 +157,17 @@ async def test_usage_and_rate_limit_headers_are_captured(server: FakeLLMServer,
     assert outcome.usage.cached_tokens == 3
     anthropic = judge.provider == "anthropic"
     prefix = "anthropic-ratelimit-" if anthropic else "x-ratelimit-"
-    remaining = ("anthropic-ratelimit-requests-remaining" if anthropic
-                 else "x-ratelimit-remaining-requests")
+    remaining = (
+        "anthropic-ratelimit-requests-remaining" if anthropic else "x-ratelimit-remaining-requests"
+    )
     assert outcome.rate_limit[remaining].isdigit()
     assert all(name.startswith(prefix) for name in outcome.rate_limit)
     assert len(outcome.rate_limit) >= 4
 
 
-async def test_request_is_temperature_zero_strict_schema(server: FakeLLMServer,
-                                                         judge: Judge) -> None:
+async def test_request_is_temperature_zero_strict_schema(
+    server: FakeLLMServer, judge: Judge
+) -> None:
     """OpenAI calls send temperature 0 and a strict json_schema; Anthropic forces a strict
     tool (its 2.x API has no temperature)."""
     await judge.assess(case(GOOD))
@@ -168,8 +183,7 @@ async def test_request_is_temperature_zero_strict_schema(server: FakeLLMServer,
         assert fmt.get("strict", fmt.get("json_schema", {}).get("strict")) is True
 
 
-async def test_retries_after_429_with_retry_after_and_500(server: FakeLLMServer,
-                                                          kind: str) -> None:
+async def test_retries_after_429_with_retry_after_and_500(server: FakeLLMServer, kind: str) -> None:
     """A 429 with Retry-After and a 500 are retried; the 429's delay is the hint."""
     log = RetryLog()
     judge = make(server, kind, retry=fast_retry(log))
@@ -211,13 +225,17 @@ async def test_retries_are_bounded(server: FakeLLMServer, kind: str) -> None:
     assert server.stats()["requests_total"] == 3
 
 
-@pytest.mark.parametrize(("fault", "error", "status"), [
-    ("unauthorized", JudgeRejected, 401),
-    ("bad_request", JudgeRejected, 400),
-    ("quota", QuotaExhausted, 429),
-])
-async def test_no_retry_after_rejection_or_quota(server: FakeLLMServer, kind: str, fault: str,
-                                                 error: type[JudgeError], status: int) -> None:
+@pytest.mark.parametrize(
+    ("fault", "error", "status"),
+    [
+        ("unauthorized", JudgeRejected, 401),
+        ("bad_request", JudgeRejected, 400),
+        ("quota", QuotaExhausted, 429),
+    ],
+)
+async def test_no_retry_after_rejection_or_quota(
+    server: FakeLLMServer, kind: str, fault: str, error: type[JudgeError], status: int
+) -> None:
     """401, 400 and quota-exhausted 429s are never retried."""
     log = RetryLog()
     judge = make(server, kind, retry=fast_retry(log))
@@ -233,8 +251,9 @@ async def test_no_retry_after_rejection_or_quota(server: FakeLLMServer, kind: st
     assert SECRET not in str(err.value)
 
 
-async def test_hang_longer_than_timeout_is_a_judge_timeout(server: FakeLLMServer,
-                                                           kind: str) -> None:
+async def test_hang_longer_than_timeout_is_a_judge_timeout(
+    server: FakeLLMServer, kind: str
+) -> None:
     """A call that hangs past ``timeout_s`` raises JudgeTimeout (after bounded retries)."""
     judge = make(server, kind, retry=fast_retry(max_retries=1), timeout_s=0.2)
     server.inject(Fault("hang", hang_s=30), times=None)
@@ -267,13 +286,17 @@ async def judge_error(server: FakeLLMServer, guard: Guard, fault: Fault) -> tupl
     return verdict.error, verdict.model_dump_json()
 
 
-@pytest.mark.parametrize("script", [
-    {"_refusal": "I can't help with that."},
-    {"_raw_text": "The answer is grounded, score 5."},
-    {"explanation": "x", "claims": [], "score": 9},
-])
-async def test_refusal_or_unparseable_output_is_malformed(server: FakeLLMServer, kind: str,
-                                                          script: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "script",
+    [
+        {"_refusal": "I can't help with that."},
+        {"_raw_text": "The answer is grounded, score 5."},
+        {"explanation": "x", "claims": [], "score": 9},
+    ],
+)
+async def test_refusal_or_unparseable_output_is_malformed(
+    server: FakeLLMServer, kind: str, script: dict[str, Any]
+) -> None:
     """Refusals, prose and out-of-schema JSON are MalformedJudgeOutput, never a score."""
     judge = make(server, kind)
     server.set_verdict(lambda _body, _text: dict(script))
@@ -284,8 +307,7 @@ async def test_refusal_or_unparseable_output_is_malformed(server: FakeLLMServer,
         await judge.aclose()
 
 
-async def test_malformed_http_body_is_malformed_output(server: FakeLLMServer,
-                                                       kind: str) -> None:
+async def test_malformed_http_body_is_malformed_output(server: FakeLLMServer, kind: str) -> None:
     """A 200 whose body is not JSON is MalformedJudgeOutput (not retried)."""
     judge = make(server, kind)
     server.inject(Fault("malformed"))
@@ -299,8 +321,9 @@ async def test_malformed_http_body_is_malformed_output(server: FakeLLMServer,
 
 async def test_openai_compatible_base_url_with_any_path(server: FakeLLMServer) -> None:
     """A base URL with its own path prefix (a vLLM/Ollama proxy) works without a key."""
-    settings = JudgeSettings(provider=Provider.OPENAI, model="llama3.1:8b",
-                             base_url=f"{server.base_url}/ollama/v1")
+    settings = JudgeSettings(
+        provider=Provider.OPENAI, model="llama3.1:8b", base_url=f"{server.base_url}/ollama/v1"
+    )
     judge = make_judge(settings, {})
     try:
         outcome = await judge.assess(case(GOOD))
@@ -331,8 +354,9 @@ async def test_factory_judge_through_guard_prices_the_call(server: FakeLLMServer
     assert bad.hallucinated is True
 
 
-async def test_api_key_never_logged_or_shown(server: FakeLLMServer, kind: str,
-                                             caplog: pytest.LogCaptureFixture) -> None:
+async def test_api_key_never_logged_or_shown(
+    server: FakeLLMServer, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
     """With every logger at DEBUG, the key is in no log record, repr or error message."""
     caplog.set_level(logging.DEBUG)
     settings = settings_for(server, kind, api_key=SECRET)
@@ -374,25 +398,29 @@ async def test_busy_judge_keeps_its_connections_alive(server: FakeLLMServer) -> 
 
 
 async def test_a_key_echoed_in_a_provider_error_never_reaches_the_verdict(
-        server: FakeLLMServer, kind: str) -> None:
+    server: FakeLLMServer, kind: str
+) -> None:
     """A gateway that repeats the presented key in its 401 message: the key (not shaped like
     sk-..., shorter than 32 characters) is redacted from error.message and the explanation."""
     key = "corp-7f3a9c2e"
     settings = settings_for(server, kind, api_key=key, max_retries=0)
-    error, verdict = await judge_error(server, Guard(make_judge(settings, {}), settings),
-                                       Fault("unauthorized_echo"))
+    error, verdict = await judge_error(
+        server, Guard(make_judge(settings, {}), settings), Fault("unauthorized_echo")
+    )
     assert error.kind == "judge_rejected"
     assert "Invalid credentials presented" in error.message
     assert key not in verdict
 
 
 async def test_a_hallucination_after_the_output_window_fails_through_the_sdk(
-        server: FakeLLMServer, kind: str) -> None:
+    server: FakeLLMServer, kind: str
+) -> None:
     """The fake model fails a prompt holding the HALLUCINATED marker: placed after 4,000
     characters of grounded text, it is judged in the second window."""
     settings = settings_for(server, kind)
-    guard = Guard(make_judge(settings, {"OPENAI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET}),
-                  settings)
+    guard = Guard(
+        make_judge(settings, {"OPENAI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET}), settings
+    )
     long_output = GOOD + " " + "Returns are allowed within 30 days. " * 120 + BAD
     try:
         verdict = await guard.judge(JudgeRequest(output=long_output, context=CONTEXT))

@@ -25,16 +25,20 @@ async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
         await admin.close()
 
 
-async def produce(bootstrap: str, topic: str,
-                  records: Iterable[tuple[bytes | None, bytes, list[tuple[str, bytes]] | None]]
-                  ) -> int:
+async def produce(
+    bootstrap: str,
+    topic: str,
+    records: Iterable[tuple[bytes | None, bytes, list[tuple[str, bytes]] | None]],
+) -> int:
     """Send (key, value, headers) records and wait for every acknowledgement."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
     await producer.start()
     count = 0
     try:
-        futures = [await producer.send(topic, value, key=key, headers=headers)
-                   for key, value, headers in records]
+        futures = [
+            await producer.send(topic, value, key=key, headers=headers)
+            for key, value, headers in records
+        ]
         for future in futures:
             await future
             count += 1
@@ -43,16 +47,27 @@ async def produce(bootstrap: str, topic: str,
     return count
 
 
-async def read_until(bootstrap: str, topic: str, *, expected: int, timeout_s: float = 60.0,
-                     isolation_level: str = "read_uncommitted",
-                     settle_s: float = 0.0) -> list[ConsumerRecord[Any, Any]]:
+async def read_until(
+    bootstrap: str,
+    topic: str,
+    *,
+    expected: int,
+    timeout_s: float = 60.0,
+    isolation_level: str = "read_uncommitted",
+    settle_s: float = 0.0,
+) -> list[ConsumerRecord[Any, Any]]:
     """Read a topic from the start until ``expected`` records arrived or the timeout passed.
 
     With ``settle_s`` it keeps reading that long after reaching ``expected``, to catch extras.
     """
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                                enable_auto_commit=False, group_id=None,
-                                isolation_level=isolation_level)
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        group_id=None,
+        isolation_level=isolation_level,
+    )
     await consumer.start()
     out: list[ConsumerRecord[Any, Any]] = []
     loop = asyncio.get_running_loop()

@@ -42,17 +42,32 @@ def new_topics() -> Topics:
 
 
 async def create_all(bootstrap: str, topics: Topics, partitions: int) -> None:
-    await create_topics(bootstrap, {topics.requests: partitions, topics.verdicts: 3,
-                                    topics.quarantine: 3, topics.dlq: 3, topics.approved: 3})
+    await create_topics(
+        bootstrap,
+        {
+            topics.requests: partitions,
+            topics.verdicts: 3,
+            topics.quarantine: 3,
+            topics.dlq: 3,
+            topics.approved: 3,
+        },
+    )
 
 
-def make_settings(bootstrap: str, topics: Topics, *, approved: bool = False,
-                  **overrides: Any) -> ServiceSettings:
+def make_settings(
+    bootstrap: str, topics: Topics, *, approved: bool = False, **overrides: Any
+) -> ServiceSettings:
     values: dict[str, Any] = {
-        "bootstrap_servers": bootstrap, "group_id": unique("group"), "instance_id": "test",
-        "topics": TopicSettings(requests=topics.requests, verdicts=topics.verdicts,
-                                quarantine=topics.quarantine, dlq=topics.dlq,
-                                approved=topics.approved if approved else None),
+        "bootstrap_servers": bootstrap,
+        "group_id": unique("group"),
+        "instance_id": "test",
+        "topics": TopicSettings(
+            requests=topics.requests,
+            verdicts=topics.verdicts,
+            quarantine=topics.quarantine,
+            dlq=topics.dlq,
+            approved=topics.approved if approved else None,
+        ),
         "commit_interval_s": 0.2,
         "judge": JudgeSettings(provider=Provider.FAKE, mode=ScoringMode.SCALE5),
     } | overrides
@@ -60,13 +75,15 @@ def make_settings(bootstrap: str, topics: Topics, *, approved: bool = False,
 
 
 def grounded(i: int) -> bytes:
-    return orjson.dumps({"id": f"ok-{i}", "output": "The Eiffel Tower is in Paris",
-                         "context": EVIDENCE})
+    return orjson.dumps(
+        {"id": f"ok-{i}", "output": "The Eiffel Tower is in Paris", "context": EVIDENCE}
+    )
 
 
 def ungrounded(i: int) -> bytes:
-    return orjson.dumps({"id": f"bad-{i}", "output": "The Eiffel Tower is in Rome",
-                         "context": EVIDENCE})
+    return orjson.dumps(
+        {"id": f"bad-{i}", "output": "The Eiffel Tower is in Rome", "context": EVIDENCE}
+    )
 
 
 def guard_with(judge: Any, settings: ServiceSettings) -> Guard:
@@ -110,9 +127,9 @@ async def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[Topic
     return {tp: end for tp, end in ends.items() if end > 0}
 
 
-async def wait_committed(bootstrap: str, group_id: str, topic: str, partitions: int,
-                         timeout_s: float = 60.0
-                         ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+async def wait_committed(
+    bootstrap: str, group_id: str, topic: str, partitions: int, timeout_s: float = 60.0
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
     """Poll (bounded) until the group's committed offsets reach the topic's end offsets;
     return both."""
     ends = await end_offsets(bootstrap, topic, partitions)
@@ -150,14 +167,22 @@ def service_env(**settings: str) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def command(*args: str, env: dict[str, str],
-                  log_path: Path) -> AsyncIterator[asyncio.subprocess.Process]:
+async def command(
+    *args: str, env: dict[str, str], log_path: Path
+) -> AsyncIterator[asyncio.subprocess.Process]:
     """``python -m consumers ARGS`` writing to ``log_path``; SIGTERM and a wait of up to 60 s
     when the block ends (killed if it does not stop)."""
     with log_path.open("wb") as log_file:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "consumers", *args, cwd=REPO, env=env, stdout=log_file,
-            stderr=log_file)
+            sys.executable,
+            "-m",
+            "consumers",
+            *args,
+            cwd=REPO,
+            env=env,
+            stdout=log_file,
+            stderr=log_file,
+        )
         try:
             yield proc
             proc.send_signal(signal.SIGTERM)

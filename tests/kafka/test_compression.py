@@ -23,8 +23,9 @@ async def test_compressed_batches_are_judged(kafka_bootstrap: str, codec: str) -
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=2)
     settings = make_settings(kafka_bootstrap, topics)
-    producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, compression_type=codec,
-                                linger_ms=20)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=kafka_bootstrap, compression_type=codec, linger_ms=20
+    )
     await producer.start()
     try:
         sent = [await producer.send(topics.requests, grounded(i)) for i in range(20)]

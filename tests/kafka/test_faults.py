@@ -67,8 +67,13 @@ class Service:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "consumers", "run", "--config", str(config)], cwd=ROOT,
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                [sys.executable, "-m", "consumers", "run", "--config", str(config)],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -126,8 +131,11 @@ class Run:
     async def produce(self, start: int, stop: int) -> None:
         batch = [(f"{self.prefix}-{i}", i) for i in range(start, stop)]
         self.ids.extend(rid for rid, _ in batch)
-        await produce(self.bootstrap, self.requests,
-                      [(rid.encode(), request(rid, i), None) for rid, i in batch])
+        await produce(
+            self.bootstrap,
+            self.requests,
+            [(rid.encode(), request(rid, i), None) for rid, i in batch],
+        )
 
     def service(self, instance: str, **overrides: Any) -> Service:
         config = {
@@ -137,12 +145,21 @@ class Run:
             "concurrency": CONCURRENCY,
             "commit_interval_s": COMMIT_INTERVAL_S,
             "drain_timeout_s": 10,
-            "topics": {"requests": self.requests, "verdicts": self.verdicts,
-                       "quarantine": f"{self.prefix}.quarantine", "dlq": f"{self.prefix}.dlq"},
+            "topics": {
+                "requests": self.requests,
+                "verdicts": self.verdicts,
+                "quarantine": f"{self.prefix}.quarantine",
+                "dlq": f"{self.prefix}.dlq",
+            },
             "kafka": {"session_timeout_ms": 6_000, "heartbeat_interval_ms": 1_000},
             "metrics": {"enabled": False},
-            "judge": {"provider": "openai", "base_url": self.judge_url, "api_key": "test",
-                      "timeout_s": 10, "max_retries": 2},
+            "judge": {
+                "provider": "openai",
+                "base_url": self.judge_url,
+                "api_key": "test",
+                "timeout_s": 10,
+                "max_retries": 2,
+            },
             **overrides,
         }
         service = Service(config, self.workdir, f"{instance}-{len(self.services)}")
@@ -160,10 +177,18 @@ class Run:
 
 def request(rid: str, i: int) -> bytes:
     """A request whose text is its own (so no verdict cache answers it); every fifth fails."""
-    output = (f"Paris is the capital of France ({rid})." if i % 5
-              else f"HALLUCINATED: Lyon is the capital ({rid}).")
-    return orjson.dumps({"id": rid, "output": output,
-                         "context": ["Paris is the capital and largest city of France."]})
+    output = (
+        f"Paris is the capital of France ({rid})."
+        if i % 5
+        else f"HALLUCINATED: Lyon is the capital ({rid})."
+    )
+    return orjson.dumps(
+        {
+            "id": rid,
+            "output": output,
+            "context": ["Paris is the capital and largest city of France."],
+        }
+    )
 
 
 # --------------------------------------------------------------------------- reading verdicts
@@ -173,9 +198,14 @@ class Verdicts:
     """Reads the verdicts topic from the start, incrementally, counting verdicts per request id."""
 
     def __init__(self, bootstrap: str, topic: str, *, isolation_level: str) -> None:
-        self._consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
-                                          auto_offset_reset="earliest", enable_auto_commit=False,
-                                          isolation_level=isolation_level)
+        self._consumer = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=None,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            isolation_level=isolation_level,
+        )
         self.counts: Counter[str] = Counter()
 
     async def __aenter__(self) -> Verdicts:
@@ -191,8 +221,9 @@ class Verdicts:
             for record in records:
                 self.counts[str(orjson.loads(record.value)["request_id"])] += 1
 
-    async def wait_for(self, n_ids: int, run: Run, *, timeout_s: float = WAIT_S,
-                       watch: tuple[Service, ...] = ()) -> None:
+    async def wait_for(
+        self, n_ids: int, run: Run, *, timeout_s: float = WAIT_S, watch: tuple[Service, ...] = ()
+    ) -> None:
         """Poll until ``n_ids`` distinct ids have a verdict; fail early if a watched service
         died, or when the timeout passes."""
         loop = asyncio.get_running_loop()
@@ -200,8 +231,9 @@ class Verdicts:
         while len(self.counts) < n_ids:
             dead = [s.name for s in watch if not s.alive()]
             if dead or loop.time() > deadline:
-                pytest.fail(f"{len(self.counts)}/{n_ids} ids have verdicts; dead: {dead}\n"
-                            f"{run.logs()}")
+                pytest.fail(
+                    f"{len(self.counts)}/{n_ids} ids have verdicts; dead: {dead}\n{run.logs()}"
+                )
             await self.poll()
 
     async def settle(self, seconds: float) -> None:
@@ -249,8 +281,9 @@ def slow_judge() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-async def run(kafka_bootstrap: str, slow_judge: FakeLLMServer,
-              tmp_path: Path) -> AsyncIterator[Run]:
+async def run(
+    kafka_bootstrap: str, slow_judge: FakeLLMServer, tmp_path: Path
+) -> AsyncIterator[Run]:
     slow_judge.latency_s = JUDGE_LATENCY_S
     the_run = Run(kafka_bootstrap, slow_judge.openai_base_url, tmp_path)
     try:
@@ -304,9 +337,9 @@ async def test_sigkill_mid_run_in_exactly_once_mode_leaves_no_duplicates(run: Ru
         assert second.wait(30) == 0, run.logs()
 
 
-async def test_second_instance_joining_then_leaving_loses_nothing(run: Run,
-                                                                  slow_judge: FakeLLMServer
-                                                                  ) -> None:
+async def test_second_instance_joining_then_leaving_loses_nothing(
+    run: Run, slow_judge: FakeLLMServer
+) -> None:
     """Rebalance: a second instance joins mid-run (partitions move to it while work is in
     flight), then leaves on SIGTERM; every input gets a verdict, repeats stay bounded."""
     slow_judge.latency_s = 0.25
@@ -331,7 +364,8 @@ async def test_second_instance_joining_then_leaving_loses_nothing(run: Run,
 
 
 async def test_exactly_once_a_member_frozen_past_its_session_timeout_leaves_no_duplicate(
-        run: Run, slow_judge: FakeLLMServer) -> None:
+    run: Run, slow_judge: FakeLLMServer
+) -> None:
     """Exactly-once, two replicas: one is frozen (SIGSTOP) with work staged or in a transaction
     until the group drops it and gives its partitions to the other, then thawed (SIGCONT). A
     read_committed reader sees every input's verdict exactly once: no loss, no duplicate."""
@@ -364,7 +398,8 @@ async def test_exactly_once_a_member_frozen_past_its_session_timeout_leaves_no_d
 
 
 async def test_broker_restart_mid_run_loses_nothing_and_the_service_survives(
-        own_broker: ScriptBroker, slow_judge: FakeLLMServer, tmp_path: Path) -> None:
+    own_broker: ScriptBroker, slow_judge: FakeLLMServer, tmp_path: Path
+) -> None:
     """The broker stops (clean shutdown) while verdicts are in flight and comes back with its
     data a few seconds later; the service keeps running and every input gets a verdict."""
     slow_judge.latency_s = JUDGE_LATENCY_S
@@ -373,16 +408,18 @@ async def test_broker_restart_mid_run_loses_nothing_and_the_service_survives(
         await run.create_topics()
         await run.produce(0, N)
         service = run.service("a")
-        async with Verdicts(run.bootstrap, run.verdicts,
-                            isolation_level="read_uncommitted") as seen:
+        async with Verdicts(
+            run.bootstrap, run.verdicts, isolation_level="read_uncommitted"
+        ) as seen:
             await seen.wait_for(N // 4, run, watch=(service,))
             assert len(seen.counts) < N, "the run finished before the stop: nothing was tested"
         await asyncio.to_thread(own_broker.stop)
         await asyncio.sleep(3)
         assert service.alive(), f"the service exited when the broker stopped\n{run.logs()}"
         await asyncio.to_thread(own_broker.start)
-        async with Verdicts(run.bootstrap, run.verdicts,
-                            isolation_level="read_uncommitted") as seen:
+        async with Verdicts(
+            run.bootstrap, run.verdicts, isolation_level="read_uncommitted"
+        ) as seen:
             await seen.wait_for(N, run, timeout_s=90, watch=(service,))
             assert set(seen.counts) == set(run.ids)
         assert service.alive(), run.logs()

@@ -64,11 +64,17 @@ async def serving(settings: ServiceSettings, judge: Any) -> AsyncIterator[Runnin
     stats = ServiceStats()
     guard = guard_with(judge, settings)
     metrics = Metrics(stats, judge_stats=guard.budget_stats)
-    health = HealthServer(metrics=metrics, stats=stats, host="127.0.0.1", port=0,
-                          stall_after_s=settings.metrics.stall_after_s)
+    health = HealthServer(
+        metrics=metrics,
+        stats=stats,
+        host="127.0.0.1",
+        port=0,
+        stall_after_s=settings.metrics.stall_after_s,
+    )
     stop = asyncio.Event()
-    service = GuardService(settings, guard, stop=stop, on_verdict=metrics.observe_verdict,
-                           stats=stats)
+    service = GuardService(
+        settings, guard, stop=stop, on_verdict=metrics.observe_verdict, stats=stats
+    )
     await health.start()
     task = asyncio.create_task(service.run())
     try:
@@ -101,18 +107,25 @@ async def http_get(port: int, path: str) -> tuple[int, str]:
 async def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     status, body = await http_get(port, "/metrics")
     assert status == 200
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(body) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(body)
+        for s in family.samples
+    }
 
 
-def value(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str,
-          **labels: str) -> float:
+def value(
+    samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str
+) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 def lags(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float]) -> dict[str, float]:
-    return {dict(labels)["partition"]: v for (name, labels), v in samples.items()
-            if name == "groundguard_consumer_lag"}
+    return {
+        dict(labels)["partition"]: v
+        for (name, labels), v in samples.items()
+        if name == "groundguard_consumer_lag"
+    }
 
 
 async def poll_readyz(port: int, *, status: int) -> dict[str, Any]:
@@ -143,21 +156,26 @@ async def test_scraped_counters_move_as_the_service_judges(kafka_bootstrap: str)
         before = await scrape(port)
         assert value(before, "groundguard_messages_consumed_total") == 0
         await poll_readyz(port, status=200)
-        records = [*[(None, grounded(i), None) for i in range(6)],
-                   *[(None, ungrounded(i), None) for i in range(4)],
-                   (None, b'{"output": "half', None)]
+        records = [
+            *[(None, grounded(i), None) for i in range(6)],
+            *[(None, ungrounded(i), None) for i in range(4)],
+            (None, b'{"output": "half', None),
+        ]
         await produce(kafka_bootstrap, topics.requests, records)
-        published = {"verdict": await read_until(kafka_bootstrap, topics.verdicts, expected=10),
-                     "quarantine": await read_until(kafka_bootstrap, topics.quarantine,
-                                                    expected=4),
-                     "dead-letter": await read_until(kafka_bootstrap, topics.dlq, expected=1)}
+        published = {
+            "verdict": await read_until(kafka_bootstrap, topics.verdicts, expected=10),
+            "quarantine": await read_until(kafka_bootstrap, topics.quarantine, expected=4),
+            "dead-letter": await read_until(kafka_bootstrap, topics.dlq, expected=1),
+        }
         after: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
         for _ in range(POLLS):
             after = await scrape(port)
-            if (value(after, "groundguard_messages_consumed_total") == 11
-                    and value(after, "groundguard_dead_lettered_total", reason="invalid_json")
-                    == 1 and value(after, "groundguard_quarantined_total") == 4
-                    and lags(after) == {"0": 0.0, "1": 0.0}):
+            if (
+                value(after, "groundguard_messages_consumed_total") == 11
+                and value(after, "groundguard_dead_lettered_total", reason="invalid_json") == 1
+                and value(after, "groundguard_quarantined_total") == 4
+                and lags(after) == {"0": 0.0, "1": 0.0}
+            ):
                 break
             await asyncio.sleep(POLL_S)
     assert value(after, "groundguard_messages_consumed_total") == 11
@@ -176,20 +194,21 @@ async def test_scraped_counters_move_as_the_service_judges(kafka_bootstrap: str)
 
 
 async def test_readyz_turns_unready_while_the_judge_hangs_and_ready_when_it_progresses(
-        kafka_bootstrap: str) -> None:
+    kafka_bootstrap: str,
+) -> None:
     """Ready while idle; with messages pending and the judge stuck, /readyz turns 503 (stalled)
     after stall_after_s; once the judge answers and verdicts flow, it turns 200 again."""
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
-    settings = settings_for(kafka_bootstrap, topics,
-                            metrics=MetricsSettings(stall_after_s=1.0))
+    settings = settings_for(kafka_bootstrap, topics, metrics=MetricsSettings(stall_after_s=1.0))
     judge = GatedJudge()
     async with serving(settings, judge) as run:
         port = run.health.port
         idle = await poll_readyz(port, status=200)
         assert idle["assigned"] == 1
-        await produce(kafka_bootstrap, topics.requests, [(None, grounded(i), None)
-                                                         for i in range(3)])
+        await produce(
+            kafka_bootstrap, topics.requests, [(None, grounded(i), None) for i in range(3)]
+        )
         stuck = await poll_readyz(port, status=503)
         assert stuck["reason"].startswith("stalled")
         assert stuck["pending"] > 0

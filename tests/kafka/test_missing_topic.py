@@ -30,10 +30,10 @@ from tests.kafka.servicekit import (
 
 
 async def test_a_missing_input_topic_is_named_once_and_start_fails_at_the_deadline(
-        kafka_bootstrap: str) -> None:
+    kafka_bootstrap: str,
+) -> None:
     topics = new_topics()
-    await create_topics(kafka_bootstrap, {topics.verdicts: 1, topics.quarantine: 1,
-                                          topics.dlq: 1})
+    await create_topics(kafka_bootstrap, {topics.verdicts: 1, topics.quarantine: 1, topics.dlq: 1})
     settings = make_settings(kafka_bootstrap, topics, startup_timeout_s=3.0)
     stream = io.StringIO()
     configure_logging(log_format="json", level="info", stream=stream)
@@ -69,8 +69,10 @@ async def test_a_missing_input_topic_is_named_once_and_start_fails_at_the_deadli
 
 async def test_the_service_starts_once_the_missing_topic_is_created(kafka_bootstrap: str) -> None:
     topics = new_topics()
-    await create_topics(kafka_bootstrap, {topics.verdicts: 1, topics.quarantine: 1,
-                                          topics.dlq: 1, topics.approved: 1})
+    await create_topics(
+        kafka_bootstrap,
+        {topics.verdicts: 1, topics.quarantine: 1, topics.dlq: 1, topics.approved: 1},
+    )
     settings = make_settings(kafka_bootstrap, topics, startup_timeout_s=30.0)
     stop = asyncio.Event()
     service = GuardService(settings, Guard(FakeJudge(), settings.judge), stop=stop)
@@ -100,19 +102,31 @@ async def test_a_stop_while_waiting_for_topics_ends_cleanly(kafka_bootstrap: str
 
 
 async def test_run_exits_1_at_the_deadline_naming_the_topic_and_the_fix(
-        kafka_bootstrap: str) -> None:
+    kafka_bootstrap: str,
+) -> None:
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
-    env = service_env(GROUNDGUARD_BOOTSTRAP_SERVERS=kafka_bootstrap,
-                      GROUNDGUARD_TOPICS__REQUESTS="gg-never-created-topic",
-                      GROUNDGUARD_TOPICS__VERDICTS=topics.verdicts,
-                      GROUNDGUARD_TOPICS__QUARANTINE=topics.quarantine,
-                      GROUNDGUARD_TOPICS__DLQ=topics.dlq, GROUNDGUARD_STARTUP_TIMEOUT_S="2",
-                      GROUNDGUARD_METRICS__ENABLED="false", GROUNDGUARD_JUDGE__PROVIDER="offline",
-                      GROUNDGUARD_LOG__FORMAT="json")
+    env = service_env(
+        GROUNDGUARD_BOOTSTRAP_SERVERS=kafka_bootstrap,
+        GROUNDGUARD_TOPICS__REQUESTS="gg-never-created-topic",
+        GROUNDGUARD_TOPICS__VERDICTS=topics.verdicts,
+        GROUNDGUARD_TOPICS__QUARANTINE=topics.quarantine,
+        GROUNDGUARD_TOPICS__DLQ=topics.dlq,
+        GROUNDGUARD_STARTUP_TIMEOUT_S="2",
+        GROUNDGUARD_METRICS__ENABLED="false",
+        GROUNDGUARD_JUDGE__PROVIDER="offline",
+        GROUNDGUARD_LOG__FORMAT="json",
+    )
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "consumers", "run", cwd=REPO, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "consumers",
+        "run",
+        cwd=REPO,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     _, stderr = await asyncio.wait_for(proc.communicate(), timeout=60)
     text = stderr.decode()
     assert proc.returncode == 1, text[-2000:]

@@ -40,8 +40,9 @@ async def limit_message_bytes(bootstrap: str, topic: str, limit: int) -> None:
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
-                                                  {"max.message.bytes": str(limit)})])
+        await admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic, {"max.message.bytes": str(limit)})]
+        )
     finally:
         await admin.close()
 
@@ -54,49 +55,84 @@ def explode_on(request_id: str) -> Callable[[Verdict], None]:
     return on_verdict
 
 
-DEEP = (b'{"id":"deep","output":"The Eiffel Tower is in Paris","context":"x","metadata":{"a":'
-        + b"[" * 256 + b"]" * 256 + b"}}")
+DEEP = (
+    b'{"id":"deep","output":"The Eiffel Tower is in Paris","context":"x","metadata":{"a":'
+    + b"[" * 256
+    + b"]" * 256
+    + b"}}"
+)
 BIG = 123456789012345678901234567890
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 async def test_poison_messages_never_stop_the_service_nor_the_partition(
-        kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch, guarantee: str) -> None:
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch, guarantee: str
+) -> None:
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
     await limit_message_bytes(kafka_bootstrap, topics.verdicts, 60_000)
-    settings = make_settings(kafka_bootstrap, topics, guarantee=guarantee,
-                             transactional_id_prefix=topics.requests)
+    settings = make_settings(
+        kafka_bootstrap, topics, guarantee=guarantee, transactional_id_prefix=topics.requests
+    )
     bad_json_headers = [("authorization", b"Bearer sk-live-123"), ("traceparent", b"00-aa-bb-01")]
     # produced before the service starts: the builder patch must not reach its producer
-    await produce(kafka_bootstrap, topics.requests, [
-        (b"a", grounded(0), None),
-        (b"a", DEEP, None),
-        (b"k" * 600_000, with_id("long-key"), None),
-        (b"a", grounded(1), [("x-request-id", b"r" * 400_000)]),
-    ])
+    await produce(
+        kafka_bootstrap,
+        topics.requests,
+        [
+            (b"a", grounded(0), None),
+            (b"a", DEEP, None),
+            (b"k" * 600_000, with_id("long-key"), None),
+            (b"a", grounded(1), [("x-request-id", b"r" * 400_000)]),
+        ],
+    )
     with python_builder(monkeypatch):
-        await produce(kafka_bootstrap, topics.requests,
-                      [(b"a", with_id("bad-header-name"), [(RawName(b"n\xff\xfe"), b"v")])])
-    await produce(kafka_bootstrap, topics.requests, [
-        (b"a", b"{not json", bad_json_headers),
-        (b"a", with_id(str(BIG), metadata={"n": BIG}).replace(f'"{BIG}"'.encode(),
-                                                               str(BIG).encode(), 1), None),
-        (b"a", with_id("verdict-refused", metadata={"blob": "m" * 100_000}), None),
-        (b"a", grounded(2), None),
-    ])
+        await produce(
+            kafka_bootstrap,
+            topics.requests,
+            [(b"a", with_id("bad-header-name"), [(RawName(b"n\xff\xfe"), b"v")])],
+        )
+    await produce(
+        kafka_bootstrap,
+        topics.requests,
+        [
+            (b"a", b"{not json", bad_json_headers),
+            (
+                b"a",
+                with_id(str(BIG), metadata={"n": BIG}).replace(
+                    f'"{BIG}"'.encode(), str(BIG).encode(), 1
+                ),
+                None,
+            ),
+            (b"a", with_id("verdict-refused", metadata={"blob": "m" * 100_000}), None),
+            (b"a", grounded(2), None),
+        ],
+    )
     async with running(settings, guard_with(FakeJudge(), settings)) as service:
         service.on_verdict = explode_on("ok-1")  # a step after delivery raising: no dead letter
-        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=6, settle_s=0.5,
-                                    isolation_level="read_committed")
-        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=3, settle_s=0.5,
-                               isolation_level="read_committed")
-        committed, ends = await wait_committed(kafka_bootstrap, settings.group_id,
-                                               topics.requests, 1)
+        verdicts = await read_until(
+            kafka_bootstrap,
+            topics.verdicts,
+            expected=6,
+            settle_s=0.5,
+            isolation_level="read_committed",
+        )
+        dlq = await read_until(
+            kafka_bootstrap, topics.dlq, expected=3, settle_s=0.5, isolation_level="read_committed"
+        )
+        committed, ends = await wait_committed(
+            kafka_bootstrap, settings.group_id, topics.requests, 1
+        )
     assert committed == ends
     assert len(dlq) == 3
-    assert by_id(verdicts) == {"ok-0": 1, "long-key": 1, "ok-1": 1, "bad-header-name": 1,
-                               str(BIG): 1, "ok-2": 1}
+    assert by_id(verdicts) == {
+        "ok-0": 1,
+        "long-key": 1,
+        "ok-1": 1,
+        "bad-header-name": 1,
+        str(BIG): 1,
+        "ok-2": 1,
+    }
     by_request = {json.loads(r.value)["request_id"]: r for r in verdicts}
     assert by_request["long-key"].key.startswith(b"sha256:")
     assert json.loads(by_request[str(BIG)].value)["metadata"] == {"n": BIG}
@@ -112,18 +148,23 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
 
 
 async def test_big_messages_are_bounded_by_buffered_bytes_not_only_by_count(
-        kafka_bootstrap: str) -> None:
+    kafka_bootstrap: str,
+) -> None:
     """partition_buffer x big messages reached 428 MB RSS: with max_buffered_bytes the service
     pauses the partition once that many input bytes are held (plus at most one fetch), and
     still judges every message."""
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
     limit = 1_048_576
-    settings = make_settings(kafka_bootstrap, topics, concurrency=2, partition_buffer=512,
-                             max_buffered_bytes=limit)
+    settings = make_settings(
+        kafka_bootstrap, topics, concurrency=2, partition_buffer=512, max_buffered_bytes=limit
+    )
     padding = "p" * 100_000
-    await produce(kafka_bootstrap, topics.requests,
-                  [(b"a", with_id(f"big-{i}", padding=padding), None) for i in range(40)])
+    await produce(
+        kafka_bootstrap,
+        topics.requests,
+        [(b"a", with_id(f"big-{i}", padding=padding), None) for i in range(40)],
+    )
     guard = guard_with(FakeJudge(latency_s=0.05), settings)
     async with running(settings, guard) as service:
         verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=40)

@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(240)]
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 async def test_a_broker_outage_cannot_make_the_service_hang(
-        own_broker: ScriptBroker, guarantee: str) -> None:
+    own_broker: ScriptBroker, guarantee: str
+) -> None:
     """The broker stops while messages are being judged. At-least-once: a stop request during
     the outage ends the service (its final commit times out instead of retrying forever).
     Exactly-once: the transaction of the messages finished during the outage cannot end; after
@@ -27,9 +28,15 @@ async def test_a_broker_outage_cannot_make_the_service_hang(
     bootstrap = own_broker.bootstrap
     topics = new_topics()
     await create_all(bootstrap, topics, partitions=1)
-    settings = make_settings(bootstrap, topics, guarantee=guarantee, concurrency=2,
-                             transactional_id_prefix=topics.requests, commit_timeout_s=3.0,
-                             drain_timeout_s=2.0)
+    settings = make_settings(
+        bootstrap,
+        topics,
+        guarantee=guarantee,
+        concurrency=2,
+        transactional_id_prefix=topics.requests,
+        commit_timeout_s=3.0,
+        drain_timeout_s=2.0,
+    )
     judge = FakeJudge(latency_s=0.5)
     stop = asyncio.Event()
     service = GuardService(settings, guard_with(judge, settings), stop=stop)

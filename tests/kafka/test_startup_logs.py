@@ -17,14 +17,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 async def test_a_first_start_on_a_fresh_broker_logs_no_errors(
-        own_broker: LocalBroker, tmp_path: Path) -> None:
+    own_broker: LocalBroker, tmp_path: Path
+) -> None:
     bootstrap = own_broker.bootstrap
     names = ("rag.responses", "guard.verdicts", "guard.quarantine", "guard.dlq")
     await create_topics(bootstrap, dict.fromkeys(names, 1))
     await produce(bootstrap, "rag.responses", [(b"k", grounded(1), None)])
-    env = service_env(GROUNDGUARD_BOOTSTRAP_SERVERS=bootstrap,
-                      GROUNDGUARD_METRICS__ENABLED="false", GROUNDGUARD_JUDGE__PROVIDER="offline",
-                      GROUNDGUARD_LOG__FORMAT="json")
+    env = service_env(
+        GROUNDGUARD_BOOTSTRAP_SERVERS=bootstrap,
+        GROUNDGUARD_METRICS__ENABLED="false",
+        GROUNDGUARD_JUDGE__PROVIDER="offline",
+        GROUNDGUARD_LOG__FORMAT="json",
+    )
     log_path = tmp_path / "service.log"
     async with command("run", env=env, log_path=log_path) as proc:
         await read_until(bootstrap, "guard.verdicts", expected=1)

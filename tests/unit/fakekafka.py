@@ -55,8 +55,21 @@ class FakeCluster:
         tp = TopicPartition(self.topic, partition)
         log = self.logs.setdefault(tp, [])
         offset = len(log)
-        log.append(ConsumerRecord(self.topic, partition, offset, 0, 0, key, value, None,
-                                  len(key or b""), len(value), []))
+        log.append(
+            ConsumerRecord(
+                self.topic,
+                partition,
+                offset,
+                0,
+                0,
+                key,
+                value,
+                None,
+                len(key or b""),
+                len(value),
+                [],
+            )
+        )
         self.notify()
         return offset
 
@@ -106,7 +119,7 @@ class FakeConsumer:
         await asyncio.sleep(0)  # a fetch always yields to the event loop, as aiokafka's does
         batch: Records = {}
         for tp in sorted(self.assigned - self.paused):
-            records = self.cluster.logs.get(tp, [])[self.positions[tp]:]
+            records = self.cluster.logs.get(tp, [])[self.positions[tp] :]
             if records:
                 batch[tp] = list(records)
                 self.positions[tp] = records[-1].offset + 1
@@ -144,8 +157,9 @@ class FakeConsumer:
         self._check(list(offsets))
         self.cluster.committed.update(offsets)
 
-    async def committed_with_metadata(self, tps: list[TopicPartition]
-                                      ) -> dict[TopicPartition, tuple[int, str]]:
+    async def committed_with_metadata(
+        self, tps: list[TopicPartition]
+    ) -> dict[TopicPartition, tuple[int, str]]:
         if self.lookup_gate is not None:
             self.looking_up = True
             await self.lookup_gate.wait()
@@ -182,8 +196,9 @@ class FakeProducer:
     async def start(self) -> None:
         return None
 
-    async def send(self, topic: str, value: bytes, *, key: bytes | None,
-                   headers: list[tuple[str, bytes]]) -> asyncio.Future[Any]:
+    async def send(
+        self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
+    ) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         out = Output(topic, key, value)
         error = self.refuse(out)
@@ -228,8 +243,9 @@ class FakeProducer:
     def transaction(self) -> contextlib.AbstractAsyncContextManager[Any]:
         return self._transaction()
 
-    async def send_offsets_to_transaction(self, offsets: dict[TopicPartition, int],
-                                          group_id: str) -> None:
+    async def send_offsets_to_transaction(
+        self, offsets: dict[TopicPartition, int], group_id: str
+    ) -> None:
         assert self._open is not None
         self._open[1].update(offsets)
 
@@ -249,8 +265,9 @@ class FakeBroker:
     async def create_topics(self) -> None:
         return None
 
-    async def topics_exist(self, *, deadline: float, stop: asyncio.Event,
-                           on_missing: Callable[[str | None], None]) -> bool:
+    async def topics_exist(
+        self, *, deadline: float, stop: asyncio.Event, on_missing: Callable[[str | None], None]
+    ) -> bool:
         on_missing(None)
         return True
 
@@ -279,8 +296,9 @@ class Clock:
         self.now += seconds
 
 
-async def until(condition: Callable[[], bool], what: str = "condition",
-                timeout_s: float = 10.0) -> None:
+async def until(
+    condition: Callable[[], bool], what: str = "condition", timeout_s: float = 10.0
+) -> None:
     """Wait until ``condition()`` holds (checked at each turn of the event loop, briefly
     yielding), failing the test after ``timeout_s``: a bound, not a synchronisation."""
     loop = asyncio.get_running_loop()

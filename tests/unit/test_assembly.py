@@ -19,8 +19,10 @@ ENV = {"OPENAI_API_KEY": "sk-test-wiring"}
 
 
 def _settings(**budget: object) -> JudgeSettings:
-    return JudgeSettings(provider="openai",  # type: ignore[arg-type]
-                         budget=BudgetSettings.model_validate(budget))
+    return JudgeSettings(
+        provider="openai",  # type: ignore[arg-type]
+        budget=BudgetSettings.model_validate(budget),
+    )
 
 
 async def test_builds_the_provider_judge_inside_the_stack() -> None:

@@ -12,14 +12,22 @@ from consumers.runtime.batches import LenientRecords
 from tests.rawheaders import RawName
 
 
-def batch(records: list[tuple[bytes, list[tuple[str, bytes]]]], *, base: int = 0,
-          codec: int = 0) -> bytes:
-    builder = _DefaultRecordBatchBuilderPy(magic=2, compression_type=codec, is_transactional=0,
-                                           producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                                           batch_size=1 << 20)
+def batch(
+    records: list[tuple[bytes, list[tuple[str, bytes]]]], *, base: int = 0, codec: int = 0
+) -> bytes:
+    builder = _DefaultRecordBatchBuilderPy(
+        magic=2,
+        compression_type=codec,
+        is_transactional=0,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 20,
+    )
     for i, (value, headers) in enumerate(records):
-        builder.append(base + i, timestamp=1_700_000_000_000, key=b"k", value=value,
-                       headers=headers)  # type: ignore[arg-type]
+        builder.append(
+            base + i, timestamp=1_700_000_000_000, key=b"k", value=value, headers=headers
+        )  # type: ignore[arg-type]
     return bytes(builder.build())
 
 
@@ -33,9 +41,14 @@ def read_all(records: object) -> list[tuple[int, bytes | None, list[tuple[str, b
 
 @pytest.mark.parametrize("codec", [0, 1], ids=["plain", "gzip"])
 def test_a_bad_header_name_is_decoded_leniently_and_every_record_is_read(codec: int) -> None:
-    data = batch([(b"good-0", [("traceparent", b"t0")]),
-                  (b"poison", [(RawName(b"bad\xff\xfename"), b"v")]),
-                  (b"good-2", [])], codec=codec)
+    data = batch(
+        [
+            (b"good-0", [("traceparent", b"t0")]),
+            (b"poison", [(RawName(b"bad\xff\xfename"), b"v")]),
+            (b"good-2", []),
+        ],
+        codec=codec,
+    )
     data += batch([(b"good-3", [])], base=3)
     with pytest.raises(UnicodeDecodeError):  # aiokafka's own reader: the whole fetch fails
         read_all(MemoryRecords(data))

@@ -36,7 +36,7 @@ def test_an_excerpt_for_a_query_of_25k_distinct_words_is_linear() -> None:
     quadratic, 220 s of CPU for one 500 KB message."""
     words = _distinct_words(50_000)
     query = " ".join(words[:25_000])
-    context = ". ".join(" ".join(words[i:i + 12]) for i in range(25_000, 50_000, 12))
+    context = ". ".join(" ".join(words[i : i + 12]) for i in range(25_000, 50_000, 12))
     kept = excerpt(context, 4000, query + " " + words[49_990])
     assert len(kept) <= 4000
     assert words[49_990] in kept  # the unit sharing a query word is still preferred
@@ -69,8 +69,9 @@ def test_documents_beyond_the_item_cap_are_not_rendered_but_count_as_cut() -> No
 
 def test_the_most_recent_turns_are_kept_beyond_the_item_cap() -> None:
     turns = [{"role": "user", "content": f"turn {i}"} for i in range(MAX_EVIDENCE_ITEMS + 10)]
-    guard = Guard(OfflineJudge(), JudgeSettings(context_field="messages",
-                                                max_context_chars=100_000))
+    guard = Guard(
+        OfflineJudge(), JudgeSettings(context_field="messages", max_context_chars=100_000)
+    )
     case = guard.prepare(JudgeRequest.model_validate({"output": "x", "messages": turns}))
     assert isinstance(case, PreparedCase)
     evidence = case.evidence
@@ -92,8 +93,9 @@ async def test_large_requests_are_prepared_off_the_event_loop(size: int, off_loo
     guard = _ThreadRecordingGuard(OfflineJudge(), JudgeSettings())
     guard.threads = []
     sentence = "Returns are accepted within 30 days. "
-    request = JudgeRequest(output="Returns are accepted within 30 days.",
-                           context=sentence * (size // len(sentence)))
+    request = JudgeRequest(
+        output="Returns are accepted within 30 days.", context=sentence * (size // len(sentence))
+    )
     verdict = await guard.judge(request)
     await guard.aclose()
     assert verdict.label.value == "pass"
@@ -105,8 +107,7 @@ async def test_the_event_loop_keeps_running_while_a_large_request_is_prepared() 
     """A ticker task gets turns while a 400 KB request is prepared (no timing asserted)."""
     guard = Guard(OfflineJudge(), JudgeSettings())
     words = _distinct_words(40_000)
-    request = JudgeRequest(output=" ".join(words[:20_000]),
-                           context=". ".join(words[20_000:]))
+    request = JudgeRequest(output=" ".join(words[:20_000]), context=". ".join(words[20_000:]))
     ticks = 0
     done = asyncio.Event()
 
@@ -133,8 +134,11 @@ def test_a_text_of_many_tiny_sentences_is_ranked_in_groups_within_the_budget() -
     assert kept.endswith("Electronics may be returned within 15 days.")
 
 
-@given(st.text(alphabet=st.sampled_from("ae \u0301\u0308\u0327\u0323\u05b0\u2028\u2029\r\n"),
-               max_size=300))
+@given(
+    st.text(
+        alphabet=st.sampled_from("ae \u0301\u0308\u0327\u0323\u05b0\u2028\u2029\r\n"), max_size=300
+    )
+)
 def test_sanitized_text_has_no_long_mark_runs_and_no_exotic_line_breaks(text: str) -> None:
     clean = sanitize(text)
     assert "\u2028" not in clean
@@ -159,6 +163,7 @@ async def test_the_offline_checks_of_a_typical_request_run_off_the_event_loop() 
     judge.threads = []
     sentence = "Returns are accepted within 30 days of delivery for a full refund. "
     verdict = await Guard(judge, JudgeSettings()).judge(
-        JudgeRequest(output=sentence, context=[sentence * 3] * 5))
+        JudgeRequest(output=sentence, context=[sentence * 3] * 5)
+    )
     assert verdict.label.value == "pass"
     assert judge.threads[0].startswith("guard-cpu")

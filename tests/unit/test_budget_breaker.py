@@ -16,8 +16,9 @@ from guard.errors import (
 
 
 def _breaker(clock: VirtualClock, probes: int = 1) -> CircuitBreaker:
-    return CircuitBreaker(failure_threshold=3, open_for_s=10.0, half_open_probes=probes,
-                          clock=clock)
+    return CircuitBreaker(
+        failure_threshold=3, open_for_s=10.0, half_open_probes=probes, clock=clock
+    )
 
 
 def _fail(breaker: CircuitBreaker, times: int, exc: Exception | None = None) -> None:
@@ -48,9 +49,14 @@ def test_a_success_resets_the_consecutive_count() -> None:
     assert breaker.state is BreakerState.CLOSED
 
 
-@pytest.mark.parametrize("exc", [RateLimited("429", retry_after_s=1.0),
-                                 JudgeRejected("bad", status=400),
-                                 MalformedJudgeOutput("not json")])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RateLimited("429", retry_after_s=1.0),
+        JudgeRejected("bad", status=400),
+        MalformedJudgeOutput("not json"),
+    ],
+)
 def test_only_outages_count(exc: Exception) -> None:
     """429s (the rate limiter's business) and answers that are wrong do not open it."""
     breaker = _breaker(VirtualClock())

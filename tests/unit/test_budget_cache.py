@@ -94,16 +94,24 @@ def test_key_changes_with_everything_that_decides_the_verdict() -> None:
     base = case(1)
     key = cache_key(base, provider="openai", model="gpt-4o-mini")
     assert cache_key(case(1), provider="openai", model="gpt-4o-mini") == key
-    assert cache_key(dataclasses.replace(base, request_id="other"), provider="openai",
-                     model="gpt-4o-mini") == key
+    assert (
+        cache_key(
+            dataclasses.replace(base, request_id="other"), provider="openai", model="gpt-4o-mini"
+        )
+        == key
+    )
     variants = [
         cache_key(base, provider="openai", model="gpt-4o"),
         cache_key(base, provider="anthropic", model="gpt-4o-mini"),
         cache_key(base, provider="openai", model="gpt-4o-mini", prompt_version="v2"),
-        cache_key(dataclasses.replace(base, mode=ScoringMode.BINARY), provider="openai",
-                  model="gpt-4o-mini"),
-        cache_key(dataclasses.replace(base, threshold=0.75), provider="openai",
-                  model="gpt-4o-mini"),
+        cache_key(
+            dataclasses.replace(base, mode=ScoringMode.BINARY),
+            provider="openai",
+            model="gpt-4o-mini",
+        ),
+        cache_key(
+            dataclasses.replace(base, threshold=0.75), provider="openai", model="gpt-4o-mini"
+        ),
         cache_key(case(1, evidence="[1] Other."), provider="openai", model="gpt-4o-mini"),
         cache_key(case(2), provider="openai", model="gpt-4o-mini"),
     ]

@@ -25,8 +25,7 @@ def _settings(**budget: object) -> JudgeSettings:
 
 
 def _request(n: int) -> JudgeRequest:
-    return JudgeRequest(id=f"r{n}", output="Returns are allowed within 30 days.",
-                        context=EVIDENCE)
+    return JudgeRequest(id=f"r{n}", output="Returns are allowed within 30 days.", context=EVIDENCE)
 
 
 async def test_pause_waits_for_the_window_to_roll_over_and_loses_nothing() -> None:
@@ -63,12 +62,14 @@ async def test_fallback_judges_with_the_fallback_and_says_so() -> None:
     clock = VirtualClock()
     settings = _settings(on_budget_exhausted="fallback", fallback_model="gpt-4.1-nano")
     cheap = FakeJudge([GROUNDED], model="gpt-4.1-nano")
-    judge = build_budgeted_judge(StampedJudge(clock), settings.budget, price=PRICE,
-                                 fallback=cheap, clock=clock)
+    judge = build_budgeted_judge(
+        StampedJudge(clock), settings.budget, price=PRICE, fallback=cheap, clock=clock
+    )
     guard = Guard(judge, settings, price=PRICE)
     verdicts = [await guard.judge(_request(i)) for i in range(8)]
     assert [v.judge.fallback_reason for v in verdicts] == [None] * 5 + [
-        "budget_exhausted:minute"] * 3
+        "budget_exhausted:minute"
+    ] * 3
     assert {v.judge.model for v in verdicts[5:]} == {"gpt-4.1-nano"}
     assert all(v.label is Label.PASS for v in verdicts)
     stats = judge.stats()
@@ -81,8 +82,10 @@ def test_fallback_policy_without_a_fallback_is_a_config_error() -> None:
     """Naming no fallback for the fallback policy fails at start-up, not mid-run."""
     with pytest.raises(ValueError, match="fallback_model or fallback_to_offline"):
         BudgetSettings(on_budget_exhausted="fallback")  # type: ignore[arg-type]
-    budget = BudgetSettings(on_budget_exhausted="fallback",  # type: ignore[arg-type]
-                            fallback_to_offline=True)
+    budget = BudgetSettings(
+        on_budget_exhausted="fallback",  # type: ignore[arg-type]
+        fallback_to_offline=True,
+    )
     with pytest.raises(ConfigError):
         build_budgeted_judge(FakeJudge(), budget, price=PRICE)
 
@@ -114,7 +117,8 @@ def test_one_call_always_fits_an_untouched_window() -> None:
 
 
 def test_a_spent_window_is_logged_once_and_its_rollover_once(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """Spend so far and the budget are in the logs when a window is spent, once per window."""
     from guard.budgets.clock import VirtualClock
     from guard.budgets.cost import CostBudget, Reservation
@@ -146,11 +150,18 @@ async def test_failed_calls_the_provider_may_bill_count_their_estimate() -> None
 
     clock = VirtualClock()
     budget = CostBudget({"hour": 100.0}, clock)
-    failures = FakeJudge([MalformedJudgeOutput("cut at max_tokens"), JudgeTimeout("slow"),
-                          CircuitOpen("open")])
-    layer = CostBudgetJudge(failures, budget, price=lambda model, usage: 1.0,
-                            policy=BudgetPolicy.SKIP, fallback=None, max_pause_s=1.0,
-                            clock=clock)
+    failures = FakeJudge(
+        [MalformedJudgeOutput("cut at max_tokens"), JudgeTimeout("slow"), CircuitOpen("open")]
+    )
+    layer = CostBudgetJudge(
+        failures,
+        budget,
+        price=lambda model, usage: 1.0,
+        policy=BudgetPolicy.SKIP,
+        fallback=None,
+        max_pause_s=1.0,
+        clock=clock,
+    )
     case = guard_with().prepare(guard_with().parse({"output": "x y", "context": "x y"}))
     for _ in range(3):
         with pytest.raises((MalformedJudgeOutput, JudgeTimeout, CircuitOpen)):
@@ -173,9 +184,15 @@ async def test_a_caller_refused_only_by_reservations_in_flight_does_not_sleep_th
     budget = CostBudget({"hour": 1.5}, clock)
     held = budget.try_reserve(1.0)  # another caller's estimate, still in flight
     assert isinstance(held, Reservation)
-    layer = CostBudgetJudge(FakeJudge(), budget, price=lambda model, usage: 1.0,
-                            policy=BudgetPolicy.PAUSE, fallback=None, max_pause_s=7200.0,
-                            clock=clock)
+    layer = CostBudgetJudge(
+        FakeJudge(),
+        budget,
+        price=lambda model, usage: 1.0,
+        policy=BudgetPolicy.PAUSE,
+        fallback=None,
+        max_pause_s=7200.0,
+        clock=clock,
+    )
     case = guard_with().prepare(guard_with().parse({"output": "x y", "context": "x y"}))
     task = asyncio.create_task(layer.assess(case))  # type: ignore[arg-type]
     await asyncio.sleep(0)

@@ -35,8 +35,7 @@ async def test_tpm_holds_within_tolerance_after_usage_correction() -> None:
     clock = VirtualClock()
     usage = Usage(input_tokens=700, output_tokens=300)  # 1,000 tokens a call
     fake = StampedJudge(clock, usage=usage)
-    judge = build_budgeted_judge(fake, _budget(tpm=10_000), price=flat_price(0.001),
-                                 clock=clock)
+    judge = build_budgeted_judge(fake, _budget(tpm=10_000), price=flat_price(0.001), clock=clock)
     await asyncio.gather(*(judge.assess(case(i)) for i in range(60)))
     assert fake.calls == 60
     per_window = max_in_any_window(fake.stamps, 60.0, [1_000] * len(fake.stamps))
@@ -85,8 +84,9 @@ async def test_remaining_zero_header_blocks_until_reset() -> None:
     clock = VirtualClock()
     limiter = RateLimiter(rpm=None, tpm=None, max_wait_s=60.0, cooldown_s=1.0, clock=clock)
     permit = await limiter.acquire(10)
-    limiter.succeeded(permit, 10, {"x-ratelimit-remaining-requests": "0",
-                                   "x-ratelimit-reset-requests": "2s"})
+    limiter.succeeded(
+        permit, 10, {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2s"}
+    )
     start = clock.now()
     await limiter.acquire(10)
     assert clock.now() - start == pytest.approx(2.0)
@@ -104,8 +104,14 @@ def test_reset_values_in_every_provider_format_are_read() -> None:
 
 def test_anthropic_remaining_zero_is_obeyed_and_nonzero_ignored() -> None:
     """Only a remaining count of zero blocks; the wait is capped."""
-    headers = {"anthropic-ratelimit-tokens-remaining": "0",
-               "anthropic-ratelimit-tokens-reset": "2026-01-01T00:01:00Z"}
+    headers = {
+        "anthropic-ratelimit-tokens-remaining": "0",
+        "anthropic-ratelimit-tokens-reset": "2026-01-01T00:01:00Z",
+    }
     assert exhausted_until(headers, 1767225600.0, 30.0) == pytest.approx(1767225630.0)
-    assert exhausted_until({"x-ratelimit-remaining-requests": "5",
-                            "x-ratelimit-reset-requests": "1s"}, 0.0, 30.0) is None
+    assert (
+        exhausted_until(
+            {"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "1s"}, 0.0, 30.0
+        )
+        is None
+    )

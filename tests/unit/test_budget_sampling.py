@@ -42,9 +42,11 @@ async def test_unsampled_requests_raise_not_sampled_and_make_no_call() -> None:
 
 async def test_sampling_by_key_follows_the_message_key() -> None:
     """With sample_key=key, messages sharing a key are all sampled or all skipped."""
-    judge = build_budgeted_judge(FakeJudge([GROUNDED]),
-                                 BudgetSettings(sample_rate=0.5, sample_key="key"),  # type: ignore[arg-type]
-                                 price=flat_price(0.01))
+    judge = build_budgeted_judge(
+        FakeJudge([GROUNDED]),
+        BudgetSettings(sample_rate=0.5, sample_key="key"),  # type: ignore[arg-type]
+        price=flat_price(0.01),
+    )
     for key in ("user-1", "user-2", "user-3", "user-4"):
         outcomes = []
         for n in range(5):
@@ -58,8 +60,9 @@ async def test_sampling_by_key_follows_the_message_key() -> None:
 async def test_guard_turns_unsampled_into_a_skipped_verdict() -> None:
     """Through the Guard an unsampled request gets a `skipped` verdict, reason not_sampled."""
     settings = JudgeSettings(budget=BudgetSettings(sample_rate=0.0))
-    guard = Guard(build_budgeted_judge(FakeJudge(), settings.budget, price=flat_price(0.01)),
-                  settings)
+    guard = Guard(
+        build_budgeted_judge(FakeJudge(), settings.budget, price=flat_price(0.01)), settings
+    )
     verdict = await guard.judge(JudgeRequest(id="x", output="Hi.", context=EVIDENCE))
     assert (verdict.label, verdict.reason) == (Label.SKIPPED, "not_sampled")
 
@@ -72,7 +75,8 @@ async def test_sampling_by_key_follows_the_stream_key_given_to_the_guard() -> No
     from guard.settings import JudgeSettings
 
     settings = JudgeSettings.model_validate(
-        {"provider": "fake", "budget": {"sample_rate": 0.5, "sample_key": "key"}})
+        {"provider": "fake", "budget": {"sample_rate": 0.5, "sample_key": "key"}}
+    )
     guard = Guard(make_budgeted_judge(settings, {}), settings)
     labels: dict[str, set[Label]] = {}
     for key in (f"user-{n}" for n in range(40)):

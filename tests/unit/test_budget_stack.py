@@ -22,8 +22,7 @@ async def test_concurrency_is_never_exceeded_and_is_reached() -> None:
     """200 requests, max_in_flight=8: the judge never sees more than 8 calls at once, and
     does see 8."""
     fake = FakeJudge([GROUNDED], latency_s=0.002)
-    judge = build_budgeted_judge(fake, BudgetSettings(max_in_flight=8, cache_size=0),
-                                 price=PRICE)
+    judge = build_budgeted_judge(fake, BudgetSettings(max_in_flight=8, cache_size=0), price=PRICE)
     await asyncio.gather(*(judge.assess(case(i)) for i in range(200)))
     assert fake.calls == 200
     assert fake.peak_in_flight == 8
@@ -41,8 +40,9 @@ async def test_429_storm_is_ridden_out_without_a_retry_storm() -> None:
 
     fake = StampedJudge(clock, storm)
     retry = RetryPolicy(max_retries=3, sleep=clock.sleep, on_retry=None)
-    judge = build_budgeted_judge(fake, BudgetSettings(max_in_flight=10, cache_size=0),
-                                 price=PRICE, retry=retry, clock=clock)
+    judge = build_budgeted_judge(
+        fake, BudgetSettings(max_in_flight=10, cache_size=0), price=PRICE, retry=retry, clock=clock
+    )
     outcomes = await asyncio.gather(*(judge.assess(case(i)) for i in range(100)))
     assert len(outcomes) == 100
     failed_calls = sum(t < storm_ends for t in fake.stamps)
@@ -71,8 +71,9 @@ async def test_outage_trips_the_breaker_and_every_request_gets_a_verdict() -> No
     for i in range(240):
         clock.advance(max(0.0, start + i * 0.25 - clock.now()))
         at = clock.now()
-        verdicts.append((at, await guard.judge(JudgeRequest(id=f"r{i}", output="Hi.",
-                                                            context=EVIDENCE))))
+        verdicts.append(
+            (at, await guard.judge(JudgeRequest(id=f"r{i}", output="Hi.", context=EVIDENCE)))
+        )
     assert len(verdicts) == 240
     assert all(v.label is Label.PASS for t, v in verdicts if not outage[0] <= t < outage[1] + 5)
     during = [v for t, v in verdicts if outage[0] <= t < outage[1]]
@@ -100,8 +101,9 @@ async def test_a_cancelled_leader_does_not_strand_its_followers() -> None:
 
 async def test_stats_report_calls_cache_breaker_and_spend() -> None:
     """One snapshot holds what the metrics need."""
-    judge = build_budgeted_judge(FakeJudge([GROUNDED]),
-                                 BudgetSettings(cost_per_day_usd=10.0), price=PRICE)
+    judge = build_budgeted_judge(
+        FakeJudge([GROUNDED]), BudgetSettings(cost_per_day_usd=10.0), price=PRICE
+    )
     for n in (1, 1, 2):
         await judge.assess(case(n))
     stats = judge.stats()
@@ -116,8 +118,9 @@ async def test_stats_report_calls_cache_breaker_and_spend() -> None:
 
 async def test_stats_fields_flatten_for_logs_and_gauges() -> None:
     """fields() names the spend and budget left per window, and the breaker state."""
-    judge = build_budgeted_judge(FakeJudge([GROUNDED]),
-                                 BudgetSettings(cost_per_hour_usd=1.0), price=PRICE)
+    judge = build_budgeted_judge(
+        FakeJudge([GROUNDED]), BudgetSettings(cost_per_hour_usd=1.0), price=PRICE
+    )
     await judge.assess(case(1))
     fields = judge.stats().fields()
     assert fields["spent_usd.hour"] == fields["spent_usd"] == pytest.approx(0.001)

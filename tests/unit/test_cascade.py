@@ -19,8 +19,9 @@ LLM_SAYS_GROUNDED = Scale5Assessment(explanation="llm: grounded", claims=[], sco
 
 
 # A fixed table, so these tests check the routing, not the bundled calibration's figures.
-TABLE = Calibration({"fail:number_contradicted": Tally(99, 100),
-                     "undecided:partial": Tally(50, 100)})
+TABLE = Calibration(
+    {"fail:number_contradicted": Tally(99, 100), "undecided:partial": Tally(50, 100)}
+)
 
 
 def offline_judge() -> OfflineJudge:
@@ -29,7 +30,8 @@ def offline_judge() -> OfflineJudge:
 
 def case(output: str) -> PreparedCase:
     prepared = Guard(offline_judge(), JudgeSettings()).prepare(
-        JudgeRequest(output=output, context=RETURNS))
+        JudgeRequest(output=output, context=RETURNS)
+    )
     assert isinstance(prepared, PreparedCase)
     return prepared
 

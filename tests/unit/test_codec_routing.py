@@ -47,7 +47,10 @@ class TestDecode:
         assert isinstance(decoded, Decoded)
         assert decoded.request.id == "r1"
         assert (decoded.source.topic, decoded.source.partition, decoded.source.offset) == (
-            "in", 2, 41)
+            "in",
+            2,
+            41,
+        )
         assert decoded.source.key == "user-1"
 
     def test_a_request_without_id_takes_the_request_id_header(self) -> None:
@@ -60,16 +63,20 @@ class TestDecode:
         assert isinstance(decoded, Decoded)
         assert decoded.request.id == "in-2-41"
 
-    @pytest.mark.parametrize(("value", "reason"), [
-        (b'{"output": ', "invalid_json"),
-        (b'{"output": "\xc3\x28"}', "invalid_utf8"),
-        (b'"just a string"', "not_an_object"),
-        (b'{"context": "c"}', "invalid_request"),
-        (b'{"output": ["not", "text"]}', "invalid_request"),
-        (None, "invalid_request"),
-    ])
+    @pytest.mark.parametrize(
+        ("value", "reason"),
+        [
+            (b'{"output": ', "invalid_json"),
+            (b'{"output": "\xc3\x28"}', "invalid_utf8"),
+            (b'"just a string"', "not_an_object"),
+            (b'{"context": "c"}', "invalid_request"),
+            (b'{"output": ["not", "text"]}', "invalid_request"),
+            (None, "invalid_request"),
+        ],
+    )
     def test_undecodable_records_become_dead_letters_with_the_reason(
-            self, value: bytes | None, reason: str) -> None:
+        self, value: bytes | None, reason: str
+    ) -> None:
         letter = _decode(Record(value, headers=[("traceparent", b"00-1-2-01")]))
         assert isinstance(letter, DeadLetter)
         assert letter.reason == reason
@@ -95,49 +102,79 @@ class TestDecode:
 
 
 def _verdict(label: Label, reason: str | None = None) -> Verdict:
-    return Verdict.model_validate({
-        "request_id": "r1", "label": label, "reason": reason, "threshold": 0.5,
-        "mode": "scale5", "truncation": {
-            "context": {"original_chars": 1, "kept_chars": 1, "truncated": False},
-            "output": {"original_chars": 1, "kept_chars": 1, "truncated": False}},
-        "source": "context", "judge": {"provider": "fake", "model": "m", "prompt_version": "v"},
-    })
+    return Verdict.model_validate(
+        {
+            "request_id": "r1",
+            "label": label,
+            "reason": reason,
+            "threshold": 0.5,
+            "mode": "scale5",
+            "truncation": {
+                "context": {"original_chars": 1, "kept_chars": 1, "truncated": False},
+                "output": {"original_chars": 1, "kept_chars": 1, "truncated": False},
+            },
+            "source": "context",
+            "judge": {"provider": "fake", "model": "m", "prompt_version": "v"},
+        }
+    )
 
 
 class TestRouting:
-    @pytest.mark.parametrize(("label", "reason", "policy", "held"), [
-        (Label.PASS, None, FailurePolicy.FAIL_CLOSED, False),
-        (Label.FAIL, None, FailurePolicy.FAIL_OPEN, True),
-        (Label.ERROR, "judge_timeout", FailurePolicy.FAIL_CLOSED, True),
-        (Label.ERROR, "judge_timeout", FailurePolicy.FAIL_OPEN, False),
-        (Label.SKIPPED, "budget_exhausted:hour", FailurePolicy.FAIL_CLOSED, True),
-        (Label.SKIPPED, "not_sampled", FailurePolicy.FAIL_CLOSED, False),
-    ])
+    @pytest.mark.parametrize(
+        ("label", "reason", "policy", "held"),
+        [
+            (Label.PASS, None, FailurePolicy.FAIL_CLOSED, False),
+            (Label.FAIL, None, FailurePolicy.FAIL_OPEN, True),
+            (Label.ERROR, "judge_timeout", FailurePolicy.FAIL_CLOSED, True),
+            (Label.ERROR, "judge_timeout", FailurePolicy.FAIL_OPEN, False),
+            (Label.SKIPPED, "budget_exhausted:hour", FailurePolicy.FAIL_CLOSED, True),
+            (Label.SKIPPED, "not_sampled", FailurePolicy.FAIL_CLOSED, False),
+        ],
+    )
     def test_quarantine_holds_failures_and_undecided_under_fail_closed(
-            self, label: Label, reason: str | None, policy: FailurePolicy, held: bool) -> None:
+        self, label: Label, reason: str | None, policy: FailurePolicy, held: bool
+    ) -> None:
         assert quarantined(_verdict(label, reason), policy) is held
 
     def _decoded(self) -> Decoded:
-        decoded = _decode(Record(b'{"id": "r1", "output": "x"}',
-                                 headers=[("traceparent", b"tp"), ("x-b3-traceid", b"b3"),
-                                          ("secret-header", b"s")]))
+        decoded = _decode(
+            Record(
+                b'{"id": "r1", "output": "x"}',
+                headers=[("traceparent", b"tp"), ("x-b3-traceid", b"b3"), ("secret-header", b"s")],
+            )
+        )
         assert isinstance(decoded, Decoded)
         return decoded
 
     def test_a_failing_verdict_goes_to_verdicts_and_quarantine_with_the_payload(self) -> None:
-        out = route_verdict(self._decoded(), _verdict(Label.FAIL), topics=TOPICS,
-                            policy=FailurePolicy.FAIL_CLOSED, key=b"user-1")
+        out = route_verdict(
+            self._decoded(),
+            _verdict(Label.FAIL),
+            topics=TOPICS,
+            policy=FailurePolicy.FAIL_CLOSED,
+            key=b"user-1",
+        )
         assert [(o.topic, o.kind) for o in out] == [("v", "verdict"), ("q", "quarantine")]
         verdict = orjson.loads(out[0].value)
         assert verdict["label"] == "fail"
-        assert verdict["input"] == {"topic": "in", "partition": 2, "offset": 41,
-                                    "timestamp_ms": 1_700_000_000_000, "key": "user-1"}
+        assert verdict["input"] == {
+            "topic": "in",
+            "partition": 2,
+            "offset": 41,
+            "timestamp_ms": 1_700_000_000_000,
+            "key": "user-1",
+        }
         assert orjson.loads(out[1].value)["payload"] == {"id": "r1", "output": "x"}
         assert all(o.key == b"user-1" for o in out)
 
     def test_tracing_headers_are_carried_and_others_are_not(self) -> None:
-        out = route_verdict(self._decoded(), _verdict(Label.PASS), topics=TOPICS,
-                            policy=FailurePolicy.FAIL_CLOSED, key=None)
+        out = route_verdict(
+            self._decoded(),
+            _verdict(Label.PASS),
+            topics=TOPICS,
+            policy=FailurePolicy.FAIL_CLOSED,
+            key=None,
+        )
         headers = dict(out[0].headers)
         assert headers["traceparent"] == b"tp"
         assert headers["x-b3-traceid"] == b"b3"
@@ -146,22 +183,33 @@ class TestRouting:
         assert headers["groundguard-source-offset"] == b"41"
 
     def test_a_passing_verdict_is_approved_with_the_original_payload(self) -> None:
-        out = route_verdict(self._decoded(), _verdict(Label.PASS), topics=TOPICS,
-                            policy=FailurePolicy.FAIL_CLOSED, key=None)
+        out = route_verdict(
+            self._decoded(),
+            _verdict(Label.PASS),
+            topics=TOPICS,
+            policy=FailurePolicy.FAIL_CLOSED,
+            key=None,
+        )
         assert [(o.topic, o.kind) for o in out] == [("v", "verdict"), ("a", "approved")]
         assert out[1].value == b'{"id": "r1", "output": "x"}'
 
     def test_without_an_approved_topic_a_pass_only_publishes_the_verdict(self) -> None:
         topics = TOPICS.model_copy(update={"approved": None})
-        out = route_verdict(self._decoded(), _verdict(Label.PASS), topics=topics,
-                            policy=FailurePolicy.FAIL_CLOSED, key=None)
+        out = route_verdict(
+            self._decoded(),
+            _verdict(Label.PASS),
+            topics=topics,
+            policy=FailurePolicy.FAIL_CLOSED,
+            key=None,
+        )
         assert [o.kind for o in out] == ["verdict"]
 
     def test_a_dead_letter_carries_reason_and_coordinates_in_headers(self) -> None:
         letter = _decode(Record(b"nope", headers=[("traceparent", b"tp")]))
         assert isinstance(letter, DeadLetter)
-        out = route_dead_letter(letter, headers=(("traceparent", b"tp"),), topics=TOPICS,
-                                key=b"user-1")
+        out = route_dead_letter(
+            letter, headers=(("traceparent", b"tp"),), topics=TOPICS, key=b"user-1"
+        )
         headers = dict(out.headers)
         assert out.topic == "d"
         assert headers["groundguard-dlq-reason"] == b"invalid_json"
@@ -170,10 +218,20 @@ class TestRouting:
         assert orjson.loads(out.value)["payload_text"] == "nope"
 
 
-_JSON_SCALARS = (st.none() | st.booleans() | st.integers(min_value=-(10**30), max_value=10**30)
-                 | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20))
-_JSON = st.recursive(_JSON_SCALARS, lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+_JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20)
+)
+_JSON = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 class TestRecordsAreTheModelsEncoding:
@@ -181,30 +239,42 @@ class TestRecordsAreTheModelsEncoding:
     back exactly as the models built the slow way would."""
 
     @settings(max_examples=60, deadline=None)
-    @given(metadata=st.dictionaries(st.text(max_size=8), _JSON, max_size=4),
-           label=st.sampled_from(list(Label)), spaces=st.sampled_from(["", " ", "\n\t "]))
+    @given(
+        metadata=st.dictionaries(st.text(max_size=8), _JSON, max_size=4),
+        label=st.sampled_from(list(Label)),
+        spaces=st.sampled_from(["", " ", "\n\t "]),
+    )
     def test_verdict_and_quarantine_records_match_the_models(
-            self, metadata: dict[str, object], label: Label, spaces: str) -> None:
+        self, metadata: dict[str, object], label: Label, spaces: str
+    ) -> None:
         body = {"id": "r1", "output": "x", "context": "y", "metadata": metadata}
         payload = spaces + json.dumps(body) + spaces  # big integers exact, odd whitespace
         decoded = _decode(Record(payload.encode()), max_bytes=100_000)
         assert isinstance(decoded, Decoded)
         verdict = _verdict(label).model_copy(update={"metadata": decoded.request.metadata})
-        out = route_verdict(decoded, verdict, topics=TOPICS, policy=FailurePolicy.FAIL_CLOSED,
-                            key=b"user-1")
+        out = route_verdict(
+            decoded, verdict, topics=TOPICS, policy=FailurePolicy.FAIL_CLOSED, key=b"user-1"
+        )
         expected = VerdictRecord(**verdict.model_dump(), input=decoded.source)
         assert VerdictRecord.model_validate_json(out[0].value) == expected
         assert json.loads(out[0].value) == json.loads(expected.model_dump_json())
         if out[1].kind != "quarantine":
             return
         held = QuarantineRecord.model_validate_json(out[1].value)
-        assert held == QuarantineRecord(request_id="r1", input=decoded.source, payload=body,
-                                        payload_bytes=len(payload.encode()), verdict=verdict)
+        assert held == QuarantineRecord(
+            request_id="r1",
+            input=decoded.source,
+            payload=body,
+            payload_bytes=len(payload.encode()),
+            verdict=verdict,
+        )
         assert json.loads(out[1].value)["payload"] == body  # integers beyond 64 bits exact
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=80) | st.text(alphabet="0123456789 ,.-e\u0660", max_size=80).map(
-    lambda t: t.encode()))
+@given(
+    st.binary(max_size=80)
+    | st.text(alphabet="0123456789 ,.-e\u0660", max_size=80).map(lambda t: t.encode())
+)
 def test_the_long_digit_scan_finds_what_the_regular_expression_finds(value: bytes) -> None:
     assert has_long_digits(value) is (re.search(rb"[0-9]{19}", value) is not None)

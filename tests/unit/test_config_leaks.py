@@ -15,17 +15,20 @@ from consumers.errors import SettingsError
 
 # One broken file per shape of YAML error; SECRET sits on (or next to) the offending line.
 BROKEN = [
-    "security:\n  protocol: SASL_SSL\n  sasl_password: {s}: trailing\n",   # mapping values
-    'judge:\n  api_key: "{s}\n',                                             # unterminated quote
-    "judge:\n  api_key: !{s} x\n",                                           # unknown tag
-    "judge:\n\tapi_key: {s}\n",                                              # a tab
-    "judge:\n  api_key: *{s}\n",                                             # undefined alias
-    "security:\n  sasl_password: [{s}, x\n",                                 # unclosed list
-    "security:\n  sasl_password:\n    - {s}\n   c: d\n",                     # bad indentation
-    "judge: {{api_key: {s}}}\n}}\n",                                         # stray brace
+    "security:\n  protocol: SASL_SSL\n  sasl_password: {s}: trailing\n",  # mapping values
+    'judge:\n  api_key: "{s}\n',  # unterminated quote
+    "judge:\n  api_key: !{s} x\n",  # unknown tag
+    "judge:\n\tapi_key: {s}\n",  # a tab
+    "judge:\n  api_key: *{s}\n",  # undefined alias
+    "security:\n  sasl_password: [{s}, x\n",  # unclosed list
+    "security:\n  sasl_password:\n    - {s}\n   c: d\n",  # bad indentation
+    "judge: {{api_key: {s}}}\n}}\n",  # stray brace
 ]
-secrets = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
-                  min_size=6, max_size=40).map(lambda s: "Zq" + s)
+secrets = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+    min_size=6,
+    max_size=40,
+).map(lambda s: "Zq" + s)
 
 
 def _write(tmp_path: Path, text: str, suffix: str = ".yaml") -> Path:
@@ -36,7 +39,8 @@ def _write(tmp_path: Path, text: str, suffix: str = ".yaml") -> Path:
 
 @pytest.mark.parametrize("template", BROKEN)
 def test_a_syntax_error_names_file_line_and_problem_without_the_text(
-        tmp_path: Path, template: str) -> None:
+    tmp_path: Path, template: str
+) -> None:
     secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     path = _write(tmp_path, template.format(s=secret))
     with pytest.raises(SettingsError) as raised:
@@ -51,8 +55,9 @@ def test_a_syntax_error_names_file_line_and_problem_without_the_text(
 
 @settings(max_examples=60, deadline=None)
 @given(template=st.sampled_from(BROKEN), secret=secrets)
-def test_no_broken_yaml_echoes_a_secret(tmp_path_factory: pytest.TempPathFactory,
-                                        template: str, secret: str) -> None:
+def test_no_broken_yaml_echoes_a_secret(
+    tmp_path_factory: pytest.TempPathFactory, template: str, secret: str
+) -> None:
     path = _write(tmp_path_factory.mktemp("cfg"), template.format(s=secret))
     with pytest.raises(SettingsError) as raised:
         load_settings(path, {})
@@ -61,8 +66,9 @@ def test_no_broken_yaml_echoes_a_secret(tmp_path_factory: pytest.TempPathFactory
 
 @settings(max_examples=30, deadline=None)
 @given(secret=secrets, cut=st.integers(min_value=1, max_value=60))
-def test_truncated_json_never_echoes_a_secret(tmp_path_factory: pytest.TempPathFactory,
-                                              secret: str, cut: int) -> None:
+def test_truncated_json_never_echoes_a_secret(
+    tmp_path_factory: pytest.TempPathFactory, secret: str, cut: int
+) -> None:
     text = '{"security": {"protocol": "SASL_SSL", "sasl_password": "' + secret + '"}}'
     path = _write(tmp_path_factory.mktemp("cfg"), text[:cut], ".json")
     with pytest.raises(SettingsError) as raised:
@@ -70,15 +76,19 @@ def test_truncated_json_never_echoes_a_secret(tmp_path_factory: pytest.TempPathF
     assert secret not in str(raised.value)
 
 
-@pytest.mark.parametrize("text", [
-    "security:\n  protocol: SASL_SSL\n  sasl_username: u\n  sasl_password: [{s}]\n",
-    "security:\n  protocol: SASL_SSL\n  sasl_username: u\n  sasl_password: {{v: {s}}}\n",
-    "judge:\n  api_key: [{s}]\n",
-    "judge:\n  api_kee: {s}\n",
-    "security:\n  sasl_pasword: {s}\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "security:\n  protocol: SASL_SSL\n  sasl_username: u\n  sasl_password: [{s}]\n",
+        "security:\n  protocol: SASL_SSL\n  sasl_username: u\n  sasl_password: {{v: {s}}}\n",
+        "judge:\n  api_key: [{s}]\n",
+        "judge:\n  api_kee: {s}\n",
+        "security:\n  sasl_pasword: {s}\n",
+    ],
+)
 def test_a_validation_error_of_a_secret_field_never_echoes_the_value(
-        tmp_path: Path, text: str) -> None:
+    tmp_path: Path, text: str
+) -> None:
     secret = "hunter2-very-secret-value"
     with pytest.raises(SettingsError) as raised:
         load_settings(_write(tmp_path, text.format(s=secret)), {})
@@ -87,7 +97,8 @@ def test_a_validation_error_of_a_secret_field_never_echoes_the_value(
 
 @pytest.mark.parametrize("template", BROKEN[:3])
 def test_check_with_a_broken_config_prints_no_secret(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], template: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], template: str
+) -> None:
     secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     path = _write(tmp_path, template.format(s=secret))
     assert main(["check", "--config", str(path), "--context", "a", "--output", "a"]) == 2
@@ -106,7 +117,8 @@ def test_a_file_that_is_not_utf8_is_a_settings_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["replay", "demo"])
 def test_replay_and_demo_with_a_broken_config_exit_2_without_the_secret(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
     secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     path = _write(tmp_path, BROKEN[0].format(s=secret))
     args = [str(tmp_path / "none.jsonl")] if command == "replay" else []
@@ -118,7 +130,8 @@ def test_replay_and_demo_with_a_broken_config_exit_2_without_the_secret(
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_a_config_nested_too_deeply_is_a_settings_error_not_a_traceback(
-        tmp_path: Path, suffix: str) -> None:
+    tmp_path: Path, suffix: str
+) -> None:
     text = '{"judge": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
     path = _write(tmp_path, text, suffix)
     with pytest.raises(SettingsError, match="nested too deeply"):

@@ -27,8 +27,10 @@ async def _fetch_in_backoff() -> None:
 
 class _Fetcher:
     def __init__(self) -> None:
-        self._pending_tasks = [asyncio.create_task(_fetch_in_backoff()),
-                               asyncio.create_task(_fetch_answered())]
+        self._pending_tasks = [
+            asyncio.create_task(_fetch_in_backoff()),
+            asyncio.create_task(_fetch_answered()),
+        ]
 
     async def close(self) -> None:  # aiokafka's loop, as it is
         for task in self._pending_tasks:

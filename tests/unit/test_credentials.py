@@ -27,9 +27,13 @@ def test_key_file_beats_environment_and_is_stripped(tmp_path: Path) -> None:
     assert resolve_api_key(s, {"ANTHROPIC_API_KEY": "from-env"}) == SECRET
 
 
-@pytest.mark.parametrize(("provider", "var"), [
-    (Provider.OPENAI, "OPENAI_API_KEY"), (Provider.ANTHROPIC, "ANTHROPIC_API_KEY"),
-])
+@pytest.mark.parametrize(
+    ("provider", "var"),
+    [
+        (Provider.OPENAI, "OPENAI_API_KEY"),
+        (Provider.ANTHROPIC, "ANTHROPIC_API_KEY"),
+    ],
+)
 def test_environment_variable_by_provider(provider: Provider, var: str) -> None:
     s = JudgeSettings(provider=provider)
     assert resolve_api_key(s, {var: SECRET}) == SECRET
@@ -55,8 +59,9 @@ def test_openai_compatible_endpoint_needs_no_key() -> None:
 
 def test_unreadable_or_empty_key_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
-        resolve_api_key(JudgeSettings(provider=Provider.OPENAI,
-                                      api_key_file=tmp_path / "absent"), {})
+        resolve_api_key(
+            JudgeSettings(provider=Provider.OPENAI, api_key_file=tmp_path / "absent"), {}
+        )
     empty = tmp_path / "empty"
     empty.write_text("\n")
     with pytest.raises(ConfigError, match="empty"):

@@ -88,8 +88,9 @@ def test_a_refused_dead_letter_is_replaced_by_its_bare_version_once() -> None:
     assert bare["payload_truncated"] is True
     assert bare["payload_bytes"] == len(value)
     assert bare["reason"] == "invalid_json"
-    assert replace_refused(outputs, [(outputs[0], MessageSizeTooLargeError())], None,
-                           16_384) is False
+    assert (
+        replace_refused(outputs, [(outputs[0], MessageSizeTooLargeError())], None, 16_384) is False
+    )
 
 
 def test_a_refused_verdict_or_quarantine_record_becomes_one_dead_letter() -> None:

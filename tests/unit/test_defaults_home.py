@@ -15,8 +15,9 @@ SETTINGS_MODULES = ["guard/settings.py", "guard/budgets/settings.py", "consumers
 def _literal_defaults(path: Path) -> list[str]:
     """``field = Field(default=<number or string>)`` and ``field: int = <number>`` in classes."""
     found = []
-    for cls in (n for n in ast.walk(ast.parse(path.read_text("utf-8")))
-                if isinstance(n, ast.ClassDef)):
+    for cls in (
+        n for n in ast.walk(ast.parse(path.read_text("utf-8"))) if isinstance(n, ast.ClassDef)
+    ):
         for stmt in cls.body:
             if not isinstance(stmt, ast.AnnAssign) or stmt.value is None:
                 continue
@@ -41,6 +42,8 @@ def test_settings_read_their_defaults_from_guard_defaults(module: str) -> None:
 
 def test_the_check_sees_a_literal_default(tmp_path: Path) -> None:
     source = tmp_path / "s.py"
-    source.write_text("class S:\n    a: int = Field(default=3, ge=1)\n    b: int = 2 * 4\n"
-                      "    c: bool = False\n    d: int = Field(default=defaults.D)\n")
+    source.write_text(
+        "class S:\n    a: int = Field(default=3, ge=1)\n    b: int = 2 * 4\n"
+        "    c: bool = False\n    d: int = Field(default=defaults.D)\n"
+    )
     assert _literal_defaults(source) == ["S.a", "S.b"]

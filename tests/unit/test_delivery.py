@@ -33,11 +33,16 @@ A, B = 0, 1
 
 def settings(**overrides: Any) -> ServiceSettings:
     values: dict[str, Any] = {
-        "bootstrap_servers": "fake:9092", "group_id": "group", "instance_id": "test",
-        "topics": TopicSettings(requests="requests", verdicts="verdicts",
-                                quarantine="quarantine", dlq="dlq"),
-        "commit_interval_s": INTERVAL_S, "transaction_interval_s": INTERVAL_S,
-        "kafka": {"poll_timeout_ms": 20}, "drain_timeout_s": 5.0,
+        "bootstrap_servers": "fake:9092",
+        "group_id": "group",
+        "instance_id": "test",
+        "topics": TopicSettings(
+            requests="requests", verdicts="verdicts", quarantine="quarantine", dlq="dlq"
+        ),
+        "commit_interval_s": INTERVAL_S,
+        "transaction_interval_s": INTERVAL_S,
+        "kafka": {"poll_timeout_ms": 20},
+        "drain_timeout_s": 5.0,
         "judge": JudgeSettings(provider=Provider.FAKE, mode=ScoringMode.SCALE5),
     } | overrides
     return ServiceSettings.model_validate(values)
@@ -47,8 +52,9 @@ EXACTLY_ONCE = {"guarantee": "exactly_once", "transactional_id_prefix": "gg"}
 
 
 def request(i: int) -> bytes:
-    return orjson.dumps({"id": f"ok-{i}", "output": "The Eiffel Tower is in Paris",
-                         "context": EVIDENCE})
+    return orjson.dumps(
+        {"id": f"ok-{i}", "output": "The Eiffel Tower is in Paris", "context": EVIDENCE}
+    )
 
 
 def ids(*numbers: int) -> list[str]:
@@ -58,15 +64,24 @@ def ids(*numbers: int) -> list[str]:
 class Harness:
     """One service over ``cluster``, its clients, and its clock."""
 
-    def __init__(self, cluster: FakeCluster, service_settings: ServiceSettings,
-                 judge: FakeJudge | None = None) -> None:
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        service_settings: ServiceSettings,
+        judge: FakeJudge | None = None,
+    ) -> None:
         self.cluster = cluster
         self.broker = FakeBroker(cluster)
         self.clock = Clock()
         self.stop = asyncio.Event()
         self.judge = judge or FakeJudge()
-        self.service = GuardService(service_settings, Guard(self.judge, service_settings.judge),
-                                    stop=self.stop, broker=self.broker, clock=self.clock)
+        self.service = GuardService(
+            service_settings,
+            Guard(self.judge, service_settings.judge),
+            stop=self.stop,
+            broker=self.broker,
+            clock=self.clock,
+        )
         self.task: asyncio.Task[None] | None = None
 
     @property
@@ -98,16 +113,19 @@ class Harness:
             if self.cluster.committed_offset(partition) == offset:
                 return
             await self.commit_now()
-        raise AssertionError(f"partition {partition} committed at "
-                             f"{self.cluster.committed_offset(partition)}, not {offset}")
+        raise AssertionError(
+            f"partition {partition} committed at "
+            f"{self.cluster.committed_offset(partition)}, not {offset}"
+        )
 
     def judged(self) -> int:
         return sum(self.service.stats.verdicts.values())
 
 
 @contextlib.asynccontextmanager
-async def running(cluster: FakeCluster, partitions: list[int], *,
-                  judge: FakeJudge | None = None, **overrides: Any) -> AsyncIterator[Harness]:
+async def running(
+    cluster: FakeCluster, partitions: list[int], *, judge: FakeJudge | None = None, **overrides: Any
+) -> AsyncIterator[Harness]:
     harness = Harness(cluster, settings(**overrides), judge)
     await harness.start(partitions)
     try:
@@ -141,8 +159,7 @@ async def test_records_fetched_while_on_assigned_awaits_are_never_skipped() -> N
     assert cluster.verdict_ids() == ids(*range(10))
 
 
-async def test_a_commit_waiting_while_a_revoke_runs_never_commits_the_revoked_partition(
-) -> None:
+async def test_a_commit_waiting_while_a_revoke_runs_never_commits_the_revoked_partition() -> None:
     """Exactly-once: the revoke's flush transaction is held open while a periodic commit
     (holding a list with the partition) waits for the lock; the flush then aborts. The waiting
     commit must leave the revoked partition alone: its staged verdicts and offsets are the next
@@ -194,8 +211,7 @@ async def test_withheld_acknowledgements_keep_the_commit_where_it_is() -> None:
     assert cluster.verdict_ids() == ids(0, 1, 2)
 
 
-async def test_a_publish_failing_for_good_stops_with_the_commit_before_it_and_restart_republishes(
-) -> None:
+async def test_a_publish_failing_for_good_stops_before_it_and_restart_republishes() -> None:
     """The verdict of message 1 is refused for good (no authorisation): the service stops with
     PublishFailed, the commit stays at 1 (message 2, finished, listed in its metadata); a
     restart judges message 1 again and publishes it, and no verdict is published twice."""
@@ -259,8 +275,7 @@ async def test_a_member_the_group_dropped_publishes_nothing() -> None:
         assert cluster.committed_offset(A) is None
 
 
-async def test_a_full_partition_buffer_pauses_the_partition_until_half_of_it_is_finished(
-) -> None:
+async def test_a_full_partition_buffer_pauses_the_partition_until_half_of_it_is_finished() -> None:
     """Backpressure: with ``partition_buffer`` messages outstanding (acknowledgements withheld)
     the partition is paused and nothing more is taken; once they finish it resumes, and every
     message gets its verdict once."""
@@ -287,8 +302,7 @@ def _out_of_quota(case: PreparedCase) -> JudgeError:
     return QuotaExhausted("insufficient_quota", status=429)
 
 
-async def test_an_intake_stop_pauses_rewinds_and_publishes_nothing_for_the_messages_left(
-) -> None:
+async def test_an_intake_stop_pauses_rewinds_and_publishes_nothing_for_the_messages_left() -> None:
     """The judge account is out of quota: every partition is paused, the messages left get no
     verdict (not even an error one), and once committed the partition seeks back to its first
     unfinished offset, so a restart or a resume judges them all."""

@@ -28,8 +28,10 @@ def test_relevant_paragraphs_are_kept_whole_in_order_with_gaps_marked() -> None:
     paragraphs[3] = "Electronics policy: items may be returned."
     paragraphs[8] = "The window for electronics is 15 days."
     kept = excerpt("\n\n".join(paragraphs), 150, QUERY)
-    assert kept == (f"{GAP}\n\nElectronics policy: items may be returned.\n\n{GAP}\n\n"
-                    "The window for electronics is 15 days.")
+    assert kept == (
+        f"{GAP}\n\nElectronics policy: items may be returned.\n\n{GAP}\n\n"
+        "The window for electronics is 15 days."
+    )
 
 
 def test_without_related_units_the_opening_is_kept() -> None:
@@ -42,7 +44,10 @@ def test_stopwords_do_not_count_as_related() -> None:
     assert words("The policy and the window for you") == {"policy", "window"}
 
 
-@given(st.text(alphabet=st.sampled_from("ab .\n1"), max_size=400),
-       st.integers(min_value=0, max_value=200), st.text(alphabet="ab 1", max_size=20))
+@given(
+    st.text(alphabet=st.sampled_from("ab .\n1"), max_size=400),
+    st.integers(min_value=0, max_value=200),
+    st.text(alphabet="ab 1", max_size=20),
+)
 def test_an_excerpt_never_exceeds_its_budget(text: str, budget: int, query: str) -> None:
     assert len(excerpt(text, budget, query)) <= budget

@@ -20,11 +20,16 @@ from guard.testing import FakeJudge
 ENV = {"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}
 
 
-@pytest.mark.parametrize(("provider", "cls"), [
-    (Provider.OPENAI, OpenAIJudge), (Provider.ANTHROPIC, AnthropicJudge),
-    (Provider.OFFLINE, OfflineJudge), (Provider.FAKE, FakeJudge),
-    (Provider.CASCADE, CascadeJudge),
-])
+@pytest.mark.parametrize(
+    ("provider", "cls"),
+    [
+        (Provider.OPENAI, OpenAIJudge),
+        (Provider.ANTHROPIC, AnthropicJudge),
+        (Provider.OFFLINE, OfflineJudge),
+        (Provider.FAKE, FakeJudge),
+        (Provider.CASCADE, CascadeJudge),
+    ],
+)
 async def test_each_provider_builds_its_judge(provider: Provider, cls: type[Any]) -> None:
     judge = make_judge(JudgeSettings(provider=provider), ENV)
     try:
@@ -35,17 +40,22 @@ async def test_each_provider_builds_its_judge(provider: Provider, cls: type[Any]
 
 def test_anthropic_gets_its_own_default_model() -> None:
     assert llm_model(JudgeSettings(provider=Provider.ANTHROPIC)) == "claude-haiku-4-5"
-    assert llm_model(JudgeSettings(provider=Provider.ANTHROPIC,
-                                   model="claude-sonnet-4")) == "claude-sonnet-4"
+    assert (
+        llm_model(JudgeSettings(provider=Provider.ANTHROPIC, model="claude-sonnet-4"))
+        == "claude-sonnet-4"
+    )
     assert llm_model(JudgeSettings(provider=Provider.OFFLINE)) is None
 
 
-@pytest.mark.parametrize(("provider", "var"), [
-    (Provider.OPENAI, "OPENAI_API_KEY"), (Provider.ANTHROPIC, "ANTHROPIC_API_KEY"),
-    (Provider.CASCADE, "OPENAI_API_KEY"),
-])
-def test_missing_key_is_a_config_error_naming_the_variable(provider: Provider,
-                                                           var: str) -> None:
+@pytest.mark.parametrize(
+    ("provider", "var"),
+    [
+        (Provider.OPENAI, "OPENAI_API_KEY"),
+        (Provider.ANTHROPIC, "ANTHROPIC_API_KEY"),
+        (Provider.CASCADE, "OPENAI_API_KEY"),
+    ],
+)
+def test_missing_key_is_a_config_error_naming_the_variable(provider: Provider, var: str) -> None:
     with pytest.raises(ConfigError) as err:
         make_judge(JudgeSettings(provider=provider), {})
     assert var in str(err.value)
@@ -53,13 +63,20 @@ def test_missing_key_is_a_config_error_naming_the_variable(provider: Provider,
 
 def test_cascade_llm_is_openai_unless_told_otherwise() -> None:
     assert cascade_llm_provider(JudgeSettings(provider=Provider.CASCADE)) is Provider.OPENAI
-    assert cascade_llm_provider(JudgeSettings(
-        provider=Provider.CASCADE, model="claude-sonnet-4")) is Provider.ANTHROPIC
-    assert cascade_llm_provider(JudgeSettings(
-        provider=Provider.CASCADE, cascade_provider=Provider.ANTHROPIC)) is Provider.ANTHROPIC
+    assert (
+        cascade_llm_provider(JudgeSettings(provider=Provider.CASCADE, model="claude-sonnet-4"))
+        is Provider.ANTHROPIC
+    )
+    assert (
+        cascade_llm_provider(
+            JudgeSettings(provider=Provider.CASCADE, cascade_provider=Provider.ANTHROPIC)
+        )
+        is Provider.ANTHROPIC
+    )
     with pytest.raises(ConfigError):
-        cascade_llm_provider(JudgeSettings(provider=Provider.CASCADE,
-                                           cascade_provider=Provider.OFFLINE))
+        cascade_llm_provider(
+            JudgeSettings(provider=Provider.CASCADE, cascade_provider=Provider.OFFLINE)
+        )
 
 
 def test_pricer_refuses_an_unpriced_api_model_at_startup() -> None:
@@ -72,8 +89,11 @@ def test_pricer_prices_calls_and_treats_unpriced_local_models_as_free() -> None:
     usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
     price = make_pricer(JudgeSettings(provider=Provider.OPENAI))
     assert price("gpt-4o-mini", usage) == pytest.approx(0.75)
-    local = make_pricer(JudgeSettings(provider=Provider.OPENAI, model="qwen2.5",
-                                      base_url="http://127.0.0.1:8000/v1"))
+    local = make_pricer(
+        JudgeSettings(
+            provider=Provider.OPENAI, model="qwen2.5", base_url="http://127.0.0.1:8000/v1"
+        )
+    )
     assert local("qwen2.5", usage) == 0.0
     assert make_pricer(JudgeSettings(provider=Provider.FAKE))("fake-judge", usage) == 0.0
 

@@ -13,17 +13,20 @@ from guard.testing.fake_server import (
     prompt_text,
 )
 
-PROMPT = ("EVIDENCE:\n<<BEGIN_EVIDENCE_ab12>>\n[1] Our return policy allows returns within 30 "
-          "days. Shipping is free.\n<<END_EVIDENCE_ab12>>\n\nOUTPUT to check:\n"
-          "<<BEGIN_OUTPUT_ab12>>\n{output}\n<<END_OUTPUT_ab12>>")
+PROMPT = (
+    "EVIDENCE:\n<<BEGIN_EVIDENCE_ab12>>\n[1] Our return policy allows returns within 30 "
+    "days. Shipping is free.\n<<END_EVIDENCE_ab12>>\n\nOUTPUT to check:\n"
+    "<<BEGIN_OUTPUT_ab12>>\n{output}\n<<END_OUTPUT_ab12>>"
+)
 
 
 def test_default_verdict_quotes_the_fenced_evidence() -> None:
     verdict = default_verdict({}, PROMPT.format(output="Returns within 30 days. Free shipping."))
     assert verdict["score"] == 5
     assert verdict["claims"][0]["claim"] == "Returns within 30 days."
-    assert verdict["claims"][0]["evidence_quote"] == \
-        "Our return policy allows returns within 30 days."
+    assert (
+        verdict["claims"][0]["evidence_quote"] == "Our return policy allows returns within 30 days."
+    )
 
 
 def test_default_verdict_fails_on_the_marker() -> None:
@@ -32,12 +35,14 @@ def test_default_verdict_fails_on_the_marker() -> None:
     assert verdict["claims"][0]["claim"] == "HALLUCINATED claim here."
 
 
-@pytest.mark.parametrize(("output", "score"), [
-    ("You can return items within 30 days.", 5),
-    ("You can return items within 90 days for a full refund.", 1),
-])
-def test_numbers_verdict_fails_numbers_missing_from_the_evidence(output: str,
-                                                                 score: int) -> None:
+@pytest.mark.parametrize(
+    ("output", "score"),
+    [
+        ("You can return items within 30 days.", 5),
+        ("You can return items within 90 days for a full refund.", 1),
+    ],
+)
+def test_numbers_verdict_fails_numbers_missing_from_the_evidence(output: str, score: int) -> None:
     assert numbers_verdict({}, PROMPT.format(output=output))["score"] == score
 
 
@@ -45,15 +50,26 @@ def test_fit_to_schema_derives_the_missing_verdict_field() -> None:
     scale = {"properties": {"explanation": {}, "claims": {}, "score": {}}}
     binary = {"properties": {"explanation": {}, "claims": {}, "grounded": {}}}
     assert fit_to_schema({"explanation": "", "claims": [], "grounded": True}, scale)["score"] == 5
-    assert fit_to_schema({"explanation": "", "claims": [], "score": 2}, binary) == \
-        {"explanation": "", "claims": [], "grounded": False}
+    assert fit_to_schema({"explanation": "", "claims": [], "score": 2}, binary) == {
+        "explanation": "",
+        "claims": [],
+        "grounded": False,
+    }
     assert "_refusal" in fit_to_schema({"_refusal": "no"}, scale)
 
 
 def test_prompt_text_reads_all_three_request_shapes() -> None:
-    assert prompt_text({"messages": [{"role": "system", "content": "S"},
-                                     {"role": "user", "content": [{"type": "text",
-                                                                   "text": "U"}]}]}) == "S\nU"
+    assert (
+        prompt_text(
+            {
+                "messages": [
+                    {"role": "system", "content": "S"},
+                    {"role": "user", "content": [{"type": "text", "text": "U"}]},
+                ]
+            }
+        )
+        == "S\nU"
+    )
     assert prompt_text({"instructions": "I", "input": "U"}) == "I\nU"
     assert prompt_text({"system": "S", "messages": [{"role": "user", "content": "U"}]}) == "S\nU"
 
@@ -66,8 +82,9 @@ def test_control_rejects_unknown_fault_kinds() -> None:
     srv = FakeLLMServer()
     reply = srv._control("POST", "/_faults", b'{"faults": [{"kind": "meteor"}]}')
     assert reply.status == 400
-    ok = srv._control("POST", "/_faults", b'{"faults": [{"kind": "hang", "times": 2}], '
-                      b'"latency_ms": 5}')
+    ok = srv._control(
+        "POST", "/_faults", b'{"faults": [{"kind": "hang", "times": 2}], "latency_ms": 5}'
+    )
     assert ok.status == 200
     assert srv.latency_s == 0.005
 

@@ -48,8 +48,11 @@ async def get(port: int, path: str) -> tuple[int, str]:
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 @pytest.fixture
@@ -57,14 +60,16 @@ async def server() -> AsyncIterator[tuple[HealthServer, ServiceStats, Clock]]:
     clock = Clock()
     stats = running_stats(clock)
     metrics = Metrics(stats, breaker=lambda: "open", budget=lambda: {"day": 4.5})
-    health = HealthServer(metrics=metrics, stats=stats, host="127.0.0.1", port=0,
-                          stall_after_s=STALL_S, clock=clock)
+    health = HealthServer(
+        metrics=metrics, stats=stats, host="127.0.0.1", port=0, stall_after_s=STALL_S, clock=clock
+    )
     async with health:
         yield health, stats, clock
 
 
 async def test_metrics_endpoint_reflects_stats_and_verdicts(
-        server: tuple[HealthServer, ServiceStats, Clock]) -> None:
+    server: tuple[HealthServer, ServiceStats, Clock],
+) -> None:
     health, stats, _ = server
     guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
     verdict = await guard.judge(JudgeRequest(output="Paris", context="Paris is big."))
@@ -80,11 +85,11 @@ async def test_metrics_endpoint_reflects_stats_and_verdicts(
     assert got[("groundguard_messages_consumed_total", ())] == 3
     assert got[("groundguard_dead_lettered_total", (("reason", "invalid_json"),))] == 2
     assert got[("groundguard_verdicts_total", (("label", "pass"), ("tier", "llm")))] == 1
-    assert got[("groundguard_judge_tokens_total", (("kind", "input"), ("model", "fake-judge")))] \
-        == 100
+    assert (
+        got[("groundguard_judge_tokens_total", (("kind", "input"), ("model", "fake-judge")))] == 100
+    )
     assert got[("groundguard_judge_latency_seconds_count", (("tier", "llm"),))] == 1
-    assert got[("groundguard_consumer_lag", (("partition", "0"), ("topic", "rag.responses")))] \
-        == 5
+    assert got[("groundguard_consumer_lag", (("partition", "0"), ("topic", "rag.responses")))] == 5
     assert got[("groundguard_breaker_open", ())] == 1
     assert got[("groundguard_budget_left_usd", (("window", "day"),))] == 4.5
     assert got[("groundguard_ready", ())] == 1
@@ -92,7 +97,8 @@ async def test_metrics_endpoint_reflects_stats_and_verdicts(
 
 
 async def test_readyz_turns_unready_when_stalled_with_lag_and_ready_on_progress(
-        server: tuple[HealthServer, ServiceStats, Clock]) -> None:
+    server: tuple[HealthServer, ServiceStats, Clock],
+) -> None:
     health, stats, clock = server
     assert (await get(health.port, "/readyz"))[0] == 200
     stats.partitions["rag.responses-0"].highwater = 20
@@ -106,7 +112,8 @@ async def test_readyz_turns_unready_when_stalled_with_lag_and_ready_on_progress(
 
 
 async def test_readyz_is_unready_with_intake_stopped_and_healthz_still_alive(
-        server: tuple[HealthServer, ServiceStats, Clock]) -> None:
+    server: tuple[HealthServer, ServiceStats, Clock],
+) -> None:
     health, stats, _ = server
     stats.intake_stopped = "quota_exhausted"
     status, body = await get(health.port, "/readyz")
@@ -127,13 +134,17 @@ def test_idle_consumer_without_lag_stays_ready_however_long_it_waits() -> None:
     assert readiness(stats, stall_after_s=STALL_S, now=clock.now).ok
 
 
-@pytest.mark.parametrize(("change", "reason"), [
-    ({"started": False}, "starting"),
-    ({"stopping": True}, "stopping"),
-    ({"partitions": {}}, "no partitions assigned"),
-])
-def test_not_ready_while_starting_stopping_or_unassigned(change: dict[str, object],
-                                                          reason: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"started": False}, "starting"),
+        ({"stopping": True}, "stopping"),
+        ({"partitions": {}}, "no partitions assigned"),
+    ],
+)
+def test_not_ready_while_starting_stopping_or_unassigned(
+    change: dict[str, object], reason: str
+) -> None:
     clock = Clock()
     stats = running_stats(clock)
     for name, value in change.items():
@@ -152,10 +163,13 @@ def test_liveness_fails_only_after_a_long_stall_with_work_pending() -> None:
     assert not liveness(stats, stall_after_s=STALL_S, now=clock.now).ok
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("in_flight", 4),                     # judge calls held by a paused budget or a rate limit
-    ("intake_stopped", "quota_exhausted"),  # waiting for an operator, not stuck
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("in_flight", 4),  # judge calls held by a paused budget or a rate limit
+        ("intake_stopped", "quota_exhausted"),  # waiting for an operator, not stuck
+    ],
+)
 def test_waiting_on_purpose_is_never_restarted(field: str, value: object) -> None:
     """A restart would forget the spent budget and spend again: liveness stays ok."""
     clock = Clock()
@@ -166,13 +180,17 @@ def test_waiting_on_purpose_is_never_restarted(field: str, value: object) -> Non
     assert not readiness(stats, stall_after_s=STALL_S, now=clock.now).ok
 
 
-@pytest.mark.parametrize(("key", "expected"), [
-    ("rag.responses-3", ("rag.responses", "3")),
-    ("my-topic-12", ("my-topic", "12")),
-    (("t", 1), ("t", "1")),
-])
-def test_partition_keys_split_into_topic_and_partition(key: object,
-                                                       expected: tuple[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("rag.responses-3", ("rag.responses", "3")),
+        ("my-topic-12", ("my-topic", "12")),
+        (("t", 1), ("t", "1")),
+    ],
+)
+def test_partition_keys_split_into_topic_and_partition(
+    key: object, expected: tuple[str, str]
+) -> None:
     assert split_partition_key(key) == expected
 
 
@@ -186,8 +204,9 @@ async def test_breaker_budget_and_provider_calls_come_from_the_budgeted_judge() 
     from guard.budgets.judge import build_budgeted_judge
     from guard.budgets.settings import BudgetSettings
 
-    judge = build_budgeted_judge(FakeJudge(), BudgetSettings(cost_per_day_usd=2.0),
-                                 price=lambda model, usage: 0.5)
+    judge = build_budgeted_judge(
+        FakeJudge(), BudgetSettings(cost_per_day_usd=2.0), price=lambda model, usage: 0.5
+    )
     guard = Guard(judge, JudgeSettings(provider="fake"))
     await guard.judge(JudgeRequest(output="Paris", context="Paris is big."))
     await guard.aclose()
@@ -199,13 +218,15 @@ async def test_breaker_budget_and_provider_calls_come_from_the_budgeted_judge() 
 
 
 async def test_a_failing_probe_answers_500_and_the_server_keeps_serving(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     def broken() -> str:
         raise RuntimeError("probe failed")
 
     stats = running_stats(Clock())
-    health = HealthServer(metrics=Metrics(stats, breaker=broken), stats=stats, host="127.0.0.1",
-                          port=0)
+    health = HealthServer(
+        metrics=Metrics(stats, breaker=broken), stats=stats, host="127.0.0.1", port=0
+    )
     async with health:
         assert (await get(health.port, "/metrics"))[0] == 500
         assert (await get(health.port, "/healthz"))[0] == 200

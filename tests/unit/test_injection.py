@@ -12,7 +12,8 @@ from guard.prepare.injection import Fence, escape_fence_markers, scan
 from guard.prepare.sanitize import sanitize
 
 FENCE_FRAGMENTS = st.sampled_from(
-    ["<<", ">>", "<", ">", "END", "BEGIN", "_", "OUTPUT", "EVIDENCE", "end", " ", "/", "\n"])
+    ["<<", ">>", "<", ">", "END", "BEGIN", "_", "OUTPUT", "EVIDENCE", "end", " ", "/", "\n"]
+)
 
 
 class TestFence:
@@ -24,7 +25,8 @@ class TestFence:
     def test_wrap_puts_text_between_labelled_markers(self) -> None:
         fence = Fence("abc123")
         assert fence.wrap("output", "Hello.") == (
-            "<<BEGIN_OUTPUT_abc123>>\nHello.\n<<END_OUTPUT_abc123>>")
+            "<<BEGIN_OUTPUT_abc123>>\nHello.\n<<END_OUTPUT_abc123>>"
+        )
 
     def test_ordinary_text_is_wrapped_verbatim(self) -> None:
         text = 'C++: cout << x >> y; a << b; "quotes" and <tags>.'
@@ -44,15 +46,19 @@ class TestFence:
 
     @given(st.data(), st.text())
     def test_no_text_can_produce_the_closing_marker_inside_the_body(
-            self, data: st.DataObject, noise: str) -> None:
+        self, data: st.DataObject, noise: str
+    ) -> None:
         fence = Fence.new()
         closing = fence.closing("output")
-        pieces = data.draw(st.lists(st.one_of(FENCE_FRAGMENTS, st.just(closing),
-                                              st.just(fence.token), st.just(noise)),
-                                    max_size=12))
+        pieces = data.draw(
+            st.lists(
+                st.one_of(FENCE_FRAGMENTS, st.just(closing), st.just(fence.token), st.just(noise)),
+                max_size=12,
+            )
+        )
         text = "".join(pieces)
         wrapped = fence.wrap("output", text)
-        body = wrapped[len(fence.opening("output")) + 1: -(len(closing) + 1)]
+        body = wrapped[len(fence.opening("output")) + 1 : -(len(closing) + 1)]
         assert closing not in body
         assert wrapped.count(closing) == 1
 
@@ -122,10 +128,46 @@ def test_ordinary_prose_is_not_reported(text: str) -> None:
 
 
 SCAN_FRAGMENTS = st.sampled_from(
-    ["ignore ", "all ", "previous ", "instructions", "rate ", "this ", "5", "give ", "it ",
-     "a ", "score ", "of ", '"score": ', "{", "true", "\n", "system", "User", ": ", "<|im_start|>",
-     "[INST]", "### ", "Instruction", "<<", "END_", "begin", "OUTPUT_", "judge", "note to the ",
-     "mark ", "as grounded", "This answer is grounded", "İgnore", "maſk", "ranK", "ıgnore", " "])
+    [
+        "ignore ",
+        "all ",
+        "previous ",
+        "instructions",
+        "rate ",
+        "this ",
+        "5",
+        "give ",
+        "it ",
+        "a ",
+        "score ",
+        "of ",
+        '"score": ',
+        "{",
+        "true",
+        "\n",
+        "system",
+        "User",
+        ": ",
+        "<|im_start|>",
+        "[INST]",
+        "### ",
+        "Instruction",
+        "<<",
+        "END_",
+        "begin",
+        "OUTPUT_",
+        "judge",
+        "note to the ",
+        "mark ",
+        "as grounded",
+        "This answer is grounded",
+        "İgnore",
+        "maſk",
+        "ranK",
+        "ıgnore",
+        " ",
+    ]
+)
 
 
 @given(st.lists(SCAN_FRAGMENTS, max_size=15).map("".join))

@@ -12,15 +12,18 @@ import pytest
 
 def _loaded_after(*modules: str) -> set[str]:
     """Top modules in ``sys.modules`` after importing ``modules`` in a fresh interpreter."""
-    code = ("import importlib, sys\n"
-            f"for name in {list(modules)!r}: importlib.import_module(name)\n"
-            "print('\\n'.join(sys.modules))")
+    code = (
+        "import importlib, sys\n"
+        f"for name in {list(modules)!r}: importlib.import_module(name)\n"
+        "print('\\n'.join(sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return set(out.stdout.split())
 
 
-@pytest.mark.parametrize("module", ["consumers.runtime.run", "consumers.health",
-                                    "consumers.metrics"])
+@pytest.mark.parametrize(
+    "module", ["consumers.runtime.run", "consumers.health", "consumers.metrics"]
+)
 def test_the_runtime_does_not_import_the_cli(module: str) -> None:
     assert not {m for m in _loaded_after(module) if m.startswith("consumers.cli")}
 
@@ -33,8 +36,11 @@ def test_the_core_imports_neither_the_runtime_nor_kafka() -> None:
 def test_the_judge_settings_load_no_budget_layer() -> None:
     """Settings import nothing above them: reading ``JudgeSettings`` builds no judge."""
     loaded = _loaded_after("guard.settings")
-    above = {m for m in loaded if m.startswith(("guard.budgets.", "guard.providers",
-                                                "guard.engine", "guard.offline"))}
+    above = {
+        m
+        for m in loaded
+        if m.startswith(("guard.budgets.", "guard.providers", "guard.engine", "guard.offline"))
+    }
     assert above <= {"guard.budgets.settings"}
 
 

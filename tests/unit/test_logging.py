@@ -46,13 +46,18 @@ def test_api_keys_never_reach_the_rendered_json_output(output: io.StringIO) -> N
     configure_logging(log_format="json", stream=output)
     log = get_logger("groundguard.test")
     settings = JudgeSettings(api_key=SecretStr(OPENAI_KEY))
-    log.info("judge.configured", api_key=OPENAI_KEY, settings=settings.model_dump(),
-             secret=SecretStr(ANTHROPIC_KEY), headers={"Authorization": f"Bearer {OPENAI_KEY}",
-                                                       "x-api-key": ANTHROPIC_KEY})
+    log.info(
+        "judge.configured",
+        api_key=OPENAI_KEY,
+        settings=settings.model_dump(),
+        secret=SecretStr(ANTHROPIC_KEY),
+        headers={"Authorization": f"Bearer {OPENAI_KEY}", "x-api-key": ANTHROPIC_KEY},
+    )
     log.warning("judge.retry", detail=f"401 from provider: invalid key {ANTHROPIC_KEY} used")
     logging.getLogger("aiokafka").error("connect failed, sasl password=%s", "hunter2hunter2")
-    logging.getLogger("openai").warning("request headers {'authorization': 'Bearer %s'}",
-                                        OPENAI_KEY)
+    logging.getLogger("openai").warning(
+        "request headers {'authorization': 'Bearer %s'}", OPENAI_KEY
+    )
     try:
         raise RuntimeError(f"provider rejected api_key={OPENAI_KEY}")
     except RuntimeError:
@@ -75,9 +80,14 @@ def test_console_output_redacts_too(output: io.StringIO) -> None:
 
 def test_message_bodies_are_dropped_by_default(output: io.StringIO) -> None:
     configure_logging(log_format="json", stream=output)
-    get_logger().info("request.invalid", payload={"output": "the secret answer"},
-                      output="the secret answer", context=["private evidence"],
-                      messages=[{"role": "user", "content": "private question"}], attempt=2)
+    get_logger().info(
+        "request.invalid",
+        payload={"output": "the secret answer"},
+        output="the secret answer",
+        context=["private evidence"],
+        messages=[{"role": "user", "content": "private question"}],
+        attempt=2,
+    )
     (event,) = lines(output)
     assert "secret answer" not in output.getvalue()
     assert "private" not in output.getvalue()
@@ -105,8 +115,13 @@ def test_numbers_under_token_like_names_are_kept(output: io.StringIO) -> None:
 def test_record_context_is_bound_to_every_line_one_event_per_line(output: io.StringIO) -> None:
     configure_logging(log_format="json", stream=output)
     log = get_logger()
-    with bind_record(topic="rag.responses", partition=3, offset=17, request_id="r-9",
-                     headers=[("traceparent", TRACEPARENT)]):
+    with bind_record(
+        topic="rag.responses",
+        partition=3,
+        offset=17,
+        request_id="r-9",
+        headers=[("traceparent", TRACEPARENT)],
+    ):
         log.info("judge.started")
         logging.getLogger("aiokafka").warning("stdlib line\nwith a newline")
     log.info("after")
@@ -120,8 +135,7 @@ def test_record_context_is_bound_to_every_line_one_event_per_line(output: io.Str
     assert "topic" not in after
 
 
-def test_a_message_task_binds_its_record_once_and_only_for_itself(
-        output: io.StringIO) -> None:
+def test_a_message_task_binds_its_record_once_and_only_for_itself(output: io.StringIO) -> None:
     """The runtime binds a record at the top of its message's task (no reset: a task runs in a
     copy of the context); the fields, the request id set later and the trace id reach every
     line logged by that task, and no other task's."""
@@ -129,8 +143,12 @@ def test_a_message_task_binds_its_record_once_and_only_for_itself(
     log = get_logger()
 
     async def message(offset: int) -> None:
-        mark_record(topic="rag.responses", partition=3, offset=offset,
-                    headers=[("traceparent", TRACEPARENT)])
+        mark_record(
+            topic="rag.responses",
+            partition=3,
+            offset=offset,
+            headers=[("traceparent", TRACEPARENT)],
+        )
         bind_request_id(f"r-{offset}")
         await asyncio.sleep(0)
         log.warning("judge.slow", offset_seen=offset)
@@ -143,7 +161,10 @@ def test_a_message_task_binds_its_record_once_and_only_for_itself(
     first, second, loop = lines(output)
     for event, offset in ((first, 17), (second, 18)):
         assert (event["topic"], event["offset"], event["request_id"]) == (
-            "rag.responses", offset, f"r-{offset}")
+            "rag.responses",
+            offset,
+            f"r-{offset}",
+        )
         assert event["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
     assert "topic" not in loop
     assert "request_id" not in loop
@@ -204,14 +225,16 @@ class TestTransientStartupNoise:
         logging.getLogger(self.COORDINATOR).error("Group Coordinator Request failed: %s", error)
 
     def test_coordinator_not_available_at_start_is_not_an_error_line(
-            self, output: io.StringIO) -> None:
+        self, output: io.StringIO
+    ) -> None:
         from aiokafka.errors import GroupCoordinatorNotAvailableError, GroupLoadInProgressError
 
         configure_logging(log_format="json", stream=output, level="info")
         self._coordinator_failed(GroupCoordinatorNotAvailableError())
         self._coordinator_failed(GroupLoadInProgressError())
         logging.getLogger("aiokafka.cluster").warning(
-            "Topic %s is not available during auto-create initialization", "t")
+            "Topic %s is not available during auto-create initialization", "t"
+        )
         assert lines(output) == []
 
     def test_they_show_at_debug_level_when_asked_for(self, output: io.StringIO) -> None:

@@ -18,14 +18,16 @@ MESSAGE = {
 
 def test_json_pointer_reaches_nested_values_and_list_items() -> None:
     fields = FieldMap({"output": "/response/text", "context": "/retrieval/docs/0/body"}).apply(
-        MESSAGE)
+        MESSAGE
+    )
     assert fields["output"] == "Returns within 30 days."
     assert fields["context"] == "Policy: 30 days."
 
 
 def test_dotted_path_reaches_nested_values_and_list_items() -> None:
     fields = FieldMap({"output": "response.text", "context": "retrieval.docs.1.body"}).apply(
-        MESSAGE)
+        MESSAGE
+    )
     assert fields["output"] == "Returns within 30 days."
     assert fields["context"] == "FAQ."
 
@@ -47,9 +49,16 @@ def test_a_missing_path_leaves_the_field_absent() -> None:
     assert "output" not in fields
 
 
-@pytest.mark.parametrize("path", ["/retrieval/docs/5/body", "/retrieval/docs/01/body",
-                                  "/retrieval/docs/-/body", "/response/text/deeper",
-                                  "retrieval.docs.x"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/retrieval/docs/5/body",
+        "/retrieval/docs/01/body",
+        "/retrieval/docs/-/body",
+        "/response/text/deeper",
+        "retrieval.docs.x",
+    ],
+)
 def test_paths_that_lead_nowhere_are_missing(path: str) -> None:
     assert "context" not in FieldMap({"context": path}).apply(MESSAGE)
 

@@ -29,19 +29,50 @@ def reference_clauses(sentence: str) -> list[str]:
         piece = sentence[begin:end].strip()
         if not piece:
             continue
-        if merged and min(len(content_stems(piece)), len(content_stems(
-                sentence[merged[-1][0]:merged[-1][1]]))) < MIN_CLAUSE_CONTENT_WORDS:
+        if (
+            merged
+            and min(
+                len(content_stems(piece)),
+                len(content_stems(sentence[merged[-1][0] : merged[-1][1]])),
+            )
+            < MIN_CLAUSE_CONTENT_WORDS
+        ):
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((begin, end))
     return [sentence[b:e].strip() for b, e in merged] or [sentence]
 
 
-_PIECES = st.sampled_from([
-    "a", "the", "returns", "refund", "30 days", "Paris", "well-known", "provided that",
-    "unless", "however", "and", "but", "it", "they", ",", ";", ", and", ", but", " ", "  ",
-    "delivery", "1,000", "is", "was", "Dr Hughes", "no",
-])
+_PIECES = st.sampled_from(
+    [
+        "a",
+        "the",
+        "returns",
+        "refund",
+        "30 days",
+        "Paris",
+        "well-known",
+        "provided that",
+        "unless",
+        "however",
+        "and",
+        "but",
+        "it",
+        "they",
+        ",",
+        ";",
+        ", and",
+        ", but",
+        " ",
+        "  ",
+        "delivery",
+        "1,000",
+        "is",
+        "was",
+        "Dr Hughes",
+        "no",
+    ]
+)
 
 
 class TestClauses:
@@ -52,8 +83,7 @@ class TestClauses:
         assert _clauses(sentence) == reference_clauses(sentence)
 
     @pytest.mark.parametrize("unit", ["a, but b and the c; ", "1, 2, ", "x; "])
-    def test_stems_are_read_in_one_pass(self, unit: str,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_stems_are_read_in_one_pass(self, unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
         read = [0]
 
         def counting(text: str) -> list[str]:
@@ -69,14 +99,16 @@ class TestClauses:
 def prepared(output: str, context: str | list[str], question: str | None = None) -> PreparedCase:
     settings = JudgeSettings()
     case = Guard(OfflineJudge(settings), settings).prepare(
-        JudgeRequest(output=output, context=context, question=question))
+        JudgeRequest(output=output, context=context, question=question)
+    )
     assert isinstance(case, PreparedCase)
     return case
 
 
 class TestSharedParsing:
     def test_the_windows_of_one_case_index_its_evidence_once(
-            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         built = [0]
         original = EvidenceIndex.build.__func__  # type: ignore[attr-defined]
 
@@ -85,8 +117,10 @@ class TestSharedParsing:
             return original(cls, *args)  # type: ignore[no-any-return]
 
         monkeypatch.setattr(EvidenceIndex, "build", classmethod(counting))
-        first = prepared("Returns are accepted within 30 days.",
-                         ["Our return policy allows returns within 30 days. " * 50])
+        first = prepared(
+            "Returns are accepted within 30 days.",
+            ["Our return policy allows returns within 30 days. " * 50],
+        )
         second = replace(first, output="Refunds take 5 days.", window=2)
         judge = OfflineJudge()
         judge.check(first)
@@ -95,7 +129,8 @@ class TestSharedParsing:
         assert built[0] == 1
 
     def test_a_passage_seen_by_several_windows_is_read_once(
-            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         read: list[str] = []
         original = align._read_sentences
 
@@ -111,11 +146,34 @@ class TestSharedParsing:
         assert read == ["[1]", "[2]", "[2]"]
 
 
-_NAME_WORDS = st.sampled_from(["Dr", "Hughes", "Nair", "Reviewer", "1", "2", "O'Brien",
-                               "AT&T", "Jean-Luc", "Ünal", "x_y"])
-_TEXT_BITS = st.sampled_from(["Dr", "dr.", "Hughes", "hughes's", "Nair", "reviewer", "1", "2",
-                              "12", "o'brien", "O'Briens", "at&t", "Jean-Luc", "ünal", "x_y",
-                              " ", ", ", "\n", "-", "(", ")"])
+_NAME_WORDS = st.sampled_from(
+    ["Dr", "Hughes", "Nair", "Reviewer", "1", "2", "O'Brien", "AT&T", "Jean-Luc", "Ünal", "x_y"]
+)
+_TEXT_BITS = st.sampled_from(
+    [
+        "Dr",
+        "dr.",
+        "Hughes",
+        "hughes's",
+        "Nair",
+        "reviewer",
+        "1",
+        "2",
+        "12",
+        "o'brien",
+        "O'Briens",
+        "at&t",
+        "Jean-Luc",
+        "ünal",
+        "x_y",
+        " ",
+        ", ",
+        "\n",
+        "-",
+        "(",
+        ")",
+    ]
+)
 
 
 def reference_named_in(name: str, text: str) -> bool:
@@ -126,34 +184,48 @@ def reference_named_in(name: str, text: str) -> bool:
 
 class TestNames:
     @settings(max_examples=300, deadline=None)
-    @given(st.lists(_NAME_WORDS, min_size=1, max_size=3),
-           st.lists(st.lists(_TEXT_BITS, max_size=12).map(" ".join), min_size=1, max_size=4))
-    def test_a_name_is_found_as_the_regex_found_it(self, words: list[str],
-                                                   texts: list[str]) -> None:
+    @given(
+        st.lists(_NAME_WORDS, min_size=1, max_size=3),
+        st.lists(st.lists(_TEXT_BITS, max_size=12).map(" ".join), min_size=1, max_size=4),
+    )
+    def test_a_name_is_found_as_the_regex_found_it(
+        self, words: list[str], texts: list[str]
+    ) -> None:
         name = entities.Name(" ".join(words), tuple(w.lower() for w in words))
-        assert [name.named_in(t) for t in texts] == [reference_named_in(name.text, t)
-                                                     for t in texts]
+        assert [name.named_in(t) for t in texts] == [
+            reference_named_in(name.text, t) for t in texts
+        ]
         index = EvidenceIndex.build([Passage(f"[{i}]", t) for i, t in enumerate(texts)], "")
-        assert index.naming(name) == {label for label, text in index.texts.items()
-                                      if reference_named_in(name.text, text)}
+        assert index.naming(name) == {
+            label for label, text in index.texts.items() if reference_named_in(name.text, text)
+        }
 
 
-_DATE_VALUES = st.builds(lambda y, m, d: float(y * 10000 + m * 100 + d),
-                         st.sampled_from([0, 1999, 2020, 2021]), st.integers(0, 3),
-                         st.sampled_from([0, 1, 5, 20]))
+_DATE_VALUES = st.builds(
+    lambda y, m, d: float(y * 10000 + m * 100 + d),
+    st.sampled_from([0, 1999, 2020, 2021]),
+    st.integers(0, 3),
+    st.sampled_from([0, 1, 5, 20]),
+)
 _QUANTITIES = st.one_of(
     st.builds(numbers.Quantity, st.just("d"), _DATE_VALUES, st.just("date")),
-    st.builds(numbers.Quantity, st.just("n"),
-              st.sampled_from([0.0, 1.0, 5.0, 20.0, 1999.0, 2020.0, 2021.0]),
-              st.sampled_from(["year", "count", "ordinal", "percent", "USD"]), st.booleans(),
-              st.sampled_from([0.0, 1.0, 5.0, 20.0])))
+    st.builds(
+        numbers.Quantity,
+        st.just("n"),
+        st.sampled_from([0.0, 1.0, 5.0, 20.0, 1999.0, 2020.0, 2021.0]),
+        st.sampled_from(["year", "count", "ordinal", "percent", "USD"]),
+        st.booleans(),
+        st.sampled_from([0.0, 1.0, 5.0, 20.0]),
+    ),
+)
 
 
 class TestQuantityIndex:
     @settings(max_examples=300, deadline=None)
     @given(_QUANTITIES, st.lists(_QUANTITIES, max_size=8))
-    def test_a_date_lookup_equals_the_scan(self, claim: numbers.Quantity,
-                                           evidence: list[numbers.Quantity]) -> None:
+    def test_a_date_lookup_equals_the_scan(
+        self, claim: numbers.Quantity, evidence: list[numbers.Quantity]
+    ) -> None:
         index = numbers.QuantityIndex(evidence)
         scanned = any(numbers.matches(claim, e) for e in evidence if e.kind == "date")
         if claim.kind == "date":
@@ -161,26 +233,33 @@ class TestQuantityIndex:
         elif scanned:
             assert index.supports(claim)
         else:
-            assert index.supports(claim) == any(numbers.matches(claim, e) for e in
-                                                index.near(claim.value, 0.11)
-                                                + index.near(claim.number, 0.11))
+            assert index.supports(claim) == any(
+                numbers.matches(claim, e)
+                for e in index.near(claim.value, 0.11) + index.near(claim.number, 0.11)
+            )
 
 
 class TestCappedEvidence:
     """Evidence past MAX_SENTENCES is not read; what the read part shows decides nothing."""
 
     def test_within_the_cap_the_claims_are_decided(self) -> None:
-        case = prepared("Returns are accepted within 45 days.",
-                        ["Returns are accepted within 30 days."])
+        case = prepared(
+            "Returns are accepted within 45 days.", ["Returns are accepted within 30 days."]
+        )
         decision = OfflineJudge().decide(case)
         assert decision.label == "fail"
 
-    @pytest.mark.parametrize("output", ["Returns are accepted within 45 days.",
-                                        "Returns are accepted within 30 days.",
-                                        "Returns are accepted within 30 days. Pets fly free "
-                                        "on every Tuesday morning."])
-    def test_past_the_cap_no_claim_passes_or_fails(self, output: str,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    @pytest.mark.parametrize(
+        "output",
+        [
+            "Returns are accepted within 45 days.",
+            "Returns are accepted within 30 days.",
+            "Returns are accepted within 30 days. Pets fly free on every Tuesday morning.",
+        ],
+    )
+    def test_past_the_cap_no_claim_passes_or_fails(
+        self, output: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         monkeypatch.setattr(align, "MAX_SENTENCES", 3)
         judge._index.cache_clear()
         evidence = "Returns are accepted within 30 days. " + "Refunds take 5 days. " * 5
@@ -193,24 +272,49 @@ class TestCappedEvidence:
     @settings(max_examples=300, deadline=None)
     @given(_QUANTITIES, st.lists(_QUANTITIES, max_size=6), st.integers(1, 40))
     def test_repeated_amounts_are_one_candidate_with_the_same_answer(
-            self, claim: numbers.Quantity, evidence: list[numbers.Quantity],
-            times: int) -> None:
+        self, claim: numbers.Quantity, evidence: list[numbers.Quantity], times: int
+    ) -> None:
         def near(value: float, around: float) -> bool:
             slack = abs(around) * 0.11 + 1e-9
             return around - slack <= value <= around + slack
 
         # the lookup as first written: every evidence amount in the window, one by one
-        window = [e for e in evidence * times if e.kind != "date"
-                  and any(near(v, c) for v in (e.value, e.number or e.value)
-                          for c in (claim.value, claim.number))]
+        window = [
+            e
+            for e in evidence * times
+            if e.kind != "date"
+            and any(
+                near(v, c)
+                for v in (e.value, e.number or e.value)
+                for c in (claim.value, claim.number)
+            )
+        ]
         dated = any(numbers.matches(claim, e) for e in evidence if e.kind == "date")
-        expected = dated or (claim.kind != "date"
-                             and any(numbers.matches(claim, e) for e in window))
+        expected = dated or (
+            claim.kind != "date" and any(numbers.matches(claim, e) for e in window)
+        )
         assert numbers.QuantityIndex(evidence * times).supports(claim) == expected
 
 
-_DETAIL_BITS = st.sampled_from(["12am", "9:00", "5pm", "1", "30 days", "$5", "on", "at", "to",
-                                "-", "Monday", "May 5, 2020", "from", "10:30-11:45", " "])
+_DETAIL_BITS = st.sampled_from(
+    [
+        "12am",
+        "9:00",
+        "5pm",
+        "1",
+        "30 days",
+        "$5",
+        "on",
+        "at",
+        "to",
+        "-",
+        "Monday",
+        "May 5, 2020",
+        "from",
+        "10:30-11:45",
+        " ",
+    ]
+)
 
 
 class TestDetails:
@@ -218,7 +322,11 @@ class TestDetails:
     @given(st.lists(_DETAIL_BITS, min_size=1, max_size=20).map(" ".join))
     def test_amounts_inside_times_are_dropped_as_the_scan_dropped_them(self, text: str) -> None:
         spans = [t.span for t in times.times(text)]
-        expected = [q for q in numbers.extract(text)
-                    if not any(a <= q.start < b for a, b in spans) and not details._counted(q)
-                    and not details.enumerator(text, q)][:details.MAX_AMOUNTS]
+        expected = [
+            q
+            for q in numbers.extract(text)
+            if not any(a <= q.start < b for a, b in spans)
+            and not details._counted(q)
+            and not details.enumerator(text, q)
+        ][: details.MAX_AMOUNTS]
         assert details.Details.of(Claim(text), True).quantities == expected

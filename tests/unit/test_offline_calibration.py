@@ -40,14 +40,22 @@ class TestConfidence:
     def test_a_basis_earns_the_lower_bound_of_its_accuracy(self) -> None:
         table = Calibration({"fail:number_contradicted": Tally(90, 100)})
         assert table.confidence("fail:number_contradicted") == pytest.approx(
-            lower_bound(Tally(90, 100)), abs=1e-3)
+            lower_bound(Tally(90, 100)), abs=1e-3
+        )
         assert 0.83 < table.confidence("fail:number_contradicted") < 0.86
 
-    @pytest.mark.parametrize(("correct", "total", "low", "high"), [
-        (8, 8, 0.74, 0.76), (27, 27, 0.90, 0.92), (22, 24, 0.75, 0.78), (0, 5, 0.0, 0.01),
-    ])
-    def test_the_wilson_lower_bound(self, correct: int, total: int, low: float,
-                                    high: float) -> None:
+    @pytest.mark.parametrize(
+        ("correct", "total", "low", "high"),
+        [
+            (8, 8, 0.74, 0.76),
+            (27, 27, 0.90, 0.92),
+            (22, 24, 0.75, 0.78),
+            (0, 5, 0.0, 0.01),
+        ],
+    )
+    def test_the_wilson_lower_bound(
+        self, correct: int, total: int, low: float, high: float
+    ) -> None:
         assert low <= lower_bound(Tally(correct, total)) <= high
 
     def test_the_bound_rises_with_the_evidence(self) -> None:
@@ -64,17 +72,25 @@ class TestConfidence:
 
     def test_the_worst_set_decides_once_it_has_enough_rows(self) -> None:
         good, bad = Tally(100, 100), Tally(MIN_SET_ROWS, 2 * MIN_SET_ROWS)
-        table = Calibration.combine({"copied": Calibration({"pass:aligned": good}),
-                                     "paraphrased": Calibration({"pass:aligned": bad})})
-        assert table.confidence("pass:aligned") == pytest.approx(lower_bound(bad, SET_Z),
-                                                                 abs=1e-3)
-        few = Calibration.combine({"copied": Calibration({"pass:aligned": good}),
-                                   "other": Calibration({"pass:aligned": Tally(0, 1)})})
+        table = Calibration.combine(
+            {
+                "copied": Calibration({"pass:aligned": good}),
+                "paraphrased": Calibration({"pass:aligned": bad}),
+            }
+        )
+        assert table.confidence("pass:aligned") == pytest.approx(lower_bound(bad, SET_Z), abs=1e-3)
+        few = Calibration.combine(
+            {
+                "copied": Calibration({"pass:aligned": good}),
+                "other": Calibration({"pass:aligned": Tally(0, 1)}),
+            }
+        )
         assert few.confidence("pass:aligned") > 0.9  # one row says little
 
     def test_the_table_round_trips_through_json(self) -> None:
-        table = Calibration.combine({"a": Calibration({"fail:x": Tally(3, 4)}),
-                                     "b": Calibration({"fail:x": Tally(5, 9)})})
+        table = Calibration.combine(
+            {"a": Calibration({"fail:x": Tally(3, 4)}), "b": Calibration({"fail:x": Tally(5, 9)})}
+        )
         again = Calibration.from_json(json.loads(json.dumps(table.to_json())))
         assert again.confidence("fail:x") == table.confidence("fail:x")
 
@@ -85,14 +101,24 @@ class TestConfidence:
 
 
 class TestDecision:
-    TABLE = Calibration({"fail:number_contradicted": Tally(95, 100),
-                         "fail:name_absent": Tally(70, 100), "pass:verbatim": Tally(99, 100),
-                         "pass:aligned": Tally(80, 100)})
+    TABLE = Calibration(
+        {
+            "fail:number_contradicted": Tally(95, 100),
+            "fail:name_absent": Tally(70, 100),
+            "pass:verbatim": Tally(99, 100),
+            "pass:aligned": Tally(80, 100),
+        }
+    )
 
     def test_the_surest_contradiction_decides_a_fail(self) -> None:
-        decision = decide([result("contradicted", "name_absent"),
-                           result("contradicted", "number_contradicted"),
-                           result("supported", "verbatim")], self.TABLE)
+        decision = decide(
+            [
+                result("contradicted", "name_absent"),
+                result("contradicted", "number_contradicted"),
+                result("supported", "verbatim"),
+            ],
+            self.TABLE,
+        )
         assert (decision.label, decision.basis) == ("fail", "fail:number_contradicted")
 
     def test_a_proof_wrong_more_often_than_right_is_no_proof(self) -> None:
@@ -105,18 +131,21 @@ class TestDecision:
         decision = decide([result("contradicted", "contrary")], table)
         assert decision.label == "undecided"
         assert decision.results[0].basis == "refuted_contrary"
-        both = decide([result("contradicted", "contrary"), result("contradicted", "name_absent")],
-                      table)
+        both = decide(
+            [result("contradicted", "contrary"), result("contradicted", "name_absent")], table
+        )
         assert (both.label, both.basis) == ("fail", "fail:name_absent")
 
     def test_the_least_sure_proof_decides_a_pass(self) -> None:
-        decision = decide([result("supported", "verbatim"), result("supported", "aligned")],
-                          self.TABLE)
+        decision = decide(
+            [result("supported", "verbatim"), result("supported", "aligned")], self.TABLE
+        )
         assert (decision.label, decision.basis) == ("pass", "pass:aligned")
 
     def test_one_unproven_claim_makes_the_answer_undecided(self) -> None:
-        decision = decide([result("supported", "verbatim"), result("undecided", "partial")],
-                          self.TABLE)
+        decision = decide(
+            [result("supported", "verbatim"), result("undecided", "partial")], self.TABLE
+        )
         assert decision.label == "undecided"
         assert decision.grounded
         assert decision.confidence == UNDECIDED
@@ -164,8 +193,10 @@ def checked(id_: str, category: str, hallucinated: bool, basis: str) -> Checked:
 
 class TestCrossValidation:
     def test_folds_are_categories_or_question_groups(self) -> None:
-        assert fold_of(checked("dev-paraphrase-04", "paraphrase", False, "pass:verbatim"),
-                       True) == "paraphrase"
+        assert (
+            fold_of(checked("dev-paraphrase-04", "paraphrase", False, "pass:verbatim"), True)
+            == "paraphrase"
+        )
         right = checked("halueval-qa-17-0", "all", False, "pass:verbatim")
         wrong = checked("halueval-qa-17-1", "all", True, "fail:name_absent")
         assert fold_of(right, False) == fold_of(wrong, False) == "7"
@@ -173,9 +204,11 @@ class TestCrossValidation:
     def test_a_rule_right_only_in_one_category_is_not_trusted_out_of_it(self) -> None:
         """A basis right in one category and wrong in another: in sample it looks half right
         everywhere; out of fold, each category is decided by the other's record."""
-        rows = ([checked(f"a{n}", "good", True, "fail:x") for n in range(20)]
-                + [checked(f"b{n}", "bad", False, "fail:x") for n in range(20)]
-                + [checked(f"c{n}", "other", False, "pass:verbatim") for n in range(20)])
+        rows = (
+            [checked(f"a{n}", "good", True, "fail:x") for n in range(20)]
+            + [checked(f"b{n}", "bad", False, "fail:x") for n in range(20)]
+            + [checked(f"c{n}", "other", False, "pass:verbatim") for n in range(20)]
+        )
         judged, table = cross_validated({"set": rows})
         by_id = {j.id: j for j in judged["set"]}
         assert by_id["b0"].decision.confidence > 0.8  # fitted on "good" alone: overconfident

@@ -14,14 +14,62 @@ from guard.offline.details import enumerator
 from guard.offline.entities import abbreviates
 from guard.offline.text import stem
 
-_EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-              "September", "October", "November", "December"]
-_ES_MONTHS = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
-              "septiembre", "octubre", "noviembre", "diciembre"]
-_DE_MONTHS = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August",
-              "September", "Oktober", "November", "Dezember"]
-_FR_MONTHS = ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
-              "septembre", "octobre", "novembre", "décembre"]
+_EN_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_ES_MONTHS = [
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+]
+_DE_MONTHS = [
+    "Januar",
+    "Februar",
+    "März",
+    "April",
+    "Mai",
+    "Juni",
+    "Juli",
+    "August",
+    "September",
+    "Oktober",
+    "November",
+    "Dezember",
+]
+_FR_MONTHS = [
+    "janvier",
+    "février",
+    "mars",
+    "avril",
+    "mai",
+    "juin",
+    "juillet",
+    "août",
+    "septembre",
+    "octobre",
+    "novembre",
+    "décembre",
+]
 
 
 def one(text: str) -> numbers.Quantity:
@@ -35,29 +83,35 @@ def same_amount(a: str, b: str) -> bool:
 
 
 class TestAmounts:
-    @pytest.mark.parametrize(("claim", "evidence"), [
-        ("30 seconds", "defaults to 30"),
-        ("half a minute", "30 seconds"),
-        ("two weeks", "14 days"),
-        ("$1,200", "1200 dollars"),
-        ("half a year", "six months"),
-        ("2 hours 25 minutes", "145 minutes"),
-        ("90p", "£0.90"),
-        ("2.5%", "2,5 %"),
-        ("drei Wochen", "21 Tage"),
-        ("dos semanas", "14 días"),
-        ("1.200,50 €", "€1,200.50"),
-    ])
+    @pytest.mark.parametrize(
+        ("claim", "evidence"),
+        [
+            ("30 seconds", "defaults to 30"),
+            ("half a minute", "30 seconds"),
+            ("two weeks", "14 days"),
+            ("$1,200", "1200 dollars"),
+            ("half a year", "six months"),
+            ("2 hours 25 minutes", "145 minutes"),
+            ("90p", "£0.90"),
+            ("2.5%", "2,5 %"),
+            ("drei Wochen", "21 Tage"),
+            ("dos semanas", "14 días"),
+            ("1.200,50 €", "€1,200.50"),
+        ],
+    )
     def test_restated_units_are_the_same_amount(self, claim: str, evidence: str) -> None:
         assert same_amount(claim, evidence)
 
-    @pytest.mark.parametrize(("claim", "evidence"), [
-        ("2018", "2017"),
-        ("31 days", "30 days"),
-        ("$45", "$30"),
-        ("4 hours", "2 hours"),
-        ("5 devices", "3 devices"),
-    ])
+    @pytest.mark.parametrize(
+        ("claim", "evidence"),
+        [
+            ("2018", "2017"),
+            ("31 days", "30 days"),
+            ("$45", "$30"),
+            ("4 hours", "2 hours"),
+            ("5 devices", "3 devices"),
+        ],
+    )
     def test_near_but_different_amounts_differ(self, claim: str, evidence: str) -> None:
         assert not same_amount(claim, evidence)
 
@@ -103,12 +157,15 @@ class TestDates:
     @given(st.dates(min_value=date(1900, 1, 1), max_value=date(2099, 12, 31)))
     def test_a_date_reads_the_same_in_every_format_and_language(self, day: date) -> None:
         m = day.month - 1
-        texts = [f"on {_EN_MONTHS[m]} {day.day}, {day.year}",
-                 f"on {day.day} {_EN_MONTHS[m]} {day.year}", f"on {day.isoformat()}",
-                 f"el {day.day} de {_ES_MONTHS[m]} de {day.year}",
-                 f"am {day.day}. {_DE_MONTHS[m]} {day.year}",
-                 f"le {day.day} {_FR_MONTHS[m]} {day.year}",
-                 f"am {day.day:02d}.{day.month:02d}.{day.year}"]
+        texts = [
+            f"on {_EN_MONTHS[m]} {day.day}, {day.year}",
+            f"on {day.day} {_EN_MONTHS[m]} {day.year}",
+            f"on {day.isoformat()}",
+            f"el {day.day} de {_ES_MONTHS[m]} de {day.year}",
+            f"am {day.day}. {_DE_MONTHS[m]} {day.year}",
+            f"le {day.day} {_FR_MONTHS[m]} {day.year}",
+            f"am {day.day:02d}.{day.month:02d}.{day.year}",
+        ]
         values = {one(t).value for t in texts}
         assert values == {float(day.year * 10000 + day.month * 100 + day.day)}
 
@@ -126,39 +183,49 @@ class TestTimes:
         assert hour * 60 + minute in found[0].minutes
 
     @settings(max_examples=200, deadline=None)
-    @given(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=59),
-           st.sampled_from(["am", "pm", "AM", "PM", "a.m.", "p.m."]))
-    def test_12_hour_times_parse_to_one_minute(self, hour: int, minute: int,
-                                                meridiem: str) -> None:
+    @given(
+        st.integers(min_value=1, max_value=12),
+        st.integers(min_value=0, max_value=59),
+        st.sampled_from(["am", "pm", "AM", "PM", "a.m.", "p.m."]),
+    )
+    def test_12_hour_times_parse_to_one_minute(self, hour: int, minute: int, meridiem: str) -> None:
         expected = hour % 12 * 60 + minute + (720 if meridiem.lower().startswith("p") else 0)
         clock = f"{hour}:{minute:02d}"
         for text in (f"until {clock} {meridiem}", f"until {clock}{meridiem}"):
             assert times.times(text)[0].minutes == {expected}
 
-    @pytest.mark.parametrize(("text", "expected"), [
-        ("open 8am-6pm", [{480}, {1080}]),
-        ("from 9 a.m. to 1 p.m.", [{540}, {780}]),
-        ("20 Uhr", [{1200}]),
-        ("20h30", [{1230}]),
-        ("at noon", [{720}]),
-        ("de 9:00 a 18:00", [{540}, {1080}]),  # a 24-hour text: 9:00 is morning
-        ("at 10:30", [{630, 1350}]),
-    ])
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("open 8am-6pm", [{480}, {1080}]),
+            ("from 9 a.m. to 1 p.m.", [{540}, {780}]),
+            ("20 Uhr", [{1200}]),
+            ("20h30", [{1230}]),
+            ("at noon", [{720}]),
+            ("de 9:00 a 18:00", [{540}, {1080}]),  # a 24-hour text: 9:00 is morning
+            ("at 10:30", [{630, 1350}]),
+        ],
+    )
     def test_times_and_ranges(self, text: str, expected: list[set[int]]) -> None:
         assert [t.minutes for t in times.times(text)] == expected
 
     @settings(max_examples=80, deadline=None)
-    @given(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=59),
-           st.integers(min_value=13, max_value=23))
-    def test_a_24_hour_text_reads_every_colon_time_once(self, hour: int, minute: int,
-                                                        late: int) -> None:
+    @given(
+        st.integers(min_value=1, max_value=12),
+        st.integers(min_value=0, max_value=59),
+        st.integers(min_value=13, max_value=23),
+    )
+    def test_a_24_hour_text_reads_every_colon_time_once(
+        self, hour: int, minute: int, late: int
+    ) -> None:
         text = f"Open {hour}:{minute:02d} to {late}:00; late opening until {late}:30."
         found = times.times(text)
         assert found[0].minutes == {hour * 60 + minute}
         assert all(len(t.minutes) == 1 for t in found)
 
-    @pytest.mark.parametrize("text", ["1-2 days", "pages 10-12", "costs 5.50", "ratio 3:2",
-                                      "version 2.1", "in 2020"])
+    @pytest.mark.parametrize(
+        "text", ["1-2 days", "pages 10-12", "costs 5.50", "ratio 3:2", "version 2.1", "in 2020"]
+    )
     def test_numbers_that_are_not_times(self, text: str) -> None:
         assert times.times(text) == []
 
@@ -176,16 +243,19 @@ class TestTimes:
 
 
 class TestWeekdays:
-    @pytest.mark.parametrize(("text", "days"), [
-        ("Monday to Friday", set(range(5))),
-        ("Mon-Sat", set(range(6))),
-        ("Friday to Monday", {4, 5, 6, 0}),
-        ("weekdays", set(range(5))),
-        ("weekends", {5, 6}),
-        ("de lunes a viernes", set(range(5))),
-        ("von Montag bis Freitag", set(range(5))),
-        ("du lundi au samedi", set(range(6))),
-    ])
+    @pytest.mark.parametrize(
+        ("text", "days"),
+        [
+            ("Monday to Friday", set(range(5))),
+            ("Mon-Sat", set(range(6))),
+            ("Friday to Monday", {4, 5, 6, 0}),
+            ("weekdays", set(range(5))),
+            ("weekends", {5, 6}),
+            ("de lunes a viernes", set(range(5))),
+            ("von Montag bis Freitag", set(range(5))),
+            ("du lundi au samedi", set(range(6))),
+        ],
+    )
     def test_days_and_ranges(self, text: str, days: set[int]) -> None:
         assert set().union(*(w.days for w in times.weekdays(text))) == days
 
@@ -197,13 +267,16 @@ class TestArithmetic:
     def amounts(self, text: str) -> list[numbers.Quantity]:
         return numbers.extract(text)
 
-    @pytest.mark.parametrize(("claim", "evidence"), [
-        ("$40", "The jacket costs $25 and shipping is $15."),
-        ("$10", "The jacket costs $25 and shipping is $15."),
-        ("21", "one capsule 3 times a day for 7 days"),
-        ("75%", "150 GB used of a 200 GB plan"),
-        ("£28", "£70 at 40%"),
-    ])
+    @pytest.mark.parametrize(
+        ("claim", "evidence"),
+        [
+            ("$40", "The jacket costs $25 and shipping is $15."),
+            ("$10", "The jacket costs $25 and shipping is $15."),
+            ("21", "one capsule 3 times a day for 7 days"),
+            ("75%", "150 GB used of a 200 GB plan"),
+            ("£28", "£70 at 40%"),
+        ],
+    )
     def test_one_step_on_two_amounts_is_derivable(self, claim: str, evidence: str) -> None:
         assert arithmetic.derivable(one(claim), self.amounts(evidence))
 
@@ -211,8 +284,9 @@ class TestArithmetic:
         assert not arithmetic.derivable(one("60 days"), self.amounts("within 30 days"))
 
     def test_a_wrong_sum_is_not_derivable(self) -> None:
-        assert not arithmetic.derivable(one("$45"),
-                                        self.amounts("The jacket costs $25 and shipping is $15."))
+        assert not arithmetic.derivable(
+            one("$45"), self.amounts("The jacket costs $25 and shipping is $15.")
+        )
 
     def test_dates_offset_by_a_duration(self) -> None:
         evidence = self.amounts("Start date 1 May 2026; the break applies after 6 months.")
@@ -224,8 +298,10 @@ class TestArithmetic:
         assert arithmetic.derivable(one("80 minutes"), [], clock)
 
     @settings(max_examples=100, deadline=None)
-    @given(st.dates(min_value=date(2000, 1, 1), max_value=date(2090, 1, 1)),
-           st.integers(min_value=1, max_value=400))
+    @given(
+        st.dates(min_value=date(2000, 1, 1), max_value=date(2090, 1, 1)),
+        st.integers(min_value=1, max_value=400),
+    )
     def test_any_date_plus_days(self, start: date, days: int) -> None:
         end = start + timedelta(days=days)
         evidence = self.amounts(f"from {start.isoformat()} for {days} days")
@@ -282,8 +358,9 @@ class TestChainedArithmetic:
         evidence = numbers.extract("Check-in 12 May, check-out 16 May.")
         assert arithmetic.derivable(one("4 nights"), evidence)
         assert not arithmetic.derivable(one("5 nights"), evidence)
-        assert arithmetic.derivable(one("31 days"), numbers.extract(
-            "from 1 December 2025 to 1 January 2026"))
+        assert arithmetic.derivable(
+            one("31 days"), numbers.extract("from 1 December 2025 to 1 January 2026")
+        )
 
     def test_a_section_number_is_a_label_not_an_operand(self) -> None:
         assert one("§ 2").kind == "ordinal"
@@ -291,50 +368,79 @@ class TestChainedArithmetic:
         assert not arithmetic.derivable(one("vier Wochen"), evidence)
 
     @settings(max_examples=60, deadline=None)
-    @given(st.lists(st.integers(min_value=2, max_value=500), min_size=3, max_size=3),
-           st.sampled_from(["+", "*"]), st.sampled_from(["+", "-", "*"]))
-    def test_any_two_step_result_of_three_amounts(self, values: list[int], first: str,
-                                                  second: str) -> None:
+    @given(
+        st.lists(st.integers(min_value=2, max_value=500), min_size=3, max_size=3),
+        st.sampled_from(["+", "*"]),
+        st.sampled_from(["+", "-", "*"]),
+    )
+    def test_any_two_step_result_of_three_amounts(
+        self, values: list[int], first: str, second: str
+    ) -> None:
         a, b, c = values
         inner = a + b if first == "+" else a * b
         target = {"+": inner + c, "-": inner - c, "*": inner * c}[second]
         if target <= 1:
             return
         evidence = numbers.extract(f"fees of ${a}, ${b} and ${c}")
-        assert arithmetic.derivable(numbers.Quantity(str(target), float(target), "usd"),
-                                    evidence, steps=2)
+        assert arithmetic.derivable(
+            numbers.Quantity(str(target), float(target), "usd"), evidence, steps=2
+        )
 
 
 class TestSpellingsAndFrequencies:
-    @pytest.mark.parametrize(("british", "american"), [
-        ("centre", "center"), ("colours", "colors"), ("coloured", "colored"),
-        ("catalogue", "catalog"), ("fibre", "fiber"), ("metres", "meters"), ("labour", "labor"),
-    ])
-    def test_british_and_american_spellings_share_a_stem(self, british: str,
-                                                         american: str) -> None:
+    @pytest.mark.parametrize(
+        ("british", "american"),
+        [
+            ("centre", "center"),
+            ("colours", "colors"),
+            ("coloured", "colored"),
+            ("catalogue", "catalog"),
+            ("fibre", "fiber"),
+            ("metres", "meters"),
+            ("labour", "labor"),
+        ],
+    )
+    def test_british_and_american_spellings_share_a_stem(self, british: str, american: str) -> None:
         assert stem(british) == stem(american)
 
-    @pytest.mark.parametrize(("word", "expected"), [
-        ("hour", "hour"), ("your", "your"), ("four", "four"), ("detour", "detour"),
-        ("acre", "acre"), ("genre", "genr"),
-    ])
-    def test_words_that_only_look_british_keep_their_stem(self, word: str,
-                                                          expected: str) -> None:
+    @pytest.mark.parametrize(
+        ("word", "expected"),
+        [
+            ("hour", "hour"),
+            ("your", "your"),
+            ("four", "four"),
+            ("detour", "detour"),
+            ("acre", "acre"),
+            ("genre", "genr"),
+        ],
+    )
+    def test_words_that_only_look_british_keep_their_stem(self, word: str, expected: str) -> None:
         assert stem(word) == expected
         assert stem("promise") == stem("promised")
 
-    @pytest.mark.parametrize(("adverb", "period"), [
-        ("quarterly", "every three months"), ("fortnightly", "every 2 weeks"),
-        ("annually", "once every 365 days"), ("weekly", "every 7 days"),
-    ])
+    @pytest.mark.parametrize(
+        ("adverb", "period"),
+        [
+            ("quarterly", "every three months"),
+            ("fortnightly", "every 2 weeks"),
+            ("annually", "once every 365 days"),
+            ("weekly", "every 7 days"),
+        ],
+    )
     def test_how_often_is_the_period_it_repeats_over(self, adverb: str, period: str) -> None:
         assert same_amount(f"paid {adverb}", period)
 
 
 class TestEnumerators:
     @settings(max_examples=60, deadline=None)
-    @given(st.lists(st.sampled_from(["Hold the button", "Wait 10 seconds", "Log in"]),
-                    min_size=1, max_size=9), st.sampled_from([".", ")"]))
+    @given(
+        st.lists(
+            st.sampled_from(["Hold the button", "Wait 10 seconds", "Log in"]),
+            min_size=1,
+            max_size=9,
+        ),
+        st.sampled_from([".", ")"]),
+    )
     def test_list_numbers_are_formatting(self, items: list[str], mark: str) -> None:
         text = "Steps:\n" + "\n".join(f"{n}{mark} {item}." for n, item in enumerate(items, 1))
         claimed = [q for q in numbers.extract(text) if not enumerator(text, q)]
@@ -346,15 +452,25 @@ class TestEnumerators:
 
 
 class TestAbbreviations:
-    @pytest.mark.parametrize(("short", "name"), [
-        ("Amex", "American Express"), ("IBM", "International Business Machines"),
-        ("HSBC", "Hongkong and Shanghai Banking Corporation"), ("FedEx", "Federal Express"),
-    ])
+    @pytest.mark.parametrize(
+        ("short", "name"),
+        [
+            ("Amex", "American Express"),
+            ("IBM", "International Business Machines"),
+            ("HSBC", "Hongkong and Shanghai Banking Corporation"),
+            ("FedEx", "Federal Express"),
+        ],
+    )
     def test_an_abbreviation_of_a_longer_name_is_that_name(self, short: str, name: str) -> None:
         assert abbreviates(short, name)
 
-    @pytest.mark.parametrize(("short", "name"), [
-        ("Alex", "American Express"), ("Mumbai", "Delhi Capitals"), ("DHL", "United Parcel"),
-    ])
+    @pytest.mark.parametrize(
+        ("short", "name"),
+        [
+            ("Alex", "American Express"),
+            ("Mumbai", "Delhi Capitals"),
+            ("DHL", "United Parcel"),
+        ],
+    )
     def test_other_names_are_not_abbreviations(self, short: str, name: str) -> None:
         assert not abbreviates(short, name)

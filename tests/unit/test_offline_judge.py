@@ -17,17 +17,26 @@ RETURNS = "Our return policy allows returns within 30 days."
 PARIS = "Paris is the capital of France. It has a population of 2.1 million."
 
 
-def prepared(output: str, context: str | list[str], question: str | None = None,
-             mode: ScoringMode = ScoringMode.SCALE5) -> PreparedCase:
+def prepared(
+    output: str,
+    context: str | list[str],
+    question: str | None = None,
+    mode: ScoringMode = ScoringMode.SCALE5,
+) -> PreparedCase:
     settings = JudgeSettings(mode=mode)
     case = Guard(OfflineJudge(settings), settings).prepare(
-        JudgeRequest(output=output, context=context, question=question))
+        JudgeRequest(output=output, context=context, question=question)
+    )
     assert isinstance(case, PreparedCase)
     return case
 
 
-async def assess(output: str, context: str | list[str], question: str | None = None,
-                 mode: ScoringMode = ScoringMode.SCALE5) -> JudgeOutcome:
+async def assess(
+    output: str,
+    context: str | list[str],
+    question: str | None = None,
+    mode: ScoringMode = ScoringMode.SCALE5,
+) -> JudgeOutcome:
     return await OfflineJudge().assess(prepared(output, context, question, mode))
 
 
@@ -49,10 +58,13 @@ class TestReferenceExamples:
         assert not grounded(outcome)
         assert "250 BC" in outcome.assessment.claims[0].reason
 
-    @pytest.mark.parametrize(("output", "context"), [
-        ("Paris, the capital of France, has about 2.1 million residents.", PARIS),
-        ("You can return items within 30 days.", RETURNS),
-    ])
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            ("Paris, the capital of France, has about 2.1 million residents.", PARIS),
+            ("You can return items within 30 days.", RETURNS),
+        ],
+    )
     async def test_faithful_paraphrases_pass(self, output: str, context: str) -> None:
         assert grounded(await assess(output, context))
 
@@ -67,10 +79,10 @@ class TestVerdictShape:
         assert outcome.usage.input_tokens == 0
 
     async def test_binary_mode_gives_a_binary_assessment(self) -> None:
-        good = await assess("You can return items within 30 days.", RETURNS,
-                            mode=ScoringMode.BINARY)
-        bad = await assess("You can return items within 60 days.", RETURNS,
-                           mode=ScoringMode.BINARY)
+        good = await assess(
+            "You can return items within 30 days.", RETURNS, mode=ScoringMode.BINARY
+        )
+        bad = await assess("You can return items within 60 days.", RETURNS, mode=ScoringMode.BINARY)
         assert isinstance(good.assessment, BinaryAssessment)
         assert good.assessment.grounded
         assert isinstance(bad.assessment, BinaryAssessment)
@@ -98,15 +110,16 @@ class TestVerdictShape:
         assert "quoted string 'Song of the North'" in outcome.assessment.claims[0].reason
 
     async def test_a_negated_claim_fails_on_a_positive_sentence(self) -> None:
-        outcome = await assess("Our return policy does not allow returns within 30 days.",
-                               RETURNS)
+        outcome = await assess("Our return policy does not allow returns within 30 days.", RETURNS)
         assert not grounded(outcome)
         assert "negation" in outcome.assessment.claims[0].reason
 
 
 class TestShortAnswers:
-    CONTEXT = ("The Oberoi family is an Indian family famous for hotels. The Oberoi Group is a "
-               "hotel company with its head office in Delhi.")
+    CONTEXT = (
+        "The Oberoi family is an Indian family famous for hotels. The Oberoi Group is a "
+        "hotel company with its head office in Delhi."
+    )
     QUESTION = "The Oberoi family is part of a hotel company with a head office in what city?"
 
     async def test_a_short_answer_found_with_the_question_subject_passes(self) -> None:
@@ -145,8 +158,7 @@ class TestConfidence:
         assert grounded(outcome)
         assert "pass:verbatim" in outcome.assessment.explanation
 
-    async def test_a_short_answer_beside_the_question_subject_is_a_confident_pass(
-            self) -> None:
+    async def test_a_short_answer_beside_the_question_subject_is_a_confident_pass(self) -> None:
         outcome = await assess("Delhi", TestShortAnswers.CONTEXT, TestShortAnswers.QUESTION)
         assert grounded(outcome)
         assert outcome.confidence is not None
@@ -162,10 +174,12 @@ class TestConfidence:
 async def test_guard_with_the_offline_judge_passes_and_fails_requests() -> None:
     settings = JudgeSettings()
     guard = Guard(OfflineJudge(settings), settings)
-    good = await guard.judge_payload({"output": "You can return items within 30 days.",
-                                      "context": RETURNS})
-    bad = await guard.judge_payload({"output": "You can return items within 90 days.",
-                                     "context": [RETURNS]})
+    good = await guard.judge_payload(
+        {"output": "You can return items within 30 days.", "context": RETURNS}
+    )
+    bad = await guard.judge_payload(
+        {"output": "You can return items within 90 days.", "context": [RETURNS]}
+    )
     assert good.label is Label.PASS
     assert bad.label is Label.FAIL
     assert bad.judge.tier == "offline"
@@ -173,11 +187,12 @@ async def test_guard_with_the_offline_judge_passes_and_fails_requests() -> None:
 
 
 class TestRelations:
-    EVIDENCE = ("Boston College is a private research university in Chestnut Hill, Massachusetts. "
-                "Stanford University is a private research university in Stanford, California.")
+    EVIDENCE = (
+        "Boston College is a private research university in Chestnut Hill, Massachusetts. "
+        "Stanford University is a private research university in Stanford, California."
+    )
 
-    async def test_two_names_never_mentioned_together_are_not_related_by_the_evidence(
-            self) -> None:
+    async def test_two_names_never_mentioned_together_are_not_related_by_the_evidence(self) -> None:
         outcome = await assess("Stanford University is in Chestnut Hill.", self.EVIDENCE)
         assert not grounded(outcome)
         assert "never appear together" in outcome.assessment.claims[0].reason
@@ -185,10 +200,11 @@ class TestRelations:
     async def test_two_names_of_one_sentence_may_be_related(self) -> None:
         assert grounded(await assess("Boston College is in Chestnut Hill.", self.EVIDENCE))
 
-    async def test_words_scattered_over_unrelated_sentences_are_not_stated_together(
-            self) -> None:
-        evidence = ("Alice Smith leads the finance team. The office cafeteria serves vegetarian "
-                    "lunches every Friday.")
+    async def test_words_scattered_over_unrelated_sentences_are_not_stated_together(self) -> None:
+        evidence = (
+            "Alice Smith leads the finance team. The office cafeteria serves vegetarian "
+            "lunches every Friday."
+        )
         outcome = await assess("Alice Smith serves vegetarian lunches every Friday.", evidence)
         assert outcome.confidence is not None
         assert outcome.confidence < JudgeSettings().cascade_confidence
@@ -196,48 +212,106 @@ class TestRelations:
         assert "offline tier unsure" in outcome.assessment.explanation
 
     async def test_a_sentence_opening_with_a_pronoun_continues_its_subject(self) -> None:
-        evidence = ("Acme Corp reported revenue of $4.2 billion for 2025. Net income fell to "
-                    "$310 million. The company employs about 18,000 people.")
+        evidence = (
+            "Acme Corp reported revenue of $4.2 billion for 2025. Net income fell to "
+            "$310 million. The company employs about 18,000 people."
+        )
         assert grounded(await assess("Acme has roughly 18,000 employees.", evidence))
 
     async def test_fields_of_a_tool_record_belong_to_the_record(self) -> None:
-        record = ("Order 48213: 1 x rain jacket. Status: shipped on June 3 via UPS. "
-                  "Estimated delivery: June 6.")
-        assert grounded(await assess(
-            "Order 48213 shipped on June 3 via UPS and should arrive on June 6.", record))
+        record = (
+            "Order 48213: 1 x rain jacket. Status: shipped on June 3 via UPS. "
+            "Estimated delivery: June 6."
+        )
+        assert grounded(
+            await assess(
+                "Order 48213 shipped on June 3 via UPS and should arrive on June 6.", record
+            )
+        )
         assert not grounded(await assess("Order 48213 shipped on June 3 via DHL.", record))
 
     async def test_another_sentence_saying_the_opposite_fails_the_claim(self) -> None:
-        evidence = ("The clinic is open Monday to Friday from 8 a.m. to 6 p.m. and on Saturday "
-                    "from 9 a.m. to 1 p.m. It is closed on Sundays and public holidays.")
+        evidence = (
+            "The clinic is open Monday to Friday from 8 a.m. to 6 p.m. and on Saturday "
+            "from 9 a.m. to 1 p.m. It is closed on Sundays and public holidays."
+        )
         outcome = await assess("The clinic is open on Sundays from 9 a.m. to 1 p.m.", evidence)
         assert not grounded(outcome)
         assert "opposite meaning" in outcome.assessment.claims[0].reason
 
     async def test_a_short_sentence_with_a_verb_is_a_claim_not_a_short_answer(self) -> None:
         question = "Who directed Beowulf?"
-        evidence = ("Beowulf is a 2007 film directed by Robert Zemeckis. Neil Gaiman is an "
-                    "English author of comics.")
+        evidence = (
+            "Beowulf is a 2007 film directed by Robert Zemeckis. Neil Gaiman is an "
+            "English author of comics."
+        )
         outcome = await assess("Neil Gaiman directed Beowulf.", evidence, question)
         assert not grounded(outcome)
 
 
-_WORDS = st.sampled_from([
-    "Paris", "capital", "France", "returns", "30", "days", "90", "$5", "not", "never", "the",
-    "is", "was", "founded", "in", "250", "BC", "2.1", "million", "Lyon", '"quoted', 'text"',
-    "and", "but", ",", ".", ";", "Mr.", "D.C.", "twenty-first", "March", "5,", "2020", "it",
-    "The", "company", "–", "é", "\n", "?", "!", "50%", "per", "cent", "a", "week", "Yes,",
-])
+_WORDS = st.sampled_from(
+    [
+        "Paris",
+        "capital",
+        "France",
+        "returns",
+        "30",
+        "days",
+        "90",
+        "$5",
+        "not",
+        "never",
+        "the",
+        "is",
+        "was",
+        "founded",
+        "in",
+        "250",
+        "BC",
+        "2.1",
+        "million",
+        "Lyon",
+        '"quoted',
+        'text"',
+        "and",
+        "but",
+        ",",
+        ".",
+        ";",
+        "Mr.",
+        "D.C.",
+        "twenty-first",
+        "March",
+        "5,",
+        "2020",
+        "it",
+        "The",
+        "company",
+        "–",
+        "é",
+        "\n",
+        "?",
+        "!",
+        "50%",
+        "per",
+        "cent",
+        "a",
+        "week",
+        "Yes,",
+    ]
+)
 _TEXT = st.lists(_WORDS, min_size=1, max_size=30).map(" ".join)
 
 
 @settings(max_examples=150, deadline=None)
 @given(output=_TEXT, evidence=_TEXT, question=st.none() | _TEXT)
 async def test_any_text_gets_a_bounded_confidence_and_only_real_quotes(
-        output: str, evidence: str, question: str | None) -> None:
+    output: str, evidence: str, question: str | None
+) -> None:
     settings_ = JudgeSettings()
     case = Guard(OfflineJudge(settings_), settings_).prepare(
-        JudgeRequest(output=output, context=evidence, question=question))
+        JudgeRequest(output=output, context=evidence, question=question)
+    )
     if not isinstance(case, PreparedCase):
         return  # nothing left to judge after sanitising: the engine decides, not the judge
     outcome = await OfflineJudge().assess(case)
@@ -248,15 +322,22 @@ async def test_any_text_gets_a_bounded_confidence_and_only_real_quotes(
 
 
 @pytest.mark.parametrize("mode", [ScoringMode.SCALE5, ScoringMode.BINARY])
-@pytest.mark.parametrize("output", ["Возврат невозможен, деньги не возвращаются.", "不能退货。",
-                                    "退货期为90天。", "لا يمكن إرجاع المنتجات."])
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Возврат невозможен, деньги не возвращаются.",
+        "不能退货。",
+        "退货期为90天。",
+        "لا يمكن إرجاع المنتجات.",
+    ],
+)
 async def test_text_the_rules_cannot_read_is_undecided_never_confident(
-        output: str, mode: ScoringMode) -> None:
+    output: str, mode: ScoringMode
+) -> None:
     """No checkable claims: the offline judge flags only what it can show, so the answer
     passes with a low confidence and says the offline tier was unsure (a cascade asks its
     LLM)."""
-    outcome = await assess(output, "Our return policy allows returns within 30 days.",
-                           mode=mode)
+    outcome = await assess(output, "Our return policy allows returns within 30 days.", mode=mode)
     assert grounded(outcome)
     assert outcome.confidence is not None
     assert outcome.confidence < JudgeSettings().cascade_confidence
@@ -267,12 +348,16 @@ class TestOfflineOnlyVerdicts:
     """The embedded default: every message gets a label, and an unsure one says so."""
 
     async def test_an_undecided_answer_passes_and_the_verdict_says_the_tier_was_unsure(
-            self) -> None:
+        self,
+    ) -> None:
         settings = JudgeSettings()
         guard = Guard(OfflineJudge(settings), settings)
-        verdict = await guard.judge_payload({
-            "output": "Customers love how quick and friendly the whole process feels.",
-            "context": RETURNS})
+        verdict = await guard.judge_payload(
+            {
+                "output": "Customers love how quick and friendly the whole process feels.",
+                "context": RETURNS,
+            }
+        )
         assert verdict.label is Label.PASS
         assert verdict.judge.tier == "offline"
         assert verdict.judge.unsure
@@ -284,8 +369,9 @@ class TestOfflineOnlyVerdicts:
     async def test_a_contradiction_fails_and_names_what_it_compared(self) -> None:
         settings = JudgeSettings()
         guard = Guard(OfflineJudge(settings), settings)
-        verdict = await guard.judge_payload({
-            "output": "You can return items within 90 days.", "context": [RETURNS]})
+        verdict = await guard.judge_payload(
+            {"output": "You can return items within 90 days.", "context": [RETURNS]}
+        )
         assert verdict.label is Label.FAIL
         assert verdict.claims[0].quote_found
         assert "[1]" in verdict.claims[0].reason

@@ -91,8 +91,12 @@ def test_out_of_fold_confident_decisions_are_right_as_often_as_they_claim() -> N
     rows("halueval")  # skips when the set is missing
     threshold = JudgeSettings().cascade_confidence
     for name, judged_rows in _cross().items():
-        sure = [j for j in judged_rows if j.decision.confidence >= threshold
-                and j.decision.label != "undecided"]
+        sure = [
+            j
+            for j in judged_rows
+            if j.decision.confidence >= threshold and j.decision.label != "undecided"
+        ]
         assert sum(j.right for j in sure) >= threshold * len(sure), name
         assert quality.cascade_with_oracle(judged_rows, threshold).balanced_accuracy >= (
-            CASCADE_FLOOR), name
+            CASCADE_FLOOR
+        ), name

@@ -92,10 +92,14 @@ class TestOffsetTracker:
         assert [tracker.is_finished(o) for o in range(4)] == [True, False, True, False]
 
 
-@given(st.lists(st.integers(min_value=1, max_value=5), min_size=1, max_size=60),
-       st.randoms(use_true_random=False), st.integers(min_value=0, max_value=60))
+@given(
+    st.lists(st.integers(min_value=1, max_value=5), min_size=1, max_size=60),
+    st.randoms(use_true_random=False),
+    st.integers(min_value=0, max_value=60),
+)
 def test_committable_is_always_the_lowest_unfinished_offset(
-        steps: list[int], rnd: random.Random, finished_count: int) -> None:
+    steps: list[int], rnd: random.Random, finished_count: int
+) -> None:
     """For any offsets (with gaps) finished in any order, the committable offset is the lowest
     unfinished offset, or one past the last when all finished, and never passes an unfinished
     message."""
@@ -130,8 +134,9 @@ class TestCommitMetadata:
         assert encode_finished(10, []) == ""
         assert decode_finished(10, "") == set()
 
-    @pytest.mark.parametrize("metadata", ["", "other-tool:1,2", "gg1:zz", "gg1:0", "gg1:1+0",
-                                          "gg1:1+fffffffff", None])
+    @pytest.mark.parametrize(
+        "metadata", ["", "other-tool:1,2", "gg1:zz", "gg1:0", "gg1:1+0", "gg1:1+fffffffff", None]
+    )
     def test_foreign_or_broken_metadata_skips_nothing(self, metadata: str | None) -> None:
         assert decode_finished(10, metadata) == set()
 
@@ -153,8 +158,10 @@ class TestCommitMetadata:
         assert tracker.finished_beyond() == [1, 3, 4]
 
 
-@given(st.integers(min_value=0, max_value=10**12),
-       st.sets(st.integers(min_value=1, max_value=5000), max_size=300))
+@given(
+    st.integers(min_value=0, max_value=10**12),
+    st.sets(st.integers(min_value=1, max_value=5000), max_size=300),
+)
 def test_commit_metadata_round_trips_any_finished_set(base: int, deltas: set[int]) -> None:
     finished = {base + d for d in deltas}
     assert decode_finished(base, encode_finished(base, sorted(finished))) == finished

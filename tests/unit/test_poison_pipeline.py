@@ -27,10 +27,14 @@ from guard.testing import FakeJudge
 from tests.unit.test_codec_routing import Record
 
 LIMIT = 300_000
-SETTINGS = ServiceSettings.model_validate({
-    "topics": TopicSettings(requests="in", verdicts="v", quarantine="q", dlq="d", approved="a"),
-    "max_message_bytes": 200_000, "max_output_bytes": LIMIT,
-    "failure_policy": FailurePolicy.FAIL_CLOSED})
+SETTINGS = ServiceSettings.model_validate(
+    {
+        "topics": TopicSettings(requests="in", verdicts="v", quarantine="q", dlq="d", approved="a"),
+        "max_message_bytes": 200_000,
+        "max_output_bytes": LIMIT,
+        "failure_policy": FailurePolicy.FAIL_CLOSED,
+    }
+)
 GUARD = Guard(FakeJudge(), JudgeSettings())
 PIPELINE = Pipeline(SETTINGS, GUARD.parse)
 EVIDENCE = "The Eiffel Tower is in Paris. It was completed in 1889."
@@ -44,6 +48,7 @@ def request(**fields: Any) -> bytes:
 
 def handle(record: Record, pipeline: Pipeline = PIPELINE) -> list[OutRecord]:
     """What the service does with one record, minus the broker."""
+
     async def judge(decoded: codec.Decoded) -> Verdict:
         return await GUARD.judge(decoded.request, message_key=decoded.source.key)
 
@@ -79,8 +84,14 @@ class TestCrashLoopsFromOneMessage:
     def test_metadata_nested_256_levels_is_dead_lettered_not_raised(self) -> None:
         """618 bytes of nested metadata made building the verdict raise
         PydanticSerializationError, which stopped the service."""
-        value = b'{"output":"The Eiffel Tower is in Paris","context":"' + EVIDENCE.encode() + \
-            b'","metadata":{"a":' + b"[" * 256 + b"]" * 256 + b"}}"
+        value = (
+            b'{"output":"The Eiffel Tower is in Paris","context":"'
+            + EVIDENCE.encode()
+            + b'","metadata":{"a":'
+            + b"[" * 256
+            + b"]" * 256
+            + b"}}"
+        )
         outputs = handle(Record(value))
         assert [out.kind for out in outputs] == ["dead_letter"]
         letter = orjson.loads(outputs[0].value)
@@ -103,8 +114,9 @@ class TestCrashLoopsFromOneMessage:
 
     def test_a_400kb_request_id_header_is_dropped_named_and_not_used_as_id(self) -> None:
         huge = b"r" * 400_000
-        outputs = handle(Record(request(), headers=[("x-request-id", huge),
-                                                    ("traceparent", b"00-ab-cd-01")]))
+        outputs = handle(
+            Record(request(), headers=[("x-request-id", huge), ("traceparent", b"00-ab-cd-01")])
+        )
         check_publishable(outputs, Record(b""))
         verdict = next(out for out in outputs if out.kind == "verdict")
         headers = dict(verdict.headers)
@@ -112,7 +124,6 @@ class TestCrashLoopsFromOneMessage:
         assert headers[DROPPED_HEADER] == b"x-request-id"
         assert headers["traceparent"] == b"00-ab-cd-01"
         assert orjson.loads(verdict.value)["request_id"] == "in-2-41"  # the coordinates
-
 
     def test_only_the_first_256_headers_are_read_however_many_a_record_carries(self) -> None:
         """A 1 MB record can carry 500,000 empty headers; copying them all into a dead letter
@@ -132,8 +143,10 @@ class TestDegraded:
 
     def test_big_integers_in_metadata_come_back_exact_in_verdict_and_quarantine(self) -> None:
         big = 123456789012345678901234567890
-        value = request(output="The Eiffel Tower is in Rome",
-                        metadata={"n": big, "neg": -big, "ok": 7, "s": "1234567890123456789012"})
+        value = request(
+            output="The Eiffel Tower is in Rome",
+            metadata={"n": big, "neg": -big, "ok": 7, "s": "1234567890123456789012"},
+        )
         outputs = handle(Record(value))
         records = by_kind(outputs)
         for meta in (records["verdict"]["metadata"], records["quarantine"]["payload"]["metadata"]):
@@ -156,43 +169,90 @@ class TestDegraded:
 
 class TestDeadLetterHeaders:
     def test_credentials_are_withheld_and_named_routing_keys_kept(self) -> None:
-        headers = [("authorization", b"Bearer sk-live"), ("Cookie", b"sid=1"),
-                   ("x-api-key", b"k"), ("x-auth-token", b"t"), ("client_secret", b"s"),
-                   ("traceparent", b"tp"), ("idempotency-key", b"i-1"), ("source", b"app")]
+        headers = [
+            ("authorization", b"Bearer sk-live"),
+            ("Cookie", b"sid=1"),
+            ("x-api-key", b"k"),
+            ("x-auth-token", b"t"),
+            ("client_secret", b"s"),
+            ("traceparent", b"tp"),
+            ("idempotency-key", b"i-1"),
+            ("source", b"app"),
+        ]
         outputs = handle(Record(b"{not json", headers=headers))
         letter = orjson.loads(outputs[0].value)
-        assert letter["headers"] == {"traceparent": "tp", "idempotency-key": "i-1",
-                                     "source": "app"}
-        assert letter["headers_withheld"] == ["authorization", "Cookie", "x-api-key",
-                                              "x-auth-token", "client_secret"]
+        assert letter["headers"] == {"traceparent": "tp", "idempotency-key": "i-1", "source": "app"}
+        assert letter["headers_withheld"] == [
+            "authorization",
+            "Cookie",
+            "x-api-key",
+            "x-auth-token",
+            "client_secret",
+        ]
         assert b"sk-live" not in outputs[0].value
 
-
-    @pytest.mark.parametrize("name", [
-        "x-auth", "auth", "jwt", "bearer", "x-goog-iap-jwt-assertion", "x-auth-user",
-        "x-forwarded-user", "x-ms-client-principal", "x-client-cert", "x-forwarded-client-cert",
-        "x-pass", "x-private", "x-sig", "x-shopify-hmac-sha256", "Proxy-Authorization",
-        "X-CSRF-Token", "x-amz-security-token", "private_key"])
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "x-auth",
+            "auth",
+            "jwt",
+            "bearer",
+            "x-goog-iap-jwt-assertion",
+            "x-auth-user",
+            "x-forwarded-user",
+            "x-ms-client-principal",
+            "x-client-cert",
+            "x-forwarded-client-cert",
+            "x-pass",
+            "x-private",
+            "x-sig",
+            "x-shopify-hmac-sha256",
+            "Proxy-Authorization",
+            "X-CSRF-Token",
+            "x-amz-security-token",
+            "private_key",
+        ],
+    )
     def test_credential_names_of_every_shape_are_withheld(self, name: str) -> None:
-        outputs = handle(Record(b"{not json", headers=[(name, b"hunter2-secret"),
-                                                      ("traceparent", b"tp")]))
+        outputs = handle(
+            Record(b"{not json", headers=[(name, b"hunter2-secret"), ("traceparent", b"tp")])
+        )
         letter = orjson.loads(outputs[0].value)
         assert letter["headers_withheld"] == [name]
         assert letter["headers"] == {"traceparent": "tp"}
         assert b"hunter2" not in outputs[0].value
 
-    @pytest.mark.parametrize("value", [
-        b"Basic dXNlcjpodW50ZXI=", b"Bearer abc.def", b"  digest username=x",
-        b"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"])
+    @pytest.mark.parametrize(
+        "value",
+        [
+            b"Basic dXNlcjpodW50ZXI=",
+            b"Bearer abc.def",
+            b"  digest username=x",
+            b"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+        ],
+    )
     def test_a_credential_value_is_withheld_whatever_its_header_is_called(
-            self, value: bytes) -> None:
+        self, value: bytes
+    ) -> None:
         outputs = handle(Record(b"{not json", headers=[("x-upstream", value)]))
         letter = orjson.loads(outputs[0].value)
         assert letter["headers_withheld"] == ["x-upstream"]
         assert value not in outputs[0].value
 
-    @pytest.mark.parametrize("name", ["traceparent", "x-request-id", "content-type", "source",
-                                      "x-tenant", "monkey-id", "idempotency-key", "x-b3-spanid"])
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "traceparent",
+            "x-request-id",
+            "content-type",
+            "source",
+            "x-tenant",
+            "monkey-id",
+            "idempotency-key",
+            "x-b3-spanid",
+        ],
+    )
     def test_ordinary_headers_are_still_copied(self, name: str) -> None:
         outputs = handle(Record(b"{not json", headers=[(name, b"v-1")]))
         letter = orjson.loads(outputs[0].value)
@@ -204,8 +264,10 @@ class TestExactIntegersKeepTheCoresRules:
     def test_a_duplicate_output_key_beside_a_big_integer_is_a_dead_letter(self) -> None:
         """The exact-integer path parses with the standard library and hands the core an
         object: it must refuse a repeated key as the core's own reader does."""
-        value = (b'{"output": "The moon is cheese.", "output": "Paris is in France.", '
-                 b'"context": "Paris is in France.", "metadata": {"n": 12345678901234567890}}')
+        value = (
+            b'{"output": "The moon is cheese.", "output": "Paris is in France.", '
+            b'"context": "Paris is in France.", "metadata": {"n": 12345678901234567890}}'
+        )
         outputs = handle(Record(value))
         assert [out.kind for out in outputs] == ["dead_letter"]
         letter = orjson.loads(outputs[0].value)
@@ -221,10 +283,13 @@ class TestAnyExceptionDeadLetters:
         outputs = handle(Record(request()), Pipeline(SETTINGS, broken))
         letter = orjson.loads(outputs[0].value)
         assert (letter["reason"], letter["detail"]) == (
-            "internal_error", "decoding raised RecursionError: maximum recursion depth exceeded")
+            "internal_error",
+            "decoding raised RecursionError: maximum recursion depth exceeded",
+        )
 
     def test_routing_that_raises_dead_letters_the_message(
-            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         def broken(*_: Any, **__: Any) -> Any:
             raise ValueError("boom")
 
@@ -234,13 +299,30 @@ class TestAnyExceptionDeadLetters:
         assert "ValueError: boom" in orjson.loads(outputs[0].value)["detail"]
 
 
-HEADER_NAMES = st.sampled_from(["x-request-id", "traceparent", "baggage", "authorization",
-                                "cookie", "x-api-key", "b3", "content-type", "x-b3-traceid"])
+HEADER_NAMES = st.sampled_from(
+    [
+        "x-request-id",
+        "traceparent",
+        "baggage",
+        "authorization",
+        "cookie",
+        "x-api-key",
+        "b3",
+        "content-type",
+        "x-b3-traceid",
+    ]
+)
 BIG = st.builds(lambda n, b: b * n, st.integers(1, 450_000), st.binary(min_size=1, max_size=2))
-HEADERS = st.lists(st.tuples(HEADER_NAMES | st.text(max_size=30),
-                             st.binary(max_size=40) | BIG), max_size=6)
-JSON_LEAF = (st.none() | st.booleans() | st.integers(-(10**40), 10**40) | st.text(max_size=20)
-             | st.floats(allow_nan=False, allow_infinity=False))
+HEADERS = st.lists(
+    st.tuples(HEADER_NAMES | st.text(max_size=30), st.binary(max_size=40) | BIG), max_size=6
+)
+JSON_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**40), 10**40)
+    | st.text(max_size=20)
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
 
 
 def nested(depth: int) -> Any:
@@ -250,23 +332,33 @@ def nested(depth: int) -> Any:
     return value
 
 
-FIELDS = st.fixed_dictionaries({}, optional={
-    "id": st.integers(-(10**30), 10**30) | st.text(max_size=50) | BIG.map(bytes.hex),
-    "metadata": st.dictionaries(st.text(max_size=5), JSON_LEAF, max_size=4)
-    | st.integers(0, 300).map(lambda d: {"deep": nested(d)}),
-    "output": st.text(max_size=200) | st.sampled_from(["The Eiffel Tower is in Rome"]),
-    "question": st.text(max_size=50),
-})
-VALUES = (st.none() | st.binary(max_size=300)
-          | FIELDS.map(lambda fields: request(**fields))
-          | st.builds(lambda n: request(padding="p" * n), st.integers(0, 250_000)))
+FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.integers(-(10**30), 10**30) | st.text(max_size=50) | BIG.map(bytes.hex),
+        "metadata": st.dictionaries(st.text(max_size=5), JSON_LEAF, max_size=4)
+        | st.integers(0, 300).map(lambda d: {"deep": nested(d)}),
+        "output": st.text(max_size=200) | st.sampled_from(["The Eiffel Tower is in Rome"]),
+        "question": st.text(max_size=50),
+    },
+)
+VALUES = (
+    st.none()
+    | st.binary(max_size=300)
+    | FIELDS.map(lambda fields: request(**fields))
+    | st.builds(lambda n: request(padding="p" * n), st.integers(0, 250_000))
+)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                   HealthCheck.data_too_large])
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(key=st.none() | st.binary(max_size=40) | BIG, headers=HEADERS, value=VALUES)
 def test_any_record_ends_as_publishable_records_never_as_an_exception(
-        key: bytes | None, headers: list[tuple[str, bytes]], value: bytes | None) -> None:
+    key: bytes | None, headers: list[tuple[str, bytes]], value: bytes | None
+) -> None:
     record = Record(value, key=key, headers=headers)
     outputs = handle(record)
     check_publishable(outputs, record)

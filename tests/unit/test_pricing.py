@@ -14,11 +14,17 @@ from guard.providers.pricing import PriceTable, base_model
 MILLION = 1_000_000
 
 
-@pytest.mark.parametrize(("model", "price_in", "price_out"), [
-    ("gpt-4o-mini", 0.15, 0.60), ("gpt-4o", 2.50, 10.00), ("gpt-4.1-nano", 0.10, 0.40),
-    ("gpt-4.1-mini", 0.40, 1.60), ("claude-haiku-4-5", 1.00, 5.00),
-    ("claude-sonnet-4", 3.00, 15.00),
-])
+@pytest.mark.parametrize(
+    ("model", "price_in", "price_out"),
+    [
+        ("gpt-4o-mini", 0.15, 0.60),
+        ("gpt-4o", 2.50, 10.00),
+        ("gpt-4.1-nano", 0.10, 0.40),
+        ("gpt-4.1-mini", 0.40, 1.60),
+        ("claude-haiku-4-5", 1.00, 5.00),
+        ("claude-sonnet-4", 3.00, 15.00),
+    ],
+)
 def test_bundled_list_prices(model: str, price_in: float, price_out: float) -> None:
     table = PriceTable.load()
     assert table.cost(model, Usage(input_tokens=MILLION)) == pytest.approx(price_in)
@@ -31,10 +37,14 @@ def test_cached_tokens_are_billed_at_the_cached_price() -> None:
     assert table.cost("gpt-4o-mini", usage) == pytest.approx(0.15 + 0.075)
 
 
-@pytest.mark.parametrize(("dated", "base"), [
-    ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"), ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
-    ("gpt-4o", "gpt-4o"),
-])
+@pytest.mark.parametrize(
+    ("dated", "base"),
+    [
+        ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),
+        ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
+        ("gpt-4o", "gpt-4o"),
+    ],
+)
 def test_dated_model_ids_resolve_to_their_base(dated: str, base: str) -> None:
     assert base_model(dated) == base
     table = PriceTable.load()
@@ -54,22 +64,33 @@ def test_zero_usage_costs_nothing_even_for_unknown_models() -> None:
 
 def test_extra_price_file_adds_and_overrides(tmp_path: Path) -> None:
     extra = tmp_path / "prices.json"
-    extra.write_text(json.dumps({"models": {
-        "llama-3.1-8b": {"input": 0.02, "output": 0.05},
-        "gpt-4o-mini": {"input": 1.0, "output": 2.0, "cached_input": 0.5},
-    }}))
+    extra.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "llama-3.1-8b": {"input": 0.02, "output": 0.05},
+                    "gpt-4o-mini": {"input": 1.0, "output": 2.0, "cached_input": 0.5},
+                }
+            }
+        )
+    )
     table = PriceTable.load(extra)
-    assert table.cost("llama-3.1-8b", Usage(input_tokens=MILLION, cached_tokens=MILLION)) \
-        == pytest.approx(0.02)  # cached price defaults to the input price
+    assert table.cost(
+        "llama-3.1-8b", Usage(input_tokens=MILLION, cached_tokens=MILLION)
+    ) == pytest.approx(0.02)  # cached price defaults to the input price
     assert table.cost("gpt-4o-mini", Usage(output_tokens=MILLION)) == pytest.approx(2.0)
     assert table.require("gpt-4o").input == 2.50
 
 
-@pytest.mark.parametrize("content", [
-    "not json", json.dumps({"nomodels": {}}),
-    json.dumps({"models": {"m": {"input": 1}}}),
-    json.dumps({"models": {"m": {"input": -1, "output": 1}}}),
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        json.dumps({"nomodels": {}}),
+        json.dumps({"models": {"m": {"input": 1}}}),
+        json.dumps({"models": {"m": {"input": -1, "output": 1}}}),
+    ],
+)
 def test_bad_price_files_are_config_errors(tmp_path: Path, content: str) -> None:
     path = tmp_path / "p.json"
     path.write_text(content)

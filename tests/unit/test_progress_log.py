@@ -17,7 +17,8 @@ from guard.settings import JudgeSettings
 
 async def test_progress_lines_carry_counts_lag_and_budget() -> None:
     settings = JudgeSettings.model_validate(
-        {"provider": "fake", "budget": {"cost_per_hour_usd": 2.0}})
+        {"provider": "fake", "budget": {"cost_per_hour_usd": 2.0}}
+    )
     guard = Guard(make_budgeted_judge(settings, {}), settings)
     await guard.judge(JudgeRequest(output="Paris", context="Paris."))
     stats = ServiceStats(consumed=7, quarantined=2)
@@ -36,7 +37,11 @@ async def test_progress_lines_carry_counts_lag_and_budget() -> None:
     line = logs[0]
     assert line["event"] == "service.progress"
     assert (line["consumed"], line["quarantined"], line["verdicts_pass"], line["lag"]) == (
-        7, 2, 5, 3)
+        7,
+        2,
+        5,
+        3,
+    )
     assert line["provider_calls"] == 1
     assert line["left_usd_hour"] <= 2.0
     assert "spent_usd" in line

@@ -15,13 +15,18 @@ FENCE = Fence("feedface00112233")
 
 def case(**changes: object) -> PreparedCase:
     base = PreparedCase(
-        request_id="r1", output="You can return items within 30 days.",
+        request_id="r1",
+        output="You can return items within 30 days.",
         evidence="[1] Our return policy allows returns within 30 days.",
         passages=(Passage("[1]", "Our return policy allows returns within 30 days."),),
-        source=ContextField.CONTEXT, mode=ScoringMode.SCALE5, threshold=0.5,
+        source=ContextField.CONTEXT,
+        mode=ScoringMode.SCALE5,
+        threshold=0.5,
         question="How long do I have to return items?",
-        truncation=Truncation(context=Cut(original_chars=53, kept_chars=53, truncated=False),
-                              output=Cut(original_chars=36, kept_chars=36, truncated=False)),
+        truncation=Truncation(
+            context=Cut(original_chars=53, kept_chars=53, truncated=False),
+            output=Cut(original_chars=36, kept_chars=36, truncated=False),
+        ),
         injections=(),
     )
     return replace(base, **changes)  # type: ignore[arg-type]
@@ -85,8 +90,10 @@ def test_an_output_forging_the_closing_marker_cannot_leave_the_fence() -> None:
 
 
 def test_truncation_is_mentioned_when_text_was_cut() -> None:
-    cut = Truncation(context=Cut(original_chars=9000, kept_chars=4000, truncated=True),
-                     output=Cut(original_chars=36, kept_chars=36, truncated=False))
+    cut = Truncation(
+        context=Cut(original_chars=9000, kept_chars=4000, truncated=True),
+        output=Cut(original_chars=36, kept_chars=36, truncated=False),
+    )
     user = build_prompt(case(truncation=cut), FENCE).user
     assert "evidence was shortened to 4000 of 9000 characters" in user
 

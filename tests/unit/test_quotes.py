@@ -5,8 +5,10 @@ from __future__ import annotations
 from guard.decide.quotes import check_quotes, quote_occurs
 from guard.models import ClaimVerdict
 
-EVIDENCE = ("[1] Our return policy allows returns within 30 days—no receipt needed.\n\n"
-            "[2] Electronics: \u201cRefunds are issued to the original payment method.\u201d")
+EVIDENCE = (
+    "[1] Our return policy allows returns within 30 days—no receipt needed.\n\n"
+    "[2] Electronics: \u201cRefunds are issued to the original payment method.\u201d"
+)
 
 
 def claim(quote: str | None, supported: bool = True) -> ClaimVerdict:
@@ -21,7 +23,7 @@ class TestQuoteOccurs:
         assert quote_occurs("RETURN   POLICY allows returns within 30 days,", EVIDENCE)
 
     def test_quote_and_dash_styles_are_ignored(self) -> None:
-        assert quote_occurs('30 days - no receipt needed', EVIDENCE)
+        assert quote_occurs("30 days - no receipt needed", EVIDENCE)
         assert quote_occurs('"Refunds are issued to the original payment method."', EVIDENCE)
 
     def test_an_ellipsis_joins_parts_found_in_order(self) -> None:
@@ -45,7 +47,8 @@ class TestCheckQuotes:
     def test_quote_found_is_set_per_claim_and_fabrications_are_counted(self) -> None:
         claims, check = check_quotes(
             [claim("returns within 30 days"), claim("returns within 90 days"), claim(None)],
-            EVIDENCE)
+            EVIDENCE,
+        )
         assert [c.quote_found for c in claims] == [True, False, None]
         assert (check.quotes, check.fabricated, check.trusted) == (2, 1, False)
 
@@ -62,5 +65,6 @@ class TestCheckQuotes:
         original = claim("returns within 30 days")
         (checked,), _ = check_quotes([original], EVIDENCE)
         assert checked.model_dump(exclude={"quote_found"}) == original.model_dump(
-            exclude={"quote_found"})
+            exclude={"quote_found"}
+        )
         assert original.quote_found is None

@@ -21,18 +21,54 @@ from guard.models import ContextField
 from guard.offline import OfflineJudge
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
-GROUNDED = frozenset({
-    "paraphrase", "unit_restatement", "multi_document", "summary", "refusal", "hedged", "list",
-    "computed", "tool_grounded", "non_english",
-})
-ERRORS = frozenset({
-    "wrong_number", "wrong_time", "wrong_day", "wrong_date", "wrong_name", "entity_swap",
-    "unsupported_addition", "negation", "quantifier_shift", "dropped_condition",
-    "reversed_comparison", "wrong_attribution", "outside_knowledge", "numeric_error",
-    "assistant_only", "non_english_error",
-})
-DOMAINS = frozenset({"support", "hr", "medical", "finance", "api_docs", "travel", "legal",
-                     "ecommerce", "education", "tool_results"})
+GROUNDED = frozenset(
+    {
+        "paraphrase",
+        "unit_restatement",
+        "multi_document",
+        "summary",
+        "refusal",
+        "hedged",
+        "list",
+        "computed",
+        "tool_grounded",
+        "non_english",
+    }
+)
+ERRORS = frozenset(
+    {
+        "wrong_number",
+        "wrong_time",
+        "wrong_day",
+        "wrong_date",
+        "wrong_name",
+        "entity_swap",
+        "unsupported_addition",
+        "negation",
+        "quantifier_shift",
+        "dropped_condition",
+        "reversed_comparison",
+        "wrong_attribution",
+        "outside_knowledge",
+        "numeric_error",
+        "assistant_only",
+        "non_english_error",
+    }
+)
+DOMAINS = frozenset(
+    {
+        "support",
+        "hr",
+        "medical",
+        "finance",
+        "api_docs",
+        "travel",
+        "legal",
+        "ecommerce",
+        "education",
+        "tool_results",
+    }
+)
 LANGS = frozenset({"en", "es", "de", "fr", "it", "pt"})
 CONVERSATIONS = frozenset({"tool_grounded", "assistant_only"})
 NON_ENGLISH = frozenset({"non_english", "non_english_error"})
@@ -42,8 +78,11 @@ SETS = {
     "realistic-holdout.jsonl": (90, 3),
     "realistic-holdout-2.jsonl": (110, 4),
 }
-PREFIXES = {"realistic-dev.jsonl": "dev-", "realistic-holdout.jsonl": "ho-",
-            "realistic-holdout-2.jsonl": "h2-"}
+PREFIXES = {
+    "realistic-dev.jsonl": "dev-",
+    "realistic-holdout.jsonl": "ho-",
+    "realistic-holdout-2.jsonl": "h2-",
+}
 
 
 def load(name: str) -> list[dict[str, Any]]:

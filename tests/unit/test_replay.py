@@ -56,8 +56,11 @@ class SlowerForEarlierLines:
         index = int(case.request_id)
         for _ in range((self.count - index) * 3):
             await asyncio.sleep(0)
-        return JudgeOutcome(Scale5Assessment(explanation="ok", claims=[], score=5),
-                            provider=self.provider, model=self.model)
+        return JudgeOutcome(
+            Scale5Assessment(explanation="ok", claims=[], score=5),
+            provider=self.provider,
+            model=self.model,
+        )
 
     async def aclose(self) -> None:
         return None
@@ -65,14 +68,19 @@ class SlowerForEarlierLines:
 
 class TestGoodFile:
     async def test_every_line_gets_a_verdict_with_its_line_number(self) -> None:
-        lines = [request("a", "You can return items within 30 days."),
-                 request("b", "You can return items within 90 days."),
-                 request("c", "Shipping is free on orders over $50.", SHIPPING)]
+        lines = [
+            request("a", "You can return items within 30 days."),
+            request("b", "You can return items within 90 days."),
+            request("c", "Shipping is free on orders over $50.", SHIPPING),
+        ]
         out = io.StringIO()
         summary = await replay(offline_guard(), lines, out)
         verdicts = written(out)
         assert [(v["line"], v["request_id"], v["label"]) for v in verdicts] == [
-            (1, "a", "pass"), (2, "b", "fail"), (3, "c", "pass")]
+            (1, "a", "pass"),
+            (2, "b", "fail"),
+            (3, "c", "pass"),
+        ]
         assert summary.lines == summary.judged == 3
         assert summary.by_label == {"pass": 2, "fail": 1}
         assert summary.by_tier == {"offline": 3}
@@ -102,8 +110,9 @@ class TestGoodFile:
                 yield line
 
         seen: list[ReplayProgress] = []
-        summary = await replay(offline_guard(), source(), io.StringIO(), total=5,
-                               on_progress=seen.append)
+        summary = await replay(
+            offline_guard(), source(), io.StringIO(), total=5, on_progress=seen.append
+        )
         assert [p.done for p in seen] == [1, 2, 3, 4, 5]
         assert seen[-1].passed == summary.by_label["pass"] == 5
         assert seen[-1].eta_s == 0
@@ -126,8 +135,11 @@ class TestBadFile:
         out = io.StringIO()
         summary = await replay(offline_guard(), self.LINES, out, on_bad_line=reported.append)
         assert [(b.line, b.kind) for b in summary.bad_lines] == [
-            (2, "invalid_json"), (4, "invalid_request"), (5, "invalid_request"),
-            (6, "invalid_request")]
+            (2, "invalid_json"),
+            (4, "invalid_request"),
+            (5, "invalid_request"),
+            (6, "invalid_request"),
+        ]
         assert reported == summary.bad_lines
         assert [(v["line"], v["label"]) for v in written(out)] == [(1, "pass"), (7, "fail")]
         assert summary.lines == 6
@@ -136,13 +148,18 @@ class TestBadFile:
     async def test_hostile_lines_are_bad_lines_never_a_crash(self) -> None:
         """Found by the red team: a line nested 5,000 deep raised RecursionError out of the
         standard JSON parser and ended the whole replay with a traceback."""
-        lines = [request("ok-1", "You can return items within 30 days."),
-                 '{"output": "x", "context": "x", "metadata": ' + "[" * 5000 + "]" * 5000 + "}",
-                 '{"output": "The moon is cheese.", "output": "x", "context": "x"}',
-                 '{"output": "x", "context": "x", "metadata": {"n": NaN}}']
+        lines = [
+            request("ok-1", "You can return items within 30 days."),
+            '{"output": "x", "context": "x", "metadata": ' + "[" * 5000 + "]" * 5000 + "}",
+            '{"output": "The moon is cheese.", "output": "x", "context": "x"}',
+            '{"output": "x", "context": "x", "metadata": {"n": NaN}}',
+        ]
         summary = await replay(offline_guard(), lines, io.StringIO())
         assert [(b.line, b.kind) for b in summary.bad_lines] == [
-            (2, "invalid_json"), (3, "invalid_json"), (4, "invalid_json")]
+            (2, "invalid_json"),
+            (3, "invalid_json"),
+            (4, "invalid_json"),
+        ]
         assert summary.judged == 1
 
     async def test_the_summary_table_lists_bad_lines(self) -> None:
@@ -165,8 +182,10 @@ class TestLabelledMetrics:
     ]
 
     def lines(self, field: str = "hallucinated", invert: bool = False) -> list[str]:
-        return [request(str(i), output, context, **{field: label != invert})
-                for i, (output, context, label) in enumerate(self.ROWS)]
+        return [
+            request(str(i), output, context, **{field: label != invert})
+            for i, (output, context, label) in enumerate(self.ROWS)
+        ]
 
     async def test_confusion_matrix_and_rates_match_the_written_verdicts(self) -> None:
         out = io.StringIO()
@@ -188,10 +207,16 @@ class TestLabelledMetrics:
         assert "balanced accuracy" in format_summary(summary)
 
     async def test_an_inverted_grounded_column_gives_the_same_matrix(self) -> None:
-        direct = await replay(offline_guard(), self.lines(), io.StringIO(),
-                              label_field="hallucinated")
-        inverted = await replay(offline_guard(), self.lines("is_grounded", invert=True),
-                                io.StringIO(), label_field="is_grounded", invert_label=True)
+        direct = await replay(
+            offline_guard(), self.lines(), io.StringIO(), label_field="hallucinated"
+        )
+        inverted = await replay(
+            offline_guard(),
+            self.lines("is_grounded", invert=True),
+            io.StringIO(),
+            label_field="is_grounded",
+            invert_label=True,
+        )
         assert direct.confusion == inverted.confusion
 
     async def test_rows_without_a_usable_label_are_counted_apart(self) -> None:
@@ -202,13 +227,25 @@ class TestLabelledMetrics:
         assert summary.confusion.balanced_accuracy is None
 
 
-@pytest.mark.parametrize(("value", "invert", "expected"), [
-    (True, False, True), (False, False, False), (1, False, True), ("yes", False, True),
-    ("grounded", False, False), ("hallucinated", False, True), (True, True, False),
-    ("pass", True, True), (None, False, None), ("perhaps", False, None), (2, False, None),
-])
-def test_label_values_are_read_as_hallucinated_or_not(value: object, invert: bool,
-                                                      expected: bool | None) -> None:
+@pytest.mark.parametrize(
+    ("value", "invert", "expected"),
+    [
+        (True, False, True),
+        (False, False, False),
+        (1, False, True),
+        ("yes", False, True),
+        ("grounded", False, False),
+        ("hallucinated", False, True),
+        (True, True, False),
+        ("pass", True, True),
+        (None, False, None),
+        ("perhaps", False, None),
+        (2, False, None),
+    ],
+)
+def test_label_values_are_read_as_hallucinated_or_not(
+    value: object, invert: bool, expected: bool | None
+) -> None:
     assert parse_label(value, invert=invert) is expected
 
 

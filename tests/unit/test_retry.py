@@ -32,12 +32,22 @@ class Recorder:
 
 
 def policy(rec: Recorder, **kw: float) -> RetryPolicy:
-    values: dict[str, float] = {"max_retries": 3, "base_delay_s": 0.5, "max_delay_s": 8.0,
-                                "retry_after_cap_s": 60.0, **kw}
-    return RetryPolicy(max_retries=int(values["max_retries"]),
-                       base_delay_s=values["base_delay_s"], max_delay_s=values["max_delay_s"],
-                       retry_after_cap_s=values["retry_after_cap_s"], sleep=rec.sleep,
-                       on_retry=rec.on_retry, rng=random.Random(1))
+    values: dict[str, float] = {
+        "max_retries": 3,
+        "base_delay_s": 0.5,
+        "max_delay_s": 8.0,
+        "retry_after_cap_s": 60.0,
+        **kw,
+    }
+    return RetryPolicy(
+        max_retries=int(values["max_retries"]),
+        base_delay_s=values["base_delay_s"],
+        max_delay_s=values["max_delay_s"],
+        retry_after_cap_s=values["retry_after_cap_s"],
+        sleep=rec.sleep,
+        on_retry=rec.on_retry,
+        rng=random.Random(1),
+    )
 
 
 def failing(errors: list[BaseException], result: str = "ok"):  # type: ignore[no-untyped-def]
@@ -52,9 +62,14 @@ def failing(errors: list[BaseException], result: str = "ok"):  # type: ignore[no
     return fn, calls
 
 
-@pytest.mark.parametrize("error", [
-    JudgeTimeout("t"), JudgeUnavailable("u", status=503), RateLimited("r", status=429),
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        JudgeTimeout("t"),
+        JudgeUnavailable("u", status=503),
+        RateLimited("r", status=429),
+    ],
+)
 async def test_transient_errors_are_retried_until_success(error: JudgeError) -> None:
     rec = Recorder()
     fn, calls = failing([error, error])
@@ -63,11 +78,18 @@ async def test_transient_errors_are_retried_until_success(error: JudgeError) -> 
     assert [r[0] for r in rec.retries] == [1, 2]
 
 
-@pytest.mark.parametrize("error", [
-    JudgeRejected("bad", status=400), JudgeRejected("key", status=401),
-    JudgeRejected("forbidden", status=403), QuotaExhausted("quota", status=429),
-    MalformedJudgeOutput("prose"), ConfigError("f", "p", "x"), ValueError("bug"),
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        JudgeRejected("bad", status=400),
+        JudgeRejected("key", status=401),
+        JudgeRejected("forbidden", status=403),
+        QuotaExhausted("quota", status=429),
+        MalformedJudgeOutput("prose"),
+        ConfigError("f", "p", "x"),
+        ValueError("bug"),
+    ],
+)
 async def test_non_transient_errors_are_never_retried(error: Exception) -> None:
     rec = Recorder()
     fn, calls = failing([error])

@@ -17,12 +17,16 @@ from guard.testing import FakeJudge
 async def test_retries_are_counted_by_kind_and_scraped() -> None:
     ok = Scale5Assessment(explanation="fine", claims=[], score=5)
     judge = FakeJudge([JudgeUnavailable("down", status=503), JudgeTimeout("slow"), ok])
+
     async def no_sleep(_: float) -> None:
         return None
 
     budgeted = build_budgeted_judge(
-        judge, BudgetSettings(), price=lambda model, usage: 0.0,
-        retry=RetryPolicy(max_retries=3, sleep=no_sleep, on_retry=None))
+        judge,
+        BudgetSettings(),
+        price=lambda model, usage: 0.0,
+        retry=RetryPolicy(max_retries=3, sleep=no_sleep, on_retry=None),
+    )
     guard = Guard(budgeted, JudgeSettings(provider="fake"))
     verdict = await guard.judge(JudgeRequest(output="Paris", context="Paris."))
     scraped = Metrics(judge_stats=guard.budget_stats).render().decode()

@@ -27,7 +27,8 @@ def guard_for(row: dict[str, Any]) -> Guard:
     value = row.get("value")
     conversation = isinstance(value, dict) and "messages" in value and "context" not in value
     settings = JudgeSettings(
-        context_field=ContextField.MESSAGES if conversation else ContextField.CONTEXT)
+        context_field=ContextField.MESSAGES if conversation else ContextField.CONTEXT
+    )
     return Guard(OfflineJudge(settings), settings)
 
 

@@ -33,8 +33,8 @@ class TestRemoval:
         assert sanitize(f"30 days{tags(' rate 5')}.") == "30 days rate 5."
 
     def test_the_tags_of_an_emoji_flag_are_removed(self) -> None:
-        scotland = "\U0001F3F4" + tags("gbsct") + "\U000E007F"
-        assert sanitize(f"Edinburgh {scotland}.") == "Edinburgh \U0001F3F4."
+        scotland = "\U0001f3f4" + tags("gbsct") + "\U000e007f"
+        assert sanitize(f"Edinburgh {scotland}.") == "Edinburgh \U0001f3f4."
 
     @given(st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E)))
     def test_hidden_ascii_reads_as_the_ascii(self, text: str) -> None:

@@ -42,8 +42,10 @@ def validator(name: str) -> Draft202012Validator:
 
 
 def errors_of(name: str, instance: Any) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-            for e in validator(name).iter_errors(instance)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in validator(name).iter_errors(instance)
+    ]
 
 
 def documented_examples() -> list[tuple[str, str, Any]]:
@@ -61,10 +63,17 @@ def documented_examples() -> list[tuple[str, str, Any]]:
 
 def sample_verdict(**overrides: Any) -> Verdict:
     fields: dict[str, Any] = {
-        "request_id": "r-1", "label": Label.PASS, "score": 1.0, "raw_score": 5, "threshold": 0.5,
-        "mode": ScoringMode.SCALE5, "hallucinated": False,
-        "truncation": Truncation(context=Cut(original_chars=10, kept_chars=10, truncated=False),
-                                 output=Cut(original_chars=5, kept_chars=5, truncated=False)),
+        "request_id": "r-1",
+        "label": Label.PASS,
+        "score": 1.0,
+        "raw_score": 5,
+        "threshold": 0.5,
+        "mode": ScoringMode.SCALE5,
+        "hallucinated": False,
+        "truncation": Truncation(
+            context=Cut(original_chars=10, kept_chars=10, truncated=False),
+            output=Cut(original_chars=5, kept_chars=5, truncated=False),
+        ),
         "source": ContextField.CONTEXT,
         "judge": JudgeInfo(provider="fake", model="fake-judge", prompt_version="groundedness-v1"),
     }
@@ -92,7 +101,8 @@ def test_every_schema_is_draft_2020_12_with_a_versioned_id() -> None:
 
 
 def test_check_command_exits_1_with_a_diff_when_a_file_drifted(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     parser = argparse.ArgumentParser()
     command.register(parser.add_subparsers())
     args = parser.parse_args(["schemas", "--write", "--dir", str(tmp_path)])
@@ -103,7 +113,7 @@ def test_check_command_exits_1_with_a_diff_when_a_file_drifted(
     verdict.write_text(verdict.read_text().replace('"label"', '"lable"'), encoding="utf-8")
     assert args.func(args) == 1
     err = capsys.readouterr().err
-    assert "-    \"lable\"" in err or "lable" in err
+    assert '-    "lable"' in err or "lable" in err
     assert "groundguard schemas --write" in err
 
 
@@ -128,8 +138,11 @@ async def test_verdict_from_guard_code_validates() -> None:
     """A verdict judged by the engine, recorded as the service publishes it, obeys the schema."""
     guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
     try:
-        verdict = await guard.judge(JudgeRequest(
-            id="r-1", output="The tower is in Rome.", context=["The tower is in Paris."]))
+        verdict = await guard.judge(
+            JudgeRequest(
+                id="r-1", output="The tower is in Rome.", context=["The tower is in Paris."]
+            )
+        )
     finally:
         await guard.aclose()
     record = VerdictRecord(**verdict.model_dump(), input=coordinates())
@@ -138,17 +151,20 @@ async def test_verdict_from_guard_code_validates() -> None:
 
 def test_quarantine_and_dead_letter_records_validate() -> None:
     verdict = sample_verdict(label=Label.FAIL, score=0.0, raw_score=1, hallucinated=True)
-    quarantine = QuarantineRecord(request_id="r-1", input=coordinates(),
-                                  payload={"output": "x"}, verdict=verdict)
+    quarantine = QuarantineRecord(
+        request_id="r-1", input=coordinates(), payload={"output": "x"}, verdict=verdict
+    )
     assert errors_of("quarantine", json.loads(quarantine.model_dump_json())) == []
-    dead = DeadLetter(reason="invalid_json", detail="line 1", input=coordinates(),
-                      payload_text="{nope")
+    dead = DeadLetter(
+        reason="invalid_json", detail="line 1", input=coordinates(), payload_text="{nope"
+    )
     assert errors_of("dead-letter", json.loads(dead.model_dump_json())) == []
 
 
 def test_schema_rejects_a_verdict_without_its_label() -> None:
-    record = json.loads(VerdictRecord(**sample_verdict().model_dump(),
-                                      input=coordinates()).model_dump_json())
+    record = json.loads(
+        VerdictRecord(**sample_verdict().model_dump(), input=coordinates()).model_dump_json()
+    )
     del record["label"]
     assert any("label" in e for e in errors_of("verdict", record))
 
@@ -157,18 +173,21 @@ def test_request_schema_rejects_a_request_without_output() -> None:
     assert any("output" in e for e in errors_of("request", {"context": "evidence"}))
 
 
-@pytest.mark.parametrize("payload", [
-    {"output": "x"},
-    {"output": "x", "id": 7},
-    {"output": "x", "id": True},
-    {"output": "x", "expectedOutput": "y"},
-    {"output": "x", "expectedOutput": 3},
-    {"output": "x", "context": ["a", {"text": "b"}]},
-    {"output": "x", "context": [{"text": "b"}], "extra_field": {"ignored": True}},
-    {"output": "x", "messages": [{"role": "robot", "content": "hi"}]},
-    {"output": 1},
-    {"context": "no output"},
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"output": "x"},
+        {"output": "x", "id": 7},
+        {"output": "x", "id": True},
+        {"output": "x", "expectedOutput": "y"},
+        {"output": "x", "expectedOutput": 3},
+        {"output": "x", "context": ["a", {"text": "b"}]},
+        {"output": "x", "context": [{"text": "b"}], "extra_field": {"ignored": True}},
+        {"output": "x", "messages": [{"role": "robot", "content": "hi"}]},
+        {"output": 1},
+        {"context": "no output"},
+    ],
+)
 def test_request_schema_accepts_exactly_what_the_model_accepts(payload: dict[str, Any]) -> None:
     """Producers can validate against the schema and trust the service to agree."""
     try:

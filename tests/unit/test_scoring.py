@@ -15,21 +15,22 @@ def scale5(raw: int) -> Scale5Assessment:
 
 
 def binary(grounded: bool, *supported: bool) -> BinaryAssessment:
-    claims = [ClaimAssessment(claim="c", reason="r", evidence_quote=None, supported=s)
-              for s in supported]
+    claims = [
+        ClaimAssessment(claim="c", reason="r", evidence_quote=None, supported=s) for s in supported
+    ]
     return BinaryAssessment(explanation="e", claims=claims, grounded=grounded)
 
 
-@pytest.mark.parametrize(("raw", "expected"), [(1, 0.0), (2, 0.25), (3, 0.5), (4, 0.75),
-                                               (5, 1.0)])
+@pytest.mark.parametrize(("raw", "expected"), [(1, 0.0), (2, 0.25), (3, 0.5), (4, 0.75), (5, 1.0)])
 def test_scale5_score_is_raw_minus_one_over_four(raw: int, expected: float) -> None:
     scored = score(scale5(raw), ScoringMode.SCALE5, 0.5)
     assert scored.score == expected
     assert scored.raw == raw
 
 
-@pytest.mark.parametrize(("raw", "label"), [(1, Label.FAIL), (2, Label.FAIL), (3, Label.PASS),
-                                            (5, Label.PASS)])
+@pytest.mark.parametrize(
+    ("raw", "label"), [(1, Label.FAIL), (2, Label.FAIL), (3, Label.PASS), (5, Label.PASS)]
+)
 def test_scale5_passes_at_or_above_the_threshold(raw: int, label: Label) -> None:
     scored = score(scale5(raw), ScoringMode.SCALE5, 0.5)
     assert scored.label is label
@@ -44,13 +45,21 @@ def test_a_stricter_threshold_fails_a_middling_score() -> None:
 def test_binary_grounded_is_one_and_passes() -> None:
     scored = score(binary(True, True), ScoringMode.BINARY, 0.5)
     assert (scored.score, scored.raw, scored.label, scored.hallucinated) == (
-        1.0, 1, Label.PASS, False)
+        1.0,
+        1,
+        Label.PASS,
+        False,
+    )
 
 
 def test_binary_not_grounded_is_zero_and_fails() -> None:
     scored = score(binary(False), ScoringMode.BINARY, 0.5)
     assert (scored.score, scored.raw, scored.label, scored.hallucinated) == (
-        0.0, 0, Label.FAIL, True)
+        0.0,
+        0,
+        Label.FAIL,
+        True,
+    )
 
 
 def test_binary_grounded_with_an_unsupported_claim_fails_closed() -> None:
@@ -80,8 +89,10 @@ def test_full_marks_with_an_unsupported_claim_are_capped_below_full() -> None:
     from guard.decide.scoring import score
     from guard.models import ScoringMode
 
-    claim = ClaimAssessment(claim="x", reason="not in evidence", evidence_quote=None,
-                            supported=False)
-    scored = score(Scale5Assessment(explanation="e", claims=[claim], score=5),
-                   ScoringMode.SCALE5, 0.9)
+    claim = ClaimAssessment(
+        claim="x", reason="not in evidence", evidence_quote=None, supported=False
+    )
+    scored = score(
+        Scale5Assessment(explanation="e", claims=[claim], score=5), ScoringMode.SCALE5, 0.9
+    )
     assert (scored.raw, scored.score, scored.label.value) == (4, 0.75, "fail")

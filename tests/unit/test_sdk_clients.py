@@ -16,21 +16,29 @@ from guard.providers._common import (
 )
 from guard.settings import JudgeSettings
 
-COMPLETION = (b'{"id": "c1", "object": "chat.completion", "created": 1, "model": "m",'
-              b' "choices": [{"index": 0, "finish_reason": "stop",'
-              b' "message": {"role": "assistant", "content": "{}"}}]}')
+COMPLETION = (
+    b'{"id": "c1", "object": "chat.completion", "created": 1, "model": "m",'
+    b' "choices": [{"index": 0, "finish_reason": "stop",'
+    b' "message": {"role": "assistant", "content": "{}"}}]}'
+)
 
 
 def settings(in_flight: int) -> JudgeSettings:
     return JudgeSettings.model_validate({"budget": {"max_in_flight": in_flight}})
 
 
-@pytest.mark.parametrize(("in_flight", "clients"), [
-    (1, 1), (CONNECTIONS_PER_CLIENT, 1), (CONNECTIONS_PER_CLIENT + 1, 2),
-    (4 * CONNECTIONS_PER_CLIENT, 4),
-])
-def test_one_sdk_client_per_connections_per_client_calls_in_flight(in_flight: int,
-                                                                   clients: int) -> None:
+@pytest.mark.parametrize(
+    ("in_flight", "clients"),
+    [
+        (1, 1),
+        (CONNECTIONS_PER_CLIENT, 1),
+        (CONNECTIONS_PER_CLIENT + 1, 2),
+        (4 * CONNECTIONS_PER_CLIENT, 4),
+    ],
+)
+def test_one_sdk_client_per_connections_per_client_calls_in_flight(
+    in_flight: int, clients: int
+) -> None:
     """budget.max_in_flight is split over ceil(in_flight / CONNECTIONS_PER_CLIENT) clients."""
     assert client_count(settings(in_flight)) == clients
 

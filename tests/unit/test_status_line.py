@@ -22,8 +22,9 @@ def _draw(stream: io.StringIO, *, enabled: bool = True) -> str:
 
 
 def test_on_a_terminal_progress_is_redrawn_and_notes_stay() -> None:
-    assert _draw(_Terminal()) == (f"{CLEAR_LINE}1/3{CLEAR_LINE}line 2: invalid_json\n"
-                                  f"{CLEAR_LINE}3/3\n")
+    assert _draw(_Terminal()) == (
+        f"{CLEAR_LINE}1/3{CLEAR_LINE}line 2: invalid_json\n{CLEAR_LINE}3/3\n"
+    )
 
 
 def test_on_a_pipe_or_when_disabled_only_notes_are_written_without_escape_codes() -> None:

@@ -35,21 +35,38 @@ def register(subparsers: Any) -> None:
     src = parser.add_argument_group("the request")
     src.add_argument("--output", help="the answer to judge")
     src.add_argument("--output-file", type=Path, help="read the answer from a file")
-    src.add_argument("--context", action="append", default=None,
-                     help="retrieved evidence; repeat for several documents")
-    src.add_argument("--context-file", type=Path, action="append", default=None,
-                     help="a file of evidence; repeat for several documents")
-    src.add_argument("--messages", type=Path,
-                     help="a JSON file: a list of {role, content, name?} turns (the conversation; "
-                     "the grounding source when given without --context and --context-field)")
+    src.add_argument(
+        "--context",
+        action="append",
+        default=None,
+        help="retrieved evidence; repeat for several documents",
+    )
+    src.add_argument(
+        "--context-file",
+        type=Path,
+        action="append",
+        default=None,
+        help="a file of evidence; repeat for several documents",
+    )
+    src.add_argument(
+        "--messages",
+        type=Path,
+        help="a JSON file: a list of {role, content, name?} turns (the conversation; "
+        "the grounding source when given without --context and --context-field)",
+    )
     src.add_argument("--question", help="the user's question, if any")
     src.add_argument("--input", help="the input (grounding source with --context-field input)")
-    src.add_argument("--expected-output",
-                     help="the expected output: the grounding source when given without "
-                     "--context/--messages and without --context-field, or with "
-                     "--context-field expected_output")
-    src.add_argument("--request", type=Path,
-                     help="a whole request as JSON (use - for stdin); flags override its fields")
+    src.add_argument(
+        "--expected-output",
+        help="the expected output: the grounding source when given without "
+        "--context/--messages and without --context-field, or with "
+        "--context-field expected_output",
+    )
+    src.add_argument(
+        "--request",
+        type=Path,
+        help="a whole request as JSON (use - for stdin); flags override its fields",
+    )
     add_judge_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
     parser.set_defaults(func=run)
@@ -81,8 +98,10 @@ def _request_file(path: Path) -> dict[str, Any]:
     loaded = _read_json("--request", path)
     if not isinstance(loaded, dict):
         kind = "a JSON array" if isinstance(loaded, list) else f"a JSON {type(loaded).__name__}"
-        raise InvalidRequest(f"--request {path}: holds {kind}, not an object; a request is "
-                             '{"output": ..., "context": ...} (see README.md, Requests)')
+        raise InvalidRequest(
+            f"--request {path}: holds {kind}, not an object; a request is "
+            '{"output": ..., "context": ...} (see README.md, Requests)'
+        )
     return loaded
 
 
@@ -90,8 +109,11 @@ def _request_from(args: argparse.Namespace) -> dict[str, Any]:
     request: dict[str, Any] = {}
     if args.request is not None:
         request.update(_request_file(args.request))
-    output = args.output if args.output is not None else (
-        _read(args.output_file) if args.output_file else None)
+    output = (
+        args.output
+        if args.output is not None
+        else (_read(args.output_file) if args.output_file else None)
+    )
     docs = list(args.context or []) + [_read(p) for p in args.context_file or []]
     fields = {
         "output": output,
@@ -107,12 +129,13 @@ def _request_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def _missing_output(args: argparse.Namespace, request: dict[str, Any]) -> InvalidRequest:
     if args.request is None:
-        return InvalidRequest("give the answer to judge with --output, --output-file or "
-                              "--request")
+        return InvalidRequest("give the answer to judge with --output, --output-file or --request")
     found = ", ".join(sorted(request)) or "none"
-    return InvalidRequest(f'--request {args.request}: no "output" field (fields: {found}); '
-                          "add it, pass --output, or map your field onto it with "
-                          "judge.field_map in --config")
+    return InvalidRequest(
+        f'--request {args.request}: no "output" field (fields: {found}); '
+        "add it, pass --output, or map your field onto it with "
+        "judge.field_map in --config"
+    )
 
 
 def _exit_status(verdict: Verdict) -> int:
@@ -129,15 +152,22 @@ def _inferred_source(settings: JudgeSettings, request: dict[str, Any]) -> Contex
     named = "context_field" in settings.model_fields_set or "context_field" in request
     if named or "context" in request:
         return None
-    given = [source for source, keys in _SOURCE_KEYS.items()
-             if any(request.get(key) for key in keys)]
+    given = [
+        source for source, keys in _SOURCE_KEYS.items() if any(request.get(key) for key in keys)
+    ]
     return given[0] if given else None
 
 
-_SOURCE_KEYS = {ContextField.MESSAGES: ("messages",),
-                ContextField.EXPECTED_OUTPUT: ("expected_output", "expectedOutput")}
-_SOURCE_FLAGS = {"context": "--context", "input": "--input",
-                 "expected_output": "--expected-output", "messages": "--messages"}
+_SOURCE_KEYS = {
+    ContextField.MESSAGES: ("messages",),
+    ContextField.EXPECTED_OUTPUT: ("expected_output", "expectedOutput"),
+}
+_SOURCE_FLAGS = {
+    "context": "--context",
+    "input": "--input",
+    "expected_output": "--expected-output",
+    "messages": "--messages",
+}
 
 
 def _no_evidence_hint(verdict: Verdict, request: dict[str, Any]) -> str | None:
@@ -145,10 +175,14 @@ def _no_evidence_hint(verdict: Verdict, request: dict[str, Any]) -> str | None:
         return None
     source = verdict.source.value
     others = [name for name in _SOURCE_FLAGS if name != source and request.get(name)]
-    switch = "; ".join(f"you gave {_SOURCE_FLAGS[name]}: add --context-field {name} to judge "
-                       "against it" for name in others)
-    return (f"hint: the grounding source is '{source}' and it is empty; give "
-            f"{_SOURCE_FLAGS[source]}" + (f" ({switch})" if switch else ""))
+    switch = "; ".join(
+        f"you gave {_SOURCE_FLAGS[name]}: add --context-field {name} to judge against it"
+        for name in others
+    )
+    return (
+        f"hint: the grounding source is '{source}' and it is empty; give "
+        f"{_SOURCE_FLAGS[source]}" + (f" ({switch})" if switch else "")
+    )
 
 
 async def _judge(settings: JudgeSettings, request: dict[str, Any]) -> Verdict:

@@ -24,17 +24,23 @@ EXIT_OK, EXIT_DIFFERS, EXIT_USAGE = 0, 1, 2
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "demo", help="screen bundled RAG traffic on a local Kafka broker (no API key needed)",
+        "demo",
+        help="screen bundled RAG traffic on a local Kafka broker (no API key needed)",
         description="Start a local Kafka broker (unless --bootstrap is given), create topics, "
         "produce bundled RAG traffic (faithful and hallucinated answers, a conversation with "
         "tool results, malformed messages), screen it with the offline judge unless --judge "
         "names another (openai, anthropic or cascade call a paid API, with the key from "
         "OPENAI_API_KEY / ANTHROPIC_API_KEY; a key in the environment alone changes nothing), "
         "show progress and a table of verdicts, quarantined and dead-lettered messages, then "
-        "stop everything it started.")
+        "stop everything it started.",
+    )
     parser.add_argument("--bootstrap", help="use this running Kafka instead of a local one")
-    parser.add_argument("--deadline", type=float, default=180.0,
-                        help="give up after this many seconds of screening (default 180)")
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=180.0,
+        help="give up after this many seconds of screening (default 180)",
+    )
     add_judge_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -56,8 +62,15 @@ def run(args: argparse.Namespace) -> int:
     status, total = StatusLine(sys.stderr), len(load_samples())
     tick = (lambda stats: status.show(progress_line(stats, total))) if status.live else None
     try:
-        result = asyncio.run(run_demo(judge, bootstrap=args.bootstrap, timeout_s=args.deadline,
-                                      say=status.note, on_tick=tick))
+        result = asyncio.run(
+            run_demo(
+                judge,
+                bootstrap=args.bootstrap,
+                timeout_s=args.deadline,
+                say=status.note,
+                on_tick=tick,
+            )
+        )
     except (ConsumerError, ConfigError) as exc:
         status.note(f"groundguard demo: {exc}")
         return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_DIFFERS

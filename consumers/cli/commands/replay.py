@@ -49,14 +49,25 @@ def register(subparsers: Any) -> None:
     parser.add_argument("path", type=Path, help="a JSONL file of requests, or - for stdin")
     verdicts = parser.add_mutually_exclusive_group()
     verdicts.add_argument("--out", type=Path, help="write verdicts here (default: stdout)")
-    verdicts.add_argument("--summary-only", action="store_true",
-                          help="write no verdicts; print only the summary (on stdout)")
-    parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY,
-                        help=f"requests judged at once (default {DEFAULT_CONCURRENCY})")
-    parser.add_argument("--label-field",
-                        help="a column saying whether the row is hallucinated (true/false)")
-    parser.add_argument("--invert-label", action="store_true",
-                        help="the label column says grounded (true = grounded) instead")
+    verdicts.add_argument(
+        "--summary-only",
+        action="store_true",
+        help="write no verdicts; print only the summary (on stdout)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=DEFAULT_CONCURRENCY,
+        help=f"requests judged at once (default {DEFAULT_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--label-field", help="a column saying whether the row is hallucinated (true/false)"
+    )
+    parser.add_argument(
+        "--invert-label",
+        action="store_true",
+        help="the label column says grounded (true = grounded) instead",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress line")
     add_judge_arguments(parser)
     parser.set_defaults(func=run)
@@ -73,8 +84,9 @@ def _count_lines(path: Path) -> int | None:
         return sum(1 for line in handle if line.strip())
 
 
-async def _replay(args: argparse.Namespace, judge: JudgeSettings, source: TextIO,
-                  out: TextIO) -> ReplaySummary:
+async def _replay(
+    args: argparse.Namespace, judge: JudgeSettings, source: TextIO, out: TextIO
+) -> ReplaySummary:
     guard = build_guard(judge, os.environ)
     status = StatusLine(sys.stderr, enabled=not args.no_progress)
 
@@ -82,12 +94,17 @@ async def _replay(args: argparse.Namespace, judge: JudgeSettings, source: TextIO
         status.note(f"line {bad.line}: {bad.kind}: {bad.message}")
 
     try:
-        return await replay(guard, _lines(source), out, concurrency=args.concurrency,
-                            label_field=args.label_field, invert_label=args.invert_label,
-                            total=_count_lines(args.path),
-                            on_progress=(lambda p: status.show(format_progress(p)))
-                            if status.live else None,
-                            on_bad_line=bad_line)
+        return await replay(
+            guard,
+            _lines(source),
+            out,
+            concurrency=args.concurrency,
+            label_field=args.label_field,
+            invert_label=args.invert_label,
+            total=_count_lines(args.path),
+            on_progress=(lambda p: status.show(format_progress(p))) if status.live else None,
+            on_bad_line=bad_line,
+        )
     finally:
         await guard.aclose()
         status.close()
@@ -109,8 +126,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         judge = judge_settings_from(args)
         with ExitStack() as stack:
-            source = sys.stdin if str(args.path) == "-" else stack.enter_context(
-                args.path.open(encoding="utf-8", errors="replace"))
+            source = (
+                sys.stdin
+                if str(args.path) == "-"
+                else stack.enter_context(args.path.open(encoding="utf-8", errors="replace"))
+            )
             out = stack.enter_context(_verdict_sink(args))
             summary = asyncio.run(_replay(args, judge, source, out))
     except (ConfigError, ConsumerError, OSError, ValidationError) as exc:

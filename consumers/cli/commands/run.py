@@ -38,10 +38,12 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "run", help="screen a Kafka topic: judge every answer, publish verdicts",
+        "run",
+        help="screen a Kafka topic: judge every answer, publish verdicts",
         description="Join the consumer group, judge every RAG response on the requests topic, "
         "publish a verdict for each, quarantine failing ones, dead-letter malformed ones. "
-        "Settings: --config FILE and GROUNDGUARD_... environment variables (these win).")
+        "Settings: --config FILE and GROUNDGUARD_... environment variables (these win).",
+    )
     parser.add_argument("--config", type=Path, help="a YAML or JSON settings file")
     parser.set_defaults(func=run)
 
@@ -58,8 +60,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(_serve(settings, guard, environ))
     except (ConsumerError, KafkaError, OSError) as exc:
-        print(f"groundguard run: {exc!r}" if isinstance(exc, KafkaError) else
-              f"groundguard run: {exc}", file=sys.stderr)
+        print(
+            f"groundguard run: {exc!r}"
+            if isinstance(exc, KafkaError)
+            else f"groundguard run: {exc}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     except Exception as exc:  # a bug: its traceback is in the log (message.crashed)
         print(f"groundguard run: stopped by an internal error: {exc!r}", file=sys.stderr)
@@ -67,15 +73,19 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _serve(settings: ServiceSettings, guard: GuardCore,
-                 environ: Mapping[str, str]) -> None:
+async def _serve(settings: ServiceSettings, guard: GuardCore, environ: Mapping[str, str]) -> None:
     stats = ServiceStats()
     server = metrics = None
     progress = asyncio.create_task(log_progress(stats, guard, settings.log.progress_interval_s))
     try:
         server, metrics = await _start_health(settings, stats, guard)  # OSError: port in use
-        await run_service(settings, guard, environ=environ, stats=stats,
-                          on_verdict=metrics.observe_verdict if metrics else None)
+        await run_service(
+            settings,
+            guard,
+            environ=environ,
+            stats=stats,
+            on_verdict=metrics.observe_verdict if metrics else None,
+        )
     finally:
         progress.cancel()
         await guard.aclose()
@@ -96,17 +106,22 @@ async def log_progress(stats: ServiceStats, guard: GuardCore, interval_s: float)
         log.info("service.progress", **{k.replace(".", "_"): v for k, v in fields.items()})
 
 
-async def _start_health(settings: ServiceSettings, stats: ServiceStats,
-                        guard: GuardCore) -> tuple[HealthServer | None, Metrics | None]:
+async def _start_health(
+    settings: ServiceSettings, stats: ServiceStats, guard: GuardCore
+) -> tuple[HealthServer | None, Metrics | None]:
     if not settings.metrics.enabled:
         return None, None
     from consumers.health import HealthServer
     from consumers.metrics import Metrics
 
     metrics = Metrics(stats, judge_stats=guard.budget_stats)
-    server = HealthServer(metrics=metrics, stats=stats, host=settings.metrics.host,
-                          port=settings.metrics.port,
-                          stall_after_s=settings.metrics.stall_after_s)
+    server = HealthServer(
+        metrics=metrics,
+        stats=stats,
+        host=settings.metrics.host,
+        port=settings.metrics.port,
+        stall_after_s=settings.metrics.stall_after_s,
+    )
     await server.start()
     return server, metrics
 
@@ -114,7 +129,9 @@ async def _start_health(settings: ServiceSettings, stats: ServiceStats,
 def _configure_logging(settings: ServiceSettings) -> None:
     from consumers.logging import configure_logging
 
-    configure_logging(log_format=settings.log.format,  # type: ignore[arg-type]
-                      level=settings.log.level.lower(),
-                      debug_payloads=settings.log.debug_payloads,
-                      startup_grace_s=settings.startup_timeout_s)
+    configure_logging(
+        log_format=settings.log.format,  # type: ignore[arg-type]
+        level=settings.log.level.lower(),
+        debug_payloads=settings.log.debug_payloads,
+        startup_grace_s=settings.startup_timeout_s,
+    )

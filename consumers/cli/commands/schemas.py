@@ -12,15 +12,24 @@ from consumers import schemas
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "schemas", help="write or check the JSON Schemas of every message (schemas/*.json)",
+        "schemas",
+        help="write or check the JSON Schemas of every message (schemas/*.json)",
         description="Generate the JSON Schemas (draft 2020-12) of the request, verdict, "
-        "quarantine and dead-letter messages from the models.")
+        "quarantine and dead-letter messages from the models.",
+    )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--write", action="store_true", help="(re)write the schema files")
-    action.add_argument("--check", action="store_true",
-                        help="exit 1 when the checked-in files differ from the models")
-    parser.add_argument("--dir", type=Path, default=schemas.SCHEMA_DIR,
-                        help="schema directory (default: %(default)s)")
+    action.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when the checked-in files differ from the models",
+    )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=schemas.SCHEMA_DIR,
+        help="schema directory (default: %(default)s)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -33,8 +42,11 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
-        print(f"{len(problems)} schema file(s) drifted from the models; "
-              "run `groundguard schemas --write` and commit the result", file=sys.stderr)
+        print(
+            f"{len(problems)} schema file(s) drifted from the models; "
+            "run `groundguard schemas --write` and commit the result",
+            file=sys.stderr,
+        )
         return 1
     print(f"schemas up to date ({len(schemas.MESSAGES)} files in {args.dir})")
     return 0
