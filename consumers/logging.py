@@ -19,6 +19,10 @@ Two processors stand between an event and its rendering:
   (``sk-...``, ``sk-ant-...``) anywhere in any text, including exception tracebacks;
 * unless ``debug_payloads`` is on, message bodies (``payload``, ``output``, ``context``,
   ``messages`` and raw payload fields) are replaced by their size.
+
+Why one module of this length: the log pipeline (redaction of secrets and bodies, renderers,
+the standard library's routing, start-up noise from aiokafka, the per-message context) must be
+configured in one order at one place.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """The service settings: one pydantic-settings model and its sections, with the checks that span
 fields. :mod:`consumers.config` reads them from a file and the environment; their defaults are
 in :mod:`guard.defaults`.
+
+Why one module of this length: the settings model and its sections, each field with its
+description (shown by the config errors and the chart's schema), and the checks that span
+sections; reading them is in :mod:`consumers.config`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@ Verdicts decided without a judge (``judge.tier == "none"``):
 
 A judge that cannot decide gives label ``error`` with the error's ``kind`` as reason; a judgement
 skipped on purpose gives label ``skipped``. :meth:`Guard.judge` never raises for either.
+
+Why one module of this length: :class:`Guard` makes every kind of verdict (empty output, no
+evidence, skipped, error, decided, the windows of a long output) next to the one call that
+leads to each, so a reader sees every exit of a judgement in one place. The next split, when
+it grows: the verdict builders into ``guard/decide/``.
 """
 
 from __future__ import annotations

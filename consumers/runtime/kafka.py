@@ -12,6 +12,10 @@ them with aiokafka; every reach into aiokafka's private parts is here:
 * finishing a consumer's close that a fetch task's cancellation interrupted (``_fetcher``,
   ``_client``);
 * fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`).
+
+Why one module of this length: it is the one place that touches aiokafka (the ports, their
+aiokafka implementations and every private access), on purpose: an aiokafka upgrade is read
+here and nowhere else.
 """
 
 from __future__ import annotations

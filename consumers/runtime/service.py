@@ -20,6 +20,10 @@ How it works (the path of one message: ``docs/architecture.md``)
   pause everything, let in-flight judgements finish within ``drain_timeout_s``, commit, close
   the producer and consumer. A publish that fails for good stops the service with the commit
   still before that message (:class:`PublishFailed`).
+
+Why one module of this length: the loop, the rebalance callbacks and the shutdown sequence of
+one replica work on the same state under one lock; the steps they call live in ``intake``,
+``commits``, ``fetch`` and ``message``.
 """
 
 from __future__ import annotations

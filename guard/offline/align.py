@@ -7,6 +7,10 @@ more than ordinary words, and very general words ("thing", "item") weigh less.
 Every lookup is bounded: words are found through an inverted index and close forms through
 buckets of their first letters, so a claim costs time in proportion to its own words and the
 sentences that share them, never the product of two whole texts.
+
+Why one module of this length: the evidence index and the alignment measures it serves
+(support, local support, best sentence, order) change together; every offline rule reads them
+through this one module.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@ weekdays and names that the evidence lacks or states differently.
 
 Each check returns a :data:`Failure` (the basis, a reason naming the evidence compared, and the
 sentence to quote) or None; :func:`detail_failure` runs them in order of how decisive they are.
+
+Why one module of this length: one failure test per kind of detail (quote, number, time,
+weekday, name, direction), each a few short functions, all read by :func:`detail_failure` in
+the same order; they share the :class:`Details` and :class:`Answer` views of a case.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@
 an equal one (within a tolerance when either side hedges with "about", "around" ...), or when
 one side is a bare number equal to the other's number as written ("defaults to 30" supports
 "30 seconds").
+
+Why one module of this length: one grammar of quantities (amounts, units, durations, dates,
+ordinals, hedges) and the equality over it; the parsing and the comparison must agree on every
+kind, so they stay side by side.
 """
 
 from __future__ import annotations

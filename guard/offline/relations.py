@@ -4,6 +4,10 @@ and who is credited with what.
 The words of such a claim are all in the evidence; what fails is how they are related: a
 negation or an opposite against the sentence the claim restates, "all" where it says "some", a
 condition it leaves out, a comparison its amounts reverse, two names it never relates.
+
+Why one module of this length: one failure test per relation (attribution, comparison,
+polarity, quantifier, condition, names apart, swapped names), each a few short functions read by
+:func:`relation_failure` in order; they share the clause alignment helpers here.
 """
 
 from __future__ import annotations

@@ -31,6 +31,10 @@ question as one text (an instruction split
 across documents or turns is seen whole), the block headers' attributes (document ids and
 sources, tool names), and the text hidden in base64 runs of each. What a finding does to the
 verdict is :mod:`guard.decide.policies`' business (``injection_policy``).
+
+Why one module of this length: most of it is the catalogue of patterns (overrides, score
+requests, role markers, fence forgeries, in 14 languages) that the scan and the fence share;
+splitting the catalogue from its only reader would not make either easier to read.
 """
 
 from __future__ import annotations
