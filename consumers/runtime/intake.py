@@ -58,7 +58,11 @@ class Partition:
 
     @property
     def buffered(self) -> int:
-        return self.tracker.outstanding + len(self.ready)
+        """Messages held: started and not passed by the frontier, plus those passed but still
+        staged (exactly-once); one staged beyond the frontier is already counted."""
+        frontier = self.tracker.frontier
+        passed = sum(1 for offset in self.ready if frontier is None or offset < frontier)
+        return self.tracker.outstanding + passed
 
 
 class Intake:
