@@ -8,14 +8,15 @@ reading the same bytes, could see the other. :func:`loads` therefore refuses suc
 Cost: a payload is parsed by orjson; the duplicate check parses it a second time only when it
 could hide a duplicate the guard would read: when a request key (``output``, ``text``,
 ``content``...) occurs in its bytes more often than in the objects the guard reads, or when it
-holds a ``\\u`` escape (a key may be spelled with one). Other payloads, the common case, cost a
-few byte counts. A repeated key anywhere else (inside ``metadata``) is refused too when the second
-parse runs, which is then a full check.
+holds a ``\\u`` escape (a key may be spelled with one). Other payloads, the common case, cost
+one scan of their bytes for the quoted keys. A repeated key anywhere else (inside ``metadata``)
+is refused too when the second parse runs, which is then a full check.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from itertools import chain
 from typing import Any
@@ -78,14 +79,20 @@ def _read_keys(obj: Any) -> Counter[str]:
     return keys
 
 
+# every quoted request or item key in one pass (16 ``bytes.count`` scans cost more than the
+# second parse they spare: 60-80 us against 25-50 us on a 6.6 KB request)
+_QUOTED_KEYS = re.compile(
+    rb'"(%s)"' % b"|".join(re.escape(key.encode()) for key in {*REQUEST_KEYS, *ITEM_KEYS})
+)
+
+
 def may_hide_duplicates(payload: bytes, obj: Any) -> bool:
     """Whether ``payload`` (parsed as ``obj``) could name a key the guard reads twice."""
     if b"\\u" in payload:
         return True
     seen = _read_keys(obj)
-    return any(
-        payload.count(b'"%s"' % key.encode()) > seen[key] for key in (*REQUEST_KEYS, *ITEM_KEYS)
-    )
+    quoted = Counter(_QUOTED_KEYS.findall(payload))
+    return any(count > seen[key.decode()] for key, count in quoted.items())
 
 
 def loads(payload: bytes | str, *, full_check: bool = False) -> Any:

@@ -397,8 +397,9 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
                 continue
             for match in pattern.finditer(variant):
                 excerpt = _excerpt(variant, match.start(), match.end())
-                if (kind, excerpt) not in seen:
-                    seen.add((kind, excerpt))
+                key = (kind, skeleton(excerpt))  # the text's finding read again in its skeleton
+                if key not in seen:
+                    seen.add(key)
                     findings.append(InjectionFinding(kind=kind, location=location, excerpt=excerpt))
                 if len(findings) >= MAX_FINDINGS_PER_TEXT:
                     return findings
