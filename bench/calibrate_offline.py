@@ -15,6 +15,7 @@ count into the Wilson lower bound of its accuracy (guard/offline/calibration.py)
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -29,7 +30,9 @@ TABLE = Path(__file__).resolve().parents[1] / "guard" / "data" / "offline_calibr
 
 
 def main() -> int:
-    paths = [Path(p) for p in sys.argv[1:]] or [halueval_path(), REALISTIC, CALIBRATION_ONLY]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", type=Path, help="labelled JSONL files")
+    paths = parser.parse_args().paths or [halueval_path(), REALISTIC, CALIBRATION_ONLY]
     sets = {path.name: quality.check_rows(quality.load(path)) for path in paths}
     _, table = quality.cross_validated(sets)
     TABLE.write_text(json.dumps(table.to_json(), indent=1) + "\n", encoding="utf-8")

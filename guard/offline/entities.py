@@ -67,6 +67,8 @@ _NOT_NAMES = (
             "friday",
             "saturday",
             "sunday",
+            "celsius",
+            "fahrenheit",
         }
     )
     | frozenset(MONTHS)

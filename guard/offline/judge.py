@@ -248,8 +248,14 @@ def _explain(decision: Decision) -> str:
             f"{head}; offline tier unsure: the output has no claims these rules can read "
             "(unsupported script); passed unflagged, ask an LLM judge to be sure"
         )
+    if any(r.status == "contradicted" for r in results):
+        why = "contradicted only by rules not trusted alone"
+    elif proven == len(results):
+        why = "every claim matched, by rules not trusted alone"
+    else:
+        why = "nothing contradicted, not everything proven"
     return (
-        f"{head}; offline tier unsure: nothing contradicted, not everything proven; "
+        f"{head}; offline tier unsure: {why}; "
         "passed unflagged with low confidence (the offline judge flags only what it can "
         "show)"
     )

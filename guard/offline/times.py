@@ -1,6 +1,6 @@
 """Times of day and weekdays, with their ranges, in English, Spanish, German and French.
 
-"8am", "8 a.m.", "8:00 PM", "20:00", "20 Uhr", "20h30", "noon" are times of day; a time
+"8am", "8 a.m.", "8:00 PM", "20:00", "20 Uhr", "20h30", "20 h 30", "noon" are times of day; a time
 written without am/pm below 13:00 may be either half of the day, so a :class:`TimeOfDay` holds
 every minute it can mean. "Monday to Friday", "Mon-Fri", "de lunes a viernes", "weekdays" are
 sets of weekdays. Ranges ("8am-6pm", "9 to 5") give both ends.
@@ -19,7 +19,8 @@ from guard.offline.numbers import EXTRACT_CACHE_SIZE
 def _clock(n: str) -> str:
     """One clock time; its groups end in ``n`` (a range has two)."""
     return (
-        rf"(?P<h{n}>[01]?\d|2[0-3])(?:(?P<sep{n}>[:.h])(?P<m{n}>[0-5]\d))?"
+        rf"(?P<h{n}>[01]?\d|2[0-3])"
+        rf"(?:(?:\s(?=h\s?[0-5]\d))?(?P<sep{n}>[:.h])(?:(?<=h)\s)?(?P<m{n}>[0-5]\d))?"
         rf"(?:\s?(?P<ap{n}>a\.?\s?m\b\.?|p\.?\s?m\b\.?)|\s?(?P<uhr{n}>uhr|h)\b)?"
     )
 
@@ -143,7 +144,7 @@ def _end_text(match: re.Match[str], n: str) -> str:
 # a text that writes 13:00-23:59 or a leading zero uses the 24-hour clock: its "10:00" is
 # morning ("10:00-18:00"), not maybe 22:00
 _TWENTY_FOUR = re.compile(
-    r"(?<![\d:.])(?:1[3-9]|2[0-3]|0\d)[:h][0-5]\d(?!\s?[ap]\.?m)", re.IGNORECASE
+    r"(?<![\d:.])(?:1[3-9]|2[0-3]|0\d)(?::|\s?h\s?)[0-5]\d(?!\s?[ap]\.?m)", re.IGNORECASE
 )
 
 

@@ -209,6 +209,15 @@ class TestTimes:
     def test_times_and_ranges(self, text: str, expected: list[set[int]]) -> None:
         assert [t.minutes for t in times.times(text)] == expected
 
+    def test_french_spaced_hours_keep_their_minutes(self) -> None:
+        # "19 h 30" (French typography) was read as "19 h": "7:30 pm" failed against it
+        found = times.times("Le magasin ferme à 19 h 30, de 9 h 15 à 19 h 30.")
+        assert [(t.text, t.minutes) for t in found] == [
+            ("19 h 30", {1170}),
+            ("9 h 15", {555}),
+            ("19 h 30", {1170}),
+        ]
+
     @settings(max_examples=80, deadline=None)
     @given(
         st.integers(min_value=1, max_value=12),

@@ -137,6 +137,16 @@ class TestShortAnswers:
         assert "offline tier unsure" in outcome.assessment.explanation
 
 
+class TestExplanation:
+    async def test_an_unsure_answer_whose_claims_all_matched_does_not_say_unproven(self) -> None:
+        # it said "1 of 1 claims proven; ... not everything proven"
+        outcome = await assess("You can return items within 30 days.", RETURNS)
+        explanation = outcome.assessment.explanation
+        assert "1 of 1 claims proven" in explanation
+        assert "offline tier unsure" in explanation
+        assert "not everything proven" not in explanation
+
+
 class TestConfidence:
     async def test_a_number_conflict_is_more_certain_than_a_vague_paraphrase(self) -> None:
         conflict = await assess("You can return items within 90 days.", RETURNS)

@@ -7,6 +7,8 @@ and scoring"); raise them when the judge improves.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -100,3 +102,16 @@ def test_out_of_fold_confident_decisions_are_right_as_often_as_they_claim() -> N
         assert quality.cascade_with_oracle(judged_rows, threshold).balanced_accuracy >= (
             CASCADE_FLOOR
         ), name
+
+
+def test_calibrate_offline_help_prints_usage_and_writes_nothing() -> None:
+    # "--help" was read as a data path: a FileNotFoundError traceback
+    table = ROOT / "guard" / "data" / "offline_calibration.json"
+    before = table.read_bytes()
+    script = ROOT / "bench" / "calibrate_offline.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "usage:" in done.stdout
+    assert table.read_bytes() == before
