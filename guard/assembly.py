@@ -17,7 +17,7 @@ from guard.decide.cascade import make_cascade
 from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.providers.base import Judge
-from guard.providers.factory import LLM_PROVIDERS, make_llm_judge, make_pricer
+from guard.providers.factory import LLM_PROVIDERS, make_batcher, make_llm_judge, make_pricer
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
 
@@ -27,8 +27,14 @@ NO_RETRY = RetryPolicy(max_retries=0)
 def build_guard(settings: JudgeSettings, environ: Mapping[str, str]) -> Guard:
     """The whole judge of ``settings``: the provider inside its budget layers (sampling, cache,
     cost budget, breaker, rate limits, concurrency, retries), priced. An unknown model price or
-    a missing API key is a :class:`ConfigError` here, before any message is read."""
-    return Guard(make_budgeted_judge(settings, environ), settings, price=make_pricer(settings))
+    a missing API key is a :class:`ConfigError` here, before any message is read.
+
+    ``delivery: batch`` puts a :class:`~guard.batch.judge.BatchingJudge` in the provider's place
+    (inside every budget layer); the guard's ``batcher`` is it, for the runtime's journal."""
+    price = make_pricer(settings)
+    batcher = make_batcher(settings, environ)
+    judge = make_budgeted_judge(settings, environ, batcher=batcher)
+    return Guard(judge, settings, price=price, batcher=batcher)
 
 
 def make_budgeted_judge(
@@ -37,6 +43,7 @@ def make_budgeted_judge(
     *,
     retry: RetryPolicy | None = None,
     clock: Clock | None = None,
+    batcher: Judge | None = None,
 ) -> BudgetedJudge:
     """The judge of ``settings`` inside every layer of ``settings.budget``.
 
@@ -44,15 +51,16 @@ def make_budgeted_judge(
     the rate limiter, so a 429 pauses every caller rather than each retrying on its own.
     ``retry`` defaults to ``settings.max_retries`` with the default backoff. Unknown prices
     (for the judge's model and the fallback model) are a :class:`ConfigError` here, at start-up.
+    ``batcher`` replaces the provider judge (``delivery: batch``).
     """
     price = make_pricer(settings)
     check_fallback(settings)  # before any client is made, so a bad setting leaks none
     screen = None
     if settings.provider is Provider.CASCADE:  # the offline tier spends no budget
-        judge = make_llm_judge(settings, environ, retry=NO_RETRY)
+        judge = batcher or make_llm_judge(settings, environ, retry=NO_RETRY)
         screen = functools.partial(make_cascade, settings)
     else:
-        judge = make_judge(settings, environ, retry=NO_RETRY)
+        judge = batcher or make_judge(settings, environ, retry=NO_RETRY)
     fallback = make_fallback(settings, environ)
     return build_budgeted_judge(
         judge,

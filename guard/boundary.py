@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from guard.batch.judge import BatchingJudge
     from guard.budgets.judge import BudgetStats
     from guard.models import JudgeRequest, Verdict
 
@@ -28,6 +29,11 @@ class GuardCore(Protocol):
 
     async def judge(self, request: JudgeRequest, *, message_key: str | None = None) -> Verdict:
         """The verdict on ``request``; judge errors and skips are verdicts, never raised."""
+
+    @property
+    def batcher(self) -> BatchingJudge | None:
+        """The batching judge under ``delivery: batch`` (None otherwise): the runtime gives it
+        its durable journal and reads its counters."""
 
     def budget_stats(self) -> BudgetStats | None:
         """The budget layers' counters (for metrics and progress logs); None without them."""

@@ -28,6 +28,11 @@ DEFAULT_CASCADE_CONFIDENCE = 0.8  # the offline verdict stands at this confidenc
 DEFAULT_OPENAI_API: Final[Literal["chat"]] = "chat"  # or responses
 DEFAULT_FAKE_LATENCY_S = 0.0
 DEFAULT_REPLAY_CONCURRENCY = 16  # requests judged at once by replay
+DEFAULT_BATCH_MAX_ITEMS = 200  # items per provider batch (also bounded by concurrency)
+DEFAULT_BATCH_MAX_WAIT_S = 60.0  # an open batch is submitted once its first item waited this long
+DEFAULT_BATCH_POLL_INTERVAL_S = 30.0  # how often a submitted batch is polled
+DEFAULT_BATCH_FAILURE_POLICY: Final[Literal["realtime"]] = "realtime"  # or error
+DEFAULT_BATCH_STATE_TOPIC = "guard.batches"  # compacted; the runtime's submitted batches
 
 # The streaming runtime (consumers/settings.py)
 DEFAULT_REQUESTS_TOPIC = "rag.responses"

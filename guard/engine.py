@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from guard import strictjson
+from guard.batch.judge import BatchingJudge
 from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
 from guard.decide.policies import TRUNCATED_REASON, apply_policies, combine
@@ -99,9 +100,11 @@ class Guard:
     """Judges requests with ``judge`` under ``settings``; the single entry point of the core,
     and the :class:`~guard.boundary.GuardCore` the runtime holds.
 
-    ``price(model, usage)`` gives a call's cost in USD (0 when not given); ``clock`` measures
-    judge latency. ``intake_stop_reason`` is set to the error kind when the judge reports an
-    error that should stop intake (quota exhausted, 401/403).
+    ``price(model, usage)`` gives a call's cost in USD (0 when not given; an outcome's
+    ``price_factor`` scales it); ``clock`` measures judge latency. ``batcher`` is the batching
+    judge inside ``judge`` under ``delivery: batch`` (the runtime gives it a durable journal).
+    ``intake_stop_reason`` is set to the error kind when the judge reports an error that should
+    stop intake (quota exhausted, 401/403).
     """
 
     def __init__(
@@ -111,6 +114,7 @@ class Guard:
         *,
         price: Price | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        batcher: BatchingJudge | None = None,
     ) -> None:
         self.backend: Judge = judge
         self.settings = settings
@@ -118,6 +122,7 @@ class Guard:
         self.intake_stop_reason: str | None = None
         self._price = price
         self._clock = clock
+        self.batcher = batcher
         key = settings.api_key.get_secret_value() if settings.api_key else None
         self._secrets = (key,) if key else ()
 
@@ -284,7 +289,9 @@ class Guard:
         return max(0.0, (self._clock() - started) * 1000.0)
 
     def _cost(self, outcome: JudgeOutcome) -> float:
-        return self._price(outcome.model, outcome.usage) if self._price else 0.0
+        if self._price is None:
+            return 0.0
+        return self._price(outcome.model, outcome.usage) * outcome.price_factor
 
     # ---------------------------------------------------------------- verdicts
 

@@ -14,6 +14,8 @@ Hierarchy::
         ├── JudgeRejected           400/401/403/404/422: our request or key is wrong (stops intake
         │                           for 401/403)
         ├── MalformedJudgeOutput    the judge answered, but not with the strict schema
+        ├── BatchItemFailed         a batch item errored (failure_policy: error)
+        ├── BatchItemExpired        a batch ended before its item ran (failure_policy: error)
         └── CircuitOpen             the breaker is open; no call was made
 
 Behaviour lives in class attributes: ``retriable`` (a retry may succeed), ``stops_intake``
@@ -115,3 +117,11 @@ class MalformedJudgeOutput(JudgeError):
 
 class CircuitOpen(JudgeError):
     kind = "circuit_open"
+
+
+class BatchItemFailed(JudgeError):
+    kind = "batch_item_failed"
+
+
+class BatchItemExpired(JudgeError):
+    kind = "batch_item_expired"

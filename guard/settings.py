@@ -21,6 +21,37 @@ class Provider(StrEnum):
     FAKE = "fake"
 
 
+class BatchSettings(BaseModel):
+    """``delivery: batch``: how judge calls are gathered into provider batches."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_items: int = Field(
+        default=defaults.DEFAULT_BATCH_MAX_ITEMS,
+        ge=1,
+        le=50_000,
+        description="Items per batch; the runtime's concurrency also bounds the items waiting.",
+    )
+    max_wait_s: float = Field(
+        default=defaults.DEFAULT_BATCH_MAX_WAIT_S,
+        gt=0,
+        description="An open batch is submitted once its first item has waited this long.",
+    )
+    poll_interval_s: float = Field(
+        default=defaults.DEFAULT_BATCH_POLL_INTERVAL_S,
+        gt=0,
+        description="How often a submitted batch's status is read.",
+    )
+    completion_window: Literal["24h"] = Field(
+        default="24h", description="The providers' completion window (24h is the only one)."
+    )
+    failure_policy: Literal["realtime", "error"] = Field(
+        default=defaults.DEFAULT_BATCH_FAILURE_POLICY,
+        description="An item that errored or expired: judged again in realtime, or an error "
+        "verdict (reason batch_item_failed / batch_item_expired).",
+    )
+
+
 class JudgeSettings(BaseModel):
     """How to judge. Secrets are ``SecretStr`` and never printed."""
 
@@ -91,6 +122,10 @@ class JudgeSettings(BaseModel):
         ge=0.0,
         le=600.0,
         description="provider fake only: seconds each judgement takes (tests and benchmarks).",
+    )
+    delivery: Literal["realtime", "flex", "batch"] = "realtime"
+    batch: BatchSettings = Field(
+        default_factory=BatchSettings, description="delivery: batch: gathering and polling."
     )
     budget: BudgetSettings = Field(
         default_factory=BudgetSettings,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx2
 import orjson
@@ -62,6 +62,17 @@ def parse_body(model: type[M], response: httpx2.Response, provider: str) -> M:
     if not isinstance(data, dict):
         raise MalformedJudgeOutput(f"{provider} answer body is not a JSON object")
     return model.construct(**data)  # the SDKs override it: a recursive, non-validating build
+
+
+def parse_data(model: type[M], data: Any, provider: str) -> M:
+    """An already-decoded answer (a batch item's body) as the SDK's response ``model``:
+    validated, or built leniently as :func:`parse_body` does."""
+    if not isinstance(data, dict):
+        raise MalformedJudgeOutput(f"{provider} answer body is not a JSON object")
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError:
+        return model.construct(**data)
 
 
 def default_retry(settings: JudgeSettings) -> RetryPolicy:

@@ -90,8 +90,25 @@ class AnthropicJudge:
     async def aclose(self) -> None:
         await asyncio.gather(*(client.close() for client in self._clients))
 
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        """One of the judge's SDK clients (for the batch endpoints)."""
+        return self._clients[0]
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What error messages must not show (the API key)."""
+        return self._secrets
+
     async def _call(self, prompt: JudgePrompt) -> JudgeOutcome:
-        body = {
+        body = self.request_body(prompt)
+        response = await next(self._turn).post("/v1/messages", body=body, cast_to=httpx2.Response)
+        message = parse_body(Message, response, self.provider)
+        return self.message_outcome(prompt, message, response.headers)
+
+    def request_body(self, prompt: JudgePrompt) -> dict[str, Any]:
+        """The body of a realtime call (and of a Message Batches item's ``params``)."""
+        return {
             "model": self.model,
             "max_tokens": self.settings.max_tokens,
             "system": prompt.system,
@@ -99,14 +116,17 @@ class AnthropicJudge:
             "tools": [_assessment_tool(prompt.output_model, prompt.schema_name)],
             "tool_choice": {"type": "tool", "name": prompt.schema_name},
         }
-        response = await next(self._turn).post("/v1/messages", body=body, cast_to=httpx2.Response)
-        message = parse_body(Message, response, self.provider)
+
+    def message_outcome(
+        self, prompt: JudgePrompt, message: Message, headers: Any = None
+    ) -> JudgeOutcome:
+        """The outcome of an answer (a realtime reply, or a batch item's message)."""
         return JudgeOutcome(
             assessment=_assessment(message, prompt),
             provider=self.provider,
             model=self.model,
             usage=_usage(message),
-            rate_limit=rate_limit_headers(response.headers, _RATE_PREFIXES),
+            rate_limit=rate_limit_headers(headers or {}, _RATE_PREFIXES),
         )
 
 

@@ -10,6 +10,7 @@ The environment is passed in explicitly (the CLI or service entry point hands ov
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from guard.errors import ConfigError
 from guard.models import Usage
@@ -18,6 +19,10 @@ from guard.providers.credentials import resolve_api_key
 from guard.providers.pricing import PriceTable
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
+
+if TYPE_CHECKING:
+    from guard.batch.api import BatchAPI
+    from guard.batch.judge import BatchingJudge
 
 LLM_PROVIDERS = (Provider.OPENAI, Provider.ANTHROPIC)
 
@@ -103,3 +108,27 @@ def make_pricer(settings: JudgeSettings) -> Callable[[str, Usage], float]:
         return table.cost(model, usage) if table.lookup(model) is not None else 0.0
 
     return price
+
+
+def make_batcher(settings: JudgeSettings, environ: Mapping[str, str]) -> BatchingJudge | None:
+    """The batching judge of ``delivery: batch`` over the settings' LLM provider (its realtime
+    judge answers failed items); None for other deliveries or judges without an LLM."""
+    if settings.delivery != "batch" or llm_model(settings) is None:
+        return None
+    from guard.batch.judge import BatchingJudge
+    from guard.providers.anthropic import AnthropicJudge
+    from guard.providers.openai import OpenAIJudge
+
+    realtime = make_llm_judge(settings, environ)
+    api: BatchAPI
+    if isinstance(realtime, AnthropicJudge):
+        from guard.providers.anthropic_batch import AnthropicBatchAPI
+
+        api = AnthropicBatchAPI(realtime)
+    else:
+        assert isinstance(realtime, OpenAIJudge)
+        from guard.providers.openai_batch import OpenAIBatchAPI
+
+        api = OpenAIBatchAPI(realtime)
+    factor = PriceTable.load(settings.price_file).delivery_factor("batch")
+    return BatchingJudge(api, settings.batch, realtime, price_factor=factor)

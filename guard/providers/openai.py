@@ -39,6 +39,7 @@ from guard.providers._common import (
     connection_limits,
     default_retry,
     parse_body,
+    parse_data,
     rate_limit_headers,
     retried_call,
     round_robin,
@@ -92,6 +93,16 @@ class OpenAIJudge:
     async def aclose(self) -> None:
         await asyncio.gather(*(client.close() for client in self._clients))
 
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """One of the judge's SDK clients (for the batch endpoints)."""
+        return self._clients[0]
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """What error messages must not show (the API key)."""
+        return self._secrets
+
     def _fixed_fields(self) -> dict[str, Any]:
         """The body fields that are the same on every call."""
         limit = self.settings.max_tokens
@@ -128,36 +139,61 @@ class OpenAIJudge:
     # ------------------------------------------------------------------ chat completions
 
     async def _chat(self, prompt: JudgePrompt) -> JudgeOutcome:
-        response = await self._post(
-            "/chat/completions",
-            {
-                **self._fixed,
-                "response_format": _response_format(prompt.output_model),
-                "messages": [
-                    {"role": "system", "content": prompt.system},
-                    {"role": "user", "content": prompt.user},
-                ],
-            },
-        )
+        response = await self._post("/chat/completions", self._chat_body(prompt))
         completion = parse_body(ChatCompletion, response, "openai")
+        return self._chat_outcome(prompt, completion, response.headers)
+
+    def _chat_body(self, prompt: JudgePrompt) -> dict[str, Any]:
+        return {
+            **self._fixed,
+            "response_format": _response_format(prompt.output_model),
+            "messages": [
+                {"role": "system", "content": prompt.system},
+                {"role": "user", "content": prompt.user},
+            ],
+        }
+
+    def _chat_outcome(
+        self, prompt: JudgePrompt, completion: ChatCompletion, headers: Any
+    ) -> JudgeOutcome:
         assessment = _validated(prompt, _chat_text(completion))
-        return self._outcome(assessment, _chat_usage(completion), response.headers)
+        return self._outcome(assessment, _chat_usage(completion), headers)
+
+    # ------------------------------------------------------------------ batch items
+
+    def batch_request(self, prompt: JudgePrompt) -> tuple[str, dict[str, Any]]:
+        """The endpoint and body of a realtime call, as one Batch API item."""
+        if self.settings.openai_api == "responses":
+            return "/v1/responses", self._responses_body(prompt)
+        return "/v1/chat/completions", self._chat_body(prompt)
+
+    def batch_outcome(self, prompt: JudgePrompt, body: dict[str, Any]) -> JudgeOutcome:
+        """A batch item's response body, read as the realtime answer is."""
+        if self.settings.openai_api == "responses":
+            parsed = parse_data(Response, body, "openai")
+            return self._responses_outcome(prompt, parsed, {})
+        return self._chat_outcome(prompt, parse_data(ChatCompletion, body, "openai"), {})
 
     # ------------------------------------------------------------------ responses API
 
     async def _responses(self, prompt: JudgePrompt) -> JudgeOutcome:
-        response = await self._post(
-            "/responses",
-            {
-                **self._fixed,
-                "text": {"format": _text_format(prompt.output_model)},
-                "instructions": prompt.system,
-                "input": [{"role": "user", "content": prompt.user}],
-            },
-        )
+        response = await self._post("/responses", self._responses_body(prompt))
         parsed = parse_body(Response, response, "openai")
+        return self._responses_outcome(prompt, parsed, response.headers)
+
+    def _responses_body(self, prompt: JudgePrompt) -> dict[str, Any]:
+        return {
+            **self._fixed,
+            "text": {"format": _text_format(prompt.output_model)},
+            "instructions": prompt.system,
+            "input": [{"role": "user", "content": prompt.user}],
+        }
+
+    def _responses_outcome(
+        self, prompt: JudgePrompt, parsed: Response, headers: Any
+    ) -> JudgeOutcome:
         assessment = _validated(prompt, _responses_text(parsed))
-        return self._outcome(assessment, _responses_usage(parsed), response.headers)
+        return self._outcome(assessment, _responses_usage(parsed), headers)
 
 
 @functools.cache

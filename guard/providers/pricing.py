@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -52,15 +52,26 @@ def base_model(model: str) -> str:
 @dataclass(frozen=True)
 class PriceTable:
     prices: Mapping[str, ModelPrice]
+    delivery_factors: Mapping[str, float] = field(default_factory=dict)
+
+    def delivery_factor(self, delivery: str) -> float:
+        """The price of ``delivery`` (``batch``) as a share of realtime (``delivery_factor``
+        in the price file; 1 when not given)."""
+        return self.delivery_factors.get(delivery, 1.0)
 
     @classmethod
     def load(cls, extra: Path | None = None) -> PriceTable:
         """The bundled prices, updated by the entries of ``extra`` (same format) if given."""
-        bundled = resources.files("guard").joinpath("data/prices.json").read_text("utf-8")
-        prices = dict(_parse(json.loads(bundled), "guard/data/prices.json"))
+        bundled = json.loads(
+            resources.files("guard").joinpath("data/prices.json").read_text("utf-8")
+        )
+        prices = dict(_parse(bundled, "guard/data/prices.json"))
+        factors = dict(bundled.get("delivery_factor", {}))
         if extra is not None:
-            prices.update(_parse(_read_extra(extra), str(extra)))
-        return cls(prices)
+            doc = _read_extra(extra)
+            prices.update(_parse(doc, str(extra)))
+            factors.update(doc.get("delivery_factor", {}) if isinstance(doc, dict) else {})
+        return cls(prices, {k: float(v) for k, v in factors.items()})
 
     def lookup(self, model: str) -> ModelPrice | None:
         """The price of ``model`` or of its undated base model; None when unknown."""

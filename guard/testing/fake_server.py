@@ -1,12 +1,16 @@
 """A loopback fake of the OpenAI and Anthropic HTTP APIs, for tests and benches.
 
-It speaks just enough of three endpoints for the real ``openai`` and ``anthropic`` SDKs,
+It speaks just enough of three model endpoints for the real ``openai`` and ``anthropic`` SDKs,
 including their structured-output ``parse`` helpers:
 
 * ``POST .../chat/completions`` (OpenAI chat; ``response_format`` json_schema or a forced tool),
 * ``POST .../responses`` (OpenAI Responses API; ``text.format`` json_schema),
 * ``POST .../messages`` (Anthropic; a forced ``tool_use`` block, or JSON text for
   ``output_config.format``).
+
+and the batch endpoints (OpenAI Files + Batches, Anthropic Message Batches; see
+:mod:`guard.testing.fake_batches`), whose items are answered like the model calls after
+``batch_delay_s`` and counted by ``custom_id``.
 
 Routing is by path suffix, so any base path works (``/v1``, ``/openai/v1`` ...). Every response
 carries rate-limit headers and usage numbers. Latency, verdicts and faults are configurable; the
@@ -67,6 +71,7 @@ from guard.testing.fake_api import (
     prompt_text,
     route,
 )
+from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER, FakeBatches
 
 _MAX_BODY = 16 * 1024 * 1024
 _RATE_LIMIT_REQUESTS = 10_000
@@ -105,6 +110,9 @@ class FakeLLMServer:
     ``faults``: faults served first, one per matching request, in order.
     ``fail_rate``/``fail_kind``: after the queue, each model call fails with this probability.
     ``cached_tokens``: reported as cached input tokens on every call.
+    ``batch_delay_s``: how long a batch takes to end; ``batch_fail_rate``: the share of batch
+    items that error (see :mod:`guard.testing.fake_batches` for the markers that fail or expire
+    an item). :attr:`batches` holds the batch state and counts submitted items.
 
     Use it as a context manager (sync or async): it runs in a background thread with its own
     event loop. :meth:`serve_forever` runs it in the calling thread instead.
@@ -122,6 +130,8 @@ class FakeLLMServer:
         fail_kind: FaultKind = "server_error",
         cached_tokens: int = 0,
         seed: int | None = 0,
+        batch_delay_s: float = 1.0,
+        batch_fail_rate: float = 0.0,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("FakeLLMServer only listens on loopback")
@@ -145,6 +155,9 @@ class FakeLLMServer:
         self._stopped: asyncio.Event | None = None
         self._conn_tasks: set[asyncio.Task[None]] = set()
         self._startup_error: BaseException | None = None
+        self.batches = FakeBatches(
+            self._batch_item, delay_s=batch_delay_s, fail_rate=batch_fail_rate, seed=seed or 0
+        )
 
     # ------------------------------------------------------------------ configuration
 
@@ -186,6 +199,7 @@ class FakeLLMServer:
                 "by_path": dict(s.by_path),
                 "by_status": {str(k): v for k, v in s.by_status.items()},
                 "faults": dict(s.faults),
+                "batch": self.batches.stats(),
             }
 
     def reset_stats(self) -> None:
@@ -195,6 +209,7 @@ class FakeLLMServer:
                 connections_open=open_now, in_flight=in_flight, peak_in_flight=in_flight
             )
             self._requests_seen.clear()
+        self.batches.reset()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -264,6 +279,7 @@ class FakeLLMServer:
             self._ready.set()
             return
         self.port = self._server.sockets[0].getsockname()[1]
+        self.batches.base_url = self.base_url
         self._ready.set()
         if on_ready is not None:
             on_ready()
@@ -350,7 +366,7 @@ class FakeLLMServer:
         reason = _REASONS.get(reply.status, "Status")
         lines = [
             f"HTTP/1.1 {reply.status} {reason}",
-            "content-type: application/json",
+            f"content-type: {reply.content_type}",
             f"content-length: {len(reply.body)}",
             f"connection: {'keep-alive' if keep_alive else 'close'}",
             *(f"{k}: {v}" for k, v in reply.headers),
@@ -362,6 +378,11 @@ class FakeLLMServer:
     ) -> Reply:
         if path.startswith("/_"):
             return self._control(method, path, raw)
+        if self.batches.handles(method, path):
+            with self._lock:
+                self._stats.requests_total += 1
+                self._stats.by_path[path] += 1
+            return self.batches.dispatch(method, path, dict(headers), raw)
         api = route(path)
         if method != "POST" or api is None:
             return json_reply(404, {"error": {"message": f"no route {method} {path}"}})
@@ -403,6 +424,11 @@ class FakeLLMServer:
             presented = headers.get("x-api-key") or headers.get("authorization", "")
             reply = fault_reply(fault, api, presented.removeprefix("Bearer ").strip())
             return self._with_rate_headers(reply, api, 0)
+        payload, input_tokens = self._answer(api, body)
+        return self._with_rate_headers(json_reply(200, payload), api, input_tokens)
+
+    def _answer(self, api: str, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """The reply body of a model call by the verdict script, and its input tokens."""
         text = prompt_text(body)
         verdict = self.verdict(body, text)
         usage = {
@@ -410,8 +436,11 @@ class FakeLLMServer:
             "cached": self.cached_tokens,
             "output": estimate_tokens(orjson.dumps(verdict).decode()),
         }
-        payload = REPLY_BUILDERS[api](body, verdict, usage)
-        return self._with_rate_headers(json_reply(200, payload), api, usage["input"])
+        return REPLY_BUILDERS[api](body, verdict, usage), usage["input"]
+
+    def _batch_item(self, api: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """One batch item answered as the model call would be (no latency, no faults)."""
+        return 200, self._answer(api, body)[0]
 
     def _remember(self, path: str, headers: Mapping[str, str], body: Any) -> None:
         if not isinstance(body, dict) or self.keep_requests <= 0:
@@ -466,7 +495,7 @@ class FakeLLMServer:
                 ("x-ratelimit-reset-tokens", "1ms"),
                 ("x-request-id", new_id("req_")),
             )
-        return Reply(reply.status, reply.body, reply.headers + extra)
+        return Reply(reply.status, reply.body, reply.headers + extra, reply.content_type)
 
     # ------------------------------------------------------------------ control endpoints
 
@@ -491,7 +520,8 @@ class FakeLLMServer:
 
     def _apply_faults(self, spec: Mapping[str, Any]) -> None:
         """``{"faults": [{"kind": ..., "retry_after_s": ..., "hang_s": ..., "path": ...,
-        "times": n|null}], "fail_rate": r, "fail_kind": k, "latency_ms": l, "clear": bool}``"""
+        "times": n|null}], "fail_rate": r, "fail_kind": k, "latency_ms": l, "clear": bool,
+        "batch_delay_ms": d, "batch_fail_rate": b}``"""
         if spec.get("clear"):
             self.clear_faults()
         for item in spec.get("faults", []):
@@ -515,6 +545,10 @@ class FakeLLMServer:
             self.fail_kind = spec["fail_kind"]
         if "latency_ms" in spec:
             self.latency_s = float(spec["latency_ms"]) / 1000
+        if "batch_delay_ms" in spec:
+            self.batches.delay_s = float(spec["batch_delay_ms"]) / 1000
+        if "batch_fail_rate" in spec:
+            self.batches.fail_rate = float(spec["batch_fail_rate"])
 
     def _apply_script(self, spec: Mapping[str, Any]) -> None:
         """``{"verdict": {...}}``: answer every call with this assessment;
@@ -565,6 +599,10 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cached-tokens", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--batch-delay-ms", type=float, default=1000.0, help="how long a batch takes to end"
+    )
+    parser.add_argument("--batch-fail-rate", type=float, default=0.0)
+    parser.add_argument(
         "--script",
         choices=sorted(SCRIPTS),
         default="default",
@@ -586,6 +624,8 @@ def main(argv: list[str] | None = None) -> None:
         cached_tokens=args.cached_tokens,
         seed=args.seed,
         verdict=SCRIPTS[args.script],
+        batch_delay_s=args.batch_delay_ms / 1000,
+        batch_fail_rate=args.batch_fail_rate,
     )
 
     async def run() -> None:
@@ -602,6 +642,8 @@ def main(argv: list[str] | None = None) -> None:
 __all__ = [
     "FAULT_KINDS",
     "HALLUCINATION_MARKER",
+    "ITEM_ERROR_MARKER",
+    "ITEM_EXPIRE_MARKER",
     "SCRIPTS",
     "FakeLLMServer",
     "Fault",

@@ -1,0 +1,34 @@
+"""The identity of a batch item: the stream position it comes from, and its ``custom_id``.
+
+The runtime sets :data:`CURRENT_ITEM` around each message's judgement (``guard`` never learns it
+is Kafka); the ``custom_id`` is derived from it, so a replica that takes a partition over finds
+the items an earlier owner submitted under the same ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class ItemRef:
+    """A message's place in its stream: ``stream`` (e.g. ``topic-partition``) and position."""
+
+    stream: str
+    position: int
+
+
+CURRENT_ITEM: ContextVar[ItemRef | None] = ContextVar("guard_batch_item", default=None)
+"""The position of the message being judged in this task (None outside a stream)."""
+
+
+def custom_id(ref: ItemRef | None, window: int) -> str:
+    """``[A-Za-z0-9_-]{1,64}`` as both providers accept: a hash of the stream, the position and
+    the output window; a fresh random id for a case that comes from no stream."""
+    if ref is None:
+        return f"r{uuid.uuid4().hex}-w{window}"
+    stream = hashlib.sha256(ref.stream.encode()).hexdigest()[:16]
+    return f"s{stream}-{ref.position}-w{window}"

@@ -1,0 +1,80 @@
+"""Where submitted batches are remembered, so that no item is ever submitted twice.
+
+:class:`BatchJournal` is the port; :class:`MemoryJournal` keeps one process's batches (the CLI,
+tests). The Kafka runtime's journal (``consumers/runtime/batchstate.py``) writes each
+:class:`SubmittedBatch` to a compacted topic before the input offsets move past its messages,
+and reads a partition's batches back when it is assigned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from guard.batch.items import ItemRef
+
+
+@dataclass(frozen=True)
+class SubmittedBatch:
+    """One provider batch: its id, and each item's ``custom_id`` with the position it judges."""
+
+    provider: str
+    batch_id: str
+    items: tuple[tuple[str, ItemRef | None], ...]  # (custom_id, where it comes from)
+    submitted_at: float  # epoch seconds
+
+    @property
+    def custom_ids(self) -> tuple[str, ...]:
+        return tuple(cid for cid, _ in self.items)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "batch_id": self.batch_id,
+            "submitted_at": self.submitted_at,
+            "items": [
+                [cid, None if ref is None else [ref.stream, ref.position]]
+                for cid, ref in self.items
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SubmittedBatch:
+        items = tuple(
+            (str(cid), None if ref is None else ItemRef(str(ref[0]), int(ref[1])))
+            for cid, ref in data["items"]
+        )
+        return cls(str(data["provider"]), str(data["batch_id"]), items, float(data["submitted_at"]))
+
+
+class BatchJournal(Protocol):
+    """Remembers submitted batches (durably, in the runtime)."""
+
+    def find(self, custom_id: str) -> SubmittedBatch | None:
+        """The batch that holds ``custom_id``, if one was submitted."""
+        ...
+
+    async def record(self, batch: SubmittedBatch) -> None:
+        """Remember ``batch``; returns once it is stored (durably, where that applies)."""
+        ...
+
+
+class MemoryJournal:
+    """A :class:`BatchJournal` in this process's memory."""
+
+    def __init__(self) -> None:
+        self._by_item: dict[str, SubmittedBatch] = {}
+
+    def find(self, custom_id: str) -> SubmittedBatch | None:
+        return self._by_item.get(custom_id)
+
+    def remember(self, batch: SubmittedBatch) -> None:
+        for cid in batch.custom_ids:
+            self._by_item[cid] = batch
+
+    def forget(self, batch_id: str) -> None:
+        for cid in [c for c, b in self._by_item.items() if b.batch_id == batch_id]:
+            del self._by_item[cid]
+
+    async def record(self, batch: SubmittedBatch) -> None:
+        self.remember(batch)

@@ -1,0 +1,180 @@
+"""``judge.delivery: batch``: the real SDKs' batch endpoints against FakeLLMServer.
+
+Verdicts come from OpenAI Files + Batches (chat and Responses) and Anthropic Message Batches,
+are the verdicts realtime gives, cost half, and are never submitted twice; failed and expired
+items follow ``failure_policy``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from guard.assembly import build_guard
+from guard.batch.items import CURRENT_ITEM, ItemRef
+from guard.engine import Guard
+from guard.models import JudgeRequest, Label, Verdict
+from guard.settings import JudgeSettings
+from guard.testing import FakeLLMServer
+from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER
+
+CONTEXT = ["Our return policy allows returns within 30 days."]
+GOOD = "You can return items within 30 days."
+BAD = "You can return items within 90 days. HALLUCINATED"
+ENV = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
+KINDS: dict[str, dict[str, Any]] = {
+    "openai-chat": {"provider": "openai"},
+    "openai-responses": {"provider": "openai", "openai_api": "responses"},
+    "anthropic": {"provider": "anthropic", "model": "claude-haiku-4-5"},
+}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(batch_delay_s=0.2) as srv:
+        yield srv
+
+
+@pytest.fixture(autouse=True)
+def _fresh(server: FakeLLMServer) -> None:
+    server.reset_stats()
+    server.batches.delay_s = 0.2
+
+
+def settings(
+    server: FakeLLMServer, kind: str, delivery: str = "batch", **batch: Any
+) -> JudgeSettings:
+    overrides = KINDS[kind]
+    url = (
+        server.anthropic_base_url
+        if overrides["provider"] == "anthropic"
+        else server.openai_base_url
+    )
+    return JudgeSettings(
+        base_url=url,
+        timeout_s=5.0,
+        delivery=delivery,
+        batch={"max_items": 10, "max_wait_s": 0.05, "poll_interval_s": 0.05, **batch},
+        **overrides,
+    )
+
+
+async def judge_all(guard: Guard, outputs: list[str], stream: str = "t-0") -> list[Verdict]:
+    async def one(position: int, output: str) -> Verdict:
+        CURRENT_ITEM.set(ItemRef(stream, position))
+        distinct = f"{output} Message {position}."  # the verdict cache would merge equal ones
+        return await guard.judge(JudgeRequest(output=distinct, context=CONTEXT))
+
+    try:
+        return await asyncio.gather(*(one(i, o) for i, o in enumerate(outputs)))
+    finally:
+        await guard.aclose()
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+async def test_batch_verdicts_match_realtime_at_half_the_price(
+    server: FakeLLMServer, kind: str
+) -> None:
+    outputs = [GOOD, BAD, GOOD, BAD, GOOD]
+    batched = await judge_all(build_guard(settings(server, kind), ENV), outputs)
+    stats = server.stats()
+    realtime = await judge_all(build_guard(settings(server, kind, "realtime"), ENV), outputs)
+    assert [v.label for v in batched] == [
+        Label.PASS,
+        Label.FAIL,
+        Label.PASS,
+        Label.FAIL,
+        Label.PASS,
+    ]
+    assert [v.label for v in batched] == [v.label for v in realtime]
+    assert [v.score for v in batched] == [v.score for v in realtime]
+    assert stats["batch"]["batches_created"] == 1
+    assert stats["batch"]["items_submitted"] == 5
+    assert stats["batch"]["items_duplicated"] == []
+    for b, r in zip(batched, realtime, strict=True):
+        assert b.usage == r.usage
+        assert b.cost_usd == pytest.approx(r.cost_usd / 2)
+        assert b.cost_usd > 0
+
+
+async def test_a_full_batch_is_submitted_at_once_and_the_rest_after_max_wait(
+    server: FakeLLMServer,
+) -> None:
+    guard = build_guard(settings(server, "openai-chat", max_items=3, max_wait_s=0.3), ENV)
+    verdicts = await judge_all(guard, [GOOD] * 7)
+    assert all(v.label is Label.PASS for v in verdicts)
+    assert server.stats()["batch"]["batches_created"] == 3  # 3 + 3 full, 1 after max_wait_s
+    assert server.stats()["batch"]["items_submitted"] == 7
+
+
+@pytest.mark.parametrize("kind", ["openai-chat", "anthropic"])
+@pytest.mark.parametrize("marker", [ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER])
+async def test_failed_and_expired_items_are_judged_in_realtime(
+    server: FakeLLMServer, kind: str, marker: str
+) -> None:
+    outputs = [GOOD, f"{GOOD} {marker}", GOOD]
+    verdicts = await judge_all(build_guard(settings(server, kind), ENV), outputs)
+    assert [v.label for v in verdicts] == [Label.PASS] * 3
+    by_path = server.stats()["by_path"]
+    realtime_calls = sum(n for p, n in by_path.items() if p.endswith(("/completions", "/messages")))
+    assert realtime_calls == 1  # only the failed item, once
+    assert verdicts[1].cost_usd == pytest.approx(2 * verdicts[0].cost_usd, rel=0.3)
+
+
+@pytest.mark.parametrize(
+    ("marker", "reason"),
+    [(ITEM_ERROR_MARKER, "batch_item_failed"), (ITEM_EXPIRE_MARKER, "batch_item_expired")],
+)
+async def test_failure_policy_error_gives_error_verdicts(
+    server: FakeLLMServer, marker: str, reason: str
+) -> None:
+    s = settings(server, "anthropic", failure_policy="error")
+    verdicts = await judge_all(build_guard(s, ENV), [GOOD, f"{BAD} {marker}"])
+    assert verdicts[0].label is Label.PASS
+    assert (verdicts[1].label, verdicts[1].reason) == (Label.ERROR, reason)
+    assert not any(p.endswith("/messages") for p in server.stats()["by_path"])
+
+
+async def test_an_item_submitted_before_is_awaited_not_submitted_again(
+    server: FakeLLMServer,
+) -> None:
+    """A second process given the first one's journal (as the Kafka runtime gives the next owner
+    of a partition) polls the batch instead of submitting its items again."""
+    server.batches.delay_s = 1.0
+    first = build_guard(settings(server, "openai-chat"), ENV)
+    assert first.batcher is not None
+
+    async def submit_then_stop() -> None:
+        task = asyncio.ensure_future(judge_all(first, [GOOD, BAD]))
+        await asyncio.sleep(0.4)
+        assert first.batcher is not None
+        assert first.batcher.stats().submitted == 1
+        task.cancel()  # the process dies while the batch runs
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    await submit_then_stop()
+    second = build_guard(settings(server, "openai-chat"), ENV)
+    assert second.batcher is not None
+    second.batcher.journal = first.batcher.journal
+    verdicts = await judge_all(second, [GOOD, BAD])
+    assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL]
+    assert server.stats()["batch"]["items_submitted"] == 2
+    assert server.stats()["batch"]["batches_created"] == 1
+
+
+async def test_a_caller_that_gives_up_before_submission_is_not_billed(
+    server: FakeLLMServer,
+) -> None:
+    guard = build_guard(settings(server, "openai-chat", max_wait_s=0.3), ENV)
+    left = asyncio.ensure_future(judge_all(guard, [GOOD], stream="gone"))
+    await asyncio.sleep(0.05)
+    left.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await left
+    again = build_guard(settings(server, "openai-chat", max_wait_s=0.05), ENV)
+    assert [v.label for v in await judge_all(again, [GOOD])] == [Label.PASS]
+    assert server.stats()["batch"]["items_submitted"] == 1
