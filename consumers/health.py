@@ -7,7 +7,10 @@ at all proves the loop is responsive. Health means progress, not "process alive"
   (no lag, nothing held) or finished a message within ``stall_after_s``. It is 503 while starting
   (saying what start-up waits for, e.g. a missing topic), stopping, with intake stopped (quota
   spent, key rejected), without partitions (e.g. stuck after a rebalance, aiokafka #847/#1154),
-  or with work waiting and no progress (a hung judge).
+  or with work waiting and no progress (a hung judge). Under ``judge.delivery: batch`` waiting
+  for a batch is deliberate: gathering items into an open batch and each successful poll of a
+  submitted batch count as progress (a batch that can no longer be polled does not), and the
+  body says how many messages wait for a batch.
 * ``/healthz`` is 200 while the loop answers, and 503 once the consumer has been stalled for
   ``LIVENESS_STALL_FACTOR`` times ``stall_after_s``: a consumer that stuck is restarted.
 
@@ -63,6 +66,8 @@ def readiness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Healt
         "pending": _pending(stats),
         "seconds_since_progress": round(idle_s, 3),
     }
+    if stats.batch is not None:
+        detail["batch_items_waiting"] = stats.batch.items_waiting
     if stats.stopping:
         return Health(False, "stopping", detail)
     if not stats.started:

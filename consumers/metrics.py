@@ -24,6 +24,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from consumers.runtime.stats import ServiceStats
+from guard.batch.judge import BatchStats
 from guard.budgets.judge import BudgetStats
 from guard.models import Verdict
 
@@ -201,6 +202,8 @@ class _StateCollector(Collector):
             "Seconds since a message last finished.",
             max(0.0, self._clock() - stats.last_progress),
         )
+        if stats.batch is not None:
+            yield from _batch_metrics(stats.batch)
 
     def _partitions(self, stats: ServiceStats) -> Iterable[Metric]:
         parts = stats.partitions
@@ -264,6 +267,30 @@ class _StateCollector(Collector):
         for window, left in sorted(left_usd.items()):
             family.add_metric([window], float(left))
         yield family
+
+
+def _batch_metrics(batch: BatchStats) -> Iterable[Metric]:
+    """``judge.delivery: batch``: the provider batches and the items waiting for them."""
+    yield _gauge(
+        "batches_open",
+        "1 while items gather in a batch not submitted yet.",
+        float(batch.open_items > 0),
+    )
+    yield _gauge("batch_open_items", "Items gathered in the open batch.", float(batch.open_items))
+    yield _counter("batches_submitted", "Provider batches submitted.", float(batch.submitted))
+    yield _counter("batches_completed", "Provider batches ended and read.", float(batch.completed))
+    yield _gauge("batches_polling", "Submitted batches being waited for.", float(batch.polling))
+    yield _gauge(
+        "batch_items_waiting", "Messages waiting for a batch result.", float(batch.items_waiting)
+    )
+    yield _gauge(
+        "batch_oldest_item_age_seconds",
+        "Age of the oldest message waiting for a batch result.",
+        batch.oldest_item_age_s,
+    )
+    yield _counter(
+        "batch_items_failed", "Batch items that errored or expired.", float(batch.failed_items)
+    )
 
 
 def split_partition_key(key: Any) -> tuple[str, str]:

@@ -66,6 +66,12 @@ class TopicSettings(_Section):
     quarantine: str = Field(default=defaults.DEFAULT_QUARANTINE_TOPIC, min_length=1)
     approved: str | None = Field(default=None, description="Off unless set.")
     dlq: str = Field(default=defaults.DEFAULT_DLQ_TOPIC, min_length=1)
+    batch_state: str = Field(
+        default=defaults.DEFAULT_BATCH_STATE_TOPIC,
+        min_length=1,
+        description="judge.delivery batch: the compacted topic of submitted batches "
+        "(created when missing, partitioned like the input).",
+    )
 
     def outputs(self) -> list[str]:
         names = [self.verdicts, self.quarantine, self.dlq]

@@ -43,7 +43,8 @@ class BatchSettings(BaseModel):
         description="How often a submitted batch's status is read.",
     )
     completion_window: Literal["24h"] = Field(
-        default="24h", description="The providers' completion window (24h is the only one)."
+        default=defaults.DEFAULT_BATCH_COMPLETION_WINDOW,
+        description="The providers' completion window (24h is the only one).",
     )
     failure_policy: Literal["realtime", "error"] = Field(
         default=defaults.DEFAULT_BATCH_FAILURE_POLICY,
@@ -123,7 +124,7 @@ class JudgeSettings(BaseModel):
         le=600.0,
         description="provider fake only: seconds each judgement takes (tests and benchmarks).",
     )
-    delivery: Literal["realtime", "flex", "batch"] = "realtime"
+    delivery: Literal["realtime", "flex", "batch"] = defaults.DEFAULT_DELIVERY
     batch: BatchSettings = Field(
         default_factory=BatchSettings, description="delivery: batch: gathering and polling."
     )

@@ -41,6 +41,7 @@ from aiokafka.structs import TopicPartition
 from consumers.errors import PublishFailed
 from consumers.logging import mark_record
 from consumers.runtime import deadletters, startup
+from consumers.runtime.batchstate import KafkaBatchJournal, stream_of
 from consumers.runtime.codec import Decoded
 from consumers.runtime.commits import Commits, Fatal, policy_for
 from consumers.runtime.envelope import OutRecord
@@ -50,6 +51,7 @@ from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
 from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
+from guard.batch.items import CURRENT_ITEM, ItemRef
 from guard.boundary import GuardCore
 from guard.models import Verdict
 
@@ -93,6 +95,8 @@ class GuardService:
         self._producer: Producer | None = None
         self._last_commit = clock()
         self._debug = False  # whether debug lines are logged, read at start
+        self._journal: KafkaBatchJournal | None = None  # judge.delivery: batch
+        self._batch_seen: float | None = None  # the batcher's last poll, seen as progress
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -119,6 +123,10 @@ class GuardService:
         self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit)
         self._producer = broker.producer(max_batch_size=self._batch_bytes)
         await startup.with_deadline(s, self._producer.start, "start the producer")
+        if self.guard.batcher is not None:  # before the consumer: assignment reads it
+            self._journal = KafkaBatchJournal(s)
+            await startup.with_deadline(s, self._journal.start, "start the batch journal")
+            self.guard.batcher.journal = self._journal
         self._consumer = self.intake.consumer = broker.consumer()
         self._consumer.subscribe(s.topics.requests, self)
         policy = policy_for(
@@ -159,7 +167,20 @@ class GuardService:
             if self._clock() - self._last_commit >= self.commits.policy.interval_s:
                 await self._commit(list(self.intake.partitions.values()))
                 self.intake.refresh_stats(draining=self._draining)
+                self._refresh_batch_stats()
                 self._last_commit = self._clock()
+
+    def _refresh_batch_stats(self) -> None:
+        """The batcher's gauges into the stats; a successful poll of a batch counts as
+        progress (waiting for a batch is deliberate, not a stall)."""
+        batcher = self.guard.batcher
+        if batcher is None:
+            return
+        self.stats.batch = snapshot = batcher.stats()
+        polled = snapshot.last_poll is not None and snapshot.last_poll != self._batch_seen
+        if polled or snapshot.open_items > 0:  # gathering ends by itself at max_wait_s
+            self._batch_seen = snapshot.last_poll
+            self.stats.progressed()
 
     async def _commit(
         self, parts: list[Partition], *, revoking: bool = False, timeout_s: float | None = None
@@ -228,9 +249,12 @@ class GuardService:
                 if now:
                     return Unfinished(why)
             self.stats.in_flight += 1
+            src = decoded.source
+            item = CURRENT_ITEM.set(ItemRef(stream_of(src.topic, src.partition), src.offset))
             try:
-                verdict = await self.guard.judge(decoded.request, message_key=decoded.source.key)
+                verdict = await self.guard.judge(decoded.request, message_key=src.key)
             finally:
+                CURRENT_ITEM.reset(item)
                 self.stats.in_flight -= 1
             if self.intake.stopped_by(verdict):
                 return Unfinished("intake_stopped")  # judged again when intake resumes
@@ -296,6 +320,10 @@ class GuardService:
         try:
             assert self._consumer is not None
             committed = await self._consumer.committed_with_metadata(assigned)
+            if self._journal is not None:  # before any of them is fetched
+                floors = {tp: committed.get(tp, (0, ""))[0] for tp in assigned}
+                kept = await self._journal.load(floors)
+                log.info("batches.resumed", batches=kept)
         except BaseException:
             self.intake.resume_quietly(assigned)
             raise
@@ -313,6 +341,7 @@ class GuardService:
         ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered."""
         parts = self.intake.revoking(revoked)
         finished = await self.intake.settle(parts, self.settings.revoke_timeout_s)
+        await self._settle_batches(revoked)
         try:
             await self._commit(parts, revoking=True)
         finally:
@@ -341,6 +370,7 @@ class GuardService:
         )
         deadline = time.monotonic() + self.settings.drain_timeout_s
         finished = await self.intake.settle(parts, self.settings.drain_timeout_s)
+        await self._settle_batches([p.tp for p in parts])
         try:
             if self._fatal.error is None or (
                 self.commits is not None and self.commits.policy.commit_after_fatal
@@ -359,6 +389,14 @@ class GuardService:
             commits=self.stats.commits,
         )
 
+    async def _settle_batches(self, handed_over: list[TopicPartition]) -> None:
+        """Before partitions are handed over: batches being submitted are recorded in the
+        journal, so the next owner polls them rather than submitting them again."""
+        if self.guard.batcher is not None:
+            await self.guard.batcher.settle(self.settings.revoke_timeout_s)
+        if self._journal is not None:
+            self._journal.forget(handed_over)
+
     async def _close_clients(self, timeout_s: float) -> None:
         if self._consumer is not None:
             with contextlib.suppress(KafkaError):
@@ -367,3 +405,6 @@ class GuardService:
             await self._producer.close(timeout_s)
         if self.commits is not None:
             await self.commits.policy.close()
+        if self._journal is not None:
+            with contextlib.suppress(KafkaError):
+                await self._journal.close()

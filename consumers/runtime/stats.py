@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from guard.batch.judge import BatchStats
+
 
 @dataclass
 class PartitionStats:
@@ -51,6 +53,7 @@ class ServiceStats:
     intake_stopped: str | None = None
     waiting_for: str | None = None  # what start-up waits for (a missing topic), for /readyz
     last_progress: float = field(default_factory=time.monotonic)
+    batch: BatchStats | None = None  # judge.delivery: batch (the batcher's gauges)
 
     @property
     def assigned(self) -> list[str]:

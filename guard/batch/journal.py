@@ -12,6 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from guard.batch.items import ItemRef
+from guard.errors import GuardError
+
+
+class JournalError(GuardError):
+    """The batch journal could not be written or read (the runtime's Kafka journal)."""
+
+    kind = "batch_journal"
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,9 @@ class MemoryJournal:
     def remember(self, batch: SubmittedBatch) -> None:
         for cid in batch.custom_ids:
             self._by_item[cid] = batch
+
+    def batches(self) -> list[SubmittedBatch]:
+        return list({b.batch_id: b for b in self._by_item.values()}.values())
 
     def forget(self, batch_id: str) -> None:
         for cid in [c for c, b in self._by_item.items() if b.batch_id == batch_id]:

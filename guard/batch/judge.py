@@ -245,7 +245,8 @@ class BatchingJudge:
         self._completed += 1
         self._last_poll = self._clock()
         missing = ItemFailure("expired", "the batch ended without a result for it")
-        full = {cid: results.get(cid, missing) for cid in batch.custom_ids}
+        # every result the provider gave: ``batch`` may be one partition's slice of it
+        full = {**dict.fromkeys(batch.custom_ids, missing), **results}
         kept = self._state.results
         kept[batch.batch_id] = full
         while len(kept) > KEPT_RESULT_SETS:

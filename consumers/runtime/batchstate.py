@@ -1,0 +1,218 @@
+"""The durable journal of submitted batches (``judge.delivery: batch``): a compacted topic.
+
+Every batch the :class:`~guard.batch.judge.BatchingJudge` submits is written here, one record
+per input partition it covers (to the same partition number of ``topics.batch_state``, keyed
+by the provider's batch id: the batch, and each of its items' ``custom_id`` with the offset it
+judges), and acknowledged by every in-sync replica *before* any of its verdicts can be
+published, so before the input offsets can be committed past its messages. When a partition is
+assigned, its records are read back before the partition is fetched: a message whose item an
+earlier owner (or this replica, before a crash) submitted is then awaited by polling its batch,
+never submitted again. Records whose offsets are all committed are deleted (a tombstone) when
+read back, so the topic holds only batches that may still be needed.
+
+The one module besides :mod:`consumers.runtime.kafka` that builds aiokafka clients: its own
+producer (plain: the journal must be written outside any exactly-once transaction) and a
+short-lived group-less consumer that reads a partition's records to their end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import orjson
+import structlog
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError
+from aiokafka.structs import TopicPartition
+
+from consumers.settings import ServiceSettings
+from guard.batch.items import ItemRef
+from guard.batch.journal import JournalError, MemoryJournal, SubmittedBatch
+
+log = structlog.get_logger("consumers.batches")
+COMPACTED = {"cleanup.policy": "compact"}
+
+
+def stream_of(topic: str, partition: int) -> str:
+    """The :class:`~guard.batch.items.ItemRef` stream name of an input partition."""
+    return f"{topic}-{partition}"
+
+
+def partition_of(ref: ItemRef) -> int:
+    return int(ref.stream.rsplit("-", 1)[1])
+
+
+class KafkaBatchJournal:
+    """A :class:`~guard.batch.journal.BatchJournal` in ``topics.batch_state`` (module doc)."""
+
+    def __init__(self, settings: ServiceSettings) -> None:
+        self.settings = settings
+        self.topic = settings.topics.batch_state
+        self._memory = MemoryJournal()
+        self._producer: AIOKafkaProducer | None = None
+
+    async def start(self) -> None:
+        """Create the topic when missing (compacted, partitioned like the input); start the
+        producer."""
+        await self._ensure_topic()
+        s = self.settings
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=s.bootstrap_servers,
+            client_id=f"{s.client_id}-batches",
+            acks="all",
+            enable_idempotence=True,
+            request_timeout_ms=s.kafka.request_timeout_ms,
+            **s.security.client_kwargs(),
+        )
+        await self._producer.start()
+
+    async def close(self) -> None:
+        if self._producer is not None:
+            await self._producer.stop()
+
+    # ------------------------------------------------------------------ the journal port
+
+    def find(self, custom_id: str) -> SubmittedBatch | None:
+        return self._memory.find(custom_id)
+
+    async def record(self, batch: SubmittedBatch) -> None:
+        """One record per input partition the batch covers, each acknowledged."""
+        assert self._producer is not None
+        self._memory.remember(batch)
+        try:
+            for partition, part in _by_partition(batch).items():
+                value = orjson.dumps(part.to_json())
+                await self._producer.send_and_wait(
+                    self.topic, value, key=batch.batch_id.encode(), partition=partition
+                )
+        except KafkaError as exc:
+            raise JournalError(f"cannot store batch {batch.batch_id}: {exc}") from exc
+
+    # ------------------------------------------------------------------ rebalances
+
+    async def load(self, committed: dict[TopicPartition, int]) -> int:
+        """Read the batches of the assigned input partitions (``committed``: their committed
+        offsets); delete those whose offsets are all committed. Returns the batches kept."""
+        wanted = [TopicPartition(self.topic, tp.partition) for tp in committed]
+        floor = {tp.partition: offset for tp, offset in committed.items()}
+        latest = await self._read(wanted)
+        kept, done = 0, []
+        for (partition, batch_id), batch in latest.items():
+            if all(ref is None or ref.position < floor[partition] for _, ref in batch.items):
+                done.append((partition, batch_id))
+            else:
+                self._memory.remember(batch)
+                kept += 1
+        await self._tombstone(done)
+        return kept
+
+    def forget(self, partitions: Iterable[TopicPartition]) -> None:
+        """Drop the batches of revoked partitions from memory (the topic keeps them)."""
+        gone = {stream_of(tp.topic, tp.partition) for tp in partitions}
+        for batch in list(self._memory.batches()):
+            if all(ref is None or ref.stream in gone for _, ref in batch.items):
+                self._memory.forget(batch.batch_id)
+
+    async def _read(self, wanted: list[TopicPartition]) -> dict[tuple[int, str], SubmittedBatch]:
+        s = self.settings
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=s.bootstrap_servers,
+            client_id=f"{s.client_id}-batches-reader",
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+            request_timeout_ms=s.kafka.request_timeout_ms,
+            **s.security.client_kwargs(),
+        )
+        latest: dict[tuple[int, str], SubmittedBatch] = {}
+        try:
+            await consumer.start()
+            consumer.assign(wanted)
+            end = await consumer.end_offsets(wanted)
+            await consumer.seek_to_beginning(*wanted)
+            while await _behind(consumer, end):
+                fetched = await consumer.getmany(timeout_ms=500)
+                for tp, records in fetched.items():
+                    for record in records:
+                        _apply(latest, tp.partition, record.key, record.value)
+        except KafkaError as exc:
+            raise JournalError(f"cannot read {self.topic}: {exc}") from exc
+        finally:
+            await consumer.stop()
+        return latest
+
+    async def _tombstone(self, done: list[tuple[int, str]]) -> None:
+        assert self._producer is not None
+        try:
+            for partition, batch_id in done:
+                await self._producer.send_and_wait(
+                    self.topic, None, key=batch_id.encode(), partition=partition
+                )
+        except KafkaError as exc:  # only housekeeping: compaction keeps the stale record
+            log.warning("batches.tombstone_failed", error=str(exc))
+
+    async def _ensure_topic(self) -> None:
+        s = self.settings
+        admin = AIOKafkaAdminClient(
+            bootstrap_servers=s.bootstrap_servers,
+            client_id=f"{s.client_id}-admin",
+            request_timeout_ms=s.kafka.request_timeout_ms,
+            **s.security.client_kwargs(),
+        )
+        try:
+            await admin.start()
+            if self.topic in set(await admin.list_topics()):
+                return
+            described = await admin.describe_topics([s.topics.requests])
+            partitions = len(described[0]["partitions"]) or s.topic_partitions
+            topic = NewTopic(self.topic, partitions, s.topic_replication, topic_configs=COMPACTED)
+            await admin.create_topics([topic])
+            log.info("topics.created", topics=[self.topic], partitions=partitions, compacted=True)
+        except TopicAlreadyExistsError:
+            pass  # another replica created it first
+        except KafkaError as exc:
+            raise JournalError(
+                f"cannot create the batch journal topic {self.topic}: {exc} (create it "
+                "compacted, with the input topic's partition count)"
+            ) from exc
+        finally:
+            await admin.close()
+
+
+async def _behind(consumer: AIOKafkaConsumer, end: dict[TopicPartition, int]) -> bool:
+    """Whether the reader has not reached ``end`` in some partition."""
+    for tp, offset in end.items():
+        if await consumer.position(tp) < offset:
+            return True
+    return False
+
+
+def _by_partition(batch: SubmittedBatch) -> dict[int, SubmittedBatch]:
+    """``batch`` split by input partition (items from no stream are not stored)."""
+    parts: dict[int, list[tuple[str, ItemRef | None]]] = {}
+    for cid, ref in batch.items:
+        if ref is not None:
+            parts.setdefault(partition_of(ref), []).append((cid, ref))
+    return {
+        p: SubmittedBatch(batch.provider, batch.batch_id, tuple(items), batch.submitted_at)
+        for p, items in parts.items()
+    }
+
+
+def _apply(
+    latest: dict[tuple[int, str], SubmittedBatch],
+    partition: int,
+    key: bytes | None,
+    value: bytes | None,
+) -> None:
+    """One journal record: a batch, or a tombstone (a record that is neither is skipped)."""
+    if key is None:
+        return
+    batch_id = key.decode("utf-8", "replace")
+    if value is None:
+        latest.pop((partition, batch_id), None)
+        return
+    try:
+        latest[(partition, batch_id)] = SubmittedBatch.from_json(orjson.loads(value))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
+        log.warning("batches.bad_record", partition=partition, batch_id=batch_id)

@@ -1,0 +1,155 @@
+"""``judge.delivery: batch`` against a real broker: a SIGKILL while a batch is in flight, and a
+rebalance mid-batch, each end with every message submitted to the provider exactly once (the
+fake counts submitted items by ``custom_id``) and every verdict published.
+
+The service runs as a real process (``python -m consumers run``); the fake LLM server runs in
+this process, its batches taking a few seconds so that the fault hits while they run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiokafka.errors import KafkaError
+
+from guard.testing.fake_server import FakeLLMServer
+from tests.kafka.test_faults import Run, Service, Verdicts, group_members
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(180)]
+
+N = 40
+BATCH_DELAY_S = 3.0
+WAIT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(batch_delay_s=BATCH_DELAY_S) as server:
+        yield server
+
+
+@pytest.fixture
+async def run(kafka_bootstrap: str, provider: FakeLLMServer, tmp_path: Path) -> AsyncIterator[Run]:
+    provider.reset_stats()
+    provider.batches.delay_s = BATCH_DELAY_S
+    the_run = Run(kafka_bootstrap, provider.openai_base_url, tmp_path)
+    try:
+        await the_run.create_topics()
+        yield the_run
+    finally:
+        the_run.kill_all()
+
+
+def batch_service(run: Run, instance: str, **extra: Any) -> Service:
+    """A replica in batch mode: one batch for its whole backlog, polled often."""
+    overrides: dict[str, Any] = {
+        "concurrency": 64,
+        "revoke_timeout_s": 0.5,
+        "topics": {
+            "requests": run.requests,
+            "verdicts": run.verdicts,
+            "quarantine": f"{run.prefix}.quarantine",
+            "dlq": f"{run.prefix}.dlq",
+            "batch_state": f"{run.prefix}.batches",
+        },
+        "judge": {
+            "provider": "openai",
+            "base_url": run.judge_url,
+            "api_key": "test",
+            "timeout_s": 10,
+            "delivery": "batch",
+            "batch": {"max_items": 200, "max_wait_s": 1.0, "poll_interval_s": 0.25},
+        },
+    }
+    return run.service(instance, **overrides, **extra)
+
+
+async def until_submitted(provider: FakeLLMServer, n: int, run: Run, *watch: Service) -> None:
+    """Wait (bounded) until the provider holds ``n`` submitted items."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    while provider.stats()["batch"]["items_submitted"] < n:
+        dead = [s.name for s in watch if not s.alive()]
+        if dead or loop.time() > deadline:
+            pytest.fail(f"submitted {provider.stats()['batch']}; dead: {dead}\n{run.logs()}")
+        await asyncio.sleep(0.1)
+
+
+async def both_members(run: Run) -> None:
+    """Wait (bounded) until the group exists and has two members."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    while loop.time() < deadline:
+        with contextlib.suppress(KafkaError):  # the group's coordinator is not known yet
+            if await group_members(run.bootstrap, run.group) == 2:
+                return
+        await asyncio.sleep(0.5)
+    pytest.fail(f"the group never had two members\n{run.logs()}")
+
+
+def assert_judged_once(provider: FakeLLMServer, n: int) -> None:
+    stats = provider.stats()
+    assert stats["batch"]["items_submitted"] == n, stats["batch"]
+    assert stats["batch"]["items_distinct"] == n
+    assert stats["batch"]["items_duplicated"] == []
+    realtime = {p: n for p, n in stats["by_path"].items() if p.endswith("/chat/completions")}
+    assert realtime == {}, realtime
+
+
+async def test_sigkill_while_a_batch_runs_resumes_it_without_submitting_again(
+    run: Run, provider: FakeLLMServer
+) -> None:
+    """The replica dies after submitting the batch (its state is in the journal topic, no
+    verdict is out, no offset committed); its successor reads the journal, polls the same
+    batch, and publishes every verdict: each message judged once, none lost."""
+    await run.produce(0, N)
+    first = batch_service(run, "a")
+    async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
+        await until_submitted(provider, N, run, first)
+        await asyncio.sleep(0.3)  # the journal is written right after submission
+        first.signal(signal.SIGKILL)
+        first.wait(10)
+        await seen.settle(0.5)
+        assert len(seen.counts) == 0, "verdicts before the kill: the batch was not in flight"
+        second = batch_service(run, "a")
+        await seen.wait_for(N, run, watch=(second,))
+        await seen.settle(0.5)
+        assert set(seen.counts) == set(run.ids)
+        assert_judged_once(provider, N)
+        assert provider.stats()["batch"]["batches_created"] == 1
+        second.signal(signal.SIGTERM)
+        assert second.wait(30) == 0, run.logs()
+
+
+async def test_rebalance_mid_batch_hands_the_batch_to_the_new_owner(
+    run: Run, provider: FakeLLMServer
+) -> None:
+    """Two replicas each submit a batch for their partitions; one leaves (SIGTERM, a short
+    drain) while the batches run. The partitions handed over are resumed from the journal by
+    the other replica (polled, not resubmitted): every verdict is published and every message
+    judged once."""
+    provider.batches.delay_s = 2 * BATCH_DELAY_S
+    first, second = batch_service(run, "a"), batch_service(run, "b", drain_timeout_s=0.5)
+    await both_members(run)
+    await run.produce(0, N)
+    async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
+        await until_submitted(provider, N, run, first, second)
+        second.signal(signal.SIGTERM)
+        assert second.wait(30) == 0, run.logs()
+        await seen.poll()
+        assert len(seen.counts) == 0, "the batches ended before the rebalance: nothing was tested"
+        await seen.wait_for(N, run, watch=(first,))
+        await seen.settle(1.0)
+        assert set(seen.counts) == set(run.ids)
+        assert_judged_once(provider, N)
+        assert provider.stats()["batch"]["batches_created"] == 2
+        resumed = [line for line in first.log.read_text().splitlines() if "batches.resumed" in line]
+        assert any('"batches": 0' not in line for line in resumed), run.logs()
+        first.signal(signal.SIGTERM)
+        assert first.wait(30) == 0, run.logs()
