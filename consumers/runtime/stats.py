@@ -94,4 +94,15 @@ class ServiceStats:
         out |= {f"verdicts.{label}": n for label, n in sorted(self.verdicts.items())}
         if self.intake_stopped:
             out["intake_stopped"] = self.intake_stopped
+        if self.batch is not None:
+            b = self.batch
+            out |= {
+                "batch.open_items": b.open_items,
+                "batch.submitted": b.submitted,
+                "batch.completed": b.completed,
+                "batch.polling": b.polling,
+                "batch.items_waiting": b.items_waiting,
+                "batch.oldest_item_age_s": int(b.oldest_item_age_s),
+                "batch.failed_items": b.failed_items,
+            }
         return out

@@ -113,8 +113,14 @@ def make_pricer(settings: JudgeSettings) -> Callable[[str, Usage], float]:
 def make_batcher(settings: JudgeSettings, environ: Mapping[str, str]) -> BatchingJudge | None:
     """The batching judge of ``delivery: batch`` over the settings' LLM provider (its realtime
     judge answers failed items); None for other deliveries or judges without an LLM."""
-    if settings.delivery != "batch" or llm_model(settings) is None:
+    if settings.delivery != "batch":
         return None
+    if llm_model(settings) is None:
+        raise ConfigError(
+            "judge.delivery",
+            f"batch delivery needs an LLM judge; the {settings.provider.value} judge makes no calls",
+            "use provider openai, anthropic or cascade, or delivery realtime",
+        )
     from guard.batch.judge import BatchingJudge
     from guard.providers.anthropic import AnthropicJudge
     from guard.providers.openai import OpenAIJudge

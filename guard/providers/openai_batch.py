@@ -99,9 +99,13 @@ def _read_lines(content: bytes) -> dict[str, ItemResult]:
 
 
 def _result(item: dict[str, Any]) -> ItemResult:
-    response, error = item.get("response") or {}, item.get("error") or {}
+    response, error = _object(item.get("response")), _object(item.get("error"))
     if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
         return response["body"]
     code = str(error.get("code") or response.get("status_code") or "unknown")
-    message = str(error.get("message") or (response.get("body") or {}).get("error") or code)
+    message = str(error.get("message") or _object(response.get("body")).get("error") or code)
     return ItemFailure("expired" if code in EXPIRED_CODES else "errored", message[:300])
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

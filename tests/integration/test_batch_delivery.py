@@ -15,6 +15,7 @@ import pytest
 
 from guard.assembly import build_guard
 from guard.batch.items import CURRENT_ITEM, ItemRef
+from guard.batch.journal import MemoryJournal, SubmittedBatch
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Verdict
 from guard.settings import JudgeSettings
@@ -178,3 +179,44 @@ async def test_a_caller_that_gives_up_before_submission_is_not_billed(
     again = build_guard(settings(server, "openai-chat", max_wait_s=0.05), ENV)
     assert [v.label for v in await judge_all(again, [GOOD])] == [Label.PASS]
     assert server.stats()["batch"]["items_submitted"] == 1
+
+
+async def test_a_batch_resumed_from_per_partition_records_serves_every_partition(
+    server: FakeLLMServer,
+) -> None:
+    """The Kafka journal stores a batch once per input partition; a successor that reads both
+    partitions' records gets every item's result from the one provider batch (regression: the
+    items of the partition read second were taken as expired and judged again in realtime)."""
+    server.batches.delay_s = 0.6
+    first = build_guard(settings(server, "openai-chat"), ENV)
+    assert first.batcher is not None
+
+    async def one(stream: str) -> Verdict:
+        CURRENT_ITEM.set(ItemRef(stream, 0))
+        return await first.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+
+    running = asyncio.gather(one("t-0"), one("t-1"))
+    await asyncio.sleep(0.3)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    (batch,) = first.batcher.journal.batches()  # type: ignore[attr-defined]
+    await first.aclose()
+    journal = MemoryJournal()
+    for item in batch.items:  # one record per partition, as the Kafka journal reads them back
+        journal.remember(
+            SubmittedBatch(batch.provider, batch.batch_id, (item,), batch.submitted_at)
+        )
+    second = build_guard(settings(server, "openai-chat"), ENV)
+    assert second.batcher is not None
+    second.batcher.journal = journal
+
+    async def again(stream: str) -> Verdict:
+        CURRENT_ITEM.set(ItemRef(stream, 0))
+        return await second.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+
+    verdicts = await asyncio.gather(again("t-0"), again("t-1"))
+    await second.aclose()
+    assert [v.label for v in verdicts] == [Label.PASS, Label.PASS]
+    assert server.stats()["batch"]["items_submitted"] == 2
+    assert not any(p.endswith("/chat/completions") for p in server.stats()["by_path"])
