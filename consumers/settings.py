@@ -375,6 +375,34 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 "point it at a file holding the API key",
             )
         )
+    problems += _batch_problems(s)
+    return problems
+
+
+def _batch_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
+    """``delivery: batch``: readiness must outlast the waits that are deliberate, and the
+    journal topic must be a topic of its own."""
+    if s.judge.delivery != "batch":
+        return []
+    problems = []
+    waits = max(s.judge.batch.max_wait_s, s.judge.batch.poll_interval_s)
+    if s.metrics.stall_after_s <= waits:
+        problems.append(
+            (
+                "metrics.stall_after_s",
+                f"{s.metrics.stall_after_s:g}s is not longer than judge.batch's max_wait_s or "
+                f"poll_interval_s ({waits:g}s): waiting for a batch would read as a stall",
+                "raise metrics.stall_after_s or lower the batch waits",
+            )
+        )
+    if s.topics.batch_state in (s.topics.requests, *s.topics.outputs()):
+        problems.append(
+            (
+                "topics.batch_state",
+                "the batch journal topic is also the requests or an output topic",
+                "give the journal a topic of its own (default guard.batches)",
+            )
+        )
     return problems
 
 

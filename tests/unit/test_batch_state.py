@@ -11,11 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
+from pydantic import ValidationError
 
 from consumers.health import readiness
 from consumers.metrics import Metrics
 from consumers.runtime.batchstate import _apply, _by_partition, partition_of, stream_of
 from consumers.runtime.stats import PartitionStats, ServiceStats
+from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
 from guard.batch.api import ItemFailure
 from guard.batch.items import ItemRef, custom_id
@@ -170,3 +172,15 @@ def test_batch_gauges_are_in_metrics_the_progress_line_and_readiness() -> None:
 def test_batch_delivery_without_an_llm_judge_is_a_config_error(provider: str) -> None:
     with pytest.raises(ConfigError, match=r"judge\.delivery"):
         build_guard(JudgeSettings(provider=provider, delivery="batch"), {})
+
+
+def test_service_settings_refuse_batch_waits_readiness_would_call_a_stall() -> None:
+    judge = {"provider": "openai", "delivery": "batch", "batch": {"poll_interval_s": 300}}
+    with pytest.raises(ValidationError, match=r"metrics\.stall_after_s"):
+        ServiceSettings.model_validate({"judge": judge})
+    with pytest.raises(ValidationError, match=r"topics\.batch_state"):
+        ServiceSettings.model_validate(
+            {"judge": {**judge, "batch": {}}, "topics": {"batch_state": "guard.verdicts"}}
+        )
+    ok = ServiceSettings.model_validate({"judge": {**judge, "batch": {}}})
+    assert ok.topics.batch_state == "guard.batches"
