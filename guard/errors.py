@@ -6,6 +6,8 @@ Hierarchy::
     ├── ConfigError                 a setting is invalid; says the field and the fix
     ├── InvalidRequest              a request cannot be judged (bad shape, bad types, too big)
     ├── JudgementSkipped            no judgement by design (sampling, budget ``skip`` policy)
+    ├── JournalError                the batch journal cannot be stored or read
+    │                               (:mod:`guard.batch.journal`)
     └── JudgeError                  the judge could not give a verdict
         ├── JudgeTimeout            the call exceeded its timeout            (retriable)
         ├── JudgeUnavailable        connection error, 408/409/5xx/529        (retriable)

@@ -17,6 +17,7 @@ short-lived group-less consumer that reads a partition's records to their end.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 
 import orjson
@@ -66,6 +67,10 @@ class KafkaBatchJournal:
             **s.security.client_kwargs(),
         )
         await self._producer.start()
+        try:  # the topic's leaders known now, so the first record after a submission is quick
+            await self._producer.partitions_for(self.topic)
+        except KafkaError as exc:
+            raise JournalError(f"cannot reach {self.topic}: {exc}") from exc
 
     async def close(self) -> None:
         if self._producer is not None:
@@ -77,15 +82,18 @@ class KafkaBatchJournal:
         return self._memory.find(custom_id)
 
     async def record(self, batch: SubmittedBatch) -> None:
-        """One record per input partition the batch covers, each acknowledged."""
+        """One record per input partition the batch covers, sent at once, each acknowledged."""
         assert self._producer is not None
         self._memory.remember(batch)
+        key = batch.batch_id.encode()
         try:
-            for partition, part in _by_partition(batch).items():
-                value = orjson.dumps(part.to_json())
-                await self._producer.send_and_wait(
-                    self.topic, value, key=batch.batch_id.encode(), partition=partition
+            acks = [
+                await self._producer.send(
+                    self.topic, orjson.dumps(part.to_json()), key=key, partition=partition
                 )
+                for partition, part in _by_partition(batch).items()
+            ]
+            await asyncio.gather(*acks)
         except KafkaError as exc:
             raise JournalError(f"cannot store batch {batch.batch_id}: {exc}") from exc
 

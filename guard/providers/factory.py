@@ -118,7 +118,8 @@ def make_batcher(settings: JudgeSettings, environ: Mapping[str, str]) -> Batchin
     if llm_model(settings) is None:
         raise ConfigError(
             "judge.delivery",
-            f"batch delivery needs an LLM judge; the {settings.provider.value} judge makes no calls",
+            f"batch delivery needs an LLM judge; the {settings.provider.value} judge makes "
+            "no calls",
             "use provider openai, anthropic or cascade, or delivery realtime",
         )
     from guard.batch.judge import BatchingJudge

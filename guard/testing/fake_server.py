@@ -32,8 +32,14 @@ prints ``FAKE_LLM_URL=http://127.0.0.1:PORT`` and serves ``GET /_stats``, ``POST
 ``POST /_script`` and ``POST /_reset`` until SIGINT/SIGTERM. The wire formats (replies, error
 bodies, verdict scripts) live in :mod:`guard.testing.fake_api`.
 
+HTTP is the project's ASGI stack: one catch-all Starlette route on uvicorn (HTTP/1.1 with
+keep-alive; connections counted by a thin subclass of uvicorn's h11 protocol), driven by this
+class rather than by ``uvicorn.run``, so it runs in a test's thread as well as in the foreground
+of :func:`main`; at stop, requests still hanging (a ``hang`` fault) are cut after
+``_SHUTDOWN_GRACE_S``.
+
 Over 350 lines on purpose: one HTTP server with three provider APIs, fault injection, rate
-limits and counters shares one request loop and one lock; a test fake shipped to users is read
+limits and counters shares one dispatch and one lock; a test fake shipped to users is read
 as a whole, and the wire formats are already apart in :mod:`guard.testing.fake_api`.
 """
 
@@ -41,9 +47,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import random
 import signal
+import socket
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
@@ -51,6 +57,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from guard.testing.fake_api import (
     FAULT_KINDS,
@@ -74,6 +86,9 @@ from guard.testing.fake_api import (
 from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER, FakeBatches
 
 _MAX_BODY = 16 * 1024 * 1024
+_KEEP_ALIVE_S = 75  # idle keep-alive connections are kept this long (clients reuse them)
+_SHUTDOWN_GRACE_S = 1  # at stop, requests still running (a hang fault) are cut after this
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _RATE_LIMIT_REQUESTS = 10_000
 _RATE_LIMIT_TOKENS = 2_000_000
 
@@ -149,11 +164,9 @@ class FakeLLMServer:
         self._requests_seen: list[dict[str, Any]] = []
         self.keep_requests = 64
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stopped: asyncio.Event | None = None
-        self._conn_tasks: set[asyncio.Task[None]] = set()
         self._startup_error: BaseException | None = None
         self.batches = FakeBatches(
             self._batch_item, delay_s=batch_delay_s, fail_rate=batch_fail_rate, seed=seed or 0
@@ -271,107 +284,75 @@ class FakeLLMServer:
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         try:
-            self._server = await asyncio.start_server(
-                self._handle_connection, self.host, self.port, backlog=1024, limit=_MAX_BODY
-            )
+            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            sock = socket.create_server((self.host, self.port), family=family, backlog=1024)
         except OSError as exc:
             self._startup_error = exc
             self._ready.set()
             return
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = sock.getsockname()[1]
         self.batches.base_url = self.base_url
-        self._ready.set()
-        if on_ready is not None:
-            on_ready()
+        config = self._uvicorn_config()
+        config.load()
+        server = uvicorn.Server(config)  # driven here: no signal handling of its own
+        server.lifespan = config.lifespan_class(config)
         try:
+            await server.startup(sockets=[sock])
+            if server.should_exit:
+                self._startup_error = RuntimeError("uvicorn did not start")
+                return
+            if on_ready is not None:
+                on_ready()
+            self._ready.set()
             await self._stopped.wait()
+            await server.shutdown(sockets=[sock])
         finally:
-            await self._shutdown()
+            self._ready.set()
+            sock.close()
 
-    async def _shutdown(self) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in list(self._conn_tasks):
-            task.cancel()
-        if self._conn_tasks:
-            await asyncio.gather(*self._conn_tasks, return_exceptions=True)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._server.wait_closed(), 5.0)
+    def _uvicorn_config(self) -> uvicorn.Config:
+        """uvicorn serving :meth:`_app`: no logging of its own, keep-alive connections (counted
+        by a protocol that reports opens and closes), hung requests cut at shutdown."""
+        return uvicorn.Config(
+            self._app(),
+            http=_counting_protocol(self._connected, self._disconnected),
+            ws="none",
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_keep_alive=_KEEP_ALIVE_S,
+            timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
+            backlog=1024,
+        )
 
-    # ------------------------------------------------------------------ HTTP
-
-    async def _handle_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._conn_tasks.add(task)
+    def _connected(self) -> None:
         with self._lock:
             self._stats.connections_total += 1
             self._stats.connections_open += 1
-        try:
-            while await self._serve_one(reader, writer):
-                pass
-        except (
-            asyncio.IncompleteReadError,
-            ConnectionError,
-            asyncio.LimitOverrunError,
-            ValueError,
-        ):
-            pass  # the client went away, or sent something that is not HTTP
-        except asyncio.CancelledError:
-            pass  # shutdown; asyncio's stream callback would report a cancelled task
-        finally:
-            with self._lock:
-                self._stats.connections_open -= 1
-            self._conn_tasks.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
 
-    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        """Read one request and answer it. False when the connection should close."""
-        head = await reader.readuntil(b"\r\n\r\n")
-        request_line, *header_lines = head.decode("latin-1").split("\r\n")
-        method, target, _version = request_line.split(" ", 2)
-        headers = {}
-        for line in header_lines:
-            if ":" in line:
-                name, value = line.split(":", 1)
-                headers[name.strip().lower()] = value.strip()
-        body = await self._read_body(reader, headers)
-        reply = await self._dispatch(method, target.split("?", 1)[0], headers, body)
-        keep_alive = headers.get("connection", "").lower() != "close"
-        writer.write(self._encode(reply, keep_alive))
-        await writer.drain()
-        return keep_alive
+    def _disconnected(self) -> None:
+        with self._lock:
+            self._stats.connections_open -= 1
 
-    @staticmethod
-    async def _read_body(reader: asyncio.StreamReader, headers: Mapping[str, str]) -> bytes:
-        if headers.get("transfer-encoding", "").lower() == "chunked":
-            chunks: list[bytes] = []
-            while True:
-                size = int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16)
-                data = await reader.readexactly(size + 2)
-                if size == 0:
-                    return b"".join(chunks)
-                chunks.append(data[:-2])
-        length = int(headers.get("content-length", "0"))
-        if length > _MAX_BODY:
-            raise ConnectionError("request body too large")
-        return await reader.readexactly(length) if length else b""
+    # ------------------------------------------------------------------ HTTP
 
-    @staticmethod
-    def _encode(reply: Reply, keep_alive: bool) -> bytes:
-        reason = _REASONS.get(reply.status, "Status")
-        lines = [
-            f"HTTP/1.1 {reply.status} {reason}",
-            f"content-type: {reply.content_type}",
-            f"content-length: {len(reply.body)}",
-            f"connection: {'keep-alive' if keep_alive else 'close'}",
-            *(f"{k}: {v}" for k, v in reply.headers),
-        ]
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + reply.body
+    def _app(self) -> Starlette:
+        """One Starlette route for every path and method; :meth:`_dispatch` decides."""
+
+        async def endpoint(request: Request) -> Response:
+            if int(request.headers.get("content-length") or 0) > _MAX_BODY:
+                return Response(b'{"error": {"message": "body too large"}}', 413)
+            raw = await request.body()
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            reply = await self._dispatch(request.method, request.url.path, headers, raw)
+            return Response(
+                reply.body,
+                status_code=reply.status,
+                headers=dict(reply.headers),
+                media_type=reply.content_type,
+            )
+
+        return Starlette(routes=[Route("/{path:path}", endpoint, methods=list(_METHODS))])
 
     async def _dispatch(
         self, method: str, path: str, headers: Mapping[str, str], raw: bytes
@@ -565,22 +546,23 @@ class FakeLLMServer:
         self.set_verdict(SCRIPTS[name])
 
 
+def _counting_protocol(opened: Callable[[], None], closed: Callable[[], None]) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 protocol, reporting each connection's open and close (the stats)."""
+
+    class Counted(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            opened()
+            super().connection_made(transport)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            closed()
+            super().connection_lost(exc)
+
+    return Counted
+
+
 SCRIPTS: dict[str, VerdictScript] = {"default": default_verdict, "numbers": numbers_verdict}
 """Named verdict scripts, for ``--script`` and ``POST /_script``."""
-
-
-_REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    408: "Request Timeout",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-    529: "Overloaded",
-}
 
 
 # --------------------------------------------------------------------------- process entry

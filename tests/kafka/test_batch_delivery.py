@@ -19,7 +19,8 @@ import pytest
 from aiokafka.errors import KafkaError
 
 from guard.testing.fake_server import FakeLLMServer
-from tests.kafka.test_faults import Run, Service, Verdicts, group_members
+from tests.kafka.servicekit import end_offsets
+from tests.kafka.test_faults import PARTITIONS, Run, Service, Verdicts, group_members
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -93,6 +94,17 @@ async def both_members(run: Run) -> None:
     pytest.fail(f"the group never had two members\n{run.logs()}")
 
 
+async def until_journaled(run: Run, service: Service) -> None:
+    """Wait (bounded) until the submitted batch is in the journal topic, one record for each
+    input partition (the journal is written right after the provider accepts a batch)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    while len(await end_offsets(run.bootstrap, f"{run.prefix}.batches", PARTITIONS)) < PARTITIONS:
+        if not service.alive() or loop.time() > deadline:
+            pytest.fail(f"the batch was never journaled\n{run.logs()}")
+        await asyncio.sleep(0.1)
+
+
 def assert_judged_once(provider: FakeLLMServer, n: int) -> None:
     stats = provider.stats()
     assert stats["batch"]["items_submitted"] == n, stats["batch"]
@@ -112,7 +124,7 @@ async def test_sigkill_while_a_batch_runs_resumes_it_without_submitting_again(
     first = batch_service(run, "a")
     async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
         await until_submitted(provider, N, run, first)
-        await asyncio.sleep(0.3)  # the journal is written right after submission
+        await until_journaled(run, first)
         first.signal(signal.SIGKILL)
         first.wait(10)
         await seen.settle(0.5)
