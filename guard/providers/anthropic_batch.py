@@ -52,7 +52,7 @@ class AnthropicBatchAPI:
         return self._judge.message_outcome(prompt, result)
 
     async def aclose(self) -> None:
-        await self._judge.aclose()
+        """Nothing of its own: the clients are the realtime judge's, closed by its owner."""
 
     async def _bounded(self, call: Any) -> Any:
         s = self._judge.settings

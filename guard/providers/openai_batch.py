@@ -68,7 +68,7 @@ class OpenAIBatchAPI:
         return self._judge.batch_outcome(prompt, result)
 
     async def aclose(self) -> None:
-        await self._judge.aclose()
+        """Nothing of its own: the clients are the realtime judge's, closed by its owner."""
 
     async def _content(self, file_id: str) -> bytes:
         async def read() -> bytes:

@@ -58,7 +58,7 @@ def settings(
         base_url=url,
         timeout_s=5.0,
         delivery=delivery,
-        batch={"max_items": 10, "max_wait_s": 0.05, "poll_interval_s": 0.05, **batch},
+        batch={"max_items": 10, "max_wait_s": 0.3, "poll_interval_s": 0.05, **batch},
         **overrides,
     )
 
@@ -73,6 +73,16 @@ async def judge_all(guard: Guard, outputs: list[str], stream: str = "t-0") -> li
         return await asyncio.gather(*(one(i, o) for i, o in enumerate(outputs)))
     finally:
         await guard.aclose()
+
+
+async def until_submitted(guard: Guard, batches: int) -> None:
+    """Wait (bounded) until the guard's batcher has submitted ``batches`` batches."""
+    assert guard.batcher is not None
+    for _ in range(200):
+        if guard.batcher.stats().submitted >= batches:
+            return
+        await asyncio.sleep(0.05)
+    pytest.fail(f"{guard.batcher.stats()}")
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -104,7 +114,7 @@ async def test_batch_verdicts_match_realtime_at_half_the_price(
 async def test_a_full_batch_is_submitted_at_once_and_the_rest_after_max_wait(
     server: FakeLLMServer,
 ) -> None:
-    guard = build_guard(settings(server, "openai-chat", max_items=3, max_wait_s=0.3), ENV)
+    guard = build_guard(settings(server, "openai-chat", max_items=3, max_wait_s=1.0), ENV)
     verdicts = await judge_all(guard, [GOOD] * 7)
     assert all(v.label is Label.PASS for v in verdicts)
     assert server.stats()["batch"]["batches_created"] == 3  # 3 + 3 full, 1 after max_wait_s
@@ -144,15 +154,14 @@ async def test_an_item_submitted_before_is_awaited_not_submitted_again(
 ) -> None:
     """A second process given the first one's journal (as the Kafka runtime gives the next owner
     of a partition) polls the batch instead of submitting its items again."""
-    server.batches.delay_s = 1.0
+    server.batches.delay_s = 2.0
     first = build_guard(settings(server, "openai-chat"), ENV)
     assert first.batcher is not None
 
     async def submit_then_stop() -> None:
         task = asyncio.ensure_future(judge_all(first, [GOOD, BAD]))
-        await asyncio.sleep(0.4)
-        assert first.batcher is not None
-        assert first.batcher.stats().submitted == 1
+        await until_submitted(first, 1)
+        await asyncio.sleep(0.1)  # recorded in the journal right after submission
         task.cancel()  # the process dies while the batch runs
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -170,7 +179,7 @@ async def test_an_item_submitted_before_is_awaited_not_submitted_again(
 async def test_a_caller_that_gives_up_before_submission_is_not_billed(
     server: FakeLLMServer,
 ) -> None:
-    guard = build_guard(settings(server, "openai-chat", max_wait_s=0.3), ENV)
+    guard = build_guard(settings(server, "openai-chat", max_wait_s=1.0), ENV)
     left = asyncio.ensure_future(judge_all(guard, [GOOD], stream="gone"))
     await asyncio.sleep(0.05)
     left.cancel()
@@ -187,7 +196,7 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
     """The Kafka journal stores a batch once per input partition; a successor that reads both
     partitions' records gets every item's result from the one provider batch (regression: the
     items of the partition read second were taken as expired and judged again in realtime)."""
-    server.batches.delay_s = 0.6
+    server.batches.delay_s = 2.0
     first = build_guard(settings(server, "openai-chat"), ENV)
     assert first.batcher is not None
 
@@ -196,7 +205,8 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
         return await first.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
 
     running = asyncio.gather(one("t-0"), one("t-1"))
-    await asyncio.sleep(0.3)
+    await until_submitted(first, 1)
+    await asyncio.sleep(0.1)  # recorded in the journal right after submission
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
