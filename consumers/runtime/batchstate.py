@@ -113,6 +113,7 @@ class KafkaBatchJournal:
                 self._memory.remember(batch)
                 kept += 1
         await self._tombstone(done)
+        log.info("batches.read", batches=len(latest), kept=kept, done=len(done), floors=floor)
         return kept
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
@@ -128,7 +129,9 @@ class KafkaBatchJournal:
             bootstrap_servers=s.bootstrap_servers,
             client_id=f"{s.client_id}-batches-reader",
             enable_auto_commit=False,
-            isolation_level="read_committed",
+            # the reader's own offset reset must go to the start too: with aiokafka's default
+            # (latest) a reset racing the seek below left it at the end, reading nothing
+            auto_offset_reset="earliest",
             request_timeout_ms=s.kafka.request_timeout_ms,
             **s.security.client_kwargs(),
         )

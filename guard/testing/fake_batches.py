@@ -10,7 +10,8 @@ are the ones the real SDKs read (``openai.types.Batch``, ``FileObject``, the bat
 * ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
   ``GET /v1/messages/batches/{id}/results``, ``POST /v1/messages/batches/{id}/cancel``.
 
-A batch completes ``delay_s`` after it was created (its status is computed when read). Each item
+A batch completes ``delay_s`` after it was created (its status is computed when read, with
+the ``delay_s`` of that moment: a test may hold batches running, then let them end). Each item
 is answered by the server's model-call function, as a realtime call would be, unless it fails:
 an item whose prompt holds :data:`ITEM_ERROR_MARKER` (or drawn by ``fail_rate``) errors, and one
 holding :data:`ITEM_EXPIRE_MARKER` expires (its batch ends ``expired`` on OpenAI). Every item
@@ -70,7 +71,7 @@ class _Batch:
     provider: str  # openai | anthropic
     items: list[_Item]
     created: float
-    due: float
+    canceled_at: float | None = None
     endpoint: str = ""
     input_file_id: str = ""
     canceled: bool = False
@@ -211,9 +212,9 @@ class FakeBatches:
             "status": status,
             "created_at": int(batch.created),
             "expires_at": int(batch.created) + 86_400,
-            "completed_at": int(batch.due) if status == "completed" else None,
-            "expired_at": int(batch.due) if status == "expired" else None,
-            "cancelled_at": int(batch.due) if status == "cancelled" else None,
+            "completed_at": int(self._due(batch)) if status == "completed" else None,
+            "expired_at": int(self._due(batch)) if status == "expired" else None,
+            "cancelled_at": int(self._due(batch)) if status == "cancelled" else None,
             "output_file_id": batch.output_file_id,
             "error_file_id": batch.error_file_id,
             "request_counts": {
@@ -296,8 +297,8 @@ class FakeBatches:
             "processing_status": "ended" if ended else "in_progress",
             "created_at": _iso(batch.created),
             "expires_at": _iso(batch.created + 86_400),
-            "ended_at": _iso(batch.due) if ended else None,
-            "cancel_initiated_at": _iso(batch.due) if batch.canceled else None,
+            "ended_at": _iso(self._due(batch)) if ended else None,
+            "cancel_initiated_at": _iso(batch.canceled_at) if batch.canceled_at else None,
             "archived_at": None,
             "results_url": f"{self.base_url}/v1/messages/batches/{batch.id}/results"
             if ended
@@ -326,8 +327,7 @@ class FakeBatches:
         ids = [i.custom_id for i in items]
         if len(set(ids)) != len(ids):
             raise ValueError("custom_id values must be unique within a batch")
-        now = time.time()
-        batch = _Batch(ident, provider, items, now, now + self.delay_s)
+        batch = _Batch(ident, provider, items, time.time())
         with self._lock:
             self._batches[ident] = batch
             self.counters.batches += 1
@@ -342,13 +342,17 @@ class FakeBatches:
     def _cancel(self, ident: str) -> _Batch | None:
         with self._lock:
             batch = self._batches.get(ident)
-            if batch is not None and time.time() < batch.due:
-                batch.canceled, batch.due = True, time.time()
+            if batch is not None and not self._ended(batch):
+                batch.canceled, batch.canceled_at = True, time.time()
         return batch
 
-    @staticmethod
-    def _ended(batch: _Batch) -> bool:
-        return time.time() >= batch.due
+    def _due(self, batch: _Batch) -> float:
+        """When the batch ends: ``delay_s`` (as set now: a test may shorten it for batches
+        already running) after its creation, or when it was cancelled."""
+        return batch.canceled_at or batch.created + self.delay_s
+
+    def _ended(self, batch: _Batch) -> bool:
+        return time.time() >= self._due(batch)
 
     @staticmethod
     def _fate(item: _Item, batch: _Batch) -> str:

@@ -3,7 +3,8 @@ rebalance mid-batch, each end with every message submitted to the provider exact
 fake counts submitted items by ``custom_id``) and every verdict published.
 
 The service runs as a real process (``python -m consumers run``); the fake LLM server runs in
-this process, its batches taking a few seconds so that the fault hits while they run.
+this process; its batches are held running until the fault has hit and the successor has read
+the journal, then let end.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from aiokafka.errors import KafkaError
 
@@ -25,7 +27,8 @@ from tests.kafka.test_faults import PARTITIONS, Run, Service, Verdicts, group_me
 pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(180)]
 
 N = 40
-BATCH_DELAY_S = 3.0
+BATCH_DELAY_S = 1.0
+HELD_S = 600.0  # a batch held running until the test lets it end (the fake reads it live)
 WAIT_S = 60.0
 
 
@@ -114,12 +117,31 @@ def assert_judged_once(provider: FakeLLMServer, n: int) -> None:
     assert realtime == {}, realtime
 
 
+async def until_resumed(run: Run, service: Service) -> None:
+    """Wait (bounded) until ``service`` was assigned partitions whose journal holds a batch."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    while not any(
+        line.get("event") == "batches.resumed" and line.get("batches", 0) > 0
+        for line in log_lines(service)
+    ):
+        if not service.alive() or loop.time() > deadline:
+            pytest.fail(f"{service.name} resumed no batch\n{run.logs()}")
+        await asyncio.sleep(0.2)
+
+
+def log_lines(service: Service) -> list[dict[str, Any]]:
+    lines = service.log.read_text(errors="replace").splitlines() if service.log.exists() else []
+    return [orjson.loads(line) for line in lines if line.startswith("{")]
+
+
 async def test_sigkill_while_a_batch_runs_resumes_it_without_submitting_again(
     run: Run, provider: FakeLLMServer
 ) -> None:
     """The replica dies after submitting the batch (its state is in the journal topic, no
     verdict is out, no offset committed); its successor reads the journal, polls the same
     batch, and publishes every verdict: each message judged once, none lost."""
+    provider.batches.delay_s = HELD_S
     await run.produce(0, N)
     first = batch_service(run, "a")
     async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
@@ -127,9 +149,11 @@ async def test_sigkill_while_a_batch_runs_resumes_it_without_submitting_again(
         await until_journaled(run, first)
         first.signal(signal.SIGKILL)
         first.wait(10)
-        await seen.settle(0.5)
-        assert len(seen.counts) == 0, "verdicts before the kill: the batch was not in flight"
         second = batch_service(run, "a")
+        await until_resumed(run, second)
+        await seen.settle(0.5)
+        assert len(seen.counts) == 0, "verdicts before the batch ended"
+        provider.batches.delay_s = BATCH_DELAY_S  # the batch ends now
         await seen.wait_for(N, run, watch=(second,))
         await seen.settle(0.5)
         assert set(seen.counts) == set(run.ids)
@@ -139,29 +163,52 @@ async def test_sigkill_while_a_batch_runs_resumes_it_without_submitting_again(
         assert second.wait(30) == 0, run.logs()
 
 
-async def test_rebalance_mid_batch_hands_the_batch_to_the_new_owner(
+async def test_a_replica_leaving_mid_batch_hands_its_batch_over(
     run: Run, provider: FakeLLMServer
 ) -> None:
     """Two replicas each submit a batch for their partitions; one leaves (SIGTERM, a short
     drain) while the batches run. The partitions handed over are resumed from the journal by
     the other replica (polled, not resubmitted): every verdict is published and every message
     judged once."""
-    provider.batches.delay_s = 2 * BATCH_DELAY_S
+    provider.batches.delay_s = HELD_S
     first, second = batch_service(run, "a"), batch_service(run, "b", drain_timeout_s=0.5)
     await both_members(run)
     await run.produce(0, N)
     async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
         await until_submitted(provider, N, run, first, second)
+        await until_journaled(run, first)
         second.signal(signal.SIGTERM)
         assert second.wait(30) == 0, run.logs()
-        await seen.poll()
-        assert len(seen.counts) == 0, "the batches ended before the rebalance: nothing was tested"
+        await until_resumed(run, first)
+        provider.batches.delay_s = BATCH_DELAY_S
         await seen.wait_for(N, run, watch=(first,))
         await seen.settle(1.0)
         assert set(seen.counts) == set(run.ids)
         assert_judged_once(provider, N)
-        assert provider.stats()["batch"]["batches_created"] == 2
-        resumed = [line for line in first.log.read_text().splitlines() if "batches.resumed" in line]
-        assert any('"batches": 0' not in line for line in resumed), run.logs()
         first.signal(signal.SIGTERM)
         assert first.wait(30) == 0, run.logs()
+
+
+async def test_a_replica_joining_mid_batch_resumes_the_partitions_it_takes_over(
+    run: Run, provider: FakeLLMServer
+) -> None:
+    """A second replica joins while the first one's batch runs: the partitions it takes over
+    are resumed from the journal (its batch polled by both, submitted once), the first one
+    keeps the rest; every verdict is published and every message judged once."""
+    provider.batches.delay_s = HELD_S
+    await run.produce(0, N)
+    first = batch_service(run, "a")
+    async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
+        await until_submitted(provider, N, run, first)
+        await until_journaled(run, first)
+        second = batch_service(run, "b")
+        await until_resumed(run, second)
+        provider.batches.delay_s = BATCH_DELAY_S
+        await seen.wait_for(N, run, watch=(first, second))
+        await seen.settle(1.0)
+        assert set(seen.counts) == set(run.ids)
+        assert_judged_once(provider, N)
+        assert provider.stats()["batch"]["batches_created"] == 1
+        for service in (first, second):
+            service.signal(signal.SIGTERM)
+            assert service.wait(30) == 0, run.logs()
