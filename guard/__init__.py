@@ -14,6 +14,8 @@ Map of the package, in the order a request goes through it::
     offline/                 the offline judge (no LLM)
     budgets/                 layers around a judge: sampling, cache, cost, breaker, rate limit,
                              concurrency, retries
+    batch/                   delivery: batch: calls gathered into provider batches (the
+                             batching judge, item ids, the journal of submitted batches)
     decide/                  from a judge's answer to the verdict: assessment, scoring, quotes,
                              policies (windows, injection), cascade (offline screen, then LLM)
     assembly                 the judge the settings ask for, assembled in one place

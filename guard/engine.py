@@ -28,12 +28,11 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from guard import strictjson
-from guard.batch.judge import BatchingJudge
 from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
 from guard.decide.policies import TRUNCATED_REASON, apply_policies, combine
@@ -65,6 +64,9 @@ from guard.prepare.truncate import truncate, windows
 from guard.providers.base import Judge, JudgeOutcome
 from guard.redact import redact
 from guard.settings import JudgeSettings
+
+if TYPE_CHECKING:
+    from guard.batch.judge import BatchingJudge
 
 MAX_INJECTION_FINDINGS = 20
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")  # what str.isalnum() accepts
