@@ -124,11 +124,13 @@ class JudgeSettings(BaseModel):
         le=600.0,
         description="provider fake only: seconds each judgement takes (tests and benchmarks).",
     )
-    delivery: Literal["realtime", "flex", "batch"] = defaults.DEFAULT_DELIVERY
-    batch: BatchSettings = Field(
-        default_factory=BatchSettings, description="delivery: batch: gathering and polling."
-    )
     budget: BudgetSettings = Field(
         default_factory=BudgetSettings,
         description="Concurrency, rate limits, cost budget, breaker, cache and sampling.",
+    )
+    # realtime: one call per message; flex: OpenAI's flex tier (slower, batch prices);
+    # batch: provider batch APIs (docs/delivery.md)
+    delivery: Literal["realtime", "flex", "batch"] = defaults.DEFAULT_DELIVERY
+    batch: BatchSettings = Field(
+        default_factory=BatchSettings, description="delivery: batch: gathering and polling."
     )
