@@ -135,21 +135,25 @@ def log_lines(service: Service) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in lines if line.startswith("{")]
 
 
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 async def test_sigkill_while_a_batch_runs_resumes_it_without_submitting_again(
-    run: Run, provider: FakeLLMServer
+    run: Run, provider: FakeLLMServer, guarantee: str
 ) -> None:
     """The replica dies after submitting the batch (its state is in the journal topic, no
     verdict is out, no offset committed); its successor reads the journal, polls the same
-    batch, and publishes every verdict: each message judged once, none lost."""
+    batch, and publishes every verdict: each message judged once, none lost. Exactly-once
+    too: the journal is written outside the verdicts' transactions."""
     provider.batches.delay_s = HELD_S
     await run.produce(0, N)
-    first = batch_service(run, "a")
-    async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
+    eos = {"guarantee": guarantee, "transactional_id_prefix": run.prefix}
+    first = batch_service(run, "a", **eos)
+    isolation = "read_committed" if guarantee == "exactly_once" else "read_uncommitted"
+    async with Verdicts(run.bootstrap, run.verdicts, isolation_level=isolation) as seen:
         await until_submitted(provider, N, run, first)
         await until_journaled(run, first)
         first.signal(signal.SIGKILL)
         first.wait(10)
-        second = batch_service(run, "a")
+        second = batch_service(run, "a", **eos)
         await until_resumed(run, second)
         await seen.settle(0.5)
         assert len(seen.counts) == 0, "verdicts before the batch ended"
@@ -157,6 +161,8 @@ async def test_sigkill_while_a_batch_runs_resumes_it_without_submitting_again(
         await seen.wait_for(N, run, watch=(second,))
         await seen.settle(0.5)
         assert set(seen.counts) == set(run.ids)
+        if guarantee == "exactly_once":
+            assert seen.duplicates == 0
         assert_judged_once(provider, N)
         assert provider.stats()["batch"]["batches_created"] == 1
         second.signal(signal.SIGTERM)
