@@ -180,6 +180,7 @@ class _StateCollector(Collector):
         for reason, count in sorted(stats.dead_lettered.items()):
             dead.add_metric([reason], float(count))
         yield dead
+        yield from _replies(stats)
         for attr, name, doc in _GAUGES:
             yield _gauge(name, doc, float(getattr(stats, attr)))
         stopped = _gauge(
@@ -263,6 +264,28 @@ class _StateCollector(Collector):
         )
         for window, left in sorted(left_usd.items()):
             family.add_metric([window], float(left))
+        yield family
+
+
+def _replies(stats: ServiceStats) -> Iterable[Metric]:
+    """Request-reply: replies sent, ignored (bad or disallowed headers), dropped (the reply
+    topic missing or refusing)."""
+    yield _counter("replies_published", "Replies acknowledged on a reply topic.", stats.replies)
+    for name, doc, counts in (
+        (
+            "replies_ignored",
+            "Reply headers ignored, by reason (not_allowed, invalid_topic, ...).",
+            stats.replies_ignored,
+        ),
+        (
+            "replies_dropped",
+            "Replies not delivered, by reason (unknown_topic, refused).",
+            stats.replies_dropped,
+        ),
+    ):
+        family = CounterMetricFamily(f"{NS}_{name}", doc, labels=["reason"])
+        for reason, count in sorted(counts.items()):
+            family.add_metric([reason], float(count))
         yield family
 
 

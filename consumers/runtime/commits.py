@@ -17,6 +17,12 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
   partitions' new owner publishes too. Limits: a member frozen between that answer and the
   commit is not fenced; a judge call may still repeat after a crash (and cost money twice).
 
+A reply (request-reply, :mod:`consumers.runtime.replies`) is delivered like the other outputs
+in both policies, but it never stops the service: at-least-once, a reply not acknowledged within
+``reply.timeout_s`` is dropped (counted) and the message finishes; exactly-once, a transaction
+in which only replies were refused is aborted, those replies are dropped and the rest is
+published in the next transaction.
+
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.
 """
@@ -38,6 +44,7 @@ from consumers.runtime.intake import Partition
 from consumers.runtime.kafka import Consumer, Producer
 from consumers.runtime.offsets import encode_finished
 from consumers.runtime.publisher import publish, send_all, transient
+from consumers.runtime.replies import REPLY, Replies
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import Guarantee, ServiceSettings
 
@@ -48,6 +55,14 @@ ABANDONED_GRACE_S = 1.0
 
 class Fenced(Exception):
     """This member is no longer in its group: its transaction must not commit."""
+
+
+class RepliesRefused(Exception):
+    """Only replies failed in a transaction: it must abort, and they are dropped."""
+
+    def __init__(self, failed: list[tuple[OutRecord, BaseException]]) -> None:
+        super().__init__(f"{len(failed)} reply record(s) refused: {failed[0][1]!r}")
+        self.failed = failed
 
 
 class Fatal:
@@ -88,10 +103,13 @@ def policy_for(
     fatal: Fatal,
     *,
     batch_bytes: int,
+    replies: Replies,
 ) -> CommitPolicy:
     if settings.guarantee is Guarantee.EXACTLY_ONCE:
-        return TransactionCommits(settings, consumer, producer, stats, fatal)
-    return OffsetCommits(settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes)
+        return TransactionCommits(settings, consumer, producer, stats, fatal, replies=replies)
+    return OffsetCommits(
+        settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes, replies=replies
+    )
 
 
 def _committed(
@@ -154,6 +172,7 @@ class OffsetCommits:
         fatal: Fatal,
         *,
         batch_bytes: int,
+        replies: Replies,
     ) -> None:
         self.settings = settings
         self.interval_s = settings.commit_interval_s
@@ -162,10 +181,25 @@ class OffsetCommits:
         self._stats = stats
         self._fatal = fatal
         self._batch_bytes = batch_bytes
+        self._replies = replies
 
     async def deliver(
         self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
     ) -> list[OutRecord]:
+        replies = [out for out in outputs if out.kind == REPLY]
+        if not replies:
+            return await self._publish(outputs, refused)
+        sending = asyncio.ensure_future(self._send_replies(replies))  # at once, beside the rest
+        try:
+            delivered = await self._publish([o for o in outputs if o.kind != REPLY], refused)
+        except BaseException:
+            sending.cancel()
+            raise
+        answered = await sending
+        self._stats.published += len(answered)
+        return delivered + answered
+
+    async def _publish(self, outputs: list[OutRecord], refused: Refused) -> list[OutRecord]:
         try:
             delivered = await publish(
                 self._producer,
@@ -180,6 +214,19 @@ class OffsetCommits:
             raise
         self._stats.published += len(delivered)
         return delivered
+
+    async def _send_replies(self, replies: list[OutRecord]) -> list[OutRecord]:
+        """The replies acknowledged within ``reply.timeout_s``; the others are dropped."""
+        timeout_s = self._replies.settings.timeout_s
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await publish(
+                    self._producer, replies, timeout_s=timeout_s, batch_bytes=self._batch_bytes
+                )
+        except (PublishFailed, TimeoutError) as exc:
+            for out in replies:
+                self._replies.dropped(out, "refused", exc)
+            return []
 
     def _count_retry(self) -> None:
         self._stats.publish_retries += 1
@@ -231,6 +278,8 @@ class TransactionCommits:
         producer: Producer,
         stats: ServiceStats,
         fatal: Fatal,
+        *,
+        replies: Replies,
     ) -> None:
         self.settings = settings
         self.interval_s = settings.transaction_interval_s
@@ -238,6 +287,7 @@ class TransactionCommits:
         self._producer = producer
         self._stats = stats
         self._fatal = fatal
+        self._replies = replies
         self._failing_since: float | None = None
         self._abandoned: set[asyncio.Task[None]] = set()  # transactions that timed out
 
@@ -282,6 +332,9 @@ class TransactionCommits:
             raise self._fatal.error  # type: ignore[misc]
         try:
             task.result()
+        except RepliesRefused as exc:
+            self._drop_replies(taken, exc)
+            return
         except (KafkaError, Fenced) as exc:
             for part, offset, outs in taken:  # kept until the partition is revoked, or retried
                 part.ready[offset] = outs
@@ -302,11 +355,25 @@ class TransactionCommits:
     async def _transact(self, records: list[OutRecord], offsets: dict[TopicPartition, int]) -> None:
         async with self._producer.transaction():
             failed = await send_all(self._producer, records)
+            if failed and all(out.kind == REPLY for out, _ in failed):
+                raise RepliesRefused(failed)
             if failed:
                 raise failed[0][1]
             await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
             if not await self._consumer.in_group():  # last, just before the commit
                 raise Fenced("this member is no longer in its group")
+
+    def _drop_replies(
+        self, taken: list[tuple[Partition, int, list[OutRecord]]], exc: RepliesRefused
+    ) -> None:
+        """The transaction aborted for its replies alone: put everything else back for the
+        next transaction, and drop (count, log) the refused replies."""
+        refused = {id(out): error for out, error in exc.failed}
+        for part, offset, outs in taken:
+            part.ready[offset] = [out for out in outs if id(out) not in refused]
+            for out in outs:
+                if id(out) in refused:
+                    self._replies.dropped(out, "refused", refused[id(out)])
 
     def _failed(self, exc: KafkaError) -> None:
         now = time.monotonic()

@@ -70,7 +70,7 @@ class OutRecord:
     key: bytes | None
     value: bytes
     headers: list[tuple[str, bytes]]
-    kind: str  # "verdict" | "quarantine" | "approved" | "dead_letter"
+    kind: str  # "verdict" | "quarantine" | "approved" | "reply" | "dead_letter"
     tag: str = ""  # the verdict's label, or the dead letter's reason (for counters)
 
 

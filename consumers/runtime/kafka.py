@@ -100,6 +100,11 @@ class Producer(Protocol):
 
     def transaction(self) -> AbstractAsyncContextManager[Any]: ...
 
+    async def partitions_for(self, topic: str) -> set[int]:
+        """The topic's partitions; waits for its metadata (raises ``KafkaError`` when the
+        topic does not exist)."""
+        ...
+
     async def send_offsets_to_transaction(
         self, offsets: dict[TopicPartition, int], group_id: str
     ) -> None: ...
@@ -316,6 +321,10 @@ class KafkaProducer:
     def transaction(self) -> AbstractAsyncContextManager[Any]:
         context: AbstractAsyncContextManager[Any] = self._p.transaction()
         return context
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        partitions: set[int] = await self._p.partitions_for(topic)
+        return partitions
 
     async def send_offsets_to_transaction(
         self, offsets: dict[TopicPartition, int], group_id: str

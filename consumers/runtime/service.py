@@ -48,6 +48,7 @@ from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
 from consumers.runtime.message import Finished, Pipeline, Unfinished
+from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
 from guard.boundary import GuardCore
@@ -84,7 +85,8 @@ class GuardService:
         self._broker = broker if broker is not None else KafkaBroker(settings)
         self._clock = clock
         self._slots = asyncio.Semaphore(settings.concurrency)
-        self._pipeline = Pipeline(settings, guard.parse)
+        self.replies = Replies(settings, self.stats)
+        self._pipeline = Pipeline(settings, guard.parse, replies=self.replies)
         self._batch_bytes = settings.kafka.max_batch_size
         self.intake = Intake(settings, self.stats, guard)
         self.commits: Commits | None = None  # once started
@@ -116,7 +118,7 @@ class GuardService:
         if fitted is None:
             return False
         limit, self._batch_bytes = fitted
-        self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit)
+        self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit, replies=self.replies)
         self._producer = broker.producer(max_batch_size=self._batch_bytes)
         await startup.with_deadline(s, self._producer.start, "start the producer")
         self._consumer = self.intake.consumer = broker.consumer()
@@ -128,6 +130,7 @@ class GuardService:
             self.stats,
             self._fatal,
             batch_bytes=self._batch_bytes,
+            replies=self.replies,
         )
         self.commits = Commits(policy, self.intake.owns)
         await startup.with_deadline(s, self._consumer.start, "start the consumer")
@@ -241,8 +244,10 @@ class GuardService:
     async def _deliver(self, part: Partition, offset: int, finished: Finished) -> list[OutRecord]:
         """Deliver (publish, or stage for the transaction) and finish the message."""
         assert self.commits is not None
+        assert self._producer is not None
+        outputs = await self.replies.deliverable(self._producer, finished.outputs)
         outputs = await self.commits.policy.deliver(
-            part, offset, finished.outputs, self._pipeline.refused(finished.origin)
+            part, offset, outputs, self._pipeline.refused(finished.origin)
         )
         part.tracker.finish(offset)
         self.stats.delivered([(out.kind, out.tag) for out in outputs])
@@ -367,3 +372,4 @@ class GuardService:
             await self._producer.close(timeout_s)
         if self.commits is not None:
             await self.commits.policy.close()
+        await self.replies.close()

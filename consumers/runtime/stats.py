@@ -32,6 +32,9 @@ class ServiceStats:
     verdicts: Counter[str] = field(default_factory=Counter)
     quarantined: int = 0
     approved: int = 0
+    replies: int = 0  # request-reply: replies acknowledged
+    replies_ignored: Counter[str] = field(default_factory=Counter)  # by reason (bad headers...)
+    replies_dropped: Counter[str] = field(default_factory=Counter)  # by reason (unknown topic...)
     dead_lettered: Counter[str] = field(default_factory=Counter)
     published: int = 0
     publish_retries: int = 0
@@ -72,6 +75,8 @@ class ServiceStats:
                 self.quarantined += 1
             elif kind == "approved":
                 self.approved += 1
+            elif kind == "reply":
+                self.replies += 1
             else:
                 self.dead_lettered[tag] += 1
         self.progressed()

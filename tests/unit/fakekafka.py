@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiokafka.errors import IllegalStateError, KafkaError
+from aiokafka.errors import IllegalStateError, KafkaError, UnknownTopicOrPartitionError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from consumers.runtime.kafka import Rebalance, Records
@@ -192,9 +192,15 @@ class FakeProducer:
         self.ending_transaction = False
         self._open: tuple[list[Output], dict[TopicPartition, int]] | None = None
         self.closed = False
+        self.missing_topics: set[str] = set()  # partitions_for raises for these
 
     async def start(self) -> None:
         return None
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        if topic in self.missing_topics:
+            raise UnknownTopicOrPartitionError(topic)
+        return {0}
 
     async def send(
         self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
