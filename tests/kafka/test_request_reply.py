@@ -50,6 +50,17 @@ def headers_of(record: Any) -> dict[str, bytes]:
     return dict(record.headers)
 
 
+async def shrink_topic(bootstrap: str, topic: str, max_bytes: int) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics(
+            [NewTopic(topic, 1, 1, topic_configs={"max.message.bytes": str(max_bytes)})]
+        )
+    finally:
+        await admin.close()
+
+
 async def test_reply_carries_the_verdict_key_and_correlation_id(kafka_bootstrap: str) -> None:
     """A request with both headers gets its verdict record on the reply topic, keyed like the
     input, with the correlation id; a header whose value is a credential stays behind."""
@@ -87,12 +98,14 @@ async def test_disallowed_and_missing_reply_topics_never_stop_the_service(
     kafka_bootstrap: str,
 ) -> None:
     """A reply topic outside the allowed prefixes is ignored (nothing written to it) and counted;
-    one under the prefix that does not exist is dropped and counted; every message still gets
-    its verdict and its offset committed."""
+    one under the prefix that does not exist, or that refuses the record as too large, is
+    dropped and counted; every message still gets its verdict and its offset committed."""
     topics, settings = await setup(kafka_bootstrap)
     outside = unique("rr-outside")
     await create_topics(kafka_bootstrap, {outside: 1})
     missing = unique(PREFIX + "missing")
+    small = unique(PREFIX + "small")
+    await shrink_topic(kafka_bootstrap, small, 200)
 
     def asks(topic: str, n: int) -> list[tuple[str, bytes]]:
         return [(REPLY_TOPIC_HEADER, topic.encode()), (CORRELATION_ID_HEADER, b"c%d" % n)]
@@ -100,30 +113,20 @@ async def test_disallowed_and_missing_reply_topics_never_stop_the_service(
     records = [(b"a%d" % i, grounded(i), asks(outside, i)) for i in range(3)]
     records += [(b"b%d" % i, ungrounded(i), asks(missing, i)) for i in range(3)]
     records += [(b"c", grounded(9), [(REPLY_TOPIC_HEADER, topics.verdicts.encode())])]
+    records += [(b"d%d" % i, grounded(10 + i), asks(small, i)) for i in range(2)]
     async with running(settings, guard_with(FakeJudge(), settings)) as service:
         await produce(kafka_bootstrap, topics.requests, records)
-        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=7, timeout_s=30)
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=9, timeout_s=30)
         committed, ends = await wait_committed(
             kafka_bootstrap, settings.group_id, topics.requests, 1
         )
         stats = service.stats
-    assert len(verdicts) == 7
+    assert len(verdicts) == 9
     assert committed == ends
     assert stats.replies_ignored == {"not_allowed": 3, "reserved_topic": 1}
-    assert stats.replies_dropped == {"unknown_topic": 3}
+    assert stats.replies_dropped == {"unknown_topic": 3, "refused": 2}
     assert stats.replies == 0
     assert await read_until(kafka_bootstrap, outside, expected=1, timeout_s=1) == []
-
-
-async def shrink_topic(bootstrap: str, topic: str, max_bytes: int) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.create_topics(
-            [NewTopic(topic, 1, 1, topic_configs={"max.message.bytes": str(max_bytes)})]
-        )
-    finally:
-        await admin.close()
 
 
 async def test_a_reply_topic_that_refuses_is_dropped_in_exactly_once_mode(
