@@ -60,6 +60,7 @@ DEFAULT_REPLY_TOPIC_PREFIX = "guard.reply."
 REPLY_RETENTION_MS = 3_600_000  # replies are read at once; an hour covers a slow reader
 FETCH_MAX_WAIT_MS = 100  # the broker answers a fetch as soon as a reply arrives; this bounds idle
 CLOSE_TIMEOUT_S = 10.0
+READ_RETRY_S = 1.0
 
 
 def unanswered(request: JudgeRequest, request_id: str, kind: str, message: str) -> Verdict:
@@ -248,10 +249,16 @@ class ScreeningClient:
             self._pending.pop(correlation, None)
 
     async def _read(self) -> None:
-        """Hand each reply to the screen waiting for its correlation id."""
+        """Hand each reply to the screen waiting for its correlation id. A failing fetch is
+        logged and tried again after ``READ_RETRY_S`` (screens waiting meanwhile time out)."""
         assert self._consumer is not None
         while True:
-            batch = await self._consumer.getmany(timeout_ms=1000)
+            try:
+                batch = await self._consumer.getmany(timeout_ms=1000)
+            except KafkaError as exc:
+                log.warning("client.read_failed", error=repr(exc), retry_in_s=READ_RETRY_S)
+                await asyncio.sleep(READ_RETRY_S)
+                continue
             for records in batch.values():
                 for record in records:
                     self._answer(record)

@@ -373,6 +373,7 @@ class TransactionCommits:
             part.ready[offset] = [out for out in outs if id(out) not in refused]
             for out in outs:
                 if id(out) in refused:
+                    self._stats.replies -= 1  # counted when staged (as verdicts are)
                     self._replies.dropped(out, "refused", refused[id(out)])
 
     def _failed(self, exc: KafkaError) -> None:

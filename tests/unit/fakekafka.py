@@ -51,7 +51,13 @@ class FakeCluster:
     transactions: list[dict[TopicPartition, int]] = field(default_factory=list)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def produce(self, partition: int, value: bytes, key: bytes | None = None) -> int:
+    def produce(
+        self,
+        partition: int,
+        value: bytes,
+        key: bytes | None = None,
+        headers: list[tuple[str, bytes]] | None = None,
+    ) -> int:
         tp = TopicPartition(self.topic, partition)
         log = self.logs.setdefault(tp, [])
         offset = len(log)
@@ -67,7 +73,7 @@ class FakeCluster:
                 None,
                 len(key or b""),
                 len(value),
-                [],
+                headers or [],
             )
         )
         self.notify()
