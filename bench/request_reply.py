@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.structs import ConsumerRecord
 
 # bench/ is a folder of scripts: run them as files, so their folder is on sys.path.
 from harness import (
@@ -122,6 +123,32 @@ class EchoProcess(ServiceProcess):
 # --------------------------------------------------------------------------- measuring
 
 
+class TimedClient(ScreeningClient):
+    """Notes, per reply, its record's timestamp (when ``run`` handed it to its producer) and
+    when it arrived, to split the round trip (bench only: reads a private hook)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arrivals: list[tuple[float, float]] = []
+
+    def _answer(self, record: ConsumerRecord[Any, Any]) -> None:
+        self.arrivals.append((record.timestamp / 1000, time.time()))
+        super()._answer(record)
+
+
+async def split_once(client: TimedClient, splits: list[tuple[float, float, float]]) -> None:
+    """One screen's round trip in three (ms): request sent -> verdict built in ``run`` (its
+    ``created_at``; judge call included), verdict built -> reply handed to the producer, reply
+    handed to the producer -> arrived at the client. Wall clocks of one machine."""
+    sent = time.time()
+    verdict = await client.screen(REQUEST, timeout=10)
+    if verdict.reason == "reply_timeout" or not client.arrivals:
+        return
+    built = verdict.created_at.timestamp()
+    handed, arrived = client.arrivals[-1]
+    splits.append(((built - sent) * 1000, (handed - built) * 1000, (arrived - handed) * 1000))
+
+
 async def screen_once(client: ScreeningClient, out: list[float]) -> None:
     started = time.perf_counter()
     verdict = await client.screen(REQUEST, timeout=10)
@@ -139,13 +166,18 @@ async def warm_up(client: ScreeningClient, deadline_s: float = 90.0) -> None:
     raise RuntimeError("the target never answered")
 
 
-async def sequential(client: ScreeningClient, n: int) -> list[float]:
-    """One request at a time, 20 ms apart: the latency without queueing."""
+async def sequential(
+    client: TimedClient, n: int
+) -> tuple[list[float], list[tuple[float, float, float]]]:
+    """One request at a time, 20 ms apart: the latency without queueing, and its split."""
     added: list[float] = []
+    splits: list[tuple[float, float, float]] = []
     for _ in range(n):
         await screen_once(client, added)
         await asyncio.sleep(0.02)
-    return added
+        await split_once(client, splits)
+        await asyncio.sleep(0.02)
+    return added, splits
 
 
 async def capacity(client: ScreeningClient, concurrency: int, seconds: float) -> float:
@@ -172,21 +204,43 @@ async def paced(client: ScreeningClient, rate: float, seconds: float) -> list[fl
     return added
 
 
+async def produce_acks(bootstrap: str, topic: str, n: int = 40) -> dict[int, list[float]]:
+    """One produce acknowledgement at a time (acks=all, idempotent), ``linger_ms`` 5 and 0
+    alternated twice: what the service's linger costs each reply."""
+    acks: dict[int, list[float]] = {5: [], 0: []}
+    for linger in (5, 0, 5, 0):
+        producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap, linger_ms=linger, acks="all", enable_idempotence=True
+        )
+        await producer.start()
+        try:
+            for _ in range(n):
+                started = time.perf_counter()
+                await producer.send_and_wait(topic, b"x" * 600)
+                acks[linger].append((time.perf_counter() - started) * 1000)
+                await asyncio.sleep(0.02)
+        finally:
+            await producer.stop()
+    return acks
+
+
 async def measure(
     target: ServiceProcess, bootstrap: str, requests: str, args: argparse.Namespace
 ) -> dict[str, Any]:
     target.start()
     try:
-        async with ScreeningClient(
+        async with TimedClient(
             bootstrap, request_topic=requests, reply_topic_prefix=PREFIX
         ) as client:
             await warm_up(client)
-            alone = [a * 1000 for a in await sequential(client, args.sequential)]
+            added, splits = await sequential(client, args.sequential)
+            alone = [a * 1000 for a in added]
             rate = await capacity(client, args.concurrency, args.capacity_seconds)
             ms = [a * 1000 for a in await paced(client, rate / 2, args.seconds)]
     finally:
         target.stop()
     return {
+        "split_p50": [percentile([s[i] for s in splits], 50) for i in range(3)],
         "alone_p50": percentile(alone, 50),
         "alone_p99": percentile(alone, 99),
         "capacity": rate,
@@ -229,7 +283,13 @@ async def main_async(args: argparse.Namespace) -> None:
                 EchoProcess(config, workdir) if linger is None else ServiceProcess(config, workdir)
             )
             results[name] = await measure(target, bootstrap, requests, args)
+        acks = await produce_acks(bootstrap, requests)
         report(args, results)
+        for linger, ms in acks.items():
+            print(
+                f"one produce acknowledgement, linger_ms={linger}: "
+                f"p50 {percentile(ms, 50):.1f} ms, p99 {percentile(ms, 99):.1f} ms"
+            )
 
 
 def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None:
@@ -247,6 +307,11 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
         alone = f"{r['alone_p50']:>8.1f} {r['alone_p99']:>8.1f}"
         paced = f"{r['p50']:>8.1f} {r['p99']:>8.1f} {r['max']:>8.1f}"
         print(f"{name:<18} {alone} | {r['capacity']:>10.0f} {r['n']:>6} {paced}")
+    print("one by one, p50 ms: sent -> verdict built | built -> reply to producer | -> client")
+    for name, r in results.items():
+        if name != "echo":
+            a, b, c = r["split_p50"]
+            print(f"  {name:<16} {a:>8.1f} | {b:>8.1f} | {c:>8.1f}")
     base = results["echo"]
     for name, r in results.items():
         if name == "echo":

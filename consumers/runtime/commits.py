@@ -43,7 +43,14 @@ from consumers.runtime.envelope import OutRecord
 from consumers.runtime.intake import Partition
 from consumers.runtime.kafka import Consumer, Producer
 from consumers.runtime.offsets import encode_finished
-from consumers.runtime.publisher import publish, send_all, transient
+from consumers.runtime.publisher import (
+    Sent,
+    acknowledged,
+    append_all,
+    publish,
+    send_all,
+    transient,
+)
 from consumers.runtime.replies import REPLY, Replies
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import Guarantee, ServiceSettings
@@ -104,11 +111,21 @@ def policy_for(
     *,
     batch_bytes: int,
     replies: Replies,
+    reply_producer: Producer | None = None,
 ) -> CommitPolicy:
+    """The policy of ``settings.guarantee``; at-least-once, replies go out on
+    ``reply_producer`` (default ``producer``)."""
     if settings.guarantee is Guarantee.EXACTLY_ONCE:
         return TransactionCommits(settings, consumer, producer, stats, fatal, replies=replies)
     return OffsetCommits(
-        settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes, replies=replies
+        settings,
+        consumer,
+        producer,
+        stats,
+        fatal,
+        batch_bytes=batch_bytes,
+        replies=replies,
+        reply_producer=reply_producer,
     )
 
 
@@ -173,11 +190,13 @@ class OffsetCommits:
         *,
         batch_bytes: int,
         replies: Replies,
+        reply_producer: Producer | None = None,
     ) -> None:
         self.settings = settings
         self.interval_s = settings.commit_interval_s
         self._consumer = consumer
         self._producer = producer
+        self._reply_producer = reply_producer or producer
         self._stats = stats
         self._fatal = fatal
         self._batch_bytes = batch_bytes
@@ -189,13 +208,13 @@ class OffsetCommits:
         replies = [out for out in outputs if out.kind == REPLY]
         if not replies:
             return await self._publish(outputs, refused)
-        sending = asyncio.ensure_future(self._send_replies(replies))  # at once, beside the rest
+        answering = asyncio.ensure_future(self._answer(await self._append(replies)))
         try:
             delivered = await self._publish([o for o in outputs if o.kind != REPLY], refused)
         except BaseException:
-            sending.cancel()
+            answering.cancel()
             raise
-        answered = await sending
+        answered = await answering
         self._stats.published += len(answered)
         return delivered + answered
 
@@ -215,18 +234,40 @@ class OffsetCommits:
         self._stats.published += len(delivered)
         return delivered
 
-    async def _send_replies(self, replies: list[OutRecord]) -> list[OutRecord]:
-        """The replies acknowledged within ``reply.timeout_s``; the others are dropped."""
+    async def _append(self, replies: list[OutRecord]) -> Sent:
+        """The replies handed to the producer; a send that waits for its topic's metadata
+        longer than ``reply.timeout_s`` (the topic was deleted) counts as failed."""
+        try:
+            async with asyncio.timeout(self._replies.settings.timeout_s):
+                return await append_all(self._reply_producer, replies)
+        except TimeoutError as exc:
+            return [(out, exc) for out in replies]
+
+    async def _answer(self, sent: Sent) -> list[OutRecord]:
+        """The replies acknowledged within ``reply.timeout_s`` (those failing on a transient
+        error are sent again meanwhile); the others are dropped."""
         timeout_s = self._replies.settings.timeout_s
+        delivered: list[OutRecord] = []
+        error: BaseException | None = None
         try:
             async with asyncio.timeout(timeout_s):
-                return await publish(
-                    self._producer, replies, timeout_s=timeout_s, batch_bytes=self._batch_bytes
-                )
+                failed = await acknowledged(sent)
+                delivered = [out for out, _ in sent if all(out is not f for f, _ in failed)]
+                again = [out for out, exc in failed if transient(exc)]
+                error = failed[0][1] if failed else None
+                if again:
+                    delivered += await publish(
+                        self._reply_producer,
+                        again,
+                        timeout_s=timeout_s,
+                        batch_bytes=self._batch_bytes,
+                    )
         except (PublishFailed, TimeoutError) as exc:
-            for out in replies:
-                self._replies.dropped(out, "refused", exc)
-            return []
+            error = exc
+        for out, _ in sent:
+            if all(out is not d for d in delivered):
+                self._replies.dropped(out, "refused", error)
+        return delivered
 
     def _count_retry(self) -> None:
         self._stats.publish_retries += 1

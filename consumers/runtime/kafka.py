@@ -127,7 +127,9 @@ class Broker(Protocol):
 
     def consumer(self) -> Consumer: ...
 
-    def producer(self, *, max_batch_size: int) -> Producer: ...
+    def producer(self, *, max_batch_size: int, linger_ms: int | None = None) -> Producer:
+        """A producer; ``linger_ms`` overrides ``kafka.linger_ms`` (the reply producer's 0)."""
+        ...
 
 
 class KafkaBroker:
@@ -171,12 +173,14 @@ class KafkaBroker:
             )
         )
 
-    def producer(self, *, max_batch_size: int) -> Producer:
-        return KafkaProducer(make_producer(self.settings, max_batch_size=max_batch_size))
+    def producer(self, *, max_batch_size: int, linger_ms: int | None = None) -> Producer:
+        return KafkaProducer(
+            make_producer(self.settings, max_batch_size=max_batch_size, linger_ms=linger_ms)
+        )
 
 
 def make_producer(
-    settings: ServiceSettings, *, max_batch_size: int | None = None
+    settings: ServiceSettings, *, max_batch_size: int | None = None, linger_ms: int | None = None
 ) -> AIOKafkaProducer:
     """The service's producer: ``acks=all``, idempotent, transactional in exactly-once mode.
 
@@ -190,7 +194,7 @@ def make_producer(
         client_id=f"{s.client_id}-producer",
         acks="all",
         enable_idempotence=True,
-        linger_ms=k.linger_ms,
+        linger_ms=k.linger_ms if linger_ms is None else linger_ms,
         max_batch_size=max_batch_size or k.max_batch_size,
         request_timeout_ms=k.request_timeout_ms,
         max_request_size=max(MIN_REQUEST_BYTES, s.max_output_bytes + 65_536),

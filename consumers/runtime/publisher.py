@@ -28,11 +28,20 @@ def transient(exc: BaseException) -> bool:
     return bool(getattr(exc, "retriable", False)) or isinstance(exc, KafkaTimeoutError)
 
 
+Sent = list[tuple[OutRecord, "asyncio.Future[Any] | BaseException"]]
+
+
 async def send_all(
     producer: Producer, outputs: list[OutRecord]
 ) -> list[tuple[OutRecord, BaseException]]:
     """Send every record, then wait for each acknowledgement; the records that failed."""
-    futures: list[tuple[OutRecord, asyncio.Future[Any] | BaseException]] = []
+    return await acknowledged(await append_all(producer, outputs))
+
+
+async def append_all(producer: Producer, outputs: list[OutRecord]) -> Sent:
+    """Hand every record to the producer (its batches; no wait for the broker when the topic's
+    metadata is known): records appended together travel in the same produce request."""
+    futures: Sent = []
     for out in outputs:
         try:
             futures.append(
@@ -40,6 +49,11 @@ async def send_all(
             )
         except KafkaError as exc:
             futures.append((out, exc))
+    return futures
+
+
+async def acknowledged(futures: Sent) -> list[tuple[OutRecord, BaseException]]:
+    """Wait for the acknowledgement of each appended record; the records that failed."""
     failed: list[tuple[OutRecord, BaseException]] = []
     for out, future in futures:
         if isinstance(future, BaseException):

@@ -87,6 +87,7 @@ class Replies:
         self._clock = clock
         self._throttle = Throttle(settings.reply.log_interval_s, clock)
         self._missing: dict[str, float] = {}  # topic -> when it was found missing
+        self._known: dict[str, None] = {}  # topics found (an ordered set, bounded)
         self._lookups: dict[str, asyncio.Task[bool]] = {}
 
     def target(self, headers: Headers) -> ReplyTo | None:
@@ -101,6 +102,7 @@ class Replies:
         return found
 
     def dropped(self, out: OutRecord, reason: str, error: BaseException | None = None) -> None:
+        self._known.pop(out.topic, None)  # looked up again: it may be gone
         self._stats.replies_dropped[reason] += 1
         self._log("reply.dropped", out.topic, reason, error)
 
@@ -132,6 +134,8 @@ class Replies:
         return kept
 
     async def _exists(self, producer: Producer, topic: str) -> bool:
+        if topic in self._known:
+            return True
         found = self._missing.get(topic)
         if found is not None and self._clock() - found < self.settings.missing_topic_recheck_s:
             return False
@@ -149,6 +153,9 @@ class Replies:
             partitions = set()
         if partitions:
             self._missing.pop(topic, None)
+            self._known[topic] = None
+            while len(self._known) > THROTTLE_KEYS:
+                del self._known[next(iter(self._known))]
             return True
         self._missing[topic] = self._clock()
         while len(self._missing) > THROTTLE_KEYS:

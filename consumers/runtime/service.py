@@ -50,12 +50,13 @@ from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
 from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
-from consumers.settings import ServiceSettings
+from consumers.settings import Guarantee, ServiceSettings
 from guard.boundary import GuardCore
 from guard.models import Verdict
 
 log_name = "consumers.service"
 log = structlog.get_logger(log_name)
+REPLY_LINGER_MS = 0  # a requester waits for each reply: no linger (batches form in flight)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 
 
@@ -93,6 +94,7 @@ class GuardService:
         self._draining = False
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
+        self._reply_producer: Producer | None = None  # at-least-once with replies on
         self._last_commit = clock()
         self._debug = False  # whether debug lines are logged, read at start
 
@@ -119,6 +121,11 @@ class GuardService:
             return False
         limit, self._batch_bytes = fitted
         self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit, replies=self.replies)
+        if s.reply.enabled and s.guarantee is Guarantee.AT_LEAST_ONCE:
+            self._reply_producer = broker.producer(
+                max_batch_size=self._batch_bytes, linger_ms=REPLY_LINGER_MS
+            )
+            await startup.with_deadline(s, self._reply_producer.start, "start the reply producer")
         self._producer = broker.producer(max_batch_size=self._batch_bytes)
         await startup.with_deadline(s, self._producer.start, "start the producer")
         self._consumer = self.intake.consumer = broker.consumer()
@@ -131,6 +138,7 @@ class GuardService:
             self._fatal,
             batch_bytes=self._batch_bytes,
             replies=self.replies,
+            reply_producer=self._replies_producer,
         )
         self.commits = Commits(policy, self.intake.owns)
         await startup.with_deadline(s, self._consumer.start, "start the consumer")
@@ -146,6 +154,16 @@ class GuardService:
             transactional_id=s.transactional_id,
         )
         return True
+
+    @property
+    def _replies_producer(self) -> Producer:
+        """Replies travel on a producer of their own at-least-once: aiokafka sends one
+        request per broker at a time, so a reply sharing the verdicts' producer waits for their
+        batches (and the broker's append of each of their partitions). Exactly-once they must
+        be in the transaction: the one producer."""
+        producer = self._reply_producer or self._producer
+        assert producer is not None
+        return producer
 
     # ------------------------------------------------------------------ the loop
 
@@ -244,8 +262,7 @@ class GuardService:
     async def _deliver(self, part: Partition, offset: int, finished: Finished) -> list[OutRecord]:
         """Deliver (publish, or stage for the transaction) and finish the message."""
         assert self.commits is not None
-        assert self._producer is not None
-        outputs = await self.replies.deliverable(self._producer, finished.outputs)
+        outputs = await self.replies.deliverable(self._replies_producer, finished.outputs)
         outputs = await self.commits.policy.deliver(
             part, offset, outputs, self._pipeline.refused(finished.origin)
         )
@@ -370,6 +387,8 @@ class GuardService:
                 await self._consumer.stop()
         if self._producer is not None:
             await self._producer.close(timeout_s)
+        if self._reply_producer is not None:
+            await self._reply_producer.close(min(timeout_s, self.settings.reply.timeout_s))
         if self.commits is not None:
             await self.commits.policy.close()
         await self.replies.close()

@@ -290,7 +290,7 @@ class FakeBroker:
         self.consumers.append(FakeConsumer(self.cluster))
         return self.consumers[-1]
 
-    def producer(self, *, max_batch_size: int) -> FakeProducer:
+    def producer(self, *, max_batch_size: int, linger_ms: int | None = None) -> FakeProducer:
         self.producers.append(FakeProducer(self.cluster))
         return self.producers[-1]
 

@@ -30,7 +30,8 @@ def produce_asking(cluster: FakeCluster, n: int, topic: str = "guard.reply.me") 
 async def test_a_reply_that_is_never_acknowledged_is_dropped_and_the_message_finishes() -> None:
     cluster = FakeCluster()
     async with running(cluster, [A], **REPLY) as h:
-        h.producer.refuse = refuse_replies  # retriable, for ever
+        assert len(h.broker.producers) == 2  # at-least-once, replies have a producer of their own
+        h.broker.producers[0].refuse = refuse_replies  # retriable, for ever
         produce_asking(cluster, 2)
         await h.committed(A, 2)
         stats = h.service.stats
@@ -54,7 +55,7 @@ async def test_replies_are_published_beside_the_verdicts() -> None:
 async def test_a_reply_to_a_missing_topic_is_dropped_without_waiting() -> None:
     cluster = FakeCluster()
     async with running(cluster, [A], **REPLY) as h:
-        h.producer.missing_topics.add("guard.reply.gone")
+        h.broker.producers[0].missing_topics.add("guard.reply.gone")
         produce_asking(cluster, 3, topic="guard.reply.gone")
         await h.committed(A, 3)
         stats = h.service.stats
@@ -66,6 +67,7 @@ async def test_a_reply_to_a_missing_topic_is_dropped_without_waiting() -> None:
 async def test_exactly_once_a_refused_reply_aborts_one_transaction_and_is_dropped() -> None:
     cluster = FakeCluster()
     async with running(cluster, [A], **REPLY, **EXACTLY_ONCE) as h:
+        assert len(h.broker.producers) == 1  # replies must be in the transaction
         h.producer.refuse = refuse_replies
         produce_asking(cluster, 3)
         await until(lambda: h.judged() == 3, "3 staged")
