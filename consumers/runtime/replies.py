@@ -9,8 +9,9 @@ what happens when it cannot.
 * The reply is one more output of the message (kind ``reply``, built by
   :func:`consumers.runtime.routing.route_verdict`): keyed like the input, the verdict record as
   value, the verdict's headers without credentials, plus the correlation id; fitted to size like
-  the verdict, and delivered with the other outputs before the input offset is committed (in the
-  transaction, exactly-once).
+  the verdict, and delivered with the other outputs before the input offset is committed
+  (at-least-once on a producer of its own without linger, so it never waits behind the
+  verdicts' batches; exactly-once in the transaction: :mod:`consumers.runtime.commits`).
 * A reply must never stop the service or hold a partition: before delivery
   :meth:`Replies.deliverable` drops replies whose topic does not exist (its metadata is awaited
   at most ``reply.timeout_s``; a missing topic is remembered for

@@ -10,8 +10,10 @@ import time
 from typing import Any
 
 import orjson
+import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from consumers.errors import ClientClosed
 from consumers.reply import CORRELATION_ID_HEADER, REPLY_TOPIC_HEADER, ScreeningClient
 from consumers.settings import ReplySettings
 from guard.assembly import build_guard
@@ -234,3 +236,24 @@ async def test_the_request_reply_example_runs(kafka_bootstrap: str) -> None:
     text = out.decode()
     assert "pass  send" in text
     assert "fail  block" in text
+
+
+async def test_closing_the_client_ends_waiting_screens_fail_closed(kafka_bootstrap: str) -> None:
+    """A screen waiting when the client closes returns at once with a fail-closed verdict;
+    a screen after close raises ClientClosed."""
+    topics = new_topics()
+    await create_topics(kafka_bootstrap, {topics.requests: 1})
+    client = ScreeningClient(
+        kafka_bootstrap, request_topic=topics.requests, reply_topic_prefix=PREFIX
+    )
+    await client.start()
+    waiting = asyncio.create_task(client.screen({"output": "x", "context": "y"}, timeout=60))
+    await asyncio.sleep(0.5)
+    started = time.monotonic()
+    await client.close()
+    verdict = await asyncio.wait_for(waiting, timeout=10)
+    assert time.monotonic() - started < 15
+    assert verdict.label is Label.ERROR
+    assert verdict.reason == "reply_timeout"
+    with pytest.raises(ClientClosed):
+        await client.screen({"output": "x"})

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aiokafka.errors import KafkaError, NotLeaderForPartitionError
 
+from consumers.metrics import Metrics
 from consumers.reply.headers import request_headers
 from tests.unit.fakekafka import FakeCluster, until
 from tests.unit.test_delivery import EXACTLY_ONCE, A, ids, request, running
@@ -62,6 +63,9 @@ async def test_a_reply_to_a_missing_topic_is_dropped_without_waiting() -> None:
     assert cluster.verdict_ids() == ids(0, 1, 2)
     assert stats.replies_dropped == {"unknown_topic": 3}
     assert not any(o.topic == "guard.reply.gone" for o in cluster.outputs)
+    exposed = Metrics(stats).render().decode()
+    assert 'groundguard_replies_dropped_total{reason="unknown_topic"} 3.0' in exposed
+    assert "groundguard_replies_published_total 0.0" in exposed
 
 
 async def test_exactly_once_a_refused_reply_aborts_one_transaction_and_is_dropped() -> None:
