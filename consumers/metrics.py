@@ -192,7 +192,7 @@ class _StateCollector(Collector):
         yield stopped
         yield _gauge(
             "buffered_bytes",
-            "Input bytes held (in flight, waiting, unacknowledged); "
+            "Input and output bytes held (in flight, waiting, unacknowledged or staged); "
             "partitions pause at max_buffered_bytes.",
             float(stats.buffered_bytes),
         )

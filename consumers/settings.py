@@ -220,8 +220,9 @@ class ServiceSettings(BaseSettings):
     max_buffered_bytes: int = Field(
         default=defaults.DEFAULT_MAX_BUFFERED_BYTES,
         ge=1_048_576,
-        description="Input bytes (keys, values, headers) held over all partitions (in flight, "
-        "waiting or unacknowledged) before partitions are paused: bounds memory "
+        description="Bytes held over all partitions before partitions are paused: input "
+        "records (keys, values, headers) until their message is finished, and output records "
+        "until acknowledged (exactly-once: until their transaction commits). Bounds memory "
         "when messages are big, as partition_buffer bounds their count.",
     )
     max_message_bytes: int = Field(

@@ -10,7 +10,9 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
 * :class:`TransactionCommits` (**exactly-once**): a message's outputs are staged; each commit
   publishes the staged outputs below each partition's frontier and the offsets past them in one
   transaction (transactional id ``<prefix>-<instance_id>``, stable per replica, so a restarted
-  replica fences its zombie). An aborted transaction puts its outputs back and is retried.
+  replica fences its zombie). An aborted transaction leaves its outputs staged and is retried;
+  records the broker refuses as too large (a topic's ``max.message.bytes`` lowered while
+  running) are sent alone, then replaced by the message's dead letter, as at-least-once does.
   aiokafka has no KIP-447 group-metadata fencing, so before it commits, a transaction asks the
   group whether this member still belongs to it (:meth:`Consumer.in_group`): a member the group
   dropped (frozen past its session timeout, say) aborts instead of publishing verdicts that the
@@ -29,25 +31,46 @@ from collections.abc import Callable
 from typing import Protocol
 
 import structlog
-from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
+from aiokafka.errors import (
+    CommitFailedError,
+    IllegalStateError,
+    KafkaError,
+    MessageSizeTooLargeError,
+)
 from aiokafka.structs import TopicPartition
 
 from consumers.errors import PublishFailed
-from consumers.runtime.envelope import OutRecord
-from consumers.runtime.intake import Partition
+from consumers.runtime.envelope import OutRecord, outputs_bytes
+from consumers.runtime.intake import Partition, Staged
 from consumers.runtime.kafka import Consumer, Producer
 from consumers.runtime.offsets import encode_finished
-from consumers.runtime.publisher import publish, send_all, transient
+from consumers.runtime.publisher import (
+    publish,
+    refused_in_batch,
+    replace_refused,
+    send_all,
+    send_alone,
+    transient,
+)
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import Guarantee, ServiceSettings
 
 log = structlog.get_logger("consumers.service")
 Refused = Callable[[str], OutRecord]
 ABANDONED_GRACE_S = 1.0
+REFUSAL_ROUNDS = 5  # batched -> alone -> dead letter -> bare dead letter, and one to spare
 
 
 class Fenced(Exception):
     """This member is no longer in its group: its transaction must not commit."""
+
+
+class _SendFailed(Exception):
+    """Records of a transaction were not acknowledged: it must be aborted."""
+
+    def __init__(self, failed: list[tuple[OutRecord, BaseException]]) -> None:
+        super().__init__(repr(failed[0][1]))
+        self.failed = failed
 
 
 class Fatal:
@@ -90,7 +113,9 @@ def policy_for(
     batch_bytes: int,
 ) -> CommitPolicy:
     if settings.guarantee is Guarantee.EXACTLY_ONCE:
-        return TransactionCommits(settings, consumer, producer, stats, fatal)
+        return TransactionCommits(
+            settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes
+        )
     return OffsetCommits(settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes)
 
 
@@ -166,6 +191,8 @@ class OffsetCommits:
     async def deliver(
         self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
     ) -> list[OutRecord]:
+        size = outputs_bytes(outputs)  # held until acknowledged
+        self._stats.hold(size)
         try:
             delivered = await publish(
                 self._producer,
@@ -178,6 +205,8 @@ class OffsetCommits:
         except PublishFailed as exc:
             self._fatal.fail(exc)
             raise
+        finally:
+            self._stats.release(size)
         self._stats.published += len(delivered)
         return delivered
 
@@ -231,9 +260,12 @@ class TransactionCommits:
         producer: Producer,
         stats: ServiceStats,
         fatal: Fatal,
+        *,
+        batch_bytes: int,
     ) -> None:
         self.settings = settings
         self.interval_s = settings.transaction_interval_s
+        self._batch_bytes = batch_bytes
         self._consumer = consumer
         self._producer = producer
         self._stats = stats
@@ -244,28 +276,30 @@ class TransactionCommits:
     async def deliver(
         self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
     ) -> list[OutRecord]:
-        part.ready[offset] = outputs  # published with its offset in the next transaction
+        size = outputs_bytes(outputs)  # held until the transaction publishes them
+        self._stats.hold(size)
+        part.ready[offset] = Staged(outputs, refused, size)  # published in the next transaction
         return outputs
 
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None:
         """Publish the finished outputs below each frontier and commit the frontiers, atomically.
-        A transient failure aborts, puts the outputs back and retries at the next interval, for
-        at most ``publish_timeout_s``; then the service stops (a restart fences and aborts).
+        A transient failure aborts and retries at the next interval, for at most
+        ``publish_timeout_s``; then the service stops (a restart fences and aborts). The staged
+        outputs stay staged (and counted in ``max_buffered_bytes``) until a transaction commits.
         A transaction that does not end within ``timeout_s`` has an unknown outcome (aiokafka
         waits for the broker without end): the service stops, a restart fences and aborts it."""
         offsets: dict[TopicPartition, int] = {}
-        taken: list[tuple[Partition, int, list[OutRecord]]] = []
+        taken: list[tuple[Partition, int]] = []
         for part in parts:
             frontier = part.tracker.committable
             if frontier is None:
                 continue
-            for offset in sorted(o for o in part.ready if o < frontier):
-                taken.append((part, offset, part.ready.pop(offset)))
+            taken += [(part, offset) for offset in sorted(o for o in part.ready if o < frontier)]
             offsets[part.tp] = frontier
         if not offsets:
             return
-        records = [out for _, _, outs in taken for out in outs]
-        task = asyncio.create_task(self._transact(records, offsets))
+        staged = [part.ready[offset] for part, offset in taken]
+        task = asyncio.create_task(self._transact(staged, offsets))
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         if not done:  # not awaited after the cancel: aiokafka's abort may wait without end too
             task.cancel()
@@ -282,9 +316,7 @@ class TransactionCommits:
             raise self._fatal.error  # type: ignore[misc]
         try:
             task.result()
-        except (KafkaError, Fenced) as exc:
-            for part, offset, outs in taken:  # kept until the partition is revoked, or retried
-                part.ready[offset] = outs
+        except (KafkaError, Fenced) as exc:  # kept staged until revoked, or retried
             if isinstance(exc, Fenced):
                 log.warning(
                     "transaction.fenced",
@@ -294,19 +326,68 @@ class TransactionCommits:
                 return
             self._failed(exc)
             return
+        for part, offset in taken:
+            self._stats.release(part.ready.pop(offset).size)
         self._failing_since = None
         self._stats.transactions += 1
-        self._stats.published += len(records)
+        self._stats.published += sum(len(message.outputs) for message in staged)
         _committed(self._stats, parts, offsets)
 
-    async def _transact(self, records: list[OutRecord], offsets: dict[TopicPartition, int]) -> None:
-        async with self._producer.transaction():
-            failed = await send_all(self._producer, records)
-            if failed:
-                raise failed[0][1]
-            await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
-            if not await self._consumer.in_group():  # last, just before the commit
-                raise Fenced("this member is no longer in its group")
+    async def _transact(self, staged: list[Staged], offsets: dict[TopicPartition, int]) -> None:
+        """One transaction; when the broker refuses records as too large, it is aborted and
+        tried again (at most ``REFUSAL_ROUNDS`` times) with those records sent alone, then
+        replaced (:meth:`_refit`): one message's size must never stop the service."""
+        alone: set[int] = set()  # ids of the records to send one at a time
+        for _ in range(REFUSAL_ROUNDS):
+            try:
+                async with self._producer.transaction():
+                    await self._send(staged, alone)
+                    await self._producer.send_offsets_to_transaction(
+                        offsets, self.settings.group_id
+                    )
+                    if not await self._consumer.in_group():  # last, just before the commit
+                        raise Fenced("this member is no longer in its group")
+                return
+            except _SendFailed as exc:
+                if not self._refit(staged, exc.failed, alone):
+                    raise exc.failed[0][1] from None
+        raise PublishFailed(f"the broker still refused records after {REFUSAL_ROUNDS} rounds")
+
+    async def _send(self, staged: list[Staged], alone: set[int]) -> None:
+        records = [out for message in staged for out in message.outputs]
+        failed = await send_all(self._producer, [out for out in records if id(out) not in alone])
+        failed += await send_alone(self._producer, [out for out in records if id(out) in alone])
+        if failed:
+            raise _SendFailed(failed)
+
+    def _refit(
+        self, staged: list[Staged], failed: list[tuple[OutRecord, BaseException]], alone: set[int]
+    ) -> bool:
+        """After a refusal as too large: records refused with their batch are sent alone next
+        time; records refused alone are replaced (:func:`publisher.replace_refused`), their
+        replacements sent alone. Whether the transaction is worth trying again now."""
+        if not all(isinstance(error, MessageSizeTooLargeError) for _, error in failed):
+            return False  # a failure of the broker, not of a record: retried at the next interval
+        batched = {id(out) for out in refused_in_batch(failed, self._batch_bytes, alone)}
+        sent_alone = set(alone)
+        alone.update(batched)
+        changed = bool(batched)
+        for message in staged:
+            before = {id(out) for out in message.outputs}
+            mine = [(o, e) for o, e in failed if id(o) in before and id(o) not in batched]
+            if mine and replace_refused(
+                message.outputs, mine, message.refused, self._batch_bytes, sent_alone
+            ):
+                alone.update(id(out) for out in message.outputs if id(out) not in before)
+                changed = True
+        log.warning(
+            "transaction.refused_as_too_large",
+            records=len(failed),
+            action="aborted; sent again alone, or as a smaller dead letter"
+            if changed
+            else "aborted; nothing left to shrink",
+        )
+        return changed
 
     def _failed(self, exc: KafkaError) -> None:
         now = time.monotonic()

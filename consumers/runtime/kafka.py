@@ -11,7 +11,9 @@ them with aiokafka; every reach into aiokafka's private parts is here:
 * closing a producer whose flush hangs (``_sender``, ``_message_accumulator``);
 * finishing a consumer's close that a fetch task's cancellation interrupted (``_fetcher``,
   ``_client``);
-* fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`).
+* fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`);
+* the sequence numbers of a batch the broker refused as too large, given back so the partition
+  takes later batches (:func:`consumers.runtime.sequences.install`).
 
 Why one module of this length: it is the one place that touches aiokafka (the ports, their
 aiokafka implementations and every private access), on purpose: an aiokafka upgrade is read
@@ -33,7 +35,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.protocol.group import HeartbeatRequest
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from consumers.runtime import batches
+from consumers.runtime import batches, sequences
 from consumers.runtime.topics import ensure_topics, output_limits, wait_for_topics
 from consumers.settings import ServiceSettings
 
@@ -167,6 +169,7 @@ class KafkaBroker:
         )
 
     def producer(self, *, max_batch_size: int) -> Producer:
+        sequences.install()  # a batch refused as too large must not block its partition
         return KafkaProducer(make_producer(self.settings, max_batch_size=max_batch_size))
 
 
