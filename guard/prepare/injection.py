@@ -51,6 +51,7 @@ from typing import Literal
 
 from guard.models import InjectionFinding
 from guard.prepare.evidence import RenderedEvidence
+from guard.prepare.sanitize import COMBINING_MARK
 
 Kind = Literal[
     "override_instructions", "score_request", "fake_verdict", "role_marker", "fence_forgery"
@@ -379,8 +380,7 @@ def skeleton(text: str) -> str:
     made Latin ("Ιgnore" with a Greek capital iota). Only scanned, never shown to a judge."""
     if text.isascii():
         return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    bare = COMBINING_MARK.sub("", unicodedata.normalize("NFKD", text))
     return unicodedata.normalize("NFC", bare).translate(_CONFUSABLES)
 
 

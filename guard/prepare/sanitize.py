@@ -61,15 +61,28 @@ _LINE_BREAKS = str.maketrans(
 MAX_COMBINING_RUN = 30  # UAX #15 stream-safe text format
 
 
+def class_pattern(codes: Iterable[int]) -> str:
+    """A regex character class of ``codes``, written as ranges (a class listing single
+    characters makes the regex engine test each one in turn)."""
+    ranges: list[list[int]] = []
+    for code in sorted(set(codes)):
+        if ranges and code == ranges[-1][1] + 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    parts = (re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
+    return "[" + "".join(parts) + "]"
+
+
 def _combining_class() -> str:
     """A regex character class of every code point with a non-zero canonical combining class
     (the only ones NFC reorders; none lie outside U+0300..U+1FFFF)."""
     codes = range(0x300, 0x20000)
-    marks = compress(codes, map(unicodedata.combining, map(chr, codes)))
-    return "[" + "".join(re.escape(chr(c)) for c in marks) + "]"
+    return class_pattern(compress(codes, map(unicodedata.combining, map(chr, codes))))
 
 
 _MARK = _combining_class()
+COMBINING_MARK = re.compile(_MARK)
 # NFC sorts each run of combining marks with an insertion sort: quadratic in the run's length
 _LONG_MARK_RUN = re.compile(f"({_MARK}{{{MAX_COMBINING_RUN}}}){_MARK}+")
 _RUN_OF_SPACES = re.compile(r" {2,}")
@@ -104,24 +117,11 @@ _HIDDEN_TAGS = re.compile("(?<![\U0001f3f4\U000e0020-\U000e007e])[\U000e0020-\U0
 _UNTAG = {code: chr(code - _TAG_OFFSET) for code in range(0xE0020, 0xE007F)}
 
 
-def _char_class(codes: Iterable[int]) -> re.Pattern[str]:
-    """A compiled class of ``codes``, written as ranges (a list of single characters makes the
-    regex engine test each one in turn)."""
-    ranges: list[list[int]] = []
-    for code in sorted(set(codes)):
-        if ranges and code == ranges[-1][1] + 1:
-            ranges[-1][1] = code
-        else:
-            ranges.append([code, code])
-    parts = (re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
-    return re.compile("[" + "".join(parts) + "]")
-
-
 # Cost: ``str.translate`` with a dict table looks every character of a non-ASCII text up in
 # the dict (about 0.2 us each), so a non-ASCII text is first searched, in one pass of the regex
 # engine, for a character any per-character rule touches; most texts hold none and skip them.
-_LINE_BREAK_CHARS = _char_class(_LINE_BREAKS)
-_TOUCHED_CHARS = _char_class([*_TABLE, *range(0xD800, 0xE000)])
+_LINE_BREAK_CHARS = re.compile(class_pattern(_LINE_BREAKS))
+_TOUCHED_CHARS = re.compile(class_pattern([*_TABLE, *range(0xD800, 0xE000)]))
 
 
 def _reveal_tags(text: str) -> str:

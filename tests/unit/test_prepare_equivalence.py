@@ -6,11 +6,19 @@ decides on (blanks, line breaks, controls, tags, marks, look-alikes)."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from guard.models import ContextField, JudgeRequest, Message
+from guard.prepare import excerpt as fast_excerpt
+from guard.prepare import injection
 from guard.prepare import sanitize as fast_sanitize
-from tests.unit import reference_sanitize
+from guard.prepare.evidence import render_evidence
+from guard.prepare.truncate import SENTENCE_END
+from tests.unit import reference_evidence, reference_excerpt, reference_sanitize
 
 _TRICKY = (
     " \t\n\r\x0b\x0c\x85\u2028\u2029\x00\x1b\x7f\x9f\u00a0\u3000\u200b\u202e\ufeff\ufb01"
@@ -30,3 +38,53 @@ def test_sanitize_equals_the_reference(text: str) -> None:
 @given(st.text(alphabet=st.sampled_from(" \t\n\r\u3000ab"), max_size=80))
 def test_collapse_whitespace_equals_the_reference(text: str) -> None:
     assert fast_sanitize.collapse_whitespace(text) == reference_sanitize.collapse_whitespace(text)
+
+
+_PREVIOUS_SENTENCE_END = re.compile(r"(?:[.!?…](?:[\"'”’)\]]*)(?=\s)|[。！？]|\n)")
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(".!?…。！？\n \t\"'”’)]a"), max_size=60))
+def test_sentence_ends_are_found_where_the_previous_pattern_found_them(text: str) -> None:
+    found = [m.span() for m in SENTENCE_END.finditer(text)]
+    assert found == [m.span() for m in _PREVIOUS_SENTENCE_END.finditer(text)]
+
+
+@settings(max_examples=200)
+@given(_TEXTS)
+def test_skeleton_equals_the_reference(text: str) -> None:
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    expected = unicodedata.normalize("NFC", bare).translate(injection._CONFUSABLES)
+    assert injection.skeleton(text) == (text if text.isascii() else expected)
+
+
+_PIECES = ["ab", "Σ", "ΑΣ", "İ", "the", "12", "²", " ", ". ", "。", "\n\n", "! ", "é", "[1]"]
+_PROSE = st.lists(st.sampled_from(_PIECES), max_size=60).map("".join)
+
+
+@settings(max_examples=300)
+@given(_PROSE, st.integers(min_value=0, max_value=120), _PROSE)
+def test_excerpt_equals_the_reference(text: str, budget: int, query: str) -> None:
+    fast_excerpt._units.cache_clear()
+    fast_excerpt._unit_words.cache_clear()
+    assert fast_excerpt.excerpt(text, budget, query) == reference_excerpt.excerpt(
+        text, budget, query
+    )
+
+
+@settings(max_examples=80)
+@given(
+    st.lists(_PROSE, max_size=6),
+    st.lists(st.sampled_from(["user", "assistant", "tool", "system"]), max_size=6),
+    _PROSE,
+    st.integers(min_value=100, max_value=300),
+)
+def test_rendered_evidence_equals_the_reference(
+    docs: list[str], roles: list[str], output: str, limit: int
+) -> None:
+    turns = [Message(role=r, content=d) for r, d in zip(roles, docs, strict=False)]  # type: ignore[arg-type]
+    request = JudgeRequest(output=output or "x", context=docs, messages=turns)
+    for source in (ContextField.CONTEXT, ContextField.MESSAGES):
+        fast = render_evidence(request, source, limit)
+        assert vars(fast) == vars(reference_evidence.render_evidence(request, source, limit))
