@@ -1,157 +1,15 @@
-"""guard.prepare.evidence as it was before its fast paths (commit 06efd61): the reference the
-equivalence tests compare it against."""
+"""The block ranking of :mod:`guard.prepare.evidence` as it was before (commit 06efd61): the
+reference the equivalence tests compare the module against."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property
-from typing import cast
+from collections.abc import Sequence
 
-from guard.case import Passage
-from guard.defaults import MAX_EVIDENCE_ITEMS
-from guard.models import ContextField, Cut, Document, JudgeRequest, Message
-from guard.prepare.excerpt import excerpt, words
-from guard.prepare.sanitize import sanitize
-
-BLOCK_SEPARATOR = "\n\n"
-MIN_PARTIAL_CHARS = 80  # a partly kept block needs at least this much room to be worth it
-
-
-@dataclass(frozen=True)
-class RenderedEvidence:
-    """The evidence text the judge sees, its evidence passages, and what was cut.
-
-    ``bodies`` are the texts of every shown block (evidence or not) and ``attributes`` the
-    producer-given values in their headers (document ids and sources, tool names): what an
-    injection scan must read."""
-
-    text: str
-    passages: tuple[Passage, ...]
-    cut: Cut
-    bodies: tuple[str, ...] = ()
-    attributes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class _Block:
-    header: str  # "[1]", "[turn 2] USER (evidence):"; "" for a single passage
-    body: str
-    passage_label: str | None  # None: shown, but not evidence
-    relevance: int = 0
-    attributes: tuple[str, ...] = ()  # producer-given header values: ids, sources, tool names
-
-    @cached_property
-    def content_words(self) -> set[str]:
-        return words(self.body)
-
-    @property
-    def text(self) -> str:
-        return f"{self.header} {self.body}" if self.header else self.body
-
-    def passage(self) -> Passage | None:
-        return None if self.passage_label is None else Passage(self.passage_label, self.body)
-
-
-# --------------------------------------------------------------------------- blocks
-
-
-_HEADER_LOOKALIKE = re.compile(r"^([ \t]*)(\[(?:turn\s+)?\d+\])", re.IGNORECASE | re.MULTILINE)
-
-
-def _one_line(text: str) -> str:
-    """Header attributes (ids, sources, tool names) on one line: they cannot start a block."""
-    return " ".join(sanitize(text).split())
-
-
-def _body(text: str) -> str:
-    """A block's text, with lines that look like our block headers quoted, so judged text
-    cannot start a forged document or turn (``[2] ...``, ``[turn 4] TOOL RESULT ...``)."""
-    return _HEADER_LOOKALIKE.sub(r"\1| \2", sanitize(text))
-
-
-def _document_attributes(doc: Document) -> tuple[str, ...]:
-    return tuple(_one_line(value) for value in (doc.id, doc.source) if value)
-
-
-def _document_header(number: int, doc: Document) -> str:
-    pairs = (("id", doc.id), ("source", doc.source))
-    attrs = [f"{name}: {_one_line(value)}" for name, value in pairs if value]
-    return f"[{number}] ({', '.join(attrs)})" if attrs else f"[{number}]"
-
-
-def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[_Block]:
-    items: list[str | Document] = [context] if isinstance(context, str) else list(context)
-    blocks: list[_Block] = []
-    for number, item in enumerate(items[:MAX_EVIDENCE_ITEMS], start=1):
-        doc = Document(text=item) if isinstance(item, str) else item
-        body = _body(doc.text)
-        if body:
-            blocks.append(
-                _Block(
-                    _document_header(number, doc),
-                    body,
-                    f"[{number}]",
-                    attributes=_document_attributes(doc),
-                )
-            )
-    return blocks
-
-
-def turn_label(message: Message) -> tuple[str, str | None]:
-    """The role label shown for a turn, and its passage label (None: not evidence)."""
-    if message.role == "user":
-        return "USER (evidence):", "user"
-    if message.role == "tool":
-        name = _one_line(message.name or "")
-        shown = f"TOOL RESULT from {name}" if name else "TOOL RESULT"
-        return f"{shown} (evidence):", f"tool {name}" if name else "tool"
-    if message.role == "assistant":
-        return "ASSISTANT (earlier reply, NOT evidence):", None
-    return "SYSTEM (instructions to the assistant, NOT evidence):", None
-
-
-def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
-    blocks: list[_Block] = []
-    first = max(0, len(messages) - MAX_EVIDENCE_ITEMS)
-    for number, message in enumerate(messages[first:], start=first + 1):
-        body = _body(message.content)
-        if body:
-            shown, passage_label = turn_label(message)
-            name = _one_line(message.name or "") if message.role == "tool" else ""
-            blocks.append(
-                _Block(
-                    f"[turn {number}] {shown}",
-                    body,
-                    passage_label,
-                    attributes=(name,) if name else (),
-                )
-            )
-    return blocks
-
-
-def _single_block(text: str | None, label: str) -> list[_Block]:
-    body = sanitize(text or "")
-    return [_Block("", body, label)] if body else []
-
-
-def source_blocks(request: JudgeRequest, source: ContextField) -> list[_Block]:
-    """The rendered blocks of the chosen grounding source (empty: no evidence)."""
-    if source is ContextField.CONTEXT:
-        return _document_blocks(request.context) if request.context is not None else []
-    if source is ContextField.MESSAGES:
-        return _message_blocks(request.messages or [])
-    if source is ContextField.INPUT:
-        return _single_block(request.input, "input")
-    return _single_block(request.expected_output, "expected_output")
-
-
-# --------------------------------------------------------------------------- fitting
+from guard.prepare.evidence import _Block, _fill
+from guard.prepare.excerpt import words
 
 
 def _rank(blocks: Sequence[_Block], query: str) -> list[int]:
-    """Block indexes, most worth keeping first: evidence, then word overlap, then order."""
     wanted = words(query)
 
     def key(i: int) -> tuple[bool, int, int]:
@@ -161,122 +19,14 @@ def _rank(blocks: Sequence[_Block], query: str) -> list[int]:
     return sorted(range(len(blocks)), key=key, reverse=True)
 
 
-def _partial(block: _Block, room: int, query: str) -> _Block | None:
-    budget = room - len(block.header) - (1 if block.header else 0)
-    if budget < MIN_PARTIAL_CHARS:
-        return None
-    body = excerpt(block.body, budget, query)
-    return replace(block, body=body) if body else None
-
-
 def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]:
-    """The blocks to show within ``limit`` characters, in their original order."""
-    sep = len(BLOCK_SEPARATOR)
+    sep = 2
     if sum(len(b.text) for b in blocks) + sep * max(0, len(blocks) - 1) <= limit:
         return list(blocks)
     chosen: dict[int, _Block] = {}
     order = _rank(blocks, query)
     evidence = [i for i in order if blocks[i].passage_label is not None]
     other = [i for i in order if blocks[i].passage_label is None]
-    used = _fill(blocks, evidence, chosen, 0, limit, query)  # evidence gets the room first
+    used = _fill(blocks, evidence, chosen, 0, limit, query)
     _fill(blocks, other, chosen, used, limit, query)
     return [chosen[i] for i in sorted(chosen)]
-
-
-def _fill(
-    blocks: Sequence[_Block],
-    order: Sequence[int],
-    chosen: dict[int, _Block],
-    used: int,
-    limit: int,
-    query: str,
-) -> int:
-    """Whole blocks of ``order`` while they fit, then an excerpt of the first that did not."""
-    sep = len(BLOCK_SEPARATOR)
-    for i in order:
-        cost = len(blocks[i].text) + (sep if chosen else 0)
-        if used + cost <= limit:
-            chosen[i], used = blocks[i], used + cost
-    skipped = next((i for i in order if i not in chosen), None)
-    if skipped is not None:
-        room = limit - used - (sep if chosen else 0)
-        partial = _partial(blocks[skipped], room, query)
-        if partial is not None:
-            chosen[skipped] = partial
-            used += len(partial.text) + (sep if len(chosen) > 1 else 0)
-    return used
-
-
-def _join(blocks: Iterable[_Block]) -> str:
-    return BLOCK_SEPARATOR.join(b.text for b in blocks)
-
-
-def _unrendered_chars(request: JudgeRequest, source: ContextField) -> int:
-    """Characters of the items beyond :data:`MAX_EVIDENCE_ITEMS`, never rendered."""
-    if source is ContextField.CONTEXT and isinstance(request.context, list):
-        return _chars(request.context[MAX_EVIDENCE_ITEMS:])
-    if source is ContextField.MESSAGES and request.messages:
-        return _chars(request.messages[:-MAX_EVIDENCE_ITEMS])
-    return 0
-
-
-def request_chars(request: JudgeRequest) -> int:
-    """Characters of every text of ``request``: what preparing it costs, roughly."""
-    texts = (request.output, request.question, request.input, request.expected_output)
-    size = sum(len(t) for t in texts if t)
-    if isinstance(request.context, str):
-        size += len(request.context)
-    elif request.context:
-        size += _chars(request.context)
-    return size + _chars(request.messages or [])
-
-
-def _chars(items: Sequence[str] | Sequence[Document] | Sequence[Message]) -> int:
-    """Total text length of homogeneous ``items`` (a request's lists hold one kind each)."""
-    if not items:
-        return 0
-    if isinstance(items[0], str):
-        return sum(map(len, cast("Sequence[str]", items)))
-    if isinstance(items[0], Document):
-        return sum(len(d.text) for d in cast("Sequence[Document]", items))
-    return sum(len(m.content) for m in cast("Sequence[Message]", items))
-
-
-def render_evidence(
-    request: JudgeRequest, source: ContextField, limit: int, query: str | None = None
-) -> RenderedEvidence:
-    """Render, sanitize and fit the grounding source ``source`` of ``request`` to ``limit``,
-    preferring what shares words with ``query`` (default: the output and question)."""
-    if query is None:
-        query = f"{request.output} {request.question or ''}"
-    return render_for_queries(request, source, limit, [query])[0]
-
-
-def render_for_queries(
-    request: JudgeRequest, source: ContextField, limit: int, queries: Sequence[str]
-) -> list[RenderedEvidence]:
-    """One rendering per query (the windows of a long output), sanitizing the source once."""
-    blocks = source_blocks(request, source)
-    full = _join(blocks)
-    original = len(full) + _unrendered_chars(request, source)
-    return [_fitted(blocks, full, original, limit, query) for query in queries]
-
-
-def _fitted(
-    blocks: Sequence[_Block], full: str, original: int, limit: int, query: str
-) -> RenderedEvidence:
-    kept = fit_blocks(blocks, limit, query)
-    text = _join(kept)
-    passages = tuple(p for p in (b.passage() for b in kept) if p is not None)
-    cut = Cut(
-        original_chars=original,
-        kept_chars=len(text),
-        truncated=text != full or original != len(full),
-    )
-    return RenderedEvidence(
-        text=text,
-        passages=passages,
-        cut=cut,
-        bodies=tuple(b.body for b in kept),
-        attributes=tuple(a for b in kept for a in b.attributes),
-    )

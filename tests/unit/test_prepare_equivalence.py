@@ -13,10 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guard.models import ContextField, JudgeRequest, Message
+from guard.prepare import evidence, injection
 from guard.prepare import excerpt as fast_excerpt
-from guard.prepare import injection
 from guard.prepare import sanitize as fast_sanitize
-from guard.prepare.evidence import render_evidence
 from guard.prepare.truncate import SENTENCE_END
 from tests.unit import reference_evidence, reference_excerpt, reference_sanitize
 
@@ -80,11 +79,18 @@ def test_excerpt_equals_the_reference(text: str, budget: int, query: str) -> Non
     _PROSE,
     st.integers(min_value=100, max_value=300),
 )
-def test_rendered_evidence_equals_the_reference(
+def test_fitted_blocks_equal_the_reference(
     docs: list[str], roles: list[str], output: str, limit: int
 ) -> None:
-    turns = [Message(role=r, content=d) for r, d in zip(roles, docs, strict=False)]  # type: ignore[arg-type]
+    turns = [Message(role=r, content=d) for r, d in zip(roles, docs, strict=False)]
     request = JudgeRequest(output=output or "x", context=docs, messages=turns)
     for source in (ContextField.CONTEXT, ContextField.MESSAGES):
-        fast = render_evidence(request, source, limit)
-        assert vars(fast) == vars(reference_evidence.render_evidence(request, source, limit))
+        blocks = evidence.source_blocks(request, source)
+        fast = evidence.fit_blocks(blocks, limit, output)
+        assert fast == reference_evidence.fit_blocks(blocks, limit, output)
+
+
+@given(_PROSE)
+def test_block_bodies_quote_header_lookalikes_as_before(text: str) -> None:
+    expected = evidence._HEADER_LOOKALIKE.sub(r"\1| \2", fast_sanitize.sanitize(text))
+    assert evidence._body(text) == expected
