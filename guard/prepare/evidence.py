@@ -106,15 +106,19 @@ def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[
     items: list[str | Document] = [context] if isinstance(context, str) else list(context)
     blocks: list[_Block] = []
     for number, item in enumerate(items[:MAX_EVIDENCE_ITEMS], start=1):
-        doc = Document(text=item) if isinstance(item, str) else item
-        body = _body(doc.text)
+        if isinstance(item, str):  # a plain passage: no header attributes (no model to build)
+            body = _body(item)
+            if body:
+                blocks.append(_Block(f"[{number}]", body, f"[{number}]"))
+            continue
+        body = _body(item.text)
         if body:
             blocks.append(
                 _Block(
-                    _document_header(number, doc),
+                    _document_header(number, item),
                     body,
                     f"[{number}]",
-                    attributes=_document_attributes(doc),
+                    attributes=_document_attributes(item),
                 )
             )
     return blocks

@@ -359,6 +359,20 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ),
     ("you are now", "consider", "treat", "regard", "count", "mark", "above", "below", "provided"),
 )
+# Each distinct trigger word, tested once per text, and the patterns it lets run.
+_NEEDLES: dict[str, tuple[int, ...]] = {
+    word: tuple(i for i, words in enumerate(_TRIGGERS) if word in words)
+    for word in dict.fromkeys(w for words in _TRIGGERS for w in words)
+}
+
+
+def _triggered(lowered: str) -> list[int]:
+    """The indexes of the patterns whose trigger words occur in the lowercased ``lowered``,
+    in order."""
+    found = {i for word, indexes in _NEEDLES.items() if word in lowered for i in indexes}
+    return sorted(found)
+
+
 # The only non-ASCII characters IGNORECASE matches to ASCII letters, folded for the prefilter.
 _IGNORECASE_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 # Greek and Cyrillic letters drawn like Latin ones (Unicode's confusables, the common subset)
@@ -388,13 +402,16 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     """Instruction-like text aimed at the judge found in ``text`` or its :func:`skeleton`, at
     most a bounded number."""
     findings: list[InjectionFinding] = []
+    if not text:
+        return findings
     seen: set[tuple[str, str]] = set()
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
-        lowered = variant.translate(_IGNORECASE_TWINS).lower()
-        for (kind, pattern), triggers in zip(_PATTERNS, _TRIGGERS, strict=True):
-            if not any(word in lowered for word in triggers):
-                continue
+        lowered = (
+            variant.lower() if variant.isascii() else variant.translate(_IGNORECASE_TWINS).lower()
+        )
+        for index in _triggered(lowered):
+            kind, pattern = _PATTERNS[index]
             for match in pattern.finditer(variant):
                 excerpt = _excerpt(variant, match.start(), match.end())
                 key = (kind, skeleton(excerpt))  # the text's finding read again in its skeleton
