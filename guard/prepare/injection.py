@@ -359,18 +359,26 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ),
     ("you are now", "consider", "treat", "regard", "count", "mark", "above", "below", "provided"),
 )
-# Each distinct trigger word, tested once per text, and the patterns it lets run.
+# Each distinct trigger word, tested once per text, and the patterns it lets run. A word that
+# contains another one letting the same patterns run is left out (the shorter one is present
+# whenever it is), and an ASCII text is not searched for non-ASCII words.
 _NEEDLES: dict[str, tuple[int, ...]] = {
     word: tuple(i for i, words in enumerate(_TRIGGERS) if word in words)
     for word in dict.fromkeys(w for words in _TRIGGERS for w in words)
 }
+_NEEDED = tuple(
+    word
+    for word, indexes in _NEEDLES.items()
+    if not any(o != word and o in word and set(indexes) <= set(_NEEDLES[o]) for o in _NEEDLES)
+)
+_ASCII_NEEDED = tuple(word for word in _NEEDED if word.isascii())
 
 
 def _triggered(lowered: str) -> list[int]:
     """The indexes of the patterns whose trigger words occur in the lowercased ``lowered``,
     in order."""
-    found = {i for word, indexes in _NEEDLES.items() if word in lowered for i in indexes}
-    return sorted(found)
+    hits = [word for word in (_ASCII_NEEDED if lowered.isascii() else _NEEDED) if word in lowered]
+    return sorted({i for word in hits for i in _NEEDLES[word]}) if hits else []
 
 
 # The only non-ASCII characters IGNORECASE matches to ASCII letters, folded for the prefilter.
