@@ -29,7 +29,8 @@ struck-through letters hide nothing.
 never reads cannot mislead it): the output's judged windows, the shown evidence blocks and the
 question as one text (an instruction split
 across documents or turns is seen whole), the block headers' attributes (document ids and
-sources, tool names), and the text hidden in base64 runs of each. What a finding does to the
+sources, tool names), and the text hidden in encodings of each (base64, hex, rot13, reversed,
+leetspeak, spaced-out letters: :mod:`guard.prepare.encodings`). What a finding does to the
 verdict is :mod:`guard.decide.policies`' business (``injection_policy``).
 
 Why one module of this length: most of it is the catalogue of patterns (overrides, score
@@ -39,17 +40,15 @@ splitting the catalogue from its only reader would not make either easier to rea
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import secrets
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import Literal
 
 from guard.models import InjectionFinding
+from guard.prepare import encodings
 from guard.prepare.evidence import RenderedEvidence
 from guard.prepare.sanitize import COMBINING_MARK
 
@@ -59,10 +58,6 @@ Kind = Literal[
 Location = Literal["output", "evidence", "attribute"]
 
 MAX_FINDINGS_PER_TEXT = 10
-MAX_DECODED_RUNS = 20  # base64 runs decoded per text
-MAX_DECODED_CHARS = 8192  # characters decoded per run
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
-_BASE64_HINT = re.compile(r"[A-Za-z0-9+/]{24}")
 EXCERPT_MARGIN = 30
 EXCERPT_MAX_CHARS = 160
 
@@ -448,31 +443,25 @@ def _joined(texts: Iterable[str]) -> str:
     return "\n".join(dict.fromkeys(t for t in texts if t))
 
 
-def _decoded(text: str) -> str:
-    """The readable text hidden in base64 runs of ``text`` (a bounded number of them)."""
-    found: list[str] = []
-    for match in islice(_BASE64_RUN.finditer(text), MAX_DECODED_RUNS):
-        run = match.group()[:MAX_DECODED_CHARS]
-        try:
-            raw = base64.b64decode(run[: len(run) - len(run) % 4], validate=True)
-            plain = raw.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            continue
-        if plain and sum(ch.isprintable() or ch.isspace() for ch in plain) >= 0.95 * len(plain):
-            found.append(plain)
-    return "\n".join(found)
-
-
 def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
-    """:func:`scan` of ``text`` and of the text hidden in its base64 runs (excerpts of the
-    decoded text start with ``base64:``)."""
+    """:func:`scan` of ``text`` and of the text hidden in its encodings (base64, hex, rot13,
+    reversed, leetspeak, spaced-out letters; :mod:`guard.prepare.encodings`). The excerpt of a
+    finding in hidden text starts with its encoding (``base64: ...``); at most
+    :data:`MAX_FINDINGS_PER_TEXT` of them per text."""
     findings = scan(text, location)
-    hidden = _decoded(text) if _BASE64_HINT.search(text) else ""
-    if hidden:
-        findings += [
-            f.model_copy(update={"excerpt": f"base64: {f.excerpt}"}) for f in scan(hidden, location)
+    hidden, solid_runs = encodings.hidden(text)
+    found: list[InjectionFinding] = [
+        InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
+        for kind, phrase in encodings.solid_phrases(solid_runs)
+    ]
+    for encoding, plain in hidden:
+        found += [
+            f.model_copy(update={"excerpt": f"{encoding}: {f.excerpt}"})
+            for f in scan(plain, location)
         ]
-    return findings
+        if len(found) >= MAX_FINDINGS_PER_TEXT:
+            break
+    return findings + found[:MAX_FINDINGS_PER_TEXT]
 
 
 def scan_request(
