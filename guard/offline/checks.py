@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from guard.offline import ordering
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -130,6 +131,9 @@ def check_claim(
                 "checked in this language",
             )
         return result("undecided", "unreadable", "the rules cannot read this language")
+    order = ordering.reversed_order(claim.text, premise.text, index)
+    if order is not None:
+        return result("contradicted", "order_reversed", order[0], order[1])
     relation = relation_failure(claim, details, index, sentence, overlap)
     if relation is not None:
         return result("contradicted", relation[0], relation[1], relation[2])

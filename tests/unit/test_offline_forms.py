@@ -126,3 +126,85 @@ class TestDurationsInAnotherUnit:
     def test_spelled_out_tens_in_spanish_german_french(self, text: str, value: float) -> None:
         (quantity,) = numbers.extract(text)
         assert (quantity.kind, quantity.value) == ("duration", value)
+
+
+class TestOrderingsInTime:
+    @pytest.mark.parametrize(
+        ("output", "context", "question"),
+        [
+            (
+                "The salary review comes before the performance review.",
+                "Annual cycle. Performance reviews are completed in March. Salary reviews "
+                "take place in May and take the March performance rating into account.",
+                None,
+            ),
+            (
+                "Pablo Trapero was born first.",
+                "Pablo Trapero (born 4 October 1971) is an Argentine film producer. Aleksander "
+                "Ford (born 24 November 1908 in Kiev) was a Polish film director.",
+                "Who was born first, Pablo Trapero or Aleksander Ford?",
+            ),
+            (
+                "Lee Ranaldo is younger than Mary Ramsey.",
+                "Lee Ranaldo (born February 3, 1956) is a guitarist. Mary Ramsey (born "
+                "24 December 1963) is a singer.",
+                None,
+            ),
+        ],
+    )
+    def test_an_ordering_the_dates_reverse_fails_and_shows_both_dates(
+        self, output: str, context: str, question: str | None
+    ) -> None:
+        decision = decide(output, context, question)
+        assert decision.label == "fail"
+        assert decision.basis == "fail:order_reversed"
+
+    @pytest.mark.parametrize(
+        ("output", "context", "question"),
+        [
+            (
+                "The performance review comes before the salary review.",
+                "Performance reviews are completed in March. Salary reviews take place in May.",
+                None,
+            ),
+            (
+                "Aleksander Ford was born first.",
+                "Pablo Trapero (born 4 October 1971) is an Argentine film producer. Aleksander "
+                "Ford (born 24 November 1908 in Kiev) was a Polish film director.",
+                "Who was born first, Pablo Trapero or Aleksander Ford?",
+            ),
+            (  # one side undated: not judged
+                "The audit comes before the review.",
+                "The audit is in March. The review follows the audit.",
+                None,
+            ),
+        ],
+    )
+    def test_an_ordering_that_holds_or_cannot_be_dated_is_not_failed(
+        self, output: str, context: str, question: str | None
+    ) -> None:
+        assert decide(output, context, question).basis != "fail:order_reversed"
+
+
+class TestNegationAdded:
+    def test_a_negated_claim_whose_words_one_plain_sentence_states_fails(self) -> None:
+        decision = decide(
+            "Warren Bryant was not a CEO.",
+            "Warren Bryant was the CEO of Longs Drugs Store Corporation out of California.",
+        )
+        assert decision.label == "fail"
+        assert "negation flipped" in reasons(decision)
+
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            ("The deposit isn't refundable.", "The deposit is non-refundable once paid."),
+            (
+                "Every parent gets 16 weeks, not just 2 weeks for the secondary caregiver.",
+                "Previously, the secondary caregiver was entitled to 2 weeks of paid leave.",
+            ),
+            ("Smoking is not allowed indoors.", "Smoking is prohibited indoors."),
+        ],
+    )
+    def test_an_implicit_negative_or_an_idiom_is_no_flip(self, output: str, context: str) -> None:
+        assert "negation flipped" not in reasons(decide(output, context))
