@@ -200,8 +200,10 @@ class TestNegationAdded:
         [
             ("The deposit isn't refundable.", "The deposit is non-refundable once paid."),
             (
-                "Every parent gets 16 weeks, not just 2 weeks for the secondary caregiver.",
-                "Previously, the secondary caregiver was entitled to 2 weeks of paid leave.",
+                "From 1 January every parent gets 16 weeks of fully paid leave, not just 2 weeks "
+                "for the secondary caregiver as before.",
+                "Previously, the secondary caregiver was entitled to 2 weeks of paid leave. From "
+                "1 January, all parents are entitled to 16 weeks of fully paid leave.",
             ),
             ("Smoking is not allowed indoors.", "Smoking is prohibited indoors."),
         ],
