@@ -27,7 +27,7 @@ from guard.offline.align import (
 from guard.offline.claims import Claim
 from guard.offline.details import MAX_AMOUNTS, Answer, Details, an_hour_of, detail_failure
 from guard.offline.relations import dropped_condition, relation_failure
-from guard.offline.text import content_stems, normalize, stem, words
+from guard.offline.text import GENERIC, content_stems, normalize, stem, words
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
 
@@ -36,6 +36,7 @@ NEAR_LOCAL = 0.8
 IN_ORDER = 0.85
 LOW_SUPPORT = 0.5
 MIN_MISSING_FOR_LOW = 3
+MIN_ABSENT_ANSWER = 2  # words of a short answer, none in the evidence, that fail it
 
 
 _REFUSAL = re.compile(
@@ -172,6 +173,14 @@ def _support_status(
                 "supported",
                 "short_answer",
                 f"the answer is stated beside the question's subject{named}",
+            )
+        absent = [m for m in missing if m not in premise.stems and m not in GENERIC]
+        if len(absent) >= MIN_ABSENT_ANSWER and len(absent) == len(details.stems):
+            return result(
+                "contradicted",
+                "answer_absent",
+                f"the answer itself ({_as_written(absent, claim.text)}) is nowhere in the "
+                f"evidence{_closest(sentence)}",
             )
         return result(
             "undecided",

@@ -210,3 +210,24 @@ class TestNegationAdded:
     )
     def test_an_implicit_negative_or_an_idiom_is_no_flip(self, output: str, context: str) -> None:
         assert "negation flipped" not in reasons(decide(output, context))
+
+
+class TestShortAnswers:
+    def test_a_short_answer_none_of_whose_words_the_evidence_has_fails(self) -> None:
+        decision = decide(
+            "hydrogen peroxide",
+            "It is highly soluble in water and slightly soluble in alcohol. Ethanol, also "
+            "called alcohol, is a simple alcohol.",
+            "Cadmium chloride is slightly soluble in this chemical, it is also called what?",
+        )
+        assert decision.basis == "fail:answer_absent"
+        assert "hydrogen, peroxide" in reasons(decision)
+
+    def test_a_short_answer_the_evidence_has_is_not_failed(self) -> None:
+        decision = decide(
+            "Ethanol",
+            "It is highly soluble in water and slightly soluble in alcohol. Ethanol, also "
+            "called alcohol, is a simple alcohol.",
+            "Cadmium chloride is slightly soluble in this chemical, it is also called what?",
+        )
+        assert decision.label != "fail"
