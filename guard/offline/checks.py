@@ -174,12 +174,12 @@ def _support_status(
                 "short_answer",
                 f"the answer is stated beside the question's subject{named}",
             )
-        absent = [m for m in missing if m not in premise.stems and m not in GENERIC]
-        if len(absent) >= MIN_ABSENT_ANSWER and len(absent) == len(details.stems):
+        lacking = [m for m in missing if m not in premise.stems and m not in GENERIC]
+        if len(lacking) >= MIN_ABSENT_ANSWER and len(lacking) == len(details.stems):
             return result(
                 "contradicted",
                 "answer_absent",
-                f"the answer itself ({_as_written(absent, claim.text)}) is nowhere in the "
+                f"the answer itself ({_as_written(lacking, claim.text)}) is nowhere in the "
                 f"evidence{_closest(sentence)}",
             )
         return result(

@@ -581,8 +581,8 @@ def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
         return False
     return (
         token in _COMMON_ABBREVIATIONS
-        or entities.initials_in(token, index.normalized)
         or any(entities.abbreviates(token, other.text) for other in index.names())
+        or index.spells_out(token)
     )
 
 

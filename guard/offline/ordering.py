@@ -50,6 +50,12 @@ _MONTH = re.compile(
 _LATE = frozenset({"after", "later than", "younger than", "newer than", "last", "later"})
 _LATE_FIRST = frozenset({"last", "later", "younger", "the youngest"})
 MAX_SENTENCES = 200  # sentences searched for each side's date
+MAX_CLAIM = 200  # characters of a claim read for an ordering
+_CUE = re.compile(
+    r"\b(?:before|after|earlier|later|prior|ahead|older|younger|newer|sooner|first|last|"
+    r"oldest|youngest)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,8 @@ def reversed_order(
 ) -> tuple[str, EvidenceSentence] | None:
     """Why the ordering in ``claim`` is reversed by the evidence's dates, or None."""
     text = claim.strip()
+    if len(text) > MAX_CLAIM or not _CUE.search(text):
+        return None  # the cheap test first: most claims order nothing
     match = _BETWEEN.match(text)
     if match is not None:
         late = match.group("way").lower() in _LATE
