@@ -170,6 +170,12 @@ class _StateCollector(Collector):
         for kind, count in sorted(snapshot.retries.items()):
             retries.add_metric([kind], float(count))
         yield retries
+        yield _gauge(
+            "budget_fleet_share",
+            "This replica's share of the fleet's rpm, tpm and cost budgets (its input "
+            "partitions over all of them).",
+            snapshot.fleet_share,
+        )
 
     def _service(self, stats: ServiceStats) -> Iterable[Metric]:
         for attr, name, doc in _COUNTERS:

@@ -40,6 +40,7 @@ RESERVATION_RECHECK_S = 1.0  # a caller refused by reservations in flight looks 
 class _Window:
     name: str
     length_s: float
+    fleet_limit_usd: float  # the configured limit; this replica may spend its share of it
     limit_usd: float
     start: float = 0.0
     spent_usd: float = 0.0
@@ -56,6 +57,8 @@ class _Window:
 
     def admits(self, cost: float) -> bool:
         committed = self.spent_usd + self.reserved_usd
+        if self.limit_usd <= 0.0:
+            return False  # a replica with no share of the fleet's budget spends nothing
         return committed == 0.0 or committed + cost <= self.limit_usd * (1 + _SLACK)
 
     def resets_in(self, now: float) -> float:
@@ -98,7 +101,7 @@ class CostBudget:
             )
         # longest first, so a refusal names the window that keeps it refused longest
         self._windows = [
-            _Window(n, WINDOW_SECONDS[n], limits[n])
+            _Window(n, WINDOW_SECONDS[n], limits[n], limits[n])
             for n in ("day", "hour", "minute")
             if n in limits
         ]
@@ -128,6 +131,13 @@ class CostBudget:
         for window in self._windows:
             window.reserved_usd += cost_usd
         return Reservation(cost_usd)
+
+    def rescale(self, share: float) -> None:
+        """Allow ``share`` (0..1) of every configured window's limit from now on. What was
+        spent and reserved in the current windows stays counted: a replica whose share shrinks
+        below its spend refuses calls until the window rolls over."""
+        for window in self._windows:
+            window.limit_usd = window.fleet_limit_usd * share
 
     def settle(self, reservation: Reservation, actual_usd: float | None) -> None:
         """Replace a reservation by what the call cost (None: the call failed, cost unknown)."""

@@ -24,7 +24,7 @@ from guard.budgets.concurrency import ConcurrencyLimitedJudge, RetryingJudge
 from guard.budgets.cost import CostBudget, CostBudgetJudge, CostSnapshot, PriceFn
 from guard.budgets.ratelimit import RateLimitedJudge, RateLimiter, RateSnapshot
 from guard.budgets.sampling import SampledJudge
-from guard.budgets.settings import BudgetSettings
+from guard.budgets.settings import BudgetSettings, FleetMode
 from guard.case import PreparedCase
 from guard.providers.base import Judge, JudgeOutcome
 from guard.retry import RetryPolicy
@@ -46,6 +46,7 @@ class BudgetStats:
     rate: RateSnapshot
     cost: CostSnapshot
     retries: dict[str, int] = field(default_factory=dict)  # retried calls, by error kind
+    fleet_share: float = 1.0  # this replica's share of the fleet's rpm, tpm and cost windows
 
     @property
     def breaker_state(self) -> BreakerState:
@@ -68,6 +69,7 @@ class BudgetStats:
             "budget_refusals": self.cost.exhausted,
             "spent_usd": self.cost.total_spent_usd,
             "fallback_spent_usd": self.cost.fallback_spent_usd,
+            "fleet_share": self.fleet_share,
         }
         if self.cache is not None:
             out |= {
@@ -138,6 +140,19 @@ class BudgetedJudge:
         )
         if self.screen is not None:
             self.provider, self.model = self.screen.provider, self.screen.model
+        self.fleet_share = 1.0
+
+    def rescale(self, share: float) -> None:
+        """Limit this replica to ``share`` (0..1) of the configured ``rpm``, ``tpm`` and cost
+        windows (the runtime passes its share of the input partitions after every rebalance).
+        Spend and calls already counted in the current windows stay counted."""
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"a fleet share is between 0 and 1, not {share}")
+        if self.settings.fleet is FleetMode.PER_REPLICA:
+            return
+        self.fleet_share = share
+        self.limiter.rescale(share)
+        self._cost.budget.rescale(share)
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         return await self._sampler.assess(case)
@@ -164,6 +179,7 @@ class BudgetedJudge:
             rate=self.limiter.snapshot(),
             cost=self._cost.budget.snapshot(),
             retries=dict(self._retrying.retries) if self._retrying else {},
+            fleet_share=self.fleet_share,
         )
 
 

@@ -104,8 +104,8 @@ class RatePermit:
 
 @dataclass(frozen=True)
 class RateSnapshot:
-    rpm: int | None
-    tpm: int | None
+    rpm: float | None  # this replica's limits: the configured ones times its fleet share
+    tpm: float | None
     requests_in_window: int
     tokens_in_window: int
     blocked_for_s: float
@@ -114,7 +114,10 @@ class RateSnapshot:
 
 
 class RateLimiter:
-    """Sliding-window RPM/TPM limiter that also obeys 429s and rate-limit headers."""
+    """Sliding-window RPM/TPM limiter that also obeys 429s and rate-limit headers.
+
+    ``rpm`` and ``tpm`` are the fleet's limits; :meth:`rescale` gives this replica its share of
+    them (calls already admitted stay counted in the window)."""
 
     def __init__(
         self,
@@ -125,7 +128,9 @@ class RateLimiter:
         cooldown_s: float,
         clock: Clock,
     ) -> None:
-        self.rpm, self.tpm = rpm, tpm
+        self._fleet_rpm, self._fleet_tpm = rpm, tpm
+        self.rpm: float | None = rpm
+        self.tpm: float | None = tpm
         self._max_wait_s = max_wait_s
         self._cooldown_s = cooldown_s
         self._clock = clock
@@ -152,6 +157,12 @@ class RateLimiter:
             await self._clock.sleep(min(delay, deadline - now))
             now = self._clock.now()
         return self._admit(now, tokens)
+
+    def rescale(self, share: float) -> None:
+        """Allow ``share`` (0..1) of the configured limits from now on; the calls and tokens
+        already in the sliding window still count against the new limits."""
+        self.rpm = None if self._fleet_rpm is None else self._fleet_rpm * share
+        self.tpm = None if self._fleet_tpm is None else self._fleet_tpm * share
 
     def deadline(self) -> float:
         """The latest moment a call starting now may still be admitted."""
@@ -215,7 +226,7 @@ class RateLimiter:
         if self._recovering and self._probe_out:
             return PROBE_POLL_S
         if self.rpm is not None and len(self._slots) >= self.rpm:
-            return self._slots[0].at + WINDOW_S - now
+            return self._slots[0].at + WINDOW_S - now if self._slots else WINDOW_S
         if self.tpm is not None and self._slots and self._tokens + tokens > self.tpm:
             return self._token_delay(now, tokens)
         return self._burst_delay(now, tokens)

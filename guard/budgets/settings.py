@@ -26,6 +26,13 @@ class BudgetPolicy(StrEnum):
     FALLBACK = "fallback"  # judge with a cheaper model or the offline judge, said in the verdict
 
 
+class FleetMode(StrEnum):
+    """How replicas of one deployment share ``rpm``, ``tpm`` and the cost windows."""
+
+    PARTITION_SHARE = "partition_share"  # each takes its share of the input partitions
+    PER_REPLICA = "per_replica"  # each takes the whole limits (N replicas spend N times them)
+
+
 class SampleKey(StrEnum):
     """What sampling hashes: the request id, or the Kafka message key."""
 
@@ -108,6 +115,12 @@ class BudgetSettings(BaseModel):
         description="Fraction of messages judged.",
     )
     sample_key: SampleKey = SampleKey.ID
+    fleet: FleetMode = Field(
+        default=FleetMode.PARTITION_SHARE,
+        description="partition_share: rpm, tpm and cost windows are the whole fleet's, and "
+        "each replica takes the share of its input partitions; per_replica: every replica "
+        "takes the whole limits.",
+    )
 
     @model_validator(mode="after")
     def _fallback_is_named(self) -> Self:
