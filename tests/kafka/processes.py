@@ -20,6 +20,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 from tests.kafka.broker import ROOT
 from tests.kafka.kafkautil import create_topics, produce, unique
@@ -257,10 +258,21 @@ async def group_members(bootstrap: str, group: str) -> int:
     return sum(len(group[5]) for response in described for group in response.groups)
 
 
+async def _members_or_none(bootstrap: str, group: str) -> int | None:
+    """The group's member count; None while its coordinator is not available yet (a busy
+    shared broker answers so for a new group)."""
+    try:
+        return await group_members(bootstrap, group)
+    except KafkaError as exc:
+        if not exc.retriable:
+            raise
+        return None
+
+
 async def wait_members(bootstrap: str, group: str, n: int, run: Run) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + WAIT_S
-    while await group_members(bootstrap, group) != n:
+    while await _members_or_none(bootstrap, group) != n:
         if loop.time() > deadline:
             pytest.fail(f"group {group} never reached {n} members\n{run.logs()}")
         await asyncio.sleep(0.5)

@@ -13,6 +13,7 @@ log) stay within the configured global limits, plus what the documented bounds a
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
@@ -180,3 +181,53 @@ async def test_partition_shares_hold_the_fleet_to_the_global_budget_through_chur
     shares = [largest_share(s, 0, float("inf")) for s in fleet]
     print(f"fleet calls {len(calls)}, spend by minute {spend_by_minute(calls)}, shares {shares}")
     assert sum(survivors) == pytest.approx(1.0, abs=0.01)  # the two survivors share it all
+
+
+def assigned(service: Service) -> list[str]:
+    """The partitions of ``service``'s last assignment."""
+    found = service.events("partitions.assigned")
+    return list(found[-1]["partitions"]) if found else []
+
+
+async def until(check: Any, what: str, run: Run, timeout_s: float = WAIT_S) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not check():
+        if loop.time() > deadline:
+            pytest.fail(f"never: {what}\n{run.logs()}")
+        await asyncio.sleep(0.2)
+
+
+async def test_a_sigkilled_static_member_gets_its_partitions_back_without_a_rebalance(
+    run: Run,
+) -> None:
+    """kafka.static_membership: a replica SIGKILLed and restarted under the same instance_id
+    (within session_timeout_ms) owns the same partitions again, and the other replica sees no
+    rebalance; messages produced after the restart all get verdicts. (How long the partitions
+    stalled is measured by bench/fleet.py, not asserted here.)"""
+    static = {
+        "log": {"format": "json"},
+        "kafka": {
+            "static_membership": True,
+            "session_timeout_ms": 30_000,
+            "heartbeat_interval_ms": 1_000,
+        },
+    }
+    first = run.service("a", **static)
+    await wait_members(run.bootstrap, run.group, 1, run)
+    second = run.service("b", **static)
+    await wait_members(run.bootstrap, run.group, 2, run)
+    await until(lambda: len(assigned(first)) == PARTITIONS // 2, "the group settled", run)
+    await until(lambda: len(assigned(second)) == PARTITIONS // 2, "b was assigned", run)
+    owned = assigned(second)
+    rebalances = [len(first.events(e)) for e in ("partitions.assigned", "partitions.revoked")]
+    second.signal(signal.SIGKILL)
+    second.wait(10)
+    again = run.service("b", **static)
+    await until(lambda: bool(assigned(again)), "b rejoined", run)
+    await run.produce(0, 60)
+    async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
+        await seen.wait_for(60, run, timeout_s=WAIT_S, watch=(first, again))
+    assert assigned(again) == owned
+    after = [len(first.events(e)) for e in ("partitions.assigned", "partitions.revoked")]
+    assert after == rebalances, run.logs()
