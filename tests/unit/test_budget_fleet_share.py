@@ -107,3 +107,13 @@ async def test_every_rebalance_gives_the_judge_the_share_of_its_partitions() -> 
     stop.set()
     await task
     assert shares == [(0.5, 200), (0.25, 100), (1.0, 400)]
+
+
+def test_redis_mode_without_a_url_names_the_field_and_the_fix() -> None:
+    with pytest.raises(ValueError, match=r"fleet=redis needs redis_url.*REDIS_URL"):
+        BudgetSettings(fleet="redis")  # type: ignore[arg-type]
+
+
+def test_a_redis_url_that_would_be_ignored_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"set judge\.budget\.fleet=redis, or remove redis_url"):
+        BudgetSettings(redis_url="redis://127.0.0.1:6379/0")  # type: ignore[arg-type]
