@@ -10,7 +10,9 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
 * :class:`TransactionCommits` (**exactly-once**): a message's outputs are staged; each commit
   publishes the staged outputs below each partition's frontier and the offsets past them in one
   transaction (transactional id ``<prefix>-<instance_id>``, stable per replica, so a restarted
-  replica fences its zombie). An aborted transaction puts its outputs back and is retried.
+  replica fences its zombie). An aborted transaction leaves its outputs staged and is retried;
+  records the broker refuses as too large (a topic's ``max.message.bytes`` lowered while
+  running) are sent alone, then replaced by the message's dead letter, as at-least-once does.
   aiokafka has no KIP-447 group-metadata fencing, so before it commits, a transaction asks the
   group whether this member still belongs to it (:meth:`Consumer.in_group`): a member the group
   dropped (frozen past its session timeout, say) aborts instead of publishing verdicts that the
@@ -20,8 +22,8 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
 A reply (request-reply, :mod:`consumers.runtime.replies`) is delivered like the other outputs
 in both policies, but it never stops the service: at-least-once, a reply not acknowledged within
 ``reply.timeout_s`` is dropped (counted) and the message finishes; exactly-once, a transaction
-in which only replies were refused is aborted, those replies are dropped and the rest is
-published in the next transaction.
+in which only replies were refused is aborted, those replies are dropped and it is tried again
+at once without them.
 
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.
@@ -35,12 +37,17 @@ from collections.abc import Callable
 from typing import Protocol
 
 import structlog
-from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
+from aiokafka.errors import (
+    CommitFailedError,
+    IllegalStateError,
+    KafkaError,
+    MessageSizeTooLargeError,
+)
 from aiokafka.structs import TopicPartition
 
 from consumers.errors import PublishFailed
-from consumers.runtime.envelope import OutRecord
-from consumers.runtime.intake import Partition
+from consumers.runtime.envelope import OutRecord, outputs_bytes
+from consumers.runtime.intake import Partition, Staged
 from consumers.runtime.kafka import Consumer, Producer
 from consumers.runtime.offsets import encode_finished
 from consumers.runtime.publisher import (
@@ -48,7 +55,10 @@ from consumers.runtime.publisher import (
     acknowledged,
     append_all,
     publish,
+    refused_in_batch,
+    replace_refused,
     send_all,
+    send_alone,
     transient,
 )
 from consumers.runtime.replies import REPLY, Replies
@@ -58,17 +68,18 @@ from consumers.settings import Guarantee, ServiceSettings
 log = structlog.get_logger("consumers.service")
 Refused = Callable[[str], OutRecord]
 ABANDONED_GRACE_S = 1.0
+REFUSAL_ROUNDS = 5  # batched -> alone -> dead letter -> bare dead letter, and one to spare
 
 
 class Fenced(Exception):
     """This member is no longer in its group: its transaction must not commit."""
 
 
-class RepliesRefused(Exception):
-    """Only replies failed in a transaction: it must abort, and they are dropped."""
+class _SendFailed(Exception):
+    """Records of a transaction were not acknowledged: it must be aborted."""
 
     def __init__(self, failed: list[tuple[OutRecord, BaseException]]) -> None:
-        super().__init__(f"{len(failed)} reply record(s) refused: {failed[0][1]!r}")
+        super().__init__(repr(failed[0][1]))
         self.failed = failed
 
 
@@ -116,7 +127,9 @@ def policy_for(
     """The policy of ``settings.guarantee``; at-least-once, replies go out on
     ``reply_producer`` (default ``producer``)."""
     if settings.guarantee is Guarantee.EXACTLY_ONCE:
-        return TransactionCommits(settings, consumer, producer, stats, fatal, replies=replies)
+        return TransactionCommits(
+            settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes, replies=replies
+        )
     return OffsetCommits(
         settings,
         consumer,
@@ -219,6 +232,8 @@ class OffsetCommits:
         return delivered + answered
 
     async def _publish(self, outputs: list[OutRecord], refused: Refused) -> list[OutRecord]:
+        size = outputs_bytes(outputs)  # held until acknowledged
+        self._stats.hold(size)
         try:
             delivered = await publish(
                 self._producer,
@@ -231,6 +246,8 @@ class OffsetCommits:
         except PublishFailed as exc:
             self._fatal.fail(exc)
             raise
+        finally:
+            self._stats.release(size)
         self._stats.published += len(delivered)
         return delivered
 
@@ -320,10 +337,12 @@ class TransactionCommits:
         stats: ServiceStats,
         fatal: Fatal,
         *,
+        batch_bytes: int,
         replies: Replies,
     ) -> None:
         self.settings = settings
         self.interval_s = settings.transaction_interval_s
+        self._batch_bytes = batch_bytes
         self._consumer = consumer
         self._producer = producer
         self._stats = stats
@@ -335,28 +354,30 @@ class TransactionCommits:
     async def deliver(
         self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
     ) -> list[OutRecord]:
-        part.ready[offset] = outputs  # published with its offset in the next transaction
+        size = outputs_bytes(outputs)  # held until the transaction publishes them
+        self._stats.hold(size)
+        part.ready[offset] = Staged(outputs, refused, size)  # published in the next transaction
         return outputs
 
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None:
         """Publish the finished outputs below each frontier and commit the frontiers, atomically.
-        A transient failure aborts, puts the outputs back and retries at the next interval, for
-        at most ``publish_timeout_s``; then the service stops (a restart fences and aborts).
+        A transient failure aborts and retries at the next interval, for at most
+        ``publish_timeout_s``; then the service stops (a restart fences and aborts). The staged
+        outputs stay staged (and counted in ``max_buffered_bytes``) until a transaction commits.
         A transaction that does not end within ``timeout_s`` has an unknown outcome (aiokafka
         waits for the broker without end): the service stops, a restart fences and aborts it."""
         offsets: dict[TopicPartition, int] = {}
-        taken: list[tuple[Partition, int, list[OutRecord]]] = []
+        taken: list[tuple[Partition, int]] = []
         for part in parts:
             frontier = part.tracker.committable
             if frontier is None:
                 continue
-            for offset in sorted(o for o in part.ready if o < frontier):
-                taken.append((part, offset, part.ready.pop(offset)))
+            taken += [(part, offset) for offset in sorted(o for o in part.ready if o < frontier)]
             offsets[part.tp] = frontier
         if not offsets:
             return
-        records = [out for _, _, outs in taken for out in outs]
-        task = asyncio.create_task(self._transact(records, offsets))
+        staged = [part.ready[offset] for part, offset in taken]
+        task = asyncio.create_task(self._transact(staged, offsets))
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         if not done:  # not awaited after the cancel: aiokafka's abort may wait without end too
             task.cancel()
@@ -373,12 +394,7 @@ class TransactionCommits:
             raise self._fatal.error  # type: ignore[misc]
         try:
             task.result()
-        except RepliesRefused as exc:
-            self._drop_replies(taken, exc)
-            return
-        except (KafkaError, Fenced) as exc:
-            for part, offset, outs in taken:  # kept until the partition is revoked, or retried
-                part.ready[offset] = outs
+        except (KafkaError, Fenced) as exc:  # kept staged until revoked, or retried
             if isinstance(exc, Fenced):
                 log.warning(
                     "transaction.fenced",
@@ -388,34 +404,86 @@ class TransactionCommits:
                 return
             self._failed(exc)
             return
+        for part, offset in taken:
+            self._stats.release(part.ready.pop(offset).size)
         self._failing_since = None
         self._stats.transactions += 1
-        self._stats.published += len(records)
+        self._stats.published += sum(len(message.outputs) for message in staged)
         _committed(self._stats, parts, offsets)
 
-    async def _transact(self, records: list[OutRecord], offsets: dict[TopicPartition, int]) -> None:
-        async with self._producer.transaction():
-            failed = await send_all(self._producer, records)
-            if failed and all(out.kind == REPLY for out, _ in failed):
-                raise RepliesRefused(failed)
-            if failed:
-                raise failed[0][1]
-            await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
-            if not await self._consumer.in_group():  # last, just before the commit
-                raise Fenced("this member is no longer in its group")
+    async def _transact(self, staged: list[Staged], offsets: dict[TopicPartition, int]) -> None:
+        """One transaction; when the broker refuses records as too large, it is aborted and
+        tried again (at most ``REFUSAL_ROUNDS`` times) with those records sent alone, then
+        replaced (:meth:`_refit`): one message's size must never stop the service. When only
+        replies failed, whatever the error, they are dropped and it is tried again at once."""
+        alone: set[int] = set()  # ids of the records to send one at a time
+        for _ in range(REFUSAL_ROUNDS + 1):  # one more: the round that drops refused replies
+            try:
+                async with self._producer.transaction():
+                    await self._send(staged, alone)
+                    await self._producer.send_offsets_to_transaction(
+                        offsets, self.settings.group_id
+                    )
+                    if not await self._consumer.in_group():  # last, just before the commit
+                        raise Fenced("this member is no longer in its group")
+                return
+            except _SendFailed as exc:
+                others = [(out, error) for out, error in exc.failed if out.kind != REPLY]
+                if not others:  # only replies: dropped, the rest goes in the next round
+                    self._drop_replies(staged, exc.failed)
+                    continue
+                if not self._refit(staged, others, alone):
+                    raise others[0][1] from None
+        raise PublishFailed(f"the broker still refused records after {REFUSAL_ROUNDS} rounds")
+
+    async def _send(self, staged: list[Staged], alone: set[int]) -> None:
+        records = [out for message in staged for out in message.outputs]
+        failed = await send_all(self._producer, [out for out in records if id(out) not in alone])
+        failed += await send_alone(self._producer, [out for out in records if id(out) in alone])
+        if failed:
+            raise _SendFailed(failed)
+
+    def _refit(
+        self, staged: list[Staged], failed: list[tuple[OutRecord, BaseException]], alone: set[int]
+    ) -> bool:
+        """After a refusal as too large: records refused with their batch are sent alone next
+        time; records refused alone are replaced (:func:`publisher.replace_refused`), their
+        replacements sent alone. Whether the transaction is worth trying again now."""
+        if not all(isinstance(error, MessageSizeTooLargeError) for _, error in failed):
+            return False  # a failure of the broker, not of a record: retried at the next interval
+        batched = {id(out) for out in refused_in_batch(failed, self._batch_bytes, alone)}
+        sent_alone = set(alone)
+        alone.update(batched)
+        changed = bool(batched)
+        for message in staged:
+            before = {id(out) for out in message.outputs}
+            mine = [(o, e) for o, e in failed if id(o) in before and id(o) not in batched]
+            if mine and replace_refused(
+                message.outputs, mine, message.refused, self._batch_bytes, sent_alone
+            ):
+                alone.update(id(out) for out in message.outputs if id(out) not in before)
+                changed = True
+        log.warning(
+            "transaction.refused_as_too_large",
+            records=len(failed),
+            action="aborted; sent again alone, or as a smaller dead letter"
+            if changed
+            else "aborted; nothing left to shrink",
+        )
+        return changed
 
     def _drop_replies(
-        self, taken: list[tuple[Partition, int, list[OutRecord]]], exc: RepliesRefused
+        self, staged: list[Staged], failed: list[tuple[OutRecord, BaseException]]
     ) -> None:
-        """The transaction aborted for its replies alone: put everything else back for the
-        next transaction, and drop (count, log) the refused replies."""
-        refused = {id(out): error for out, error in exc.failed}
-        for part, offset, outs in taken:
-            part.ready[offset] = [out for out in outs if id(out) not in refused]
-            for out in outs:
+        """The transaction aborted for its replies alone: drop (count, log) them from the
+        staged outputs; the rest is sent again."""
+        refused = {id(out): error for out, error in failed}
+        for message in staged:
+            for out in message.outputs:
                 if id(out) in refused:
                     self._stats.replies -= 1  # counted when staged (as verdicts are)
                     self._replies.dropped(out, "refused", refused[id(out)])
+            message.outputs[:] = [out for out in message.outputs if id(out) not in refused]
 
     def _failed(self, exc: KafkaError) -> None:
         now = time.monotonic()

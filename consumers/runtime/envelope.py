@@ -126,6 +126,12 @@ def record_bytes(record: RecordLike) -> int:
     return len(record.key or b"") + len(record.value or b"") + headers
 
 
+def outputs_bytes(outputs: Sequence[OutRecord]) -> int:
+    """The memory records to publish hold (values and keys; their headers are mostly the
+    input's, counted with it)."""
+    return sum(len(out.value) + len(out.key or b"") for out in outputs)
+
+
 def headers_of(record: RecordLike) -> Headers:
     """The record's first ``MAX_HEADERS`` headers: the only ones the runtime reads (tracing
     headers to carry, a request id, a dead letter's copy), so a record carrying hundreds of

@@ -11,7 +11,9 @@ them with aiokafka; every reach into aiokafka's private parts is here:
 * closing a producer whose flush hangs (``_sender``, ``_message_accumulator``);
 * finishing a consumer's close that a fetch task's cancellation interrupted (``_fetcher``,
   ``_client``);
-* fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`).
+* fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`);
+* the sequence numbers of a batch the broker refused as too large, given back so the partition
+  takes later batches (:func:`consumers.runtime.sequences.install`).
 
 Why one module of this length: it is the one place that touches aiokafka (the ports, their
 aiokafka implementations and every private access), on purpose: an aiokafka upgrade is read
@@ -33,7 +35,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.protocol.group import HeartbeatRequest
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from consumers.runtime import batches
+from consumers.runtime import batches, sequences
 from consumers.runtime.topics import ensure_topics, output_limits, wait_for_topics
 from consumers.settings import ServiceSettings
 
@@ -73,6 +75,10 @@ class Consumer(Protocol):
     def assignment(self) -> set[TopicPartition]: ...
 
     def highwater(self, tp: TopicPartition) -> int | None: ...
+
+    def partition_count(self, topic: str) -> int | None:
+        """How many partitions ``topic`` has (cluster metadata); None when unknown."""
+        ...
 
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None: ...
 
@@ -158,6 +164,7 @@ class KafkaBroker:
             AIOKafkaConsumer(
                 bootstrap_servers=s.bootstrap_servers,
                 group_id=s.group_id,
+                group_instance_id=s.instance_id if k.static_membership else None,
                 client_id=f"{s.client_id}-{s.instance_id}",
                 enable_auto_commit=False,
                 isolation_level="read_committed",
@@ -174,6 +181,7 @@ class KafkaBroker:
         )
 
     def producer(self, *, max_batch_size: int, linger_ms: int | None = None) -> Producer:
+        sequences.install()  # a batch refused as too large must not block its partition
         return KafkaProducer(
             make_producer(self.settings, max_batch_size=max_batch_size, linger_ms=linger_ms)
         )
@@ -264,6 +272,10 @@ class KafkaConsumer:
     def highwater(self, tp: TopicPartition) -> int | None:
         found: int | None = self._c.highwater(tp)
         return found
+
+    def partition_count(self, topic: str) -> int | None:
+        found = self._c.partitions_for_topic(topic)
+        return len(found) if found else None
 
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
         await self._c.commit(offsets)

@@ -45,7 +45,7 @@ class ServiceStats:
     rebalances: int = 0
     pauses: int = 0
     peak_partition_buffered: int = 0
-    buffered_bytes: int = 0  # input bytes held (see ServiceSettings.max_buffered_bytes)
+    buffered_bytes: int = 0  # input and output bytes held (ServiceSettings.max_buffered_bytes)
     peak_buffered_bytes: int = 0
     partitions: dict[str, PartitionStats] = field(default_factory=dict)
     started: bool = False
@@ -62,6 +62,14 @@ class ServiceStats:
     @property
     def dead_letters_total(self) -> int:
         return sum(self.dead_lettered.values())
+
+    def hold(self, size: int) -> None:
+        """``size`` more bytes held (see ``buffered_bytes``); :meth:`release` them once done."""
+        self.buffered_bytes += size
+        self.peak_buffered_bytes = max(self.peak_buffered_bytes, self.buffered_bytes)
+
+    def release(self, size: int) -> None:
+        self.buffered_bytes -= size
 
     def progressed(self) -> None:
         self.last_progress = time.monotonic()

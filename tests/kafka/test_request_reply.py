@@ -136,7 +136,7 @@ async def test_a_reply_topic_that_refuses_is_dropped_in_exactly_once_mode(
 ) -> None:
     """Exactly-once: a reply the broker refuses (its topic's max.message.bytes is too small)
     aborts that transaction only; the reply is dropped and counted, the verdicts are published
-    in the next transaction and the offsets committed."""
+    in a transaction without them and the offsets committed."""
     topics, settings = await setup(
         kafka_bootstrap, guarantee="exactly_once", transactional_id_prefix=unique("tx")
     )
