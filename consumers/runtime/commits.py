@@ -23,7 +23,8 @@ A reply (request-reply, :mod:`consumers.runtime.replies`) is delivered like the 
 in both policies, but it never stops the service: at-least-once, a reply not acknowledged within
 ``reply.timeout_s`` is dropped (counted) and the message finishes; exactly-once, a transaction
 in which only replies were refused is aborted, those replies are dropped and it is tried again
-at once without them.
+at once without them; replies to a topic deleted since they were staged are dropped before the
+transaction (aiokafka retries adding a missing topic to a transaction without end).
 
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.
@@ -416,6 +417,7 @@ class TransactionCommits:
         tried again (at most ``REFUSAL_ROUNDS`` times) with those records sent alone, then
         replaced (:meth:`_refit`): one message's size must never stop the service. When only
         replies failed, whatever the error, they are dropped and it is tried again at once."""
+        await self._drop_gone_replies(staged)
         alone: set[int] = set()  # ids of the records to send one at a time
         for _ in range(REFUSAL_ROUNDS + 1):  # one more: the round that drops refused replies
             try:
@@ -471,6 +473,27 @@ class TransactionCommits:
             else "aborted; nothing left to shrink",
         )
         return changed
+
+    async def _drop_gone_replies(self, staged: list[Staged]) -> None:
+        """Drop the replies whose topic no longer exists (asked afresh: a requester may have
+        deleted its reply topic since the reply was staged). aiokafka would retry adding such a
+        topic to the transaction without end, and the transaction would never end."""
+        topics = {out.topic for message in staged for out in message.outputs if out.kind == REPLY}
+        if not topics:
+            return
+        try:
+            async with asyncio.timeout(self._replies.settings.timeout_s):
+                gone = topics - await self._producer.existing(topics)
+        except (TimeoutError, KafkaError):
+            return  # the cluster cannot say: the transaction finds out
+        for message in staged:
+            for out in message.outputs:
+                if out.kind == REPLY and out.topic in gone:
+                    self._stats.replies -= 1  # counted when staged (as verdicts are)
+                    self._replies.dropped(out, "unknown_topic")
+            message.outputs[:] = [
+                out for out in message.outputs if out.kind != REPLY or out.topic not in gone
+            ]
 
     def _drop_replies(
         self, staged: list[Staged], failed: list[tuple[OutRecord, BaseException]]

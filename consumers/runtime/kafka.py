@@ -9,6 +9,8 @@ them with aiokafka; every reach into aiokafka's private parts is here:
 * whether this member is still in its group before an exactly-once transaction commits (a
   heartbeat through ``_coordinator``: aiokafka has no KIP-447 group-metadata fencing);
 * closing a producer whose flush hangs (``_sender``, ``_message_accumulator``);
+* whether reply topics still exist just before a transaction (the producer's ``client``
+  metadata, refreshed);
 * finishing a consumer's close that a fetch task's cancellation interrupted (``_fetcher``,
   ``_client``);
 * fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`);
@@ -109,6 +111,10 @@ class Producer(Protocol):
     async def partitions_for(self, topic: str) -> set[int]:
         """The topic's partitions; waits for its metadata (raises ``KafkaError`` when the
         topic does not exist)."""
+        ...
+
+    async def existing(self, topics: set[str]) -> set[str]:
+        """Those of ``topics`` that exist now, after a fresh metadata request."""
         ...
 
     async def send_offsets_to_transaction(
@@ -341,6 +347,11 @@ class KafkaProducer:
     async def partitions_for(self, topic: str) -> set[int]:
         partitions: set[int] = await self._p.partitions_for(topic)
         return partitions
+
+    async def existing(self, topics: set[str]) -> set[str]:
+        client = self._p.client
+        await client.force_metadata_update()
+        return {topic for topic in topics if client.cluster.partitions_for_topic(topic)}
 
     async def send_offsets_to_transaction(
         self, offsets: dict[TopicPartition, int], group_id: str

@@ -25,6 +25,7 @@ what happens when it cannot.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -73,6 +74,24 @@ class Throttle:
         return True
 
 
+class MissingReplyTopicNoise(logging.Filter):
+    """Drops aiokafka's ``Topic ... not found in cluster metadata`` errors about reply topics
+    (names under an allowed prefix): aiokafka logs one at every metadata request while a missing
+    topic is looked up, and at every refresh after; ``reply.dropped`` says it once instead."""
+
+    MESSAGE = "Topic %s not found in cluster metadata"
+
+    def __init__(self, prefixes: tuple[str, ...]) -> None:
+        super().__init__()
+        self.prefixes = prefixes
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (
+            record.msg == self.MESSAGE and len(args) == 1 and str(args[0]).startswith(self.prefixes)
+        )
+
+
 class Replies:
     """The reply side of request-reply for one service (see the module docstring)."""
 
@@ -90,6 +109,9 @@ class Replies:
         self._missing: dict[str, float] = {}  # topic -> when it was found missing
         self._known: dict[str, None] = {}  # topics found (an ordered set, bounded)
         self._lookups: dict[str, asyncio.Task[bool]] = {}
+        self._noise = MissingReplyTopicNoise(settings.reply.allowed_prefixes)
+        if settings.reply.enabled:
+            logging.getLogger("aiokafka.cluster").addFilter(self._noise)
 
     def target(self, headers: Headers) -> ReplyTo | None:
         """The reply the message asks for; an ignored one is counted and logged."""
@@ -165,6 +187,7 @@ class Replies:
 
     async def close(self) -> None:
         """End the topic lookups still running (at shutdown)."""
+        logging.getLogger("aiokafka.cluster").removeFilter(self._noise)
         lookups = list(self._lookups.values())
         for lookup in lookups:
             lookup.cancel()

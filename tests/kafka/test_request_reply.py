@@ -257,3 +257,38 @@ async def test_closing_the_client_ends_waiting_screens_fail_closed(kafka_bootstr
     assert verdict.reason == "reply_timeout"
     with pytest.raises(ClientClosed):
         await client.screen({"output": "x"})
+
+
+async def test_exactly_once_a_reply_topic_deleted_after_staging_never_stops_the_service(
+    kafka_bootstrap: str,
+) -> None:
+    """Exactly-once: the client times out, closes and deletes its reply topic while its reply
+    is staged for the next transaction. The reply is dropped (unknown_topic) before the
+    transaction starts (aiokafka would retry adding the deleted topic to it without end, and
+    the service stopped at commit_timeout_s); the verdict is committed and the service runs."""
+    topics, settings = await setup(
+        kafka_bootstrap,
+        guarantee="exactly_once",
+        transactional_id_prefix=unique("tx"),
+        transaction_interval_s=10.0,  # the first transaction comes after the client closed
+    )
+    async with running(settings, guard_with(FakeJudge(), settings)) as service:
+        async with ScreeningClient(
+            kafka_bootstrap, request_topic=topics.requests, reply_topic_prefix=PREFIX
+        ) as client:
+            verdict = await client.screen(GOOD | {"id": "late"}, timeout=0.5)
+        verdicts = await read_until(
+            kafka_bootstrap,
+            topics.verdicts,
+            expected=1,
+            timeout_s=30,
+            isolation_level="read_committed",
+        )
+        committed, ends = await wait_committed(
+            kafka_bootstrap, settings.group_id, topics.requests, 1
+        )
+        dropped = dict(service.stats.replies_dropped)
+    assert verdict.reason == "reply_timeout"
+    assert [orjson.loads(v.value)["request_id"] for v in verdicts] == ["late"]
+    assert committed == ends
+    assert dropped == {"unknown_topic": 1}

@@ -212,6 +212,9 @@ class FakeProducer:
             raise UnknownTopicOrPartitionError(topic)
         return {0}
 
+    async def existing(self, topics: set[str]) -> set[str]:
+        return topics - self.missing_topics
+
     async def send(
         self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
     ) -> asyncio.Future[Any]:

@@ -3,6 +3,7 @@ building the reply record, throttling the logs, and the settings' checks."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from consumers.reply.headers import (
     request_headers,
 )
 from consumers.runtime.message import Finished, Pipeline
-from consumers.runtime.replies import Replies, Throttle
+from consumers.runtime.replies import MissingReplyTopicNoise, Replies, Throttle
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ReplySettings, ServiceSettings, TopicSettings
 from guard.engine import Guard
@@ -129,12 +130,14 @@ def settings(**reply: Any) -> ServiceSettings:
 
 
 async def outputs_for(record: Record, s: ServiceSettings, stats: ServiceStats) -> Finished:
-    pipeline = Pipeline(s, GUARD.parse, replies=Replies(s, stats))
+    replies = Replies(s, stats)
+    pipeline = Pipeline(s, GUARD.parse, replies=replies)
 
     async def judge(decoded: Any) -> Any:
         return await GUARD.judge(decoded.request)
 
     finished = await pipeline.process(record, judge)
+    await replies.close()
     assert isinstance(finished, Finished)
     return finished
 
@@ -210,3 +213,22 @@ class TestReplySettings:
             ServiceSettings(
                 topics=TopicSettings(requests="in"), reply=ReplySettings(allowed_prefixes=(prefix,))
             )
+
+
+class TestAiokafkaNoise:
+    def test_missing_reply_topic_errors_of_aiokafka_are_dropped_others_kept(self) -> None:
+        noise = MissingReplyTopicNoise(("guard.reply.",))
+
+        def record(topic: str, msg: str = MissingReplyTopicNoise.MESSAGE) -> logging.LogRecord:
+            return logging.LogRecord("aiokafka.cluster", logging.ERROR, "", 0, msg, (topic,), None)
+
+        assert not noise.filter(record("guard.reply.gone"))
+        assert noise.filter(record("guard.verdicts"))
+        assert noise.filter(record("guard.reply.x", "Topic %s is not available"))
+
+    async def test_the_filter_lives_as_long_as_the_service(self) -> None:
+        replies = Replies(settings(), ServiceStats())
+        cluster = logging.getLogger("aiokafka.cluster")
+        assert replies._noise in cluster.filters
+        await replies.close()
+        assert replies._noise not in cluster.filters
