@@ -92,14 +92,11 @@ def _body(text: str) -> str:
     return _HEADER_LOOKALIKE.sub(r"\1| \2", clean) if "[" in clean else clean
 
 
-def _document_attributes(doc: Document) -> tuple[str, ...]:
-    return tuple(_one_line(value) for value in (doc.id, doc.source) if value)
-
-
-def _document_header(number: int, doc: Document) -> str:
-    pairs = (("id", doc.id), ("source", doc.source))
-    attrs = [f"{name}: {_one_line(value)}" for name, value in pairs if value]
-    return f"[{number}] ({', '.join(attrs)})" if attrs else f"[{number}]"
+def _document_header(number: int, doc: Document) -> tuple[str, tuple[str, ...]]:
+    """The document's header and its attributes (id, source), each sanitized once."""
+    pairs = [(k, _one_line(v)) for k, v in (("id", doc.id), ("source", doc.source)) if v]
+    shown = ", ".join(f"{name}: {value}" for name, value in pairs)
+    return (f"[{number}] ({shown})" if pairs else f"[{number}]"), tuple(v for _, v in pairs)
 
 
 def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[_Block]:
@@ -113,23 +110,18 @@ def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[
             continue
         body = _body(item.text)
         if body:
-            blocks.append(
-                _Block(
-                    _document_header(number, item),
-                    body,
-                    f"[{number}]",
-                    attributes=_document_attributes(item),
-                )
-            )
+            header, attributes = _document_header(number, item)
+            blocks.append(_Block(header, body, f"[{number}]", attributes=attributes))
     return blocks
 
 
-def turn_label(message: Message) -> tuple[str, str | None]:
-    """The role label shown for a turn, and its passage label (None: not evidence)."""
+def turn_label(message: Message, name: str = "") -> tuple[str, str | None]:
+    """The role label shown for a turn, and its passage label (None: not evidence); ``name``
+    is a tool turn's name already on one line (computed here when not given)."""
     if message.role == "user":
         return "USER (evidence):", "user"
     if message.role == "tool":
-        name = _one_line(message.name or "")
+        name = name or _one_line(message.name or "")
         shown = f"TOOL RESULT from {name}" if name else "TOOL RESULT"
         return f"{shown} (evidence):", f"tool {name}" if name else "tool"
     if message.role == "assistant":
@@ -143,8 +135,8 @@ def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
     for number, message in enumerate(messages[first:], start=first + 1):
         body = _body(message.content)
         if body:
-            shown, passage_label = turn_label(message)
             name = _one_line(message.name or "") if message.role == "tool" else ""
+            shown, passage_label = turn_label(message, name)
             blocks.append(
                 _Block(
                     f"[turn {number}] {shown}",

@@ -12,7 +12,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard.models import ContextField, JudgeRequest, Message
+from guard.models import ContextField, Document, JudgeRequest, Message
 from guard.prepare import evidence, injection
 from guard.prepare import excerpt as fast_excerpt
 from guard.prepare import sanitize as fast_sanitize
@@ -143,3 +143,18 @@ _INSTRUCTIONS = st.lists(
 def test_scan_finds_what_the_previous_prefilter_let_it_find(text: str) -> None:
     fast = [(f.kind, f.excerpt) for f in injection.scan(text, "output")]
     assert fast == _previous_scan(text)
+
+
+_ATTRIBUTE = st.none() | st.sampled_from(["", "kb-1", "\u200b", "a\nb", "[2] x", "  s  "])
+
+
+@given(st.integers(min_value=1, max_value=9), _ATTRIBUTE, _ATTRIBUTE)
+def test_document_headers_and_attributes_are_as_before(
+    number: int, doc_id: str | None, source: str | None
+) -> None:
+    doc = Document(text="x", id=doc_id, source=source)
+    pairs = (("id", doc.id), ("source", doc.source))
+    attrs = [f"{name}: {evidence._one_line(value)}" for name, value in pairs if value]
+    header = f"[{number}] ({', '.join(attrs)})" if attrs else f"[{number}]"
+    attributes = tuple(evidence._one_line(v) for v in (doc.id, doc.source) if v)
+    assert evidence._document_header(number, doc) == (header, attributes)
