@@ -60,6 +60,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--session-timeout-ms", type=int, default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS
     )
+    parser.add_argument(
+        "--kill-leader",
+        action="store_true",
+        help="resume phase: SIGKILL the group's leader (the first replica) instead of the other",
+    )
+    parser.add_argument("--modes", default="dynamic,static", help="resume phase: memberships")
     parser.add_argument("--skip", action="append", default=[], choices=["scale", "resume"])
     parser.add_argument("--workdir", type=Path, help="keep the replicas' configs and logs here")
     return parser.parse_args(argv)
@@ -181,28 +187,32 @@ async def resume(
     stop = asyncio.Event()
     producing = asyncio.create_task(stream(args, topics[0], prefix, stop))
     await asyncio.sleep(3)  # a steady stream through both
-    victim, rebalances = owned(second), len(events(first, "partitions.assigned"))
-    assert second.proc is not None
+    # the first replica to join leads the group (it computes the assignment)
+    dead, other = (first, second) if args.kill_leader else (second, first)
+    victim, rebalances = owned(dead), len(events(other, "partitions.assigned"))
+    assert dead.proc is not None
     killed = time.time()
-    os.killpg(second.proc.pid, signal.SIGKILL)
-    second.proc.wait()
+    os.killpg(dead.proc.pid, signal.SIGKILL)
+    dead.proc.wait()
     # restarted at once under the same instance_id (its log continues the same file)
-    again = replica(args, workdir, topics, group, "b", judge_url, **kafka)
+    name = dead.config["instance_id"]
+    again = replica(args, workdir, topics, group, name, judge_url, **kafka)
     resumed = await first_verdict(args, topics[1], victim, killed)
     stop.set()
     await producing
     restarted = stamp(events(again, "service.started")[-1])
     result = {
         "static_membership": static,
+        "killed": "leader" if args.kill_leader else "member",
         "resume_s": round(resumed - killed, 2),
         # kill to the restart's service.started: process start-up and the join (the consumer's
         # start waits for it; a dynamic member's join waits out the dead one's session)
         "process_start_s": round(restarted - killed, 2),
         "started_to_verdict_s": round(resumed - restarted, 2),
-        "rebalanced": len(events(first, "partitions.assigned")) != rebalances,
+        "rebalanced": len(events(other, "partitions.assigned")) != rebalances,
         "same_partitions": owned(again) == victim,
     }
-    for service in (first, again):
+    for service in (other, again):
         service.stop()
     return result
 
@@ -243,8 +253,9 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             rates = {k: await scale_out(args, workdir, judge.url, k) for k in counts}
             results["scale"] = {k: round(r, 1) for k, r in rates.items()}
         if "resume" not in args.skip:
+            modes = args.modes.split(",")
             results["resume"] = [
-                await resume(args, workdir, judge.url, static) for static in (False, True)
+                await resume(args, workdir, judge.url, m == "static") for m in modes
             ]
     return results
 
@@ -262,6 +273,7 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
             print(f"  {k} replica(s): {rate:8.1f} verdicts/s  ({rate / base:.2f}x one replica)")
     for r in results.get("resume", []):
         mode = "static membership" if r["static_membership"] else "dynamic membership"
+        mode += f", killed the group's {r['killed']}"
         print(
             f"\nresume after SIGKILL ({mode}, session_timeout_ms {args.session_timeout_ms}): "
             f"{r['resume_s']:.1f} s to the first verdict from its partitions "
