@@ -233,7 +233,7 @@ async def test_a_sigkilled_static_member_gets_its_partitions_back_without_a_reba
         "log": {"format": "json"},
         "kafka": {
             "static_membership": True,
-            "session_timeout_ms": 30_000,
+            "session_timeout_ms": 45_000,  # margin for a slow restart on a loaded machine
             "heartbeat_interval_ms": 1_000,
         },
     }
