@@ -2,6 +2,7 @@
 rate limits and a concurrency bound, each a judge that wraps a judge.
 
 Build them all with :func:`build_budgeted_judge`; read them with :meth:`BudgetedJudge.stats`.
+:class:`SharedBudget` (Redis) shares the limits and the cache across a fleet of replicas.
 
 The names below load on first use (PEP 562), so :mod:`guard.settings`, which imports
 :mod:`guard.budgets.settings`, loads no budget layer.
@@ -20,7 +21,14 @@ if TYPE_CHECKING:
     from guard.budgets.judge import BudgetedJudge, BudgetStats, build_budgeted_judge
     from guard.budgets.ratelimit import RateLimiter, RateSnapshot
     from guard.budgets.sampling import is_sampled, sample_point
-    from guard.budgets.settings import BreakerSettings, BudgetPolicy, BudgetSettings, SampleKey
+    from guard.budgets.settings import (
+        BreakerSettings,
+        BudgetPolicy,
+        BudgetSettings,
+        FleetMode,
+        SampleKey,
+    )
+    from guard.budgets.shared import SharedBudget
 
 _HOMES = {
     "BreakerSettings": "guard.budgets.settings",
@@ -35,10 +43,12 @@ _HOMES = {
     "Clock": "guard.budgets.clock",
     "CostBudget": "guard.budgets.cost",
     "CostSnapshot": "guard.budgets.cost",
+    "FleetMode": "guard.budgets.settings",
     "PriceFn": "guard.budgets.cost",
     "RateLimiter": "guard.budgets.ratelimit",
     "RateSnapshot": "guard.budgets.ratelimit",
     "SampleKey": "guard.budgets.settings",
+    "SharedBudget": "guard.budgets.shared",
     "SystemClock": "guard.budgets.clock",
     "VerdictCache": "guard.budgets.cache",
     "VirtualClock": "guard.budgets.clock",
@@ -62,10 +72,12 @@ __all__ = [
     "Clock",
     "CostBudget",
     "CostSnapshot",
+    "FleetMode",
     "PriceFn",
     "RateLimiter",
     "RateSnapshot",
     "SampleKey",
+    "SharedBudget",
     "SystemClock",
     "VerdictCache",
     "VirtualClock",

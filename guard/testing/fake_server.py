@@ -51,6 +51,7 @@ import random
 import signal
 import socket
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +91,7 @@ _KEEP_ALIVE_S = 75  # idle keep-alive connections are kept this long (clients re
 _SHUTDOWN_GRACE_S = 1  # at stop, requests still running (a hang fault) are cut after this
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _RATE_LIMIT_REQUESTS = 10_000
+_CALLS_KEPT = 100_000  # answered model calls remembered for call_log()
 _RATE_LIMIT_TOKENS = 2_000_000
 
 
@@ -109,6 +111,18 @@ class _Stats:
     by_path: Counter[str] = field(default_factory=Counter)
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
+    calls: deque[Call] = field(default_factory=lambda: deque(maxlen=_CALLS_KEPT))
+
+
+@dataclass(frozen=True)
+class Call:
+    """One answered model call: when it arrived (Unix time) and the usage it reported."""
+
+    at: float
+    path: str
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
 
 
 # --------------------------------------------------------------------------- the server
@@ -223,6 +237,12 @@ class FakeLLMServer:
             )
             self._requests_seen.clear()
         self.batches.reset()
+
+    def call_log(self) -> list[Call]:
+        """The answered model calls (the last 100,000), oldest first: arrival time and usage,
+        so a test can count calls per minute and price what was spent."""
+        with self._lock:
+            return list(self._stats.calls)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -396,6 +416,7 @@ class FakeLLMServer:
         except orjson.JSONDecodeError:
             return json_reply(400, {"error": {"message": "body is not JSON"}})
         self._remember(path, headers, body)
+        arrived = time.time()
         fault = self._next_fault(path)
         if fault is not None and fault.kind == "hang":
             await asyncio.sleep(fault.hang_s)
@@ -405,11 +426,14 @@ class FakeLLMServer:
             presented = headers.get("x-api-key") or headers.get("authorization", "")
             reply = fault_reply(fault, api, presented.removeprefix("Bearer ").strip())
             return self._with_rate_headers(reply, api, 0)
-        payload, input_tokens = self._answer(api, body)
-        return self._with_rate_headers(json_reply(200, payload), api, input_tokens)
+        payload, usage = self._answer(api, body)
+        call = Call(arrived, path, usage["input"], usage["output"], usage["cached"])
+        with self._lock:
+            self._stats.calls.append(call)
+        return self._with_rate_headers(json_reply(200, payload), api, usage["input"])
 
-    def _answer(self, api: str, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        """The reply body of a model call by the verdict script, and its input tokens."""
+    def _answer(self, api: str, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+        """The reply body of a model call by the verdict script, and its usage."""
         text = prompt_text(body)
         verdict = self.verdict(body, text)
         usage = {
@@ -417,10 +441,11 @@ class FakeLLMServer:
             "cached": self.cached_tokens,
             "output": estimate_tokens(orjson.dumps(verdict).decode()),
         }
-        return REPLY_BUILDERS[api](body, verdict, usage), usage["input"]
+        return REPLY_BUILDERS[api](body, verdict, usage), usage
 
     def _batch_item(self, api: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """One batch item answered as the model call would be (no latency, no faults)."""
+        """One batch item answered as the model call would be (no latency, no faults; not in
+        :meth:`call_log`, which holds realtime calls)."""
         return 200, self._answer(api, body)[0]
 
     def _remember(self, path: str, headers: Mapping[str, str], body: Any) -> None:

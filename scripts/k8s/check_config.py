@@ -31,11 +31,11 @@ def config_text(docs: list[dict[str, Any]]) -> str:
 
 
 def pod_environ(docs: list[dict[str, Any]]) -> dict[str, str]:
-    """The GROUNDGUARD_ variables of the Deployment's container; Secret values as placeholders
+    """The GROUNDGUARD_ variables of the Deployment's (or StatefulSet's) container; Secret values as placeholders
     (values from the pod's own fields, such as the instance id, are left to their defaults)."""
     environ: dict[str, str] = {}
     for doc in docs:
-        if doc.get("kind") != "Deployment":
+        if doc.get("kind") not in ("Deployment", "StatefulSet"):  # StatefulSet: static membership
             continue
         for container in doc["spec"]["template"]["spec"]["containers"]:
             for var in container.get("env") or []:

@@ -70,7 +70,29 @@ The settings file: .Values.config, with the TLS file paths filled in when a TLS 
 {{- $_ := set $config "security" $security }}
 {{- end }}
 {{- end }}
+{{- if or .Values.staticMembership.enabled .Values.redis.enabled }}
+{{- $kafka := get $config "kafka" | default dict }}
+{{- if .Values.staticMembership.enabled }}
+{{- $_ := set $kafka "static_membership" true }}
+{{- $_ := set $kafka "session_timeout_ms" (int .Values.staticMembership.sessionTimeoutMs) }}
+{{- $_ := set $config "kafka" $kafka }}
+{{- end }}
+{{- if .Values.redis.enabled }}
+{{- $judge := get $config "judge" | default dict }}
+{{- $budget := get $judge "budget" | default dict }}
+{{- $_ := set $budget "fleet" "redis" }}
+{{- $_ := set $budget "redis_prefix" (.Values.redis.prefix | default (include "groundguard.fullname" .)) }}
+{{- $_ := set $judge "budget" $budget }}
+{{- $_ := set $config "judge" $judge }}
+{{- end }}
+{{- end }}
 {{- toYaml $config }}
+{{- end }}
+
+{{/* StatefulSet with static membership (stable pod names are the group.instance.id), else a
+Deployment. */}}
+{{- define "groundguard.workloadKind" -}}
+{{- if .Values.staticMembership.enabled }}StatefulSet{{ else }}Deployment{{ end }}
 {{- end }}
 
 {{/* Refuse value combinations that cannot work. */}}
@@ -80,6 +102,12 @@ The settings file: .Values.config, with the TLS file paths filled in when a TLS 
 {{- end }}
 {{- if and .Values.keda.enabled (gt (int .Values.keda.maxReplicaCount) (int .Values.keda.topicPartitions)) }}
 {{- fail (printf "keda.maxReplicaCount (%d) exceeds keda.topicPartitions (%d): replicas beyond the partition count of the requests topic get no partition" (int .Values.keda.maxReplicaCount) (int .Values.keda.topicPartitions)) }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.maxReplicas) (int .Values.keda.topicPartitions)) }}
+{{- fail (printf "autoscaling.maxReplicas (%d) exceeds keda.topicPartitions (%d): replicas beyond the partition count of the requests topic get no partition (and no share of the budget)" (int .Values.autoscaling.maxReplicas) (int .Values.keda.topicPartitions)) }}
+{{- end }}
+{{- if and .Values.redis.enabled (not .Values.redis.existingSecret) }}
+{{- fail "redis.enabled needs redis.existingSecret: a Secret holding the Redis URL (redis://:password@host:6379/0) under redis.urlKey" }}
 {{- end }}
 {{- with .Values.livenessProbe }}
 {{- if lt (mul (int (.periodSeconds | default 10)) (int (.failureThreshold | default 3))) 30 }}
