@@ -10,7 +10,6 @@ the journal, then let end.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,11 +17,10 @@ from typing import Any
 
 import orjson
 import pytest
-from aiokafka.errors import KafkaError
 
 from guard.testing.fake_server import FakeLLMServer
+from tests.kafka.processes import PARTITIONS, Run, Service, Verdicts, wait_members
 from tests.kafka.servicekit import end_offsets
-from tests.kafka.test_faults import PARTITIONS, Run, Service, Verdicts, group_members
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -83,18 +81,6 @@ async def until_submitted(provider: FakeLLMServer, n: int, run: Run, *watch: Ser
         if dead or loop.time() > deadline:
             pytest.fail(f"submitted {provider.stats()['batch']}; dead: {dead}\n{run.logs()}")
         await asyncio.sleep(0.1)
-
-
-async def both_members(run: Run) -> None:
-    """Wait (bounded) until the group exists and has two members."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_S
-    while loop.time() < deadline:
-        with contextlib.suppress(KafkaError):  # the group's coordinator is not known yet
-            if await group_members(run.bootstrap, run.group) == 2:
-                return
-        await asyncio.sleep(0.5)
-    pytest.fail(f"the group never had two members\n{run.logs()}")
 
 
 async def until_journaled(run: Run, service: Service) -> None:
@@ -178,7 +164,7 @@ async def test_a_replica_leaving_mid_batch_hands_its_batch_over(
     judged once."""
     provider.batches.delay_s = HELD_S
     first, second = batch_service(run, "a"), batch_service(run, "b", drain_timeout_s=0.5)
-    await both_members(run)
+    await wait_members(run.bootstrap, run.group, 2, run)
     await run.produce(0, N)
     async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
         await until_submitted(provider, N, run, first, second)
