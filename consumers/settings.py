@@ -418,6 +418,15 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 "use distinct topic names so verdicts are not judged again",
             )
         )
+    if s.serve.max_batch_items > s.serve.max_in_flight:
+        problems.append(
+            (
+                "serve.max_batch_items",
+                f"a batch of {s.serve.max_batch_items} could never be admitted under "
+                f"serve.max_in_flight {s.serve.max_in_flight}",
+                "lower serve.max_batch_items or raise serve.max_in_flight",
+            )
+        )
     if s.serve.api_keys_file is not None and not Path(s.serve.api_keys_file).is_file():
         problems.append(
             (
