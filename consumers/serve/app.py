@@ -2,8 +2,10 @@
 and the health routes shared with ``run`` (``/healthz``, ``/readyz``, ``/metrics``).
 
 A check goes: API key, deadline header, content type, body (size-limited), JSON, request model,
-a slot (or 429 at once), the judge within the deadline, the verdict. Every refusal is a
-:class:`~consumers.serve.errors.Refused` answered with its status and the field at fault.
+a slot (or 429 at once), the judge within the deadline, the verdict (with a ``Server-Timing:
+judge;dur=<ms>`` header: the judge's share of the time, so a caller sees what ``serve`` adds).
+Every refusal is a :class:`~consumers.serve.errors.Refused` answered with its status and the
+field at fault.
 """
 
 from __future__ import annotations
@@ -106,10 +108,12 @@ class CheckApi:
         deadline_s = self._admitted(request)
         judge_request = body.parse_one(self.parse, await self._object(request))
         with self.admission.admit():
+            judging = time.perf_counter()
             verdict = await self.judge.judge(judge_request, self._left(deadline_s, started))
+            judge_ms = (time.perf_counter() - judging) * 1000
         self.metrics.observe_verdict(verdict)
         status = status_of(verdict)
-        headers = {}
+        headers = {"Server-Timing": f"judge;dur={judge_ms:.3f}"}
         if status != 200:
             headers["Retry-After"] = str(self.settings.retry_after_s)
             self.serve_metrics.shed(verdict.reason or "budget")
