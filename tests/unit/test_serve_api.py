@@ -179,5 +179,5 @@ def _refusal(parse: body.Parse, raw: bytes) -> BadRequest | None:
 
 
 def test_a_batch_larger_than_the_in_flight_bound_is_a_bad_setting() -> None:
-    with pytest.raises(ValueError, match="serve.max_batch_items"):
+    with pytest.raises(ValueError, match=r"serve\.max_batch_items"):
         ServiceSettings.model_validate({"serve": {"max_in_flight": 4, "max_batch_items": 5}})
