@@ -21,7 +21,8 @@ that rate for ``--seconds`` (latency counted from each request's scheduled time,
 not hidden), p50/p99. The load generator is a minimal HTTP/1.1 client on asyncio streams in
 this process (an HTTP library would cost more CPU than the servers). Ratios are to ``echo`` in
 the same run. On a shared 2-core machine the client and the server share the cores: the figures
-are a floor.
+are a floor. Last, **in process**: the app called directly (no uvicorn, no network) against
+``Guard.judge`` alone, best of nine interleaved rounds: what ``serve``'s own code costs.
 """
 
 from __future__ import annotations
@@ -227,6 +228,79 @@ async def paced(port: int, path: str, rate: float, seconds: float, connections: 
     return result
 
 
+# --------------------------------------------------------------------------- in process
+
+
+def _scope() -> dict[str, Any]:
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(BODY))]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/check",
+        "raw_path": b"/v1/check",
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 2),
+    }
+
+
+async def _call(app: Any, scope: dict[str, Any]) -> None:
+    messages = [{"type": "http.request", "body": BODY, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await asyncio.Event().wait()  # no disconnect
+        return {}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start" and message["status"] != 200:
+            raise RuntimeError(f"status {message['status']}")
+
+    await app(scope, receive, send)
+
+
+def in_process(rounds: int = 9, n: int = 500) -> tuple[float, float]:
+    """Best-of-``rounds`` µs per request of the whole app and of ``Guard.judge`` alone, in this
+    process with an instant judge (no network, no uvicorn): what ``serve``'s own code costs."""
+    from consumers.serve.app import build_app
+    from consumers.serve.service import make_api
+    from consumers.settings import ServiceSettings
+    from guard.assembly import build_guard
+
+    settings = ServiceSettings.model_validate({"judge": {"provider": "fake"}})
+    guard = build_guard(settings.judge, {})
+    api, ready = make_api(settings, guard, None)
+    api.state.started = True
+    app, scope = build_app(api, ready=ready), _scope()
+    request = guard.parse(BODY)
+
+    async def through_app() -> None:
+        for _ in range(n):
+            await _call(app, scope)
+
+    async def judge_only() -> None:
+        for _ in range(n):
+            await guard.judge(request)
+
+    best_app = best_judge = float("inf")
+    for _ in range(rounds):  # interleaved, so both see the same machine
+        for run, is_app in ((through_app, True), (judge_only, False)):
+            started = time.perf_counter()
+            asyncio.run(run())
+            us = (time.perf_counter() - started) / n * 1e6
+            if is_app:
+                best_app = min(best_app, us)
+            else:
+                best_judge = min(best_judge, us)
+    return best_app, best_judge
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -266,6 +340,12 @@ def main() -> None:
             f"{percentile(result.latency_ms, 50):>7.2f} {percentile(result.latency_ms, 99):>7.2f} "
             f"{judge:>9.2f} {percentile(added, 50):>9.2f} {percentile(added, 99):>9.2f}"
         )
+    whole_us, judge_us = in_process()
+    print(
+        f"in process (no network, instant judge, best of 9 rounds): {whole_us:.0f} us per "
+        f"request through the app, {judge_us:.0f} us of it Guard.judge, serve's own "
+        f"{whole_us - judge_us:.0f} us"
+    )
     fake = rows["serve/fake"][1].added_ms()
     print(
         f"serve adds {percentile(fake, 50):.2f} ms p50 / {percentile(fake, 99):.2f} ms p99 beyond "

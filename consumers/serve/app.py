@@ -128,7 +128,7 @@ class CheckApi:
             left = self._left(deadline_s, started)
             verdicts = await asyncio.gather(*(self._judged(item, left) for item in items))
         payload = b'{"verdicts":[' + b",".join(_json(v) for v in verdicts) + b"]}"
-        return Response(payload, media_type=JSON), "batch"
+        return Response(payload, media_type=JSON), "verdicts"
 
     async def _judged(self, item: JudgeRequest, deadline_s: float) -> Verdict:
         verdict = await self.judge.judge(item, deadline_s)

@@ -49,7 +49,8 @@ class DeadlineJudge:
         if request.id is None:
             request = request.model_copy(update={"id": uuid.uuid4().hex})
         try:
-            return await asyncio.wait_for(self.guard.judge(request), deadline_s)
+            async with asyncio.timeout(deadline_s):  # no task of its own, unlike wait_for
+                return await self.guard.judge(request)
         except TimeoutError:
             pass
         if self.policy is DeadlinePolicy.OFFLINE and self.offline is not None:

@@ -3,10 +3,10 @@
 
 * ``groundguard_serve_request_seconds{route, outcome}``: time from the request to its answer;
   ``outcome`` is the verdict's label, ``deadline_exceeded``, or the refusal's code
-  (``overloaded``, ``unauthorized``, ``invalid_json``, ...);
+  (``overloaded``, ``unauthorized``, ``invalid_json``, ...); ``verdicts`` for a batch answered;
 * ``groundguard_serve_in_flight``: requests (batch items) being judged now;
-* ``groundguard_serve_shed_total{reason}``: requests refused at once (``overloaded``, a budget
-  refusal, ``shutting_down``).
+* ``groundguard_serve_shed_total{reason}``: requests refused at once (``overloaded``) or by a
+  budget (the verdict's reason, e.g. ``budget_exhausted:day``, ``rate_limited``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class ServeMetrics:
         )
         self._shed = Counter(
             f"{NS}_serve_shed",
-            "Check requests refused at once (overload, budget refusal, shutting down).",
+            "Check requests refused at once (overload) or by a budget.",
             ["reason"],
             registry=registry,
         )
