@@ -65,9 +65,7 @@ class AsgiServer:
 
     @property
     def port(self) -> int:
-        """The bound port (the ephemeral one when started with ``port=0``)."""
-        if self._socket is not None:
-            return int(self._socket.getsockname()[1])
+        """The bound port (the ephemeral one once started with ``port=0``)."""
         return self._port
 
     @property
@@ -79,6 +77,7 @@ class AsgiServer:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         self._socket = socket.create_server((self.host, self._port), family=family, backlog=2048)
         self._socket.setblocking(False)
+        self._port = int(self._socket.getsockname()[1])
         self._task = asyncio.create_task(self._server.serve(sockets=[self._socket]))
         async with asyncio.timeout(STARTUP_TIMEOUT_S):
             while not self._server.started:
