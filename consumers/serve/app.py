@@ -29,7 +29,7 @@ from consumers.serve import body
 from consumers.serve.admission import Admission
 from consumers.serve.auth import ApiKeys
 from consumers.serve.deadline import DeadlineJudge
-from consumers.serve.errors import Refused
+from consumers.serve.errors import Refused, Unavailable
 from consumers.serve.metrics import ServeMetrics
 from consumers.serve.openapi import document
 from consumers.serve.outcomes import outcome_of, status_of
@@ -97,6 +97,14 @@ class CheckApi:
             if exc.status in (429, 503):
                 self.serve_metrics.shed(exc.code)
             log.debug("serve.refused", route=route, code=exc.code, field=exc.field)
+        except asyncio.CancelledError:
+            if not self.state.stopping:
+                raise
+            # the drain deadline passed: say so, rather than uvicorn's bare 500
+            refused = Unavailable(
+                "shutting_down", "the server stopped before the verdict; retry", status=503
+            )
+            response, outcome = refused.response(), refused.code
         except Exception:  # a bug: answered 500, its traceback logged (never the body)
             log.exception("serve.internal_error", route=route)
             refused = Refused("internal_error", "see the server log", status=500)

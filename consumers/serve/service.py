@@ -3,7 +3,8 @@ then a graceful stop.
 
 On the signal: ``/readyz`` turns 503 (``stopping``), the listener closes (no new connections),
 requests in progress finish within ``drain_timeout_s`` (the setting ``run`` drains by), what is
-left then is cancelled, the judges are closed and the process exits 0.
+left then is cancelled and answered 503 ``shutting_down``, the judges are closed and the process
+exits 0.
 """
 
 from __future__ import annotations

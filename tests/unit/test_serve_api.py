@@ -3,6 +3,7 @@ policies, API keys from a file, and the request parser under hostile input."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from consumers.asgi import AsgiServer
 from consumers.errors import SettingsError
 from consumers.serve import body
 from consumers.serve.app import build_app
@@ -181,3 +183,23 @@ def _refusal(parse: body.Parse, raw: bytes) -> BadRequest | None:
 def test_a_batch_larger_than_the_in_flight_bound_is_a_bad_setting() -> None:
     with pytest.raises(ValueError, match=r"serve\.max_batch_items"):
         ServiceSettings.model_validate({"serve": {"max_in_flight": 4, "max_batch_items": 5}})
+
+
+async def test_a_request_cut_off_by_the_drain_deadline_gets_503_not_500() -> None:
+    """Past drain_timeout_s the stop cancels what is left; the caller is told to retry."""
+    slow = Guard(FakeJudge(latency_s=30.0), JudgeSettings(provider="fake"))
+    settings = ServiceSettings.model_validate({"judge": {"provider": "fake"}})
+    api, ready = make_api(settings, slow, None)
+    server = AsgiServer(build_app(api, ready=ready), host="127.0.0.1", port=0, grace_s=0.3)
+    await server.start()
+    async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as client:
+        reply = asyncio.create_task(
+            client.post("/v1/check", json=REQUEST, headers={"x-groundguard-deadline-ms": "60000"})
+        )
+        await asyncio.sleep(0.3)
+        api.state.stopping = True
+        await asyncio.wait_for(server.close(), 5)
+        cut = await reply
+    await slow.aclose()
+    assert cut.status_code == 503
+    assert cut.json()["error"]["code"] == "shutting_down"
