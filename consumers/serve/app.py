@@ -101,7 +101,7 @@ class CheckApi:
             if not self.state.stopping:
                 raise
             # the drain deadline passed: say so, rather than uvicorn's bare 500
-            refused = Unavailable(
+            refused: Refused = Unavailable(
                 "shutting_down", "the server stopped before the verdict; retry", status=503
             )
             response, outcome = refused.response(), refused.code
