@@ -203,3 +203,25 @@ async def test_a_request_cut_off_by_the_drain_deadline_gets_503_not_500() -> Non
     await slow.aclose()
     assert cut.status_code == 503
     assert cut.json()["error"]["code"] == "shutting_down"
+
+
+async def test_the_openapi_schemas_accept_what_serve_reads_and_writes() -> None:
+    """The document's components are JSON Schema (OpenAPI 3.1): a real verdict and a batch
+    validate, a request without ``output`` does not."""
+    from jsonschema import Draft202012Validator
+
+    from consumers.serve.openapi import document
+
+    doc = document()
+
+    def validator(name: str) -> Draft202012Validator:
+        root = {"$ref": f"#/components/schemas/{name}", "components": doc["components"]}
+        Draft202012Validator.check_schema(root)
+        return Draft202012Validator(root)
+
+    guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
+    verdict = await guard.judge(guard.parse(REQUEST))
+    await guard.aclose()
+    assert not list(validator("Verdict").iter_errors(json.loads(verdict.model_dump_json())))
+    assert validator("BatchRequest").is_valid({"requests": [REQUEST, {**REQUEST, "id": 7}]})
+    assert not validator("JudgeRequest").is_valid({"context": "no output"})
