@@ -28,7 +28,7 @@ from consumers.metrics import Metrics
 from consumers.serve import body
 from consumers.serve.admission import Admission
 from consumers.serve.auth import ApiKeys
-from consumers.serve.deadline import DeadlineJudge
+from consumers.serve.deadline import Deadline, DeadlineJudge
 from consumers.serve.errors import Refused, Unavailable
 from consumers.serve.metrics import ServeMetrics
 from consumers.serve.openapi import document
@@ -113,11 +113,11 @@ class CheckApi:
         return response
 
     async def _check_one(self, request: Request, started: float) -> tuple[Response, str]:
-        deadline_s = self._admitted(request)
+        deadline = Deadline(self._admitted(request), started)
         judge_request = body.parse_one(self.parse, await self._object(request))
         with self.admission.admit():
             judging = time.perf_counter()
-            verdict = await self.judge.judge(judge_request, self._left(deadline_s, started))
+            verdict = await self.judge.judge(judge_request, deadline)
             judge_ms = (time.perf_counter() - judging) * 1000
         self.metrics.observe_verdict(verdict)
         status = status_of(verdict)
@@ -128,36 +128,29 @@ class CheckApi:
         return _verdict_response(verdict, status, headers), outcome_of(verdict)
 
     async def _check_batch(self, request: Request, started: float) -> tuple[Response, str]:
-        deadline_s = self._admitted(request)
+        deadline = Deadline(self._admitted(request), started)
         items = body.parse_batch(
             self.parse, await self._object(request), self.settings.max_batch_items
         )
         with self.admission.admit(len(items)):
-            left = self._left(deadline_s, started)
-            verdicts = await asyncio.gather(*(self._judged(item, left) for item in items))
+            verdicts = await asyncio.gather(*(self._judged(item, deadline) for item in items))
         payload = b'{"verdicts":[' + b",".join(_json(v) for v in verdicts) + b"]}"
         return Response(payload, media_type=JSON), "verdicts"
 
-    async def _judged(self, item: JudgeRequest, deadline_s: float) -> Verdict:
-        verdict = await self.judge.judge(item, deadline_s)
+    async def _judged(self, item: JudgeRequest, deadline: Deadline) -> Verdict:
+        verdict = await self.judge.judge(item, deadline)
         self.metrics.observe_verdict(verdict)
         return verdict
 
-    def _admitted(self, request: Request) -> float:
-        """Auth and the deadline header: checked before the body is read."""
+    def _admitted(self, request: Request) -> int:
+        """Auth, content type and the deadline header (its ms), before the body is read."""
         self.keys.check(request.headers.get("authorization"))
         body.check_content_type(request)
-        ms = body.deadline_ms(request, self.settings.deadline_ms, MAX_SERVE_DEADLINE_MS)
-        return ms / 1000.0
+        return body.deadline_ms(request, self.settings.deadline_ms, MAX_SERVE_DEADLINE_MS)
 
     async def _object(self, request: Request) -> dict[str, object]:
         raw = await body.read_body(request, self.settings.max_body_bytes)
         return body.decode_object(raw)
-
-    @staticmethod
-    def _left(deadline_s: float, started: float) -> float:
-        """The deadline counts from the request's arrival (reading the body included)."""
-        return max(0.0, deadline_s - (time.perf_counter() - started))
 
     # ------------------------------------------------------------------ health
 
@@ -187,13 +180,17 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return Refused(code, message, status=status).response()
 
 
-def build_app(api: CheckApi, *, ready: Callable[[], Health]) -> Starlette:
-    """The ASGI app: check routes, the OpenAPI document and the shared health routes."""
+def build_app(
+    api: CheckApi, *, ready: Callable[[], Health], expose_metrics: bool = True
+) -> Starlette:
+    """The ASGI app: check routes, the OpenAPI document and the shared health routes
+    (``/metrics`` among them unless ``expose_metrics`` is off: ``metrics.enabled: false``)."""
+    metrics = api.metrics.render if expose_metrics else None
     routes = [
         Route("/v1/check", api.check, methods=["POST"]),
         Route("/v1/check/batch", api.check_batch, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
-        *health_routes(ready=ready, live=_alive, metrics=api.metrics.render),
+        *health_routes(ready=ready, live=_alive, metrics=metrics),
     ]
     return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_found})
 

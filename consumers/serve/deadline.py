@@ -15,6 +15,7 @@ Either way the verdict says the deadline passed; a request never hangs past it.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -36,6 +37,17 @@ DEADLINE_EXCEEDED = "deadline_exceeded"
 
 
 @dataclass(frozen=True)
+class Deadline:
+    """A request's deadline: ``ms`` from its arrival at ``started`` (``time.perf_counter``)."""
+
+    ms: int
+    started: float
+
+    def left_s(self) -> float:
+        return max(0.0, self.ms / 1000.0 - (time.perf_counter() - self.started))
+
+
+@dataclass(frozen=True)
 class DeadlineJudge:
     """Judges with ``guard`` within a deadline; ``offline`` judges when the policy says so."""
 
@@ -44,18 +56,18 @@ class DeadlineJudge:
     policy: DeadlinePolicy
     offline: GuardCore | None = None
 
-    async def judge(self, request: JudgeRequest, deadline_s: float) -> Verdict:
+    async def judge(self, request: JudgeRequest, deadline: Deadline) -> Verdict:
         """The verdict on ``request`` (its id fixed first, so every path reports the same)."""
         if request.id is None:
             request = request.model_copy(update={"id": uuid.uuid4().hex})
         try:
-            async with asyncio.timeout(deadline_s):  # no task of its own, unlike wait_for
+            async with asyncio.timeout(deadline.left_s()):  # no task of its own, unlike wait_for
                 return await self.guard.judge(request)
         except TimeoutError:
             pass
         if self.policy is DeadlinePolicy.OFFLINE and self.offline is not None:
             return self._marked(await self.offline.judge(request))
-        return deadline_error(request, self.settings, deadline_s)
+        return deadline_error(request, self.settings, deadline.ms)
 
     @staticmethod
     def _marked(verdict: Verdict) -> Verdict:
@@ -63,11 +75,11 @@ class DeadlineJudge:
         return verdict.model_copy(update={"judge": judge})
 
 
-def deadline_error(request: JudgeRequest, settings: JudgeSettings, deadline_s: float) -> Verdict:
-    """The fail-closed verdict when the judge missed the deadline: nothing was judged."""
+def deadline_error(request: JudgeRequest, settings: JudgeSettings, ms: int) -> Verdict:
+    """The fail-closed verdict when the judge missed the deadline of ``ms``: nothing was
+    judged."""
     output = Cut(original_chars=len(request.output), kept_chars=0, truncated=False)
     context = Cut(original_chars=0, kept_chars=0, truncated=False)
-    ms = round(deadline_s * 1000)
     return Verdict(
         request_id=request.id or uuid.uuid4().hex,
         label=Label.ERROR,

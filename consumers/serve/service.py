@@ -55,7 +55,7 @@ async def serve_http(
     """Serve until ``stop`` is set (or SIGTERM/SIGINT when none is given), then drain."""
     api, ready = make_api(settings, guard, offline)
     server = AsgiServer(
-        build_app(api, ready=ready),
+        build_app(api, ready=ready, expose_metrics=settings.metrics.enabled),
         host=settings.serve.host,
         port=settings.serve.port,
         grace_s=settings.drain_timeout_s,

@@ -225,3 +225,16 @@ async def test_the_openapi_schemas_accept_what_serve_reads_and_writes() -> None:
     assert not list(validator("Verdict").iter_errors(json.loads(verdict.model_dump_json())))
     assert validator("BatchRequest").is_valid({"requests": [REQUEST, {**REQUEST, "id": 7}]})
     assert not validator("JudgeRequest").is_valid({"context": "no output"})
+
+
+async def test_metrics_enabled_false_drops_the_metrics_route_but_keeps_the_probes() -> None:
+    guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
+    settings = ServiceSettings.model_validate({"judge": {"provider": "fake"}})
+    api, ready = make_api(settings, guard, None)
+    api.state.started = True
+    app = build_app(api, ready=ready, expose_metrics=False)
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://serve") as client:
+        assert (await client.get("/metrics")).status_code == 404
+        assert (await client.get("/readyz")).json()["reason"] == "serving"
+    await guard.aclose()
