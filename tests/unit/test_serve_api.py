@@ -196,7 +196,10 @@ async def test_a_request_cut_off_by_the_drain_deadline_gets_503_not_500() -> Non
         reply = asyncio.create_task(
             client.post("/v1/check", json=REQUEST, headers={"x-groundguard-deadline-ms": "60000"})
         )
-        await asyncio.sleep(0.3)
+        for _ in range(1000):  # until the request is with the judge
+            if api.admission.in_flight:
+                break
+            await asyncio.sleep(0.01)
         api.state.stopping = True
         await asyncio.wait_for(server.close(), 5)
         cut = await reply
