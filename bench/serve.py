@@ -21,8 +21,10 @@ that rate for ``--seconds`` (latency counted from each request's scheduled time,
 not hidden), p50/p99. The load generator is a minimal HTTP/1.1 client on asyncio streams in
 this process (an HTTP library would cost more CPU than the servers). Ratios are to ``echo`` in
 the same run. On a shared 2-core machine the client and the server share the cores: the figures
-are a floor. Last, **in process**: the app called directly (no uvicorn, no network) against
-``Guard.judge`` alone, best of nine interleaved rounds: what ``serve``'s own code costs.
+are a floor. Last, **in process** (apps called directly: no uvicorn, no network, best of nine
+rounds): the echo app bare and as a Starlette route (what the framework costs), ``serve`` over
+a stub judge that returns a ready verdict (what ``serve``'s own code costs: routing, body,
+JSON, validation, deadline, metrics, the verdict's JSON) and over the fake judge.
 """
 
 from __future__ import annotations
@@ -265,9 +267,57 @@ async def _call(app: Any, scope: dict[str, Any]) -> None:
     await app(scope, receive, send)
 
 
-def in_process(rounds: int = 9, n: int = 500) -> tuple[float, float]:
-    """Best-of-``rounds`` µs per request of the whole app and of ``Guard.judge`` alone, in this
-    process with an instant judge (no network, no uvicorn): what ``serve``'s own code costs."""
+def starlette_echo() -> Any:
+    """The echo app as a Starlette route: what the framework itself costs over bare ASGI."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def echo(request: Request) -> Response:
+        return Response(await request.body(), media_type="application/json")
+
+    return Starlette(routes=[Route("/v1/check", echo, methods=["POST"])])
+
+
+def best_us(app: Any, rounds: int = 9, n: int = 500) -> float:
+    """Best-of-``rounds`` µs per request of ``app`` called directly (no server, no network)."""
+    scope = _scope()
+
+    async def calls() -> None:
+        for _ in range(n):
+            await _call(app, scope)
+
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        asyncio.run(calls())
+        best = min(best, (time.perf_counter() - started) / n * 1e6)
+    return best
+
+
+class _InstantGuard:
+    """A GuardCore whose judge returns one ready verdict: the app around it is all that runs."""
+
+    intake_stop_reason = None
+
+    def __init__(self, guard: Any, verdict: Any) -> None:
+        self.parse = guard.parse
+        self._verdict = verdict
+
+    async def judge(self, request: Any, *, message_key: str | None = None) -> Any:
+        return self._verdict
+
+    def budget_stats(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def serve_apps() -> tuple[Any, Any]:
+    """``serve``'s app over an instant stub judge, and over the fake judge (``Guard.judge``
+    with all its preparation, an instant judge call)."""
     from consumers.serve.app import build_app
     from consumers.serve.service import make_api
     from consumers.settings import ServiceSettings
@@ -275,30 +325,13 @@ def in_process(rounds: int = 9, n: int = 500) -> tuple[float, float]:
 
     settings = ServiceSettings.model_validate({"judge": {"provider": "fake"}})
     guard = build_guard(settings.judge, {})
-    api, ready = make_api(settings, guard, None)
-    api.state.started = True
-    app, scope = build_app(api, ready=ready), _scope()
-    request = guard.parse(BODY)
-
-    async def through_app() -> None:
-        for _ in range(n):
-            await _call(app, scope)
-
-    async def judge_only() -> None:
-        for _ in range(n):
-            await guard.judge(request)
-
-    best_app = best_judge = float("inf")
-    for _ in range(rounds):  # interleaved, so both see the same machine
-        for run, is_app in ((through_app, True), (judge_only, False)):
-            started = time.perf_counter()
-            asyncio.run(run())
-            us = (time.perf_counter() - started) / n * 1e6
-            if is_app:
-                best_app = min(best_app, us)
-            else:
-                best_judge = min(best_judge, us)
-    return best_app, best_judge
+    verdict = asyncio.run(guard.judge(guard.parse(BODY)))
+    apps = []
+    for core in (_InstantGuard(guard, verdict), guard):
+        api, ready = make_api(settings, core, None)
+        api.state.started = True
+        apps.append(build_app(api, ready=ready))
+    return apps[0], apps[1]
 
 
 # --------------------------------------------------------------------------- report
@@ -340,11 +373,14 @@ def main() -> None:
             f"{percentile(result.latency_ms, 50):>7.2f} {percentile(result.latency_ms, 99):>7.2f} "
             f"{judge:>9.2f} {percentile(added, 50):>9.2f} {percentile(added, 99):>9.2f}"
         )
-    whole_us, judge_us = in_process()
+    stub_app, fake_app = serve_apps()
+    bare, framework = best_us(echo_app), best_us(starlette_echo())
+    stub, fake_us = best_us(stub_app), best_us(fake_app)
     print(
-        f"in process (no network, instant judge, best of 9 rounds): {whole_us:.0f} us per "
-        f"request through the app, {judge_us:.0f} us of it Guard.judge, serve's own "
-        f"{whole_us - judge_us:.0f} us"
+        f"in process (apps called directly, best of 9 rounds), us per request: bare ASGI echo "
+        f"{bare:.0f}, Starlette echo {framework:.0f}, serve over an instant stub judge "
+        f"{stub:.0f} (serve's own code), serve over the fake judge {fake_us:.0f} "
+        f"(Guard.judge {fake_us - stub:.0f})"
     )
     fake = rows["serve/fake"][1].added_ms()
     print(
