@@ -149,37 +149,37 @@ def test_the_openapi_document_is_served_as_checked_in(api: ServeProcess) -> None
 # --------------------------------------------------------------------------- deadlines
 
 
-def test_past_the_deadline_the_verdict_is_an_error_and_says_so(api: ServeProcess) -> None:
+SLOW_JUDGE_S = 8.0  # the fake LLM's delay for SLOW outputs: far past every deadline below
+
+
+def past_deadline(server: ServeProcess, output: str) -> tuple[dict[str, Any], float]:
+    """The verdict on an output the LLM answers only after SLOW_JUDGE_S, with a 300 ms
+    deadline, and the seconds it took."""
     started = time.monotonic()
     reply = check(
-        api,
-        request("Returns within 30 days. SLOW-3000"),
+        server,
+        request(f"{output} SLOW-{int(SLOW_JUDGE_S * 1000)}"),
         headers={"x-groundguard-deadline-ms": "300"},
     )
-    elapsed = time.monotonic() - started
     assert reply.status_code == 200
-    verdict = reply.json()
+    return reply.json(), time.monotonic() - started
+
+
+def test_past_the_deadline_the_verdict_is_an_error_and_says_so(api: ServeProcess) -> None:
+    verdict, took_s = past_deadline(api, "Returns within 30 days.")
     assert verdict["label"] == "error"
     assert verdict["reason"] == verdict["error"]["kind"] == "deadline_exceeded"
-    assert elapsed < 2.5  # the slow judge was not waited for
+    assert took_s < SLOW_JUDGE_S  # answered without waiting for the judge
 
 
 def test_under_the_offline_policy_the_offline_verdict_answers_by_the_deadline(
     lenient: ServeProcess,
 ) -> None:
-    started = time.monotonic()
-    reply = check(
-        lenient,
-        request("You can return items within 90 days. SLOW-3000"),
-        headers={"x-groundguard-deadline-ms": "300"},
-    )
-    elapsed = time.monotonic() - started
-    verdict = reply.json()
-    assert reply.status_code == 200
+    verdict, took_s = past_deadline(lenient, "You can return items within 90 days.")
     assert verdict["label"] == "fail"  # the offline judge sees 90 against 30 days
     assert verdict["judge"]["tier"] == "offline"
     assert verdict["judge"]["fallback_reason"] == "deadline_exceeded"
-    assert elapsed < 2.5
+    assert took_s < SLOW_JUDGE_S
 
 
 # --------------------------------------------------------------------------- overload
@@ -197,15 +197,14 @@ async def test_past_max_in_flight_a_request_is_shed_at_once_with_retry_after(
             for n in range(MAX_IN_FLIGHT)
         ]
         await _until_in_flight(client, MAX_IN_FLIGHT)
-        started = time.monotonic()
         shed = await client.post("/v1/check", json=request("Returns within 30 days."))
-        shed_after = time.monotonic() - started
+        queued = all(task.done() for task in slow)  # answered only after the slow ones?
         held = await asyncio.gather(*slow)
         metrics = (await client.get("/metrics")).text
     assert shed.status_code == 429
     assert shed.headers["retry-after"] == "1"
     assert shed.json()["error"]["code"] == "overloaded"
-    assert shed_after < 1.0  # refused at once, not queued behind the slow ones
+    assert not queued  # refused at once, while the slow ones were still being judged
     assert [r.json()["reason"] for r in held] == ["deadline_exceeded"] * MAX_IN_FLIGHT
     assert 'groundguard_serve_shed_total{reason="overloaded"} 1.0' in metrics
     assert 'outcome="deadline_exceeded",route="check"' in metrics
