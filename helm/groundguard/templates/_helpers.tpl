@@ -118,3 +118,46 @@ Deployment. */}}
 {{- fail "secrets.kafkaTls.keyKey is set without secrets.kafkaTls.certKey" }}
 {{- end }}
 {{- end }}
+
+{{/* groundguard serve: its own name, so no selector of run's objects matches its pods. */}}
+{{- define "groundguard.serve.fullname" -}}
+{{- printf "%s-serve" (include "groundguard.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "groundguard.serve.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-serve" (include "groundguard.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "groundguard.serve.labels" -}}
+helm.sh/chart: {{ include "groundguard.chart" . }}
+{{ include "groundguard.serve.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: serve
+{{- end }}
+
+{{/* Mount point of the serve API keys secret. */}}
+{{- define "groundguard.serve.keysDir" -}}/etc/groundguard/api-keys{{- end }}
+
+{{/*
+serve's settings file: .Values.config with .Values.serve.config merged over it, and
+serve.api_keys_file pointing at the mounted Secret when serve.apiKeys.secretName is set.
+*/}}
+{{- define "groundguard.serve.config" -}}
+{{- $config := mergeOverwrite (deepCopy .Values.config) (deepCopy (.Values.serve.config | default dict)) }}
+{{- $serve := get $config "serve" | default dict }}
+{{- if not (hasKey $serve "port") }}{{- $_ := set $serve "port" 8080 }}{{- end }}
+{{- with .Values.serve.apiKeys }}
+{{- if .secretName }}
+{{- $_ := set $serve "api_keys_file" (printf "%s/%s" (include "groundguard.serve.keysDir" $) .key) }}
+{{- end }}
+{{- end }}
+{{- $_ := set $config "serve" $serve }}
+{{- toYaml $config }}
+{{- end }}
+
+{{/* The port of serve's API, health and metrics: the merged settings' serve.port. */}}
+{{- define "groundguard.serve.port" -}}
+{{- (include "groundguard.serve.config" . | fromYaml).serve.port }}
+{{- end }}
