@@ -18,7 +18,7 @@ from functools import lru_cache
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
 from guard.offline.claims import Claim
-from guard.offline.lexicon import ABBREVIATIONS, foreign_words
+from guard.offline.lexicon import ABBREVIATIONS, NAME_DECORATIONS, NICKNAMES, foreign_words
 from guard.offline.text import STOPWORDS, content_stems, fold, stem
 
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
@@ -519,7 +519,11 @@ def _name_failure(
         absent = [
             p
             for p in name.parts
-            if len(p.strip(".")) > 1 and not index.has(p) and not _abbreviated(p, name, index)
+            if len(p.strip(".")) > 1
+            and p not in DECORATIONS
+            and not index.has(p)
+            and not _abbreviated(p, name, index)
+            and not any(index.has(n) for n in _NICKNAMES.get(p, ()))
         ]
         if not absent or _abbreviation(name, index):
             continue
@@ -587,6 +591,14 @@ def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
 
 
 _FOREIGN_LETTERS = re.compile(r"[äöüßÄÖÜñÑçÇ]|[A-Za-z][a-z]*[àâèéêëîïôùûœ]")
+
+
+DECORATIONS = frozenset(stem(w) for w in NAME_DECORATIONS)
+_NICKNAMES: dict[str, tuple[str, ...]] = {
+    stem(name): tuple(stem(other) for other in group if other != name)
+    for group in NICKNAMES
+    for name in group
+}
 
 
 def _foreign_word(name: entities.Name) -> bool:

@@ -379,6 +379,85 @@ EXONYMS = (
     ("headquarters", "hq", "head office", "head-office"),
 )
 
+# Words that decorate a name rather than tell it apart: legal forms and titles ("Acme
+# Corporation" is "Acme Corp." and "Acme"; "Professor Jane Doe" is "Prof. Jane Doe").
+NAME_DECORATIONS = frozenset(
+    {
+        "inc",
+        "incorporated",
+        "ltd",
+        "limited",
+        "llc",
+        "llp",
+        "corp",
+        "corporation",
+        "co",
+        "company",
+        "gmbh",
+        "ag",
+        "sa",
+        "sas",
+        "srl",
+        "bv",
+        "nv",
+        "plc",
+        "group",
+        "holdings",
+        "holding",
+        "dr",
+        "doctor",
+        "prof",
+        "professor",
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "sir",
+        "dame",
+        "st",
+        "saint",
+        "jr",
+        "sr",
+        "esq",
+    }
+)
+
+# First names and their common short forms, in lower case: an answer may write either.
+NICKNAMES = (
+    ("william", "bill", "will", "billy", "liam"),
+    ("robert", "bob", "rob", "bobby", "bert"),
+    ("richard", "dick", "rick", "rich", "richie"),
+    ("james", "jim", "jimmy", "jamie"),
+    ("john", "jack", "johnny"),
+    ("michael", "mike", "mick", "mikey"),
+    ("thomas", "tom", "tommy"),
+    ("elizabeth", "liz", "beth", "betty", "eliza", "lizzie"),
+    ("katherine", "kate", "katie", "kathy", "catherine", "cathy"),
+    ("margaret", "maggie", "peggy", "meg"),
+    ("alexander", "alex", "sasha", "alexandre", "alejandro"),
+    ("daniel", "dan", "danny"),
+    ("david", "dave", "davy"),
+    ("joseph", "joe", "joey", "jose"),
+    ("christopher", "chris", "kit"),
+    ("nicholas", "nick", "nico", "nicolas"),
+    ("anthony", "tony", "antonio", "anton"),
+    ("samuel", "sam", "sammy"),
+    ("benjamin", "ben", "benny"),
+    ("matthew", "matt"),
+    ("stephen", "steve", "steven", "stefan"),
+    ("edward", "ed", "eddie", "ted", "ned"),
+    ("charles", "charlie", "chuck", "carlos", "karl"),
+    ("jennifer", "jen", "jenny"),
+    ("patricia", "pat", "patty", "trish"),
+    ("susan", "sue", "susie"),
+    ("peter", "pete", "pierre", "pedro"),
+    ("henry", "harry", "hank", "henri", "enrique"),
+    ("francis", "frank", "francisco", "francois", "franz"),
+    ("andrew", "andy", "drew", "andres", "andreas"),
+    ("maria", "mary", "marie", "mia"),
+)
+
+
 # Abbreviations that are not the initials of what they abbreviate, in lower case.
 ABBREVIATIONS: dict[str, tuple[str, ...]] = {
     "hq": ("headquarters", "head office"),

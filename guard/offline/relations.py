@@ -18,7 +18,7 @@ from itertools import pairwise
 from guard.offline import comparison, entities, negation
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
-from guard.offline.details import Details, Failure, short
+from guard.offline.details import DECORATIONS, Details, Failure, short
 from guard.offline.text import GENERIC, STOPWORDS, content_stems
 
 ALIGN_FOR_POLARITY = 0.6
@@ -152,7 +152,9 @@ def _same_passage(first: entities.Name, second: entities.Name, index: EvidenceIn
 
 
 def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
-    parts = [p for p in name.parts if len(p) > 1]
+    parts = [p for p in name.parts if len(p) > 1 and p not in DECORATIONS] or [
+        p for p in name.parts if len(p) > 1
+    ]
     present = sum(p in stems for p in parts)
     return present == len(parts) or (len(parts) >= 3 and present * 3 >= len(parts) * 2)
 

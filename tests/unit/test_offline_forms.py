@@ -27,6 +27,10 @@ class TestNamesInAnotherForm:
             ("Our offices in Vienna and Cologne are closed.", "Die Büros in Wien und Köln."),
             ("The Kündigungsfrist is three months.", "The notice period is three months."),
             ("Der Vertrag endet im März.", "The contract ends in March."),
+            ("Acme Corporation reported a loss.", "Acme Corp. reported a loss of $2m."),
+            ("Bill Gates founded the foundation.", "The foundation was founded by William Gates."),
+            ("Professor Jane Doe teaches the course.", "The course is taught by Prof. Jane Doe."),
+            ("The Acme GmbH office is in Berlin.", "The Acme office is in Berlin."),
         ],
     )
     def test_a_name_the_evidence_writes_otherwise_is_never_a_confident_fail(
@@ -40,6 +44,7 @@ class TestNamesInAnotherForm:
         [
             ("Maria Lopez leads the audit team.", "The audit team is led by María González."),
             ("Our HQ is in Berlin.", "The company's headquarters are in München, Bavaria."),
+            ("Jane Smith runs the clinic.", "The clinic is run by John Smith."),
             ("Contact the CTO for approval.", "Approval comes from the chief financial officer."),
         ],
     )
