@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from guard.offline import ordering
+from guard.offline import additions, ordering
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -141,6 +141,9 @@ def check_claim(
     dropped = dropped_condition(claim.text, details.stems, answer.stems, sentence, share)
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)
+    added = additions.unsupported(claim.text, index, premise.stems)
+    if added is not None:
+        return result("contradicted", added[0], added[1])
     return _support_status(claim, details, index, premise, sentence, share, local, missing, result)
 
 

@@ -236,3 +236,55 @@ class TestShortAnswers:
             "Cadmium chloride is slightly soluble in this chemical, it is also called what?",
         )
         assert decision.label != "fail"
+
+
+class TestAddedJudgementsAndComparisons:
+    @pytest.mark.parametrize(
+        ("output", "context", "basis"),
+        [
+            (
+                "Milhouse was named after a famous musician.",
+                "Matt Groening named the character after President Richard Nixon's middle name.",
+                "fail:judgement_absent",
+            ),
+            (
+                "You can add a cabin bag for a fee, which is cheaper online than at the airport.",
+                "Cabin bags are not included and can be added for a fee during booking.",
+                "fail:comparison_absent",
+            ),
+        ],
+    )
+    def test_a_judgement_or_comparison_no_document_makes_fails(
+        self, output: str, context: str, basis: str
+    ) -> None:
+        decision = decide(output, context)
+        assert decision.basis == basis
+        assert "no document" in reasons(decision)
+
+    @pytest.mark.parametrize(
+        ("output", "context", "question"),
+        [
+            (  # the evidence says so
+                "It is a popular rock band.",
+                "Kings of Leon is a popular American rock band.",
+                None,
+            ),
+            (  # the question brought the word in
+                "Yes, it is the most famous painting in the museum.",
+                "The Mona Lisa hangs in the Louvre.",
+                "Is the Mona Lisa the most famous painting in the Louvre?",
+            ),
+            (  # amounts to compare: computed, judged by the comparison checks
+                "The Sustainable Leaders Fund returned more than the Global Equity Fund.",
+                "Global Equity Fund: +9.8%. Sustainable Leaders Fund: +12.4%.",
+                None,
+            ),
+        ],
+    )
+    def test_a_word_the_evidence_or_question_has_or_a_computable_comparison_is_no_addition(
+        self, output: str, context: str, question: str | None
+    ) -> None:
+        assert decide(output, context, question).basis not in (
+            "fail:judgement_absent",
+            "fail:comparison_absent",
+        )
