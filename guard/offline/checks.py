@@ -26,7 +26,7 @@ from guard.offline.align import (
 )
 from guard.offline.claims import Claim
 from guard.offline.details import MAX_AMOUNTS, Answer, Details, an_hour_of, detail_failure
-from guard.offline.relations import dropped_condition, relation_failure
+from guard.offline.relations import dropped_condition, narrowed_condition, relation_failure
 from guard.offline.text import GENERIC, content_stems, normalize, stem, words
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
@@ -141,6 +141,9 @@ def check_claim(
     dropped = dropped_condition(claim.text, details.stems, answer.stems, sentence, share)
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)
+    narrowed = narrowed_condition(claim.text, answer, sentence, share)
+    if narrowed is not None:
+        return result("contradicted", "condition_narrowed", narrowed)
     added = additions.unsupported(claim.text, index, premise.stems)
     if added is not None:
         return result("contradicted", added[0], added[1])

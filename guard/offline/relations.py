@@ -15,15 +15,16 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from guard.offline import comparison, entities, negation
+from guard.offline import comparison, entities, negation, numbers
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
-from guard.offline.details import DECORATIONS, Details, Failure, short
+from guard.offline.details import DECORATIONS, Answer, Details, Failure, short
 from guard.offline.text import GENERIC, STOPWORDS, content_stems
 
 ALIGN_FOR_POLARITY = 0.6
 ALIGN_FOR_QUANTIFIER = 0.5
 CONDITION_SUPPORT = 0.6
+MAX_LIMITS = 4  # amounts of one condition checked
 MIN_COVERED = 3  # content words of an evidence clause a claim must restate to keep its polarity
 
 
@@ -447,3 +448,31 @@ def dropped_condition(
     if _CONDITION.search(text):
         return None
     return _dropped_condition(stems, answer, sentence, share)
+
+
+NARROWED_SUPPORT = 0.9  # share of the claim's words the conditional sentence must have
+
+
+def narrowed_condition(
+    text: str, answer: Answer, sentence: EvidenceSentence | None, share: float
+) -> str | None:
+    """Why the claim restates a condition without the limit the evidence sets on it, or None
+    ("refunded in full if you close your account" against "refunded in full if you close the
+    account within 30 days of the fee being charged"); a limit the answer states anywhere
+    is kept."""
+    if sentence is None or share < NARROWED_SUPPORT or not _CONDITION.search(text):
+        return None
+    claimed = numbers.extract(text)
+    for clause in _CONDITIONAL_CLAUSE.split(sentence.text):
+        split = _condition_and_main(clause)
+        if split is None:
+            continue
+        condition = split[0]
+        for limit in numbers.extract(condition)[:MAX_LIMITS]:
+            if any(numbers.matches(c, limit) for c in claimed) or answer.grounds(limit):
+                continue
+            return (
+                f'leaves out "{limit.text}" of the condition "{short(condition.strip(), 60)}" '
+                f"({sentence.passage})"
+            )
+    return None

@@ -288,3 +288,28 @@ class TestAddedJudgementsAndComparisons:
             "fail:judgement_absent",
             "fail:comparison_absent",
         )
+
+
+class TestNarrowedConditions:
+    FEE = (
+        "Premium card. The £195 annual fee is refunded in full if you close the account "
+        "within 30 days of the fee being charged. After 30 days, the fee is not refundable."
+    )
+
+    def test_a_condition_restated_without_its_limit_fails_and_names_it(self) -> None:
+        decision = decide(
+            "The £195 annual fee is refunded in full if you close your account.", self.FEE
+        )
+        assert decision.basis == "fail:condition_narrowed"
+        assert '"30 days"' in reasons(decision)
+
+    @pytest.mark.parametrize(
+        "output",
+        [
+            "The £195 annual fee is refunded in full if you close your account within 30 days.",
+            "Close the account within 30 days of being charged: the £195 fee is then refunded "
+            "in full if you close it.",
+        ],
+    )
+    def test_a_condition_with_its_limit_anywhere_in_the_answer_is_kept(self, output: str) -> None:
+        assert decide(output, self.FEE).basis != "fail:condition_narrowed"
