@@ -15,7 +15,7 @@ import re
 
 from guard.offline.align import EvidenceIndex
 from guard.offline.negation import OPPOSITE
-from guard.offline.text import content_stems, stem, word_set
+from guard.offline.text import GENERIC_STEMS, content_stems, stem, word_set
 
 _COMPARATIVES = word_set("""
 cheaper dearer pricier costlier faster quicker slower bigger larger smaller higher lower longer
@@ -39,7 +39,11 @@ _DIGIT = re.compile(r"\d")
 def unsupported(claim: str, index: EvidenceIndex, asked: frozenset[str]) -> tuple[str, str] | None:
     """The basis and reason of a comparison or judgement in ``claim`` that no evidence makes,
     or None. ``asked`` holds the question's stems (words it brought in are not additions)."""
-    return _comparison(claim, index, asked) or _judgement(claim, index, asked)
+    return (
+        _comparison(claim, index, asked)
+        or _judgement(claim, index, asked)
+        or _predicate(claim, index, asked)
+    )
 
 
 def _comparison(claim: str, index: EvidenceIndex, asked: frozenset[str]) -> tuple[str, str] | None:
@@ -90,3 +94,30 @@ def _judgement(claim: str, index: EvidenceIndex, asked: frozenset[str]) -> tuple
             continue
         return "judgement_absent", f"the word '{word}' is used by no document"
     return None
+
+
+# "X is a fashion magazine", "Y was also an astronaut": what the claim says its subject is
+_PREDICATE = re.compile(
+    r"\b(?:is|was|are|were)\s+(?:also\s+|actually\s+|just\s+|only\s+|both\s+)?"
+    r"(?:a|an)\s+(?P<np>(?:[a-z][\w-]*\s+){0,3}?[a-z][\w-]*)(?=\s*(?:[.,;:!?]|$|\s+(?:and|or|"
+    r"but|who|which|that|in|of|for|from|with|at|on|by|to|when|while|since)\b))",
+)
+
+
+def _predicate(claim: str, index: EvidenceIndex, asked: frozenset[str]) -> tuple[str, str] | None:
+    """A claim saying what its subject is with a word no document and not the question uses
+    ("Cid Corman was just a publisher", "Jane is a fashion magazine")."""
+    for match in _PREDICATE.finditer(claim):
+        stems = [s for s in content_stems(match.group("np")) if s not in GENERIC_STEMS]
+        lacking = [s for s in stems if s not in asked and not index.has(s)]
+        if lacking:
+            return (
+                "predicate_absent",
+                f"'{match.group(0).strip()}': no document says so "
+                f"(no '{_written(lacking[0], match.group('np'))}' in the evidence)",
+            )
+    return None
+
+
+def _written(stemmed: str, text: str) -> str:
+    return next((w for w in re.findall(r"[\w-]+", text) if stem(w) == stemmed), stemmed)

@@ -27,7 +27,7 @@ from guard.offline.align import (
 from guard.offline.claims import Claim
 from guard.offline.details import MAX_AMOUNTS, Answer, Details, an_hour_of, detail_failure
 from guard.offline.relations import dropped_condition, narrowed_condition, relation_failure
-from guard.offline.text import GENERIC, content_stems, normalize, stem, words
+from guard.offline.text import GENERIC_STEMS, content_stems, normalize, stem, words
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
 
@@ -180,7 +180,7 @@ def _support_status(
                 "short_answer",
                 f"the answer is stated beside the question's subject{named}",
             )
-        lacking = [m for m in missing if m not in premise.stems and m not in GENERIC]
+        lacking = [m for m in missing if m not in premise.stems and m not in GENERIC_STEMS]
         if len(lacking) >= MIN_ABSENT_ANSWER and len(lacking) == len(details.stems):
             return result(
                 "contradicted",

@@ -19,7 +19,7 @@ from guard.offline import comparison, entities, negation, numbers
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
 from guard.offline.details import DECORATIONS, Answer, Details, Failure, short
-from guard.offline.text import GENERIC, STOPWORDS, content_stems
+from guard.offline.text import GENERIC, GENERIC_STEMS, STOPWORDS, content_stems
 
 ALIGN_FOR_POLARITY = 0.6
 ALIGN_FOR_QUANTIFIER = 0.5
@@ -201,7 +201,7 @@ def _negation_added(claim: str, sentence: EvidenceSentence, index: EvidenceIndex
         return None
     if _IMPLICIT_NEGATIVE.search(sentence.text):
         return None
-    stems = [s for s in content_stems(claim) if s not in GENERIC]
+    stems = [s for s in content_stems(claim) if s not in GENERIC_STEMS]
     if len(stems) < 2 or not all(in_sentence(s, sentence, index) for s in stems):
         return None
     return "negation flipped: the claim is negated, the evidence states it"

@@ -150,6 +150,18 @@ class TestOrderingsInTime:
                 "Who was born first, Pablo Trapero or Aleksander Ford?",
             ),
             (
+                "Elizabeth Stuart was actually born first.",
+                "Sir Francis Nethersole (1587–1659) was an English diplomat. Elizabeth Stuart "
+                "(19 August 1596 – 13 February 1662) was Electress of the Palatinate.",
+                "Who was born first, Francis Nethersole or Elizabeth Stuart?",
+            ),
+            (
+                "Ross Lynch is the older one.",
+                "Glenn Hughes (born 21 August 1951) is an English rock bassist.Ross Shor Lynch "
+                "(born December 29, 1995) is an American singer.",
+                "Who is older Glenn Hughes or Ross Lynch?",
+            ),
+            (
                 "Lee Ranaldo is younger than Mary Ramsey.",
                 "Lee Ranaldo (born February 3, 1956) is a guitarist. Mary Ramsey (born "
                 "24 December 1963) is a singer.",
@@ -248,6 +260,11 @@ class TestAddedJudgementsAndComparisons:
                 "fail:judgement_absent",
             ),
             (
+                "Cid Corman was just a publisher.",
+                "Cid Corman (1924–2004) was an American poet, translator and editor.",
+                "fail:predicate_absent",
+            ),
+            (
                 "You can add a cabin bag for a fee, which is cheaper online than at the airport.",
                 "Cabin bags are not included and can be added for a fee during booking.",
                 "fail:comparison_absent",
@@ -274,6 +291,11 @@ class TestAddedJudgementsAndComparisons:
                 "The Mona Lisa hangs in the Louvre.",
                 "Is the Mona Lisa the most famous painting in the Louvre?",
             ),
+            (  # what the evidence says it is
+                "Cid Corman was an American poet.",
+                "Cid Corman (1924–2004) was an American poet, translator and editor.",
+                None,
+            ),
             (  # amounts to compare: computed, judged by the comparison checks
                 "The Sustainable Leaders Fund returned more than the Global Equity Fund.",
                 "Global Equity Fund: +9.8%. Sustainable Leaders Fund: +12.4%.",
@@ -287,6 +309,7 @@ class TestAddedJudgementsAndComparisons:
         assert decide(output, context, question).basis not in (
             "fail:judgement_absent",
             "fail:comparison_absent",
+            "fail:predicate_absent",
         )
 
 
