@@ -13,7 +13,6 @@ polarity, quantifier, condition, names apart, swapped names), each a few short f
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 
 from guard.offline import comparison, entities, negation, numbers
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
@@ -25,6 +24,8 @@ ALIGN_FOR_POLARITY = 0.6
 ALIGN_FOR_QUANTIFIER = 0.5
 CONDITION_SUPPORT = 0.6
 MAX_LIMITS = 4  # amounts of one condition checked
+MIN_FOR_ONE_OUTSIDE = 4  # words of a negated claim before one may sit in another sentence
+MAX_RELATED_NAMES = 3  # names of a claim related to its first (more are a list)
 MIN_COVERED = 3  # content words of an evidence clause a claim must restate to keep its polarity
 
 
@@ -129,9 +130,12 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) ->
         and not _DEMONYM.search(n.text)
         and not _ACRONYM.fullmatch(n.text)
     }
-    if len(distinct) != 2 or negation.negated(text):
-        return None  # a list of names, or "there is no X among Y", relates nothing
-    for first, second in pairwise(distinct.values()):
+    if len(distinct) < 2 or len(distinct) > MAX_RELATED_NAMES or negation.negated(text):
+        return None  # a long list of names, or "there is no X among Y", relates nothing
+    named = list(distinct.values())
+    if len(named) > 2:  # of a longer list, only names surely read as names
+        named = [n for n in named if not n.guessed]
+    for first, second in ((named[0], other) for other in named[1:]):
         if not any(
             _mentions(first, s.scope) and _mentions(second, s.scope) for s in index.sentences
         ) and _same_passage(first, second, index):
@@ -194,15 +198,19 @@ _IMPLICIT_NEGATIVE = re.compile(
 
 
 def _negation_added(claim: str, sentence: EvidenceSentence, index: EvidenceIndex) -> str | None:
-    """A negated claim every word of which one sentence states without any negation, plain
-    or implicit ("The Oberoi family is not involved in any hotel company" against "... is
-    famous for its involvement in hotels"): the claim denies what the sentence says."""
+    """A negated claim whose words one sentence states (all but one, which the evidence has
+    elsewhere) without any negation, plain or implicit ("The Oberoi family is not involved in
+    any hotel company" against "... is famous for its involvement in hotels"): the claim
+    denies what the sentence says."""
     if not negation.negated(claim) or negation.negated(sentence.text):
         return None
     if _IMPLICIT_NEGATIVE.search(sentence.text):
         return None
     stems = [s for s in content_stems(claim) if s not in GENERIC_STEMS]
-    if len(stems) < 2 or not all(in_sentence(s, sentence, index) for s in stems):
+    if len(stems) < 2 or not all(index.has(s) for s in stems):
+        return None
+    outside = sum(not in_sentence(s, sentence, index) for s in stems)
+    if outside > (1 if len(stems) >= MIN_FOR_ONE_OUTSIDE else 0):
         return None
     return "negation flipped: the claim is negated, the evidence states it"
 

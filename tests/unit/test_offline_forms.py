@@ -336,3 +336,33 @@ class TestNarrowedConditions:
     )
     def test_a_condition_with_its_limit_anywhere_in_the_answer_is_kept(self, output: str) -> None:
         assert decide(output, self.FEE).basis != "fail:condition_narrowed"
+
+
+class TestRelationsOfSeveralNames:
+    STANFORD = (
+        "Boston College is a private research university located in the village of Chestnut "
+        "Hill, Massachusetts. Stanford University is a private research university in "
+        "Stanford, California."
+    )
+
+    def test_the_subject_never_named_with_a_place_it_is_put_in_fails(self) -> None:
+        decision = decide(
+            "Stanford University is located in Chestnut Hill, Massachusetts.", self.STANFORD
+        )
+        assert decision.basis == "fail:names_apart"
+        assert "Stanford University" in reasons(decision)
+
+    def test_names_named_together_are_not_apart(self) -> None:
+        decision = decide(
+            "Boston College is located in Chestnut Hill, Massachusetts.", self.STANFORD
+        )
+        assert decision.label != "fail"
+
+    def test_a_negated_claim_with_one_word_from_the_next_sentence_still_flips(self) -> None:
+        decision = decide(
+            "The Oberoi family is not involved in any hotel company.",
+            "The Oberoi family is an Indian family famous for its involvement in hotels, "
+            "namely through The Oberoi Group.The Oberoi Group is a hotel company with its head "
+            "office in Delhi.",
+        )
+        assert decision.basis == "fail:negation"
