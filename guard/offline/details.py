@@ -18,7 +18,13 @@ from functools import lru_cache
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
 from guard.offline.claims import Claim
-from guard.offline.lexicon import ABBREVIATIONS, NAME_DECORATIONS, NICKNAMES, foreign_words
+from guard.offline.lexicon import (
+    ABBREVIATIONS,
+    NAME_DECORATIONS,
+    NICKNAMES,
+    UNITS,
+    foreign_words,
+)
 from guard.offline.text import STOPWORDS, content_stems, fold, stem
 
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
@@ -360,11 +366,13 @@ INEXACT_RANGE = 0.5  # evidence durations within this share of a claimed one are
 
 
 def _inexact(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
-    """Whether an evidence duration in a unit that does not convert exactly may be the
+    """Whether an evidence amount in a unit that does not convert exactly may be the
     claimed one (:func:`numbers.inexact`)."""
-    if quantity.kind != "duration":
+    if quantity.kind in ("count", "date", "year", "ordinal"):
         return False
     near = index.amounts.near(quantity.value, INEXACT_RANGE)
+    if quantity.kind == "gbp":  # pounds of weight: 2.2 pounds is 1 kg
+        near = near + index.amounts.near(quantity.number * numbers.POUND_KG, INEXACT_RANGE)
     return any(numbers.inexact(quantity, e) for e in near[:MAX_AMOUNTS])
 
 
@@ -477,7 +485,7 @@ def _swapped(
         if sum(q.kind == quantity.kind for q in measured) != 1:
             continue
         same = [q for q in by_words.quantities if q.kind == quantity.kind]
-        if same and not by_words.states(quantity):
+        if same and not by_words.states(quantity) and not _inexact(quantity, index):
             return (
                 "number_swapped",
                 f"number {quantity.text}: {by_words.passage} says "
@@ -512,6 +520,7 @@ def _name_failure(
             or name.guessed
             or denied(name, text)
             or _foreign_word(name)
+            or name.text.lower() in UNITS  # "2 GB", "5 KM": a unit, not a name
         ):
             continue
         if entities.quote_in(name.text, index.normalized):
@@ -521,6 +530,7 @@ def _name_failure(
             for p in name.parts
             if len(p.strip(".")) > 1
             and p not in DECORATIONS
+            and p not in UNITS
             and not index.has(p)
             and not _abbreviated(p, name, index)
             and not any(index.has(n) for n in _NICKNAMES.get(p, ()))

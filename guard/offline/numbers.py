@@ -341,6 +341,9 @@ def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
     sign = (match.group("sign") or match.group("tsign") or "").lower()
     unit_word = (match.group("unit") or match.group("pct") or "").lower()
     if scale_word in ("m", "b", "k") and not sign:
+        if unit_word and UNITS.get(unit_word, ("", 0.0))[0] in _CURRENCIES:
+            kind, factor = UNITS[unit_word]  # "1.5k dollars", "2m euros"
+            return kind, value * SCALES[scale_word] * factor
         if unit_word:
             return "count", value
         scale_word = ""
@@ -348,6 +351,8 @@ def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
     value *= SCALES.get(scale_word, 1.0)
     if sign:
         return CURRENCY_SIGNS.get(sign, "usd"), value
+    if unit_word in _FAHRENHEIT:
+        return "temperature", (value - 32) * 5 / 9
     if unit_word:
         kind, factor = UNITS[unit_word]
         return kind, value * factor
@@ -439,12 +444,48 @@ def _unit_class(quantity: Quantity) -> str:
     return "calendar" if _CALENDAR_UNITS.search(quantity.text) else "exact"
 
 
+_CURRENCIES = frozenset({"usd", "eur", "gbp", "jpy", "inr"})
+_FAHRENHEIT = frozenset({"°f", "° f", "degrees fahrenheit"})
+ROUNDING = 0.03  # a conversion between units may be rounded by this share ("3 miles", "5 km")
+BINARY = 0.05  # "2 GB" may be 2,048 MB (binary prefixes)
+DEGREE = 1.0  # "82 °F" is 27.8 °C: "28 °C" restates it
+POUND_KG = 0.4536
+_POUND_WORD = re.compile(r"\b(?:pounds?|lbs?)\b", re.IGNORECASE)
+
+
+def _factor(quantity: Quantity) -> float | None:
+    """The unit the amount is written in, as its factor to the base unit."""
+    return quantity.value / quantity.number if quantity.number else None
+
+
 def inexact(claim: Quantity, evidence: Quantity) -> bool:
-    """Whether two durations in units that do not convert exactly may be the same span:
-    "3 months" and "90 days" (a month is 28 to 31 days), "two weeks" and "10 business days"
-    (weekends). Neither proves nor contradicts the other."""
-    if claim.kind != "duration" or evidence.kind != "duration":
+    """Whether two amounts in units that do not convert exactly may be the same: "3 months"
+    and "90 days" (a month is 28 to 31 days), "two weeks" and "10 business days" (weekends),
+    "3 miles" and "5 km" (a rounded conversion), "2 GB" and "2,048 MB" (binary prefixes),
+    "82 °F" and "28 °C", "2.2 pounds" and "1 kg" (pounds of weight, not money). Neither
+    proves nor contradicts the other."""
+    if _weight_in_pounds(claim, evidence) or _weight_in_pounds(evidence, claim):
+        return True
+    if claim.kind != evidence.kind or claim.kind in ("count", "date", "year", "ordinal"):
         return False
+    gap = abs(claim.value - evidence.value)
+    if claim.kind == "temperature":
+        return gap <= DEGREE
+    if claim.kind == "data" and gap <= BINARY * max(claim.value, evidence.value):
+        return True
+    if _factor(claim) != _factor(evidence) and gap <= ROUNDING * max(claim.value, evidence.value):
+        return True
+    return claim.kind == "duration" and _calendar(claim, evidence)
+
+
+def _weight_in_pounds(claim: Quantity, evidence: Quantity) -> bool:
+    """ "2.2 pounds" read as money, against a weight it may be."""
+    if claim.kind != "gbp" or evidence.kind != "mass" or not _POUND_WORD.search(claim.text):
+        return False
+    return abs(claim.number * POUND_KG - evidence.value) <= ROUNDING * evidence.value
+
+
+def _calendar(claim: Quantity, evidence: Quantity) -> bool:
     units = {_unit_class(claim), _unit_class(evidence)}
     if units == {"exact"} or len(units) == 1:
         return False

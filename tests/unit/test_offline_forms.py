@@ -96,9 +96,15 @@ class TestDurationsInAnotherUnit:
             ("The trial lasts five weeks.", "The trial period is 35 days."),
             ("The timeout is half a minute.", "The timeout defaults to 30 seconds."),
             ("Ships in 48 hours.", "Ships within two days."),
+            ("The pool is heated to 82°F.", "The pool water is kept at 28 °C."),
+            ("The trail is 3.1 miles long.", "The trail is 5 km long."),
+            ("It costs 1.5k dollars.", "It costs $1,500."),
+            ("The limit is 2 GB.", "The limit is 2,048 MB."),
+            ("The app needs 512 MB of RAM.", "The app needs half a gigabyte of RAM."),
+            ("It weighs 2.2 pounds.", "It weighs 1 kg."),
         ],
     )
-    def test_a_duration_restated_in_other_units_is_not_failed(
+    def test_an_amount_restated_in_other_units_is_not_failed(
         self, output: str, context: str
     ) -> None:
         decision = decide(output, context)
@@ -112,9 +118,17 @@ class TestDurationsInAnotherUnit:
             ("6 months", "90 days", False),
             ("5 weeks", "25 days", False),  # both convert exactly: a plain contradiction
             ("4 weeks", "10 business days", False),
+            ("82 °F", "28 °C", True),
+            ("90 °F", "28 °C", False),
+            ("2 GB", "2,048 MB", True),
+            ("3.1 miles", "5 km", True),
+            ("4 miles", "5 km", False),
+            ("2.2 pounds", "1 kg", True),
         ],
     )
-    def test_inexact_units(self, claim: str, evidence: str, expected: bool) -> None:
+    def test_inexact_units_and_rounded_conversions(
+        self, claim: str, evidence: str, expected: bool
+    ) -> None:
         a, b = numbers.extract(claim)[0], numbers.extract(evidence)[0]
         assert numbers.inexact(a, b) is expected
 
