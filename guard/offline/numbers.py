@@ -297,6 +297,11 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     if value is None:
         return None
     word_number = not match.group("num")[0].isdigit()
+    if _glued_letter_unit(text, match):  # "2022 he", "5 me": a word, not hours or metres
+        kind = "year" if _YEARISH.fullmatch(match.group("num")) else "count"
+        begin = match.start("sign") if match.group("sign") else start
+        end = match.end("scale") if match.group("scale") else end
+        return Quantity(text[begin:end].strip(), value, kind, _hedged(text[:begin]), value, begin)
     kind, scaled = _kind(match, value)
     if (
         word_number
@@ -310,6 +315,13 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     if kind == "count" and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
     return Quantity(text[begin : match.end()].strip(), scaled, kind, hedged, value, begin)
+
+
+def _glued_letter_unit(text: str, match: re.Match[str]) -> bool:
+    """Whether a one-letter unit ("h", "m", "g") was read from a longer word by the plural
+    endings the pattern allows ("he" is no "h" + "e")."""
+    unit = match.group("unit")
+    return bool(unit) and len(unit) == 1 and match.end() > match.end("unit")
 
 
 def _labels(before: str) -> bool:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from guard import JudgeSettings
 from guard.offline import entities, numbers
 from guard.offline.text import fold, stem
 from tests.unit.test_offline_rules import decide, reasons
@@ -380,3 +381,34 @@ class TestRelationsOfSeveralNames:
             "office in Delhi.",
         )
         assert decision.basis == "fail:negation"
+
+
+class TestNamesLinkedAcrossSentences:
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            (
+                "The Berlin team reports to Maria Keller.",
+                "Team structure. The Berlin team is part of Sales Europe. Sales Europe is headed "
+                "by Maria Keller.",
+            ),
+            (
+                "Tom Baker moved from Leeds to the London office.",
+                "Tom Baker joined in 2019 in Leeds. In 2022 he transferred to London.",
+            ),
+            (
+                "You can pay with Visa or Mastercard at the Paris store.",
+                "Paris store. We accept Visa and Mastercard. Cash is not accepted.",
+            ),
+        ],
+    )
+    def test_names_the_passage_links_are_no_confident_names_apart(
+        self, output: str, context: str
+    ) -> None:
+        decision = decide(output, context)
+        assert decision.basis != "fail:names_apart"
+        assert decision.confidence < JudgeSettings().cascade_confidence
+
+    def test_a_year_before_he_is_a_year(self) -> None:
+        (year,) = numbers.extract("In 2022 he transferred to London.")
+        assert (year.kind, year.value) == ("year", 2022.0)
