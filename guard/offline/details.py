@@ -316,6 +316,8 @@ def _number_failure(
             continue
         if _inexact(quantity, index):
             continue  # "3 months" against "90 days": the units do not convert exactly
+        if quantity.kind == "ordinal" and index.writes(quantity.text):
+            continue  # "Version 2.1" against "v2.1": a label the evidence glues to letters
         shown = shows[quantity.kind == "date"]
         nearby = list(sentence.quantities) if sentence is not None else []
         # a claim restating a sentence with another amount of the kind, and no computing
@@ -523,8 +525,8 @@ def _name_failure(
             or name.text.lower() in UNITS  # "2 GB", "5 KM": a unit, not a name
         ):
             continue
-        if entities.quote_in(name.text, index.normalized):
-            continue
+        if entities.quote_in(name.text, index.normalized) or index.writes(name.text):
+            continue  # "AB-1234" against "AB1234": a code written with other separators
         absent = [
             p
             for p in name.parts

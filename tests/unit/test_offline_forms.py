@@ -412,3 +412,20 @@ class TestNamesLinkedAcrossSentences:
     def test_a_year_before_he_is_a_year(self) -> None:
         (year,) = numbers.extract("In 2022 he transferred to London.")
         assert (year.kind, year.value) == ("year", 2022.0)
+
+
+class TestCodesWrittenOtherwise:
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            ("The SKU is AB-1234.", "SKU: AB1234. Colour: blue."),
+            ("Version 2.1 added dark mode.", "Dark mode was added in v2.1."),
+        ],
+    )
+    def test_a_code_or_version_with_other_separators_is_not_absent(
+        self, output: str, context: str
+    ) -> None:
+        assert decide(output, context).label != "fail"
+
+    def test_another_code_still_fails(self) -> None:
+        assert decide("The SKU is AB-1235.", "SKU: AB1234. Colour: blue.").label == "fail"
