@@ -18,7 +18,7 @@ from guard.offline import comparison, entities, negation, numbers
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
 from guard.offline.details import DECORATIONS, Answer, Details, Failure, short
-from guard.offline.text import GENERIC, GENERIC_STEMS, STOPWORDS, content_stems
+from guard.offline.text import GENERIC, GENERIC_STEMS, STOPWORDS, content_stems, stem
 
 ALIGN_FOR_POLARITY = 0.6
 ALIGN_FOR_QUANTIFIER = 0.5
@@ -471,6 +471,53 @@ def _beside(text: str, name: str) -> set[tuple[int, str]]:
     return ({(-1, before[-1])} if before else set()) | ({(1, after[0])} if after else set())
 
 
+_BY = re.compile(
+    r"\b(?P<verb>[a-z]+(?:ed|en|wn|ne|lt|nt))\s+(?:\w+\s+)?by\s+(?:(?:the|your|a|an|our|their|its)\s+)?"
+    r"(?P<agent>[^,.;:()!?]{2,60})",
+    re.IGNORECASE,
+)
+AGENT_ALIGNMENT = 0.6  # of the claim's words besides its agent, the share its sentence must have
+
+
+def _agents(text: str) -> dict[str, set[str]]:
+    """Verb stem -> the words of who does it, for each "<verb> by <agent>" of ``text``."""
+    found: dict[str, set[str]] = {}
+    for match in _BY.finditer(text):
+        agent = set(content_stems(match.group("agent")))
+        if agent:
+            found.setdefault(stem(match.group("verb")), set()).update(agent)
+    return found
+
+
+def _agent_swapped(claim: str, details: Details, index: EvidenceIndex) -> Failure | None:
+    """Someone else does it: the sentence that restates the rest of the claim says "<verb>
+    by" another agent the claim never names, while the claim's agent is in the evidence
+    elsewhere ("expense claims are approved by your shift supervisor" where "Expense claims
+    are approved by your cost-centre manager" and the supervisor signs off overtime)."""
+    claimed = _agents(claim)
+    if not claimed:
+        return None
+    agent_words = set().union(*claimed.values())
+    rest = [s for s in details.stems if s not in agent_words]
+    sentence, share = best_sentence(rest, [], index)
+    if sentence is None or share < AGENT_ALIGNMENT or len(rest) < 2:
+        return None
+    said = _agents(sentence.text)
+    for verb, agent in claimed.items():
+        other = said.get(verb)
+        if not other or other & agent or not all(index.has(w) for w in agent):
+            continue
+        if any(in_sentence(w, sentence, index) for w in agent):
+            continue  # "founded by A and B": the sentence names the claim's agent too
+        return (
+            "agent_swapped",
+            f'{sentence.passage} says who does it: "{short(sentence.text)}"; the claim credits '
+            "someone it names elsewhere",
+            sentence,
+        )
+    return None
+
+
 def relation_failure(
     claim: Claim,
     details: Details,
@@ -488,6 +535,7 @@ def relation_failure(
         or _quantifier(claim.text, sentence, overlap, index)
         or _contrary(claim, details.stems, index, sentence)
         or _name_swapped(claim.text, details, index)
+        or _agent_swapped(claim.text, details, index)
     )
 
 

@@ -429,3 +429,29 @@ class TestCodesWrittenOtherwise:
 
     def test_another_code_still_fails(self) -> None:
         assert decide("The SKU is AB-1235.", "SKU: AB1234. Colour: blue.").label == "fail"
+
+
+class TestWhoDoesIt:
+    APPROVALS = (
+        "Approvals. Expense claims are approved by your cost-centre manager. Overtime must be "
+        "signed off in advance by your shift supervisor."
+    )
+
+    def test_an_agent_the_restated_sentence_does_not_name_fails(self) -> None:
+        decision = decide("Expense claims are approved by your shift supervisor.", self.APPROVALS)
+        assert decision.basis == "fail:agent_swapped"
+        assert "cost-centre manager" in reasons(decision)
+
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            ("Expense claims are approved by your cost-centre manager.", APPROVALS),
+            (
+                "The association was founded by Matthew Granahan.",
+                "The association is a small company founded by wrestler Kamal Shalorus and "
+                "fighter Matthew Granahan.",
+            ),
+        ],
+    )
+    def test_the_agent_the_sentence_names_is_not_swapped(self, output: str, context: str) -> None:
+        assert decide(output, context).basis != "fail:agent_swapped"
