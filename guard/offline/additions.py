@@ -1,6 +1,6 @@
 """Specific details an answer adds that no evidence states: a comparison the evidence never
 makes ("a fee, which is cheaper online than at the airport") and an evaluative word it never
-uses ("named after a famous musician", "a popular rock band").
+uses ("named after a famous musician", "a prolific writer").
 
 Such a word is a claim of its own: the answer asserts a judgement or a ranking that no
 document supports. It is reported only when the evidence has neither the word (nor a close
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from guard.offline import entities
 from guard.offline.align import EvidenceIndex
 from guard.offline.negation import OPPOSITE
 from guard.offline.text import GENERIC_STEMS, content_stems, stem, word_set
@@ -26,12 +27,11 @@ richer poorer cleaner healthier busier quieter
 _COMPARISON = re.compile(r"\b(?P<word>[a-z]+)(?=\s+(?:[a-z]+\s+){0,2}?than\b)", re.IGNORECASE)
 # Judgements and rankings that are facts of their own when an answer adds them.
 EVALUATIVE = word_set("""
-famous renowned well-known popular prominent legendary iconic influential acclaimed celebrated
+famous renowned well-known prominent legendary iconic influential acclaimed celebrated
 notable prestigious successful best-selling award-winning wealthy talented exceptional fantastic
 amazing greatest unique bustling remarkable outstanding beloved controversial groundbreaking
 pioneering innovative revolutionary world-class prolific notorious infamous elite premier
-leading renowned highly-regarded critically-acclaimed world-famous internationally-known
-significant
+renowned highly-regarded critically-acclaimed world-famous internationally-known
 """)
 _DIGIT = re.compile(r"\d")
 
@@ -105,9 +105,13 @@ _PREDICATE = re.compile(
 
 
 def _predicate(claim: str, index: EvidenceIndex, asked: frozenset[str]) -> tuple[str, str] | None:
-    """A claim saying what its subject is with a word no document and not the question uses
-    ("Cid Corman was just a publisher", "Jane is a fashion magazine")."""
+    """A claim saying what a named subject is with a word no document and not the question
+    uses ("Cid Corman was just a publisher", "Thomas Harris is a playwright"). Only a name
+    right before the verb is such a subject: "the clinic is a walk-in centre" may paraphrase
+    what the evidence says of it."""
     for match in _PREDICATE.finditer(claim):
+        if not _named_subject(claim[: match.start()]):
+            continue
         stems = [s for s in content_stems(match.group("np")) if s not in GENERIC_STEMS]
         lacking = [s for s in stems if s not in asked and not index.has(s)]
         if lacking:
@@ -121,3 +125,9 @@ def _predicate(claim: str, index: EvidenceIndex, asked: frozenset[str]) -> tuple
 
 def _written(stemmed: str, text: str) -> str:
     return next((w for w in re.findall(r"[\w-]+", text) if stem(w) == stemmed), stemmed)
+
+
+def _named_subject(before: str) -> bool:
+    """Whether ``before`` ends with a name (the subject of the verb that follows)."""
+    found = entities.names(before)
+    return bool(found) and not found[-1].guessed and before.rstrip().endswith(found[-1].text)

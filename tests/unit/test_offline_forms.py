@@ -306,6 +306,11 @@ class TestAddedJudgementsAndComparisons:
                 "The Mona Lisa hangs in the Louvre.",
                 "Is the Mona Lisa the most famous painting in the Louvre?",
             ),
+            (  # a paraphrase of what the evidence says of an unnamed subject
+                "The clinic is a walk-in centre on weekdays.",
+                "Walk-in patients are seen Monday to Friday.",
+                None,
+            ),
             (  # what the evidence says it is
                 "Cid Corman was an American poet.",
                 "Cid Corman (1924–2004) was an American poet, translator and editor.",
