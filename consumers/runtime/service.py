@@ -12,7 +12,8 @@ How it works (the path of one message: ``docs/architecture.md``)
   may its offset be committed. Judging waits for one of ``concurrency`` slots shared by all
   assigned partitions. The loop keeps calling ``getmany`` while judges work, so a slow judge
   never makes the consumer leave its group; it commits every ``commit_interval_s``
-  (``transaction_interval_s`` exactly-once).
+  (``transaction_interval_s`` exactly-once), in a task beside the loop (one at a time), so
+  records arriving during a commit are not held back.
 * Rebalances: revoked partitions stop taking work, waiting messages are dropped, in-flight ones
   get ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered.
   Newly assigned partitions stay paused until they are tracked.
@@ -92,6 +93,7 @@ class GuardService:
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
         self._last_commit = clock()
+        self._periodic: asyncio.Task[None] | None = None  # the periodic commit running
         self._debug = False  # whether debug lines are logged, read at start
 
     # ------------------------------------------------------------------ lifecycle
@@ -156,10 +158,21 @@ class GuardService:
             for tp, records in batch.items():
                 self.intake.take(tp, records, self._spawn)
             self.intake.relieve()
-            if self._clock() - self._last_commit >= self.commits.policy.interval_s:
-                await self._commit(list(self.intake.partitions.values()))
-                self.intake.refresh_stats(draining=self._draining)
-                self._last_commit = self._clock()
+            due = self._clock() - self._last_commit >= self.commits.policy.interval_s
+            if due and (self._periodic is None or self._periodic.done()):
+                self._periodic = asyncio.create_task(self._periodic_commit())
+                self._periodic.add_done_callback(self._commit_ended)
+
+    async def _periodic_commit(self) -> None:
+        """A periodic commit, beside the loop: the loop keeps fetching while the broker answers
+        (a commit in the loop delayed every message arriving meanwhile). One at a time."""
+        await self._commit(list(self.intake.partitions.values()))
+        self.intake.refresh_stats(draining=self._draining)
+        self._last_commit = self._clock()
+
+    def _commit_ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._fatal.fail(task.exception())  # type: ignore[arg-type]
 
     async def _commit(
         self, parts: list[Partition], *, revoking: bool = False, timeout_s: float | None = None
@@ -341,6 +354,8 @@ class GuardService:
         )
         deadline = time.monotonic() + self.settings.drain_timeout_s
         finished = await self.intake.settle(parts, self.settings.drain_timeout_s)
+        if self._periodic is not None:  # bounded by commit_timeout_s; its error is recorded
+            await asyncio.wait({self._periodic})
         try:
             if self._fatal.error is None or (
                 self.commits is not None and self.commits.policy.commit_after_fatal
