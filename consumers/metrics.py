@@ -170,6 +170,24 @@ class _StateCollector(Collector):
         for kind, count in sorted(snapshot.retries.items()):
             retries.add_metric([kind], float(count))
         yield retries
+        yield _gauge(
+            "budget_fleet_share",
+            "This replica's share of the fleet's rpm, tpm and cost budgets (its input "
+            "partitions over all of them).",
+            snapshot.fleet_share,
+        )
+        if snapshot.shared is not None:
+            yield _gauge(
+                "budget_shared_up",
+                "1 while Redis answers (judge.budget.fleet: redis); 0 while the replica runs "
+                "on its partition share.",
+                1.0 if snapshot.shared.up else 0.0,
+            )
+            yield _counter(
+                "budget_shared_outages",
+                "Times Redis became unavailable (each logged once as budget.shared_unavailable).",
+                float(snapshot.shared.outages),
+            )
 
     def _service(self, stats: ServiceStats) -> Iterable[Metric]:
         for attr, name, doc in _COUNTERS:

@@ -131,7 +131,21 @@ class KafkaTuning(_Section):
     )
     max_poll_records: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS, ge=1)
     max_poll_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS, ge=1000)
-    session_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS, ge=1000)
+    session_timeout_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS,
+        ge=1000,
+        description="How long the group waits for a silent member: the longest a killed "
+        "replica's partitions stall (and, with static_membership, the time a restarted "
+        "replica has to come back without a rebalance).",
+    )
+    static_membership: bool = Field(
+        default=False,
+        description="Join the group as instance_id (group.instance.id): a replica restarted "
+        "under the same instance_id within session_timeout_ms gets its partitions back "
+        "without a rebalance. Needs an instance_id stable across restarts (a StatefulSet pod "
+        "name); a stopped replica does not leave the group, so its partitions wait "
+        "session_timeout_ms for another.",
+    )
     heartbeat_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS, ge=100)
     request_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS, ge=1000)
     linger_ms: int = Field(default=defaults.DEFAULT_KAFKA_LINGER_MS, ge=0)

@@ -277,6 +277,12 @@ class Guard:
         """The budget layers' counters when ``backend`` is the budgeted judge, else None."""
         return self.backend.stats() if isinstance(self.backend, BudgetedJudge) else None
 
+    def rescale_budgets(self, share: float) -> None:
+        """Limit the budgeted judge to ``share`` (0..1) of its configured rpm, tpm and cost
+        windows (:meth:`BudgetedJudge.rescale`); a judge without budget layers has none."""
+        if isinstance(self.backend, BudgetedJudge):
+            self.backend.rescale(share)
+
     async def aclose(self) -> None:
         await self.backend.aclose()
 

@@ -76,6 +76,10 @@ class Consumer(Protocol):
 
     def highwater(self, tp: TopicPartition) -> int | None: ...
 
+    def partition_count(self, topic: str) -> int | None:
+        """How many partitions ``topic`` has (cluster metadata); None when unknown."""
+        ...
+
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None: ...
 
     async def committed_with_metadata(
@@ -153,6 +157,7 @@ class KafkaBroker:
             AIOKafkaConsumer(
                 bootstrap_servers=s.bootstrap_servers,
                 group_id=s.group_id,
+                group_instance_id=s.instance_id if k.static_membership else None,
                 client_id=f"{s.client_id}-{s.instance_id}",
                 enable_auto_commit=False,
                 isolation_level="read_committed",
@@ -258,6 +263,10 @@ class KafkaConsumer:
     def highwater(self, tp: TopicPartition) -> int | None:
         found: int | None = self._c.highwater(tp)
         return found
+
+    def partition_count(self, topic: str) -> int | None:
+        found = self._c.partitions_for_topic(topic)
+        return len(found) if found else None
 
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
         await self._c.commit(offsets)

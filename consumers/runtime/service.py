@@ -313,6 +313,7 @@ class GuardService:
             self.intake.resume_quietly(assigned)
             raise
         self.intake.assign(assigned, committed, draining=self._draining)
+        self._take_fleet_share()
         self.stats.rebalances += 1
         self.intake.refresh_stats(draining=self._draining)
         log.info(
@@ -320,6 +321,20 @@ class GuardService:
             partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned),
             finished_before_restart=sum(len(p.skip) for p in self.intake.partitions.values()),
         )
+
+    def _take_fleet_share(self) -> None:
+        """Give the judge this replica's share of the fleet's budgets: the input partitions it
+        owns over all of the input topic's partitions (cluster metadata). Kept as it was when
+        the partition count is unknown."""
+        assert self._consumer is not None
+        total = self._consumer.partition_count(self.settings.topics.requests)
+        if not total:
+            log.warning("budget.share_unknown", topic=self.settings.topics.requests)
+            return
+        owned = sum(1 for tp in self.intake.partitions if tp.topic == self.settings.topics.requests)
+        share = min(1.0, owned / total)
+        self.guard.rescale_budgets(share)
+        log.info("budget.rescaled", share=round(share, 4), partitions=owned, of=total)
 
     async def on_revoked(self, revoked: list[TopicPartition]) -> None:
         """Revoked partitions stop taking work, waiting messages are dropped, in-flight ones get

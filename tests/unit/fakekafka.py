@@ -45,6 +45,7 @@ class Output:
 @dataclass
 class FakeCluster:
     topic: str = "requests"
+    partitions: int = 3  # of the input topic, as the cluster's metadata says
     logs: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]] = field(default_factory=dict)
     committed: dict[TopicPartition, tuple[int, str]] = field(default_factory=dict)
     outputs: list[Output] = field(default_factory=list)  # what read_committed readers see
@@ -154,6 +155,9 @@ class FakeConsumer:
 
     def highwater(self, tp: TopicPartition) -> int | None:
         return len(self.cluster.logs.get(tp, []))
+
+    def partition_count(self, topic: str) -> int | None:
+        return self.cluster.partitions if topic == self.cluster.topic else None
 
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
         self._check(list(offsets))
