@@ -3,7 +3,9 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
 
 * :class:`OffsetCommits` (**at-least-once**, default): a message's outputs are published at once
   and it is finished when the broker acknowledged every one of them (``acks=all``, idempotent
-  producer). The committed offset of a partition is its lowest unfinished offset
+  producer). Records the broker refuses as too large with their batch are sent again each in a
+  batch of its own (other sends wait meanwhile), then replaced by the message's dead letter.
+  The committed offset of a partition is its lowest unfinished offset
   (:class:`consumers.runtime.offsets.OffsetTracker`); messages finished behind an unfinished one
   are listed in the commit's metadata (:func:`consumers.runtime.offsets.encode_finished`), so the
   next owner skips them.
@@ -187,6 +189,9 @@ class OffsetCommits:
         self._stats = stats
         self._fatal = fatal
         self._batch_bytes = batch_bytes
+        self._open = asyncio.Event()  # cleared while records are sent alone
+        self._open.set()
+        self._isolating = asyncio.Lock()
 
     async def deliver(
         self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
@@ -201,6 +206,8 @@ class OffsetCommits:
                 on_retry=self._count_retry,
                 refused=refused,
                 batch_bytes=self._batch_bytes,
+                isolate=self._isolate,
+                gate=self._open.wait,
             )
         except PublishFailed as exc:
             self._fatal.fail(exc)
@@ -209,6 +216,17 @@ class OffsetCommits:
             self._stats.release(size)
         self._stats.published += len(delivered)
         return delivered
+
+    async def _isolate(self, outputs: list[OutRecord]) -> list[tuple[OutRecord, BaseException]]:
+        """Send ``outputs`` each in a batch of its own: other messages' sends wait (``gate``)
+        and what they sent already is flushed first, so a refusal names the one record."""
+        async with self._isolating:
+            self._open.clear()
+            try:
+                await self._producer.flush()
+                return await send_alone(self._producer, outputs)
+            finally:
+                self._open.set()
 
     def _count_retry(self) -> None:
         self._stats.publish_retries += 1

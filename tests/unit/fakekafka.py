@@ -224,6 +224,9 @@ class FakeProducer:
             future.set_result(None)
         return future
 
+    async def flush(self) -> None:
+        """Sends are acknowledged (or held) at once: nothing is left to flush."""
+
     def release(self) -> None:
         self.hold = False
         for future, out in self.held:
