@@ -94,10 +94,16 @@ class CommitPolicy(Protocol):
     commit_after_fatal: bool  # whether the shutdown commits after a fatal error
 
     async def deliver(
-        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+        self,
+        part: Partition,
+        offset: int,
+        outputs: list[OutRecord],
+        refused: Refused,
+        input_bytes: int = 0,
     ) -> list[OutRecord]:
         """Publish (or stage) one message's ``outputs``; the records delivered. Raises
-        :class:`PublishFailed` (after recording it as fatal) when they cannot be."""
+        :class:`PublishFailed` (after recording it as fatal) when they cannot be.
+        ``input_bytes``: the message's input, kept alive by ``refused`` while staged."""
         ...
 
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None: ...
@@ -194,9 +200,14 @@ class OffsetCommits:
         self._isolating = asyncio.Lock()
 
     async def deliver(
-        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+        self,
+        part: Partition,
+        offset: int,
+        outputs: list[OutRecord],
+        refused: Refused,
+        input_bytes: int = 0,
     ) -> list[OutRecord]:
-        size = outputs_bytes(outputs)  # held until acknowledged
+        size = outputs_bytes(outputs)  # held until acknowledged (the input is held till then)
         self._stats.hold(size)
         try:
             delivered = await publish(
@@ -292,9 +303,15 @@ class TransactionCommits:
         self._abandoned: set[asyncio.Task[None]] = set()  # transactions that timed out
 
     async def deliver(
-        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+        self,
+        part: Partition,
+        offset: int,
+        outputs: list[OutRecord],
+        refused: Refused,
+        input_bytes: int = 0,
     ) -> list[OutRecord]:
-        size = outputs_bytes(outputs)  # held until the transaction publishes them
+        # held until the transaction publishes them, with the input ``refused`` keeps alive
+        size = outputs_bytes(outputs) + input_bytes
         self._stats.hold(size)
         part.ready[offset] = Staged(outputs, refused, size)  # published in the next transaction
         return outputs

@@ -41,10 +41,11 @@ from aiokafka.structs import TopicPartition
 
 from consumers.errors import PublishFailed
 from consumers.logging import mark_record
+from consumers.records import SourceCoordinates
 from consumers.runtime import deadletters, startup
 from consumers.runtime.codec import Decoded
 from consumers.runtime.commits import Commits, Fatal, policy_for
-from consumers.runtime.envelope import OutRecord
+from consumers.runtime.envelope import Origin, OutRecord
 from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
@@ -57,6 +58,14 @@ from guard.models import Verdict
 log_name = "consumers.service"
 log = structlog.get_logger(log_name)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
+
+
+def _input_bytes(origin: Origin | SourceCoordinates) -> int:
+    """The bytes of a message's input its dead-letter builder keeps alive (exactly-once: staged
+    with its outputs until the transaction)."""
+    if not isinstance(origin, Origin):
+        return 0
+    return len(origin.value or b"") + len(origin.key or b"")
 
 
 class GuardService:
@@ -254,8 +263,13 @@ class GuardService:
     async def _deliver(self, part: Partition, offset: int, finished: Finished) -> list[OutRecord]:
         """Deliver (publish, or stage for the transaction) and finish the message."""
         assert self.commits is not None
+        origin = finished.origin
         outputs = await self.commits.policy.deliver(
-            part, offset, finished.outputs, self._pipeline.refused(finished.origin)
+            part,
+            offset,
+            finished.outputs,
+            self._pipeline.refused(origin),
+            input_bytes=_input_bytes(origin),
         )
         part.tracker.finish(offset)
         self.stats.delivered([(out.kind, out.tag) for out in outputs])
