@@ -409,11 +409,14 @@ class TransactionCommits:
         changed = bool(batched)
         for message in staged:
             before = {id(out) for out in message.outputs}
+            had_letter = any(out.kind == "dead_letter" for out in message.outputs)
             mine = [(o, e) for o, e in failed if id(o) in before and id(o) not in batched]
             if mine and replace_refused(
                 message.outputs, mine, message.refused, self._batch_bytes, sent_alone
             ):
-                alone.update(id(out) for out in message.outputs if id(out) not in before)
+                new = [out for out in message.outputs if id(out) not in before]
+                alone.update(id(out) for out in new)
+                self._count_letter(new, had_letter)
                 changed = True
         log.warning(
             "transaction.refused_as_too_large",
@@ -423,6 +426,12 @@ class TransactionCommits:
             else "aborted; nothing left to shrink",
         )
         return changed
+
+    def _count_letter(self, new: list[OutRecord], had_letter: bool) -> None:
+        """Count a message's new dead letter (its outputs were counted when staged); a dead
+        letter made smaller was counted already."""
+        if not had_letter:
+            self._stats.delivered((out.kind, out.tag) for out in new if out.kind == "dead_letter")
 
     def _failed(self, exc: KafkaError) -> None:
         now = time.monotonic()

@@ -73,6 +73,7 @@ async def test_a_record_refused_after_start_is_dead_lettered_not_fatal(
             kafka_bootstrap, settings.group_id, topics.requests, 1
         )
         assert service.stats.buffered_bytes == 0
+        assert service.stats.dead_lettered["oversized"] == 1
     assert committed == ends
     assert by_id(verdicts) == {"ok-0": 1, "ok-1": 1, "ok-2": 1}
     [letter] = [json.loads(r.value) for r in dlq]
