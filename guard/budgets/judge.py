@@ -238,7 +238,12 @@ def _cached(
 ) -> CachedJudge | None:
     if settings.cache_size <= 0:
         return None
-    cache = VerdictCache(max_size=settings.cache_size, ttl_s=settings.cache_ttl_s, clock=clock)
+    cache = VerdictCache(
+        max_size=settings.cache_size,
+        ttl_s=settings.cache_ttl_s,
+        clock=clock,
+        max_bytes=settings.cache_max_bytes,
+    )
     return CachedJudge(inner, cache, shared)
 
 

@@ -109,6 +109,12 @@ class BudgetSettings(BaseModel):
         description="Verdicts kept in memory; 0 disables the cache.",
     )
     cache_ttl_s: float = Field(default=defaults.DEFAULT_CACHE_TTL_S, gt=0)
+    cache_max_bytes: int = Field(
+        default=defaults.DEFAULT_CACHE_MAX_BYTES,
+        ge=0,
+        description="Memory the cached verdicts may hold (about); the least recently used go "
+        "first beyond it.",
+    )
     sample_rate: float = Field(
         default=defaults.DEFAULT_SAMPLE_RATE,
         ge=0.0,
