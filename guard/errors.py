@@ -10,6 +10,8 @@ Hierarchy::
         ├── JudgeTimeout            the call exceeded its timeout            (retriable)
         ├── JudgeUnavailable        connection error, 408/409/5xx/529        (retriable)
         ├── RateLimited             429 with a retry hint                    (retriable)
+        │   └── FlexUnavailable     429 resource unavailable on the flex tier (the flex policy
+        │                           falls back or waits; not retried by the generic policy)
         ├── QuotaExhausted          429 insufficient_quota / spend limit     (stops intake)
         ├── JudgeRejected           400/401/403/404/422: our request or key is wrong (stops intake
         │                           for 401/403)
@@ -94,6 +96,14 @@ class JudgeUnavailable(JudgeError):
 class RateLimited(JudgeError):
     kind = "rate_limited"
     retriable = True
+
+
+class FlexUnavailable(RateLimited):
+    """OpenAI's flex tier has no capacity now (429, not billed). :mod:`guard.providers.flex`
+    decides what follows, so the generic retry policy leaves it alone."""
+
+    kind = "flex_unavailable"
+    retriable = False
 
 
 class QuotaExhausted(JudgeError):
