@@ -37,15 +37,16 @@ class PromptCacheSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    examples: bool = Field(
-        default=True,
-        description="Two fenced worked examples in the system prompt. They push the static "
-        "prefix past the 1,024-token cache minimum: cheaper per call once enough calls hit the "
-        "cache (gpt-4o-mini: above about 60% hits, i.e. steady traffic); turn off for a "
-        "trickle of calls.",
+    examples: Literal["auto", "on", "off"] = Field(
+        default=defaults.DEFAULT_PROMPT_EXAMPLES,
+        description="Two fenced worked examples in the system prompt, which push the static "
+        "prefix past the 1,024-token cache minimum. 'auto': on when the model's price entry "
+        "says a prefix that long is cached (cache_min_tokens), off otherwise (claude-haiku-4-5 "
+        "caches from 4,096 tokens; unpriced self-hosted models). With caching they pay above "
+        "a cache hit rate of about 60% on gpt-4o-mini (steady traffic); 'off' for a trickle.",
     )
     anthropic_breakpoint: Literal["auto", "always", "never"] = Field(
-        default="auto",
+        default=defaults.DEFAULT_ANTHROPIC_BREAKPOINT,
         description="Anthropic cache_control on the static prefix. 'auto' marks it when the "
         "judge's calls in the last 5 minutes make one cache write (1.25x) plus reads (0.1x) "
         "cheaper than list price, and the prefix reaches the model's cache minimum.",

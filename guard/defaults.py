@@ -90,5 +90,7 @@ CACHE_TTL_S = 300.0  # a cached prefix unused this long is gone (OpenAI 5-10 min
 DEFAULT_DELIVERY: Final[Literal["realtime"]] = "realtime"  # or flex, batch
 DEFAULT_FLEX_ON_CAPACITY: Final[Literal["realtime"]] = "realtime"  # or wait
 DEFAULT_FLEX_MAX_WAIT_S = 300.0  # on_capacity=wait: give up after this long without capacity
+DEFAULT_PROMPT_EXAMPLES: Final[Literal["auto"]] = "auto"  # or on, off
+DEFAULT_ANTHROPIC_BREAKPOINT: Final[Literal["auto"]] = "auto"  # or always, never
 FLEX_RETRY_BASE_S = 1.0  # first wait after a flex capacity refusal; doubles up to the cap
 FLEX_RETRY_MAX_S = 30.0

@@ -46,10 +46,10 @@ from guard.providers._common import (
     round_robin,
 )
 from guard.providers.base import JudgeOutcome
-from guard.providers.caching import CallRate, breakpoint_pays
+from guard.providers.caching import CallRate, breakpoint_pays, use_examples
 from guard.providers.flex import check_flex
 from guard.providers.pricing import ModelPrice
-from guard.providers.prompts import JudgePrompt, build_prompt
+from guard.providers.prompts import JudgePrompt, assessment_for, build_prompt, system_prompt
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 
@@ -83,6 +83,11 @@ class AnthropicJudge:
             check_flex(self.provider, self.model, price)
         self._price = price
         self._rate = CallRate()
+        model, name = assessment_for(settings.mode)
+        padded = _schema_tokens(model, name) + estimate_tokens(
+            system_prompt(settings.mode, examples=True)
+        )
+        self.examples = use_examples(settings.prompt_cache.examples, price, padded)
         self._retry = retry or default_retry(settings)
         self._secrets = (api_key,) if api_key else ()
         self._clients = [
@@ -101,7 +106,7 @@ class AnthropicJudge:
         return f"AnthropicJudge(model={self.model!r}, base_url={self.settings.base_url!r})"
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        prompt = build_prompt(case, Fence.new(), examples=self.settings.prompt_cache.examples)
+        prompt = build_prompt(case, Fence.new(), examples=self.examples)
         return await retried_call(
             self.provider, self.settings, self._retry, lambda: self._call(prompt), self._secrets
         )

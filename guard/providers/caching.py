@@ -77,6 +77,15 @@ def breakpoint_pays(price: ModelPrice, calls_per_ttl: float) -> bool:
     return marked < calls_per_ttl * price.input
 
 
+def use_examples(setting: str, price: ModelPrice | None, padded_prefix_tokens: int) -> bool:
+    """Whether the prompt carries the worked examples: as set, or (``auto``) when the model's
+    price entry says a prefix of ``padded_prefix_tokens`` is cached, which is what they are
+    for. Unpriced (self-hosted) models get the shorter prompt."""
+    if setting != "auto":
+        return setting == "on"
+    return price is not None and padded_prefix_tokens >= price.cache_min_tokens
+
+
 class CallRate:
     """The judge's calls in the last ``ttl_s`` seconds (bounded: older ones are dropped)."""
 

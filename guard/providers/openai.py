@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import httpx2
 import openai
+import orjson
 import pydantic
 from openai.lib._parsing._completions import type_to_response_format_param
 from openai.lib._parsing._responses import type_to_text_format_param
@@ -35,6 +36,7 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
 from guard import defaults
+from guard.budgets.estimate import estimate_tokens
 from guard.case import PreparedCase
 from guard.decide.assessment import Assessment
 from guard.errors import MalformedJudgeOutput
@@ -50,9 +52,10 @@ from guard.providers._common import (
     round_robin,
 )
 from guard.providers.base import JudgeOutcome
+from guard.providers.caching import use_examples
 from guard.providers.flex import FlexTier, Tier, check_flex
 from guard.providers.pricing import ModelPrice
-from guard.providers.prompts import JudgePrompt, build_prompt
+from guard.providers.prompts import JudgePrompt, assessment_for, build_prompt, system_prompt
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 
@@ -77,6 +80,7 @@ class OpenAIJudge:
         self.settings = settings
         self.model = settings.model
         self.provider = "openai" if settings.base_url is None else "openai-compatible"
+        self.examples = use_examples(settings.prompt_cache.examples, price, _padded(settings))
         self.flex: FlexTier | None = None
         if settings.delivery == "flex":
             check_flex("openai", self.model, price)
@@ -100,7 +104,7 @@ class OpenAIJudge:
         return f"OpenAIJudge(model={self.model!r}, base_url={self.settings.base_url!r})"
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        prompt = build_prompt(case, Fence.new(), examples=self.settings.prompt_cache.examples)
+        prompt = build_prompt(case, Fence.new(), examples=self.examples)
         call = self._responses if self.settings.openai_api == "responses" else self._chat
 
         async def at(tier: Tier | None) -> JudgeOutcome:
@@ -210,6 +214,13 @@ def _served(reported: str | None, requested: Tier | None) -> Literal["default", 
     if reported == "flex" or (reported is None and requested == "flex"):
         return "flex"
     return "default" if reported is not None or requested is not None else None
+
+
+def _padded(settings: JudgeSettings) -> int:
+    """Estimated tokens of the static prefix with the worked examples: schema + system."""
+    model, _ = assessment_for(settings.mode)
+    schema = estimate_tokens(orjson.dumps(_response_format(model)).decode())
+    return schema + estimate_tokens(system_prompt(settings.mode, examples=True))
 
 
 @functools.cache

@@ -25,7 +25,14 @@ from guard.defaults import PROMPT_VERSION
 from guard.models import ContextField, ScoringMode
 from guard.prepare.injection import Fence
 
-__all__ = ["PROMPT_VERSION", "JudgePrompt", "build_prompt", "system_prompt", "user_message"]
+__all__ = [
+    "PROMPT_VERSION",
+    "JudgePrompt",
+    "assessment_for",
+    "build_prompt",
+    "system_prompt",
+    "user_message",
+]
 
 
 @dataclass(frozen=True)
@@ -183,14 +190,19 @@ def user_message(case: PreparedCase, fence: Fence) -> str:
     )
 
 
+def assessment_for(
+    mode: ScoringMode,
+) -> tuple[type[Scale5Assessment] | type[BinaryAssessment], str]:
+    """The structured output ``mode`` asks for, and its schema name."""
+    if mode is ScoringMode.SCALE5:
+        return Scale5Assessment, "groundedness_scale5"
+    return BinaryAssessment, "groundedness_binary"
+
+
 def build_prompt(case: PreparedCase, fence: Fence, *, examples: bool = True) -> JudgePrompt:
     """The prompt for ``case``, fenced with ``fence`` (make a new fence per request);
     ``examples``: the worked examples in the (static) system prompt."""
-    if case.mode is ScoringMode.SCALE5:
-        model: type[Scale5Assessment] | type[BinaryAssessment] = Scale5Assessment
-        name = "groundedness_scale5"
-    else:
-        model, name = BinaryAssessment, "groundedness_binary"
+    model, name = assessment_for(case.mode)
     return JudgePrompt(
         system=system_prompt(case.mode, examples=examples),
         user=user_message(case, fence),

@@ -4,6 +4,7 @@ cache reads and writes, and the flex tier's price reach the verdict's usage and 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,11 +13,14 @@ from guard.assembly import make_judge
 from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.models import JudgeRequest, Label, Usage, Verdict
+from guard.offline import quality
 from guard.providers.factory import make_pricer
 from guard.providers.pricing import PriceTable
 from guard.settings import JudgeSettings
 from guard.testing import FakeLLMServer, Fault
+from guard.testing.fake_api import fenced_text, prompt_text
 from guard.testing.fake_cache import FakePromptCache
+from guard.testing.fake_server import SCRIPTS
 
 KEY = "sk-test-cost0123456789"
 CONTEXT = ["Our return policy allows returns within 30 days of delivery."]
@@ -97,7 +101,7 @@ async def test_openai_cached_tokens_flow_into_the_verdicts_cost(server: FakeLLMS
 async def test_without_examples_the_prefix_is_too_short_to_be_cached(
     server: FakeLLMServer,
 ) -> None:
-    verdicts = await judge_all(settings(server, prompt_cache={"examples": False}))
+    verdicts = await judge_all(settings(server, prompt_cache={"examples": "off"}))
     assert [v.usage.cached_tokens for v in verdicts] == [0, 0, 0]
     assert all(v.label is Label.PASS for v in verdicts)
 
@@ -140,10 +144,11 @@ async def test_anthropic_auto_never_marks_below_the_models_cache_minimum(
     so auto never pays a write premium for a cache that would not form."""
     await judge_all(settings(server, "anthropic", model="claude-haiku-4-5"))
     assert not any("cache_control" in r["system"][0] for r in server.requests)
+    assert not any("WORKED EXAMPLE" in r["system"][0]["text"] for r in server.requests)
 
 
 async def test_flex_sends_the_flex_tier_and_bills_batch_prices(server: FakeLLMServer) -> None:
-    s = settings(server, model="gpt-5-mini", delivery="flex", prompt_cache={"examples": False})
+    s = settings(server, model="gpt-5-mini", delivery="flex", prompt_cache={"examples": "off"})
     verdict, *_ = await judge_all(s, OUTPUTS[:1])
     assert server.requests[-1]["service_tier"] == "flex"
     assert verdict.usage.service_tier == "flex"
@@ -154,7 +159,7 @@ async def test_flex_capacity_refusal_falls_back_to_the_default_tier(
     server: FakeLLMServer,
 ) -> None:
     server.inject(Fault("flex_unavailable"))
-    s = settings(server, model="gpt-5-mini", delivery="flex", prompt_cache={"examples": False})
+    s = settings(server, model="gpt-5-mini", delivery="flex", prompt_cache={"examples": "off"})
     verdict, *_ = await judge_all(s, OUTPUTS[:1])
     assert verdict.label is Label.PASS
     tiers = [r.get("service_tier") for r in server.requests]
@@ -202,3 +207,34 @@ def test_flex_on_a_provider_or_model_without_it_fails_at_start(
     with pytest.raises(ConfigError, match=problem) as err:
         make_judge(s, {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY})
     assert err.value.field == "judge.delivery"
+
+
+REALISTIC = Path(__file__).parents[2] / "bench" / "data" / "realistic-dev.jsonl"
+
+
+async def test_examples_do_not_change_what_the_judge_takes_for_the_case() -> None:
+    """Dev-set rows through the real SDK and the fake's numbers script (it reads the case only
+    from the fence markers): examples on or off, every verdict is the same, and the fenced
+    OUTPUT of every request is the row's own answer, never an example's."""
+    rows = [r for r in quality.load(REALISTIC) if "context" in r][:24]
+    labels = {}
+    with FakeLLMServer(verdict=SCRIPTS["numbers"]) as srv:
+        for examples in ("off", "on"):
+            s = settings(srv, prompt_cache={"examples": examples})
+            guard = Guard(make_judge(s, {"OPENAI_API_KEY": KEY}), s)
+            try:
+                requests = [
+                    JudgeRequest.model_validate({**r, "id": str(n)}) for n, r in enumerate(rows)
+                ]
+                labels[examples] = [(await guard.judge(r)).label for r in requests]
+            finally:
+                await guard.aclose()
+        sent = srv.requests[-len(rows) :]
+    assert labels["on"] == labels["off"]
+    assert Label.FAIL in labels["on"]
+    assert Label.PASS in labels["on"]
+    for body in sent:
+        assert "WORKED EXAMPLE" in body["messages"][0]["content"]
+        output = fenced_text(prompt_text(body), "OUTPUT")
+        assert output is not None
+        assert output == fenced_text(body["messages"][1]["content"], "OUTPUT")

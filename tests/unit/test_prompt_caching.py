@@ -15,6 +15,7 @@ from guard.providers.caching import (
     hit_rate,
     padding_pays,
     prefix_usd,
+    use_examples,
 )
 from guard.providers.pricing import PriceTable
 
@@ -76,3 +77,23 @@ def test_call_rate_counts_only_calls_within_the_ttl() -> None:
     assert rate.record() == 2
     now[0] = 1000.0
     assert rate.record() == 1
+
+
+HAIKU = PriceTable.load().require("claude-haiku-4-5")
+
+
+@pytest.mark.parametrize(
+    ("setting", "price", "expected"),
+    [
+        ("auto", MINI, True),  # caches from 1,024 tokens: the examples get the prefix there
+        ("auto", SONNET, True),
+        ("auto", HAIKU, False),  # caches from 4,096: the examples would only cost more
+        ("auto", None, False),  # unpriced (self-hosted): no cache discount to win
+        ("on", HAIKU, True),
+        ("off", MINI, False),
+    ],
+)
+def test_examples_are_sent_when_they_make_the_prefix_cacheable(
+    setting: str, price: object, expected: bool
+) -> None:
+    assert use_examples(setting, price, 1359) is expected  # type: ignore[arg-type]
