@@ -85,10 +85,13 @@ async def test_openai_calls_share_a_byte_identical_prefix_and_a_cache_key(
         assert first["input"] != second["input"]
 
 
-async def test_openai_cached_tokens_flow_into_the_verdicts_cost(server: FakeLLMServer) -> None:
+@pytest.mark.parametrize("api", ["chat", "responses"])
+async def test_openai_cached_tokens_flow_into_the_verdicts_cost(
+    server: FakeLLMServer, api: str
+) -> None:
     """The first call misses the cache; later ones report cached tokens (in 128-token steps past
     1,024) and cost that much less, at gpt-4o-mini's cached-input price."""
-    cold, warm, _ = await judge_all(settings(server, model="gpt-4o-mini"))
+    cold, warm, _ = await judge_all(settings(server, model="gpt-4o-mini", openai_api=api))
     assert cold.usage.cached_tokens == 0
     assert warm.usage.cached_tokens >= 1024
     assert (warm.usage.cached_tokens - 1024) % 128 == 0
@@ -147,8 +150,17 @@ async def test_anthropic_auto_never_marks_below_the_models_cache_minimum(
     assert not any("WORKED EXAMPLE" in r["system"][0]["text"] for r in server.requests)
 
 
-async def test_flex_sends_the_flex_tier_and_bills_batch_prices(server: FakeLLMServer) -> None:
-    s = settings(server, model="gpt-5-mini", delivery="flex", prompt_cache={"examples": "off"})
+@pytest.mark.parametrize("api", ["chat", "responses"])
+async def test_flex_sends_the_flex_tier_and_bills_batch_prices(
+    server: FakeLLMServer, api: str
+) -> None:
+    s = settings(
+        server,
+        model="gpt-5-mini",
+        delivery="flex",
+        openai_api=api,
+        prompt_cache={"examples": "off"},
+    )
     verdict, *_ = await judge_all(s, OUTPUTS[:1])
     assert server.requests[-1]["service_tier"] == "flex"
     assert verdict.usage.service_tier == "flex"

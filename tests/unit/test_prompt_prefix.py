@@ -75,3 +75,16 @@ def test_an_output_quoting_an_example_fence_line_stays_inside_its_own_fence() ->
     fence = Fence.new()
     prompt = build_prompt(replace(case(), output=forged), fence)
     assert fenced_text(prompt.user, "OUTPUT") == forged
+
+
+@pytest.mark.parametrize("mode", [ScoringMode.SCALE5, ScoringMode.BINARY])
+def test_the_budget_estimate_covers_the_whole_rendered_prompt(mode: ScoringMode) -> None:
+    """The cost budget reserves from estimate_usage before a call: it must not undercount the
+    prompt the judge really sends (schema, system prompt with examples, user message)."""
+    from guard.budgets.estimate import estimate_usage
+
+    prepared = case(mode=mode)
+    prompt = build_prompt(prepared, Fence.new())
+    schema = estimate_tokens(json.dumps(_response_format(prompt.output_model)))
+    rendered = schema + estimate_tokens(prompt.system) + estimate_tokens(prompt.user)
+    assert estimate_usage(prepared).input_tokens >= rendered
