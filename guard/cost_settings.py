@@ -22,7 +22,7 @@ class FlexSettings(BaseModel):
         default=defaults.DEFAULT_FLEX_ON_CAPACITY,
         description="When flex refuses a call for lack of capacity (429 resource unavailable, "
         "not billed): 'realtime' sends it again at the default tier (list price), 'wait' retries "
-        "flex with backoff for up to max_wait_s, then fails it as judge_unavailable.",
+        "flex with backoff for up to max_wait_s, then fails it (error kind flex_unavailable).",
     )
     max_wait_s: float = Field(
         default=defaults.DEFAULT_FLEX_MAX_WAIT_S,

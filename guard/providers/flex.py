@@ -5,8 +5,9 @@ when OpenAI lacks capacity. :class:`FlexTier` then, per ``judge.flex.on_capacity
 
 * ``realtime``: sends the same call again at the default tier (list price), at once;
 * ``wait``: retries flex with exponential backoff (or the server's ``retry-after``) until
-  ``judge.flex.max_wait_s`` has passed, then fails the call as :class:`JudgeUnavailable`
-  (retriable: the failure policy decides).
+  ``judge.flex.max_wait_s`` has passed, then fails the call as :class:`FlexUnavailable` (an
+  ``error`` verdict of kind ``flex_unavailable``, routed by the failure policy; the budget
+  stack neither retries it nor counts it as an outage or a rate limit).
 
 Which tier served is what the provider reports (``Usage.service_tier``), so verdicts, cost and
 metrics say it. Only models the price table marks ``flex: true`` may use it (checked at start).
@@ -22,7 +23,7 @@ from typing import Literal, TypeVar
 
 from guard import defaults
 from guard.cost_settings import FlexSettings
-from guard.errors import ConfigError, FlexUnavailable, JudgeUnavailable
+from guard.errors import ConfigError, FlexUnavailable
 from guard.providers.pricing import ModelPrice
 
 T = TypeVar("T")
@@ -80,7 +81,7 @@ class FlexTier:
                     return await call("default")
                 left = deadline - self._clock()
                 if left <= 0:
-                    raise JudgeUnavailable(
+                    raise FlexUnavailable(
                         f"no flex capacity within {self.settings.max_wait_s:g}s: {refusal}",
                         status=refusal.status,
                     ) from refusal

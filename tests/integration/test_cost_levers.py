@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from guard.assembly import make_judge
+from guard.assembly import build_guard, make_judge
 from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.models import JudgeRequest, Label, Usage, Verdict
@@ -190,22 +190,33 @@ async def test_flex_wait_retries_flex_until_capacity_returns(server: FakeLLMServ
     assert verdict.usage.service_tier == "flex"
 
 
-async def test_flex_wait_gives_up_after_max_wait_with_a_retriable_error(
+async def test_flex_wait_gives_up_after_max_wait_once_through_the_budget_stack(
     server: FakeLLMServer,
 ) -> None:
+    """Through the whole budget stack (which retries transient errors, pauses every caller on a
+    429 and opens a breaker on outages): the flex wait happens once, then an error verdict of
+    kind flex_unavailable; no retry repeats the wait and the breaker stays closed."""
     server.inject(Fault("flex_unavailable", retry_after_s=0.05), times=None)
     s = settings(
         server,
         model="gpt-5-mini",
         delivery="flex",
+        max_retries=2,
         flex={"on_capacity": "wait", "max_wait_s": 0.12},
     )
-    verdict, *_ = await judge_all(s, OUTPUTS[:1])
+    guard = build_guard(s, {"OPENAI_API_KEY": KEY})
+    try:
+        verdict = await guard.judge(JudgeRequest(output=OUTPUTS[0], context=CONTEXT))
+        stats = guard.budget_stats()
+    finally:
+        await guard.aclose()
     assert verdict.label is Label.ERROR
     assert verdict.error is not None
-    assert verdict.error.kind == "judge_unavailable"
-    assert verdict.error.retriable
+    assert verdict.error.kind == "flex_unavailable"
     assert verdict.cost_usd == 0.0  # refused flex calls are not billed
+    assert 2 <= len(server.requests) <= 4  # one wait of 0.12 s at 0.05 s steps
+    assert stats is not None
+    assert stats.breaker_state.value == "closed"
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from guard.cost_settings import FlexSettings
-from guard.errors import FlexUnavailable, JudgeUnavailable, RateLimited
+from guard.errors import FlexUnavailable, RateLimited
 from guard.providers.errors import from_status
 from guard.providers.flex import FlexTier, Tier
 
@@ -79,6 +79,6 @@ async def test_wait_is_bounded_by_max_wait() -> None:
     clock = Clock()
     _, call = refusing(1_000)
     flex = waiting(clock, max_wait_s=10, base_s=4.0, max_s=4.0)
-    with pytest.raises(JudgeUnavailable, match="no flex capacity within 10s"):
+    with pytest.raises(FlexUnavailable, match="no flex capacity within 10s"):
         await flex.run(call)  # type: ignore[arg-type]
     assert sum(clock.slept) == pytest.approx(10.0)
