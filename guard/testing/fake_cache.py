@@ -40,7 +40,8 @@ def _text(content: Any) -> str:
 def schema_text(api: str, body: Mapping[str, Any]) -> str:
     """The structured-output schema or tools of a request, as the provider counts them."""
     if api == "responses":
-        schema = (body.get("text") or {}).get("format")
+        text = body.get("text")
+        schema = text.get("format") if isinstance(text, Mapping) else None
     else:
         schema = body.get("response_format") or body.get("tools")
     return orjson.dumps(schema).decode() if schema else ""
@@ -50,8 +51,9 @@ def _openai_prefix(api: str, body: Mapping[str, Any]) -> str:
     if api == "responses":
         system = _text(body.get("instructions"))
     else:
-        messages = body.get("messages") or []
-        first = messages[0] if messages and isinstance(messages[0], Mapping) else {}
+        messages = body.get("messages")
+        head = messages[0] if isinstance(messages, list) and messages else None
+        first = head if isinstance(head, Mapping) else {}
         system = _text(first.get("content")) if first.get("role") in ("system", "developer") else ""
     return schema_text(api, body) + system if system else ""
 

@@ -17,9 +17,8 @@ from guard.offline import quality
 from guard.providers.factory import make_pricer
 from guard.providers.pricing import PriceTable
 from guard.settings import JudgeSettings
-from guard.testing import FakeLLMServer, Fault
+from guard.testing import FakeLLMServer, FakePromptCache, Fault
 from guard.testing.fake_api import fenced_text, prompt_text
-from guard.testing.fake_cache import FakePromptCache
 from guard.testing.fake_server import SCRIPTS
 
 KEY = "sk-test-cost0123456789"
