@@ -65,8 +65,9 @@ class Fault:
     key the client presented, as some gateways do. ``bad_request``: 400. ``server_error``: 500.
     ``overloaded``: 529. ``hang``: wait ``hang_s`` seconds, then answer normally.
     ``malformed``: 200 with a body that is not JSON. ``flex_unavailable``: OpenAI's flex-tier
-    capacity refusal, 429 with code ``resource_unavailable`` (not billed). ``path`` limits the
-    fault to requests whose path ends with it (e.g. ``"/messages"``).
+    capacity refusal, 429 with code ``resource_unavailable`` (not billed; ``Retry-After`` as for
+    ``rate_limit``). ``path`` limits the fault to requests whose path ends with it (e.g.
+    ``"/messages"``).
     """
 
     kind: FaultKind
@@ -428,7 +429,7 @@ def fault_reply(fault: Fault, api: str, presented_key: str = "") -> Reply:
             },
         )
     headers: tuple[tuple[str, str], ...] = ()
-    if fault.kind == "rate_limit" and fault.retry_after_s is not None:
+    if fault.kind in ("rate_limit", "flex_unavailable") and fault.retry_after_s is not None:
         headers = (
             ("retry-after", f"{fault.retry_after_s:g}"),
             ("retry-after-ms", f"{fault.retry_after_s * 1000:g}"),
