@@ -3,9 +3,15 @@ the verdict, the cost budget and its progress fields, and the Prometheus metrics
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+import contextlib
 
+import pytest
+from structlog.testing import capture_logs
+
+from consumers.cli.commands.run import log_progress
 from consumers.metrics import Metrics
+from consumers.runtime.stats import ServiceStats
 from guard.budgets import BudgetSettings, build_budgeted_judge
 from guard.engine import Guard
 from guard.models import JudgeRequest, Usage
@@ -65,3 +71,22 @@ async def test_metrics_count_cache_writes_and_the_serving_tier() -> None:
     assert f'groundguard_judge_tokens_total{{kind="cache_write",model="{MODEL}"}} 1300.0' in text
     tier = f'groundguard_judge_service_tier_calls_total{{model="{MODEL}",service_tier="batch"}}'
     assert f"{tier} 1.0" in text
+
+
+async def test_the_progress_line_carries_billed_spend_and_its_tokens() -> None:
+    """service.progress: spend as billed (cached at the cached price, flex at half), and the
+    tokens by kind and calls by tier behind it."""
+    guard, _ = await judge_once(USAGE)
+    with capture_logs() as logs:
+        task = asyncio.create_task(log_progress(ServiceStats(), guard, 0.01))  # type: ignore[arg-type]
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if logs:
+                break
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    line = logs[0]
+    assert line["event"] == "service.progress"
+    assert line["spent_usd"] == pytest.approx(expected_usd(USAGE))
+    assert (line["tokens_cached"], line["tokens_input"], line["calls_flex"]) == (1_024, 2_000, 1)
