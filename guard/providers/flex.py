@@ -29,6 +29,7 @@ from guard.providers.pricing import ModelPrice
 T = TypeVar("T")
 Tier = Literal["flex", "default"]
 _log = logging.getLogger("guard.flex")
+FLEX_MIN_TIMEOUT_S = 120.0  # below this, a start-up warning: flex calls are slow
 
 
 def check_flex(provider: str, model: str, price: ModelPrice | None) -> None:
@@ -45,6 +46,16 @@ def check_flex(provider: str, model: str, price: ModelPrice | None) -> None:
             f"model {model!r} has no flex tier in the price table",
             "use a flex model (o3, o4-mini, gpt-5, gpt-5-mini, gpt-5-nano), mark the model "
             '"flex": true in judge.price_file, or use delivery=batch',
+        )
+
+
+def warn_short_timeout(timeout_s: float) -> None:
+    """Flex calls queue for capacity: OpenAI advises a timeout of up to 15 minutes."""
+    if timeout_s < FLEX_MIN_TIMEOUT_S:
+        _log.warning(
+            "judge.flex_short_timeout timeout_s=%g: flex calls are slower; raise "
+            "judge.timeout_s (OpenAI advises up to 900 s) or calls will time out",
+            timeout_s,
         )
 
 

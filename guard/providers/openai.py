@@ -53,7 +53,7 @@ from guard.providers._common import (
 )
 from guard.providers.base import JudgeOutcome
 from guard.providers.caching import use_examples
-from guard.providers.flex import FlexTier, Tier, check_flex
+from guard.providers.flex import FlexTier, Tier, check_flex, warn_short_timeout
 from guard.providers.pricing import ModelPrice
 from guard.providers.prompts import JudgePrompt, assessment_for, build_prompt, system_prompt
 from guard.retry import RetryPolicy
@@ -84,6 +84,7 @@ class OpenAIJudge:
         self.flex: FlexTier | None = None
         if settings.delivery == "flex":
             check_flex("openai", self.model, price)
+            warn_short_timeout(settings.timeout_s)
             self.flex = FlexTier(settings.flex)
         self._retry = retry or default_retry(settings)
         self._secrets = (api_key,) if api_key else ()

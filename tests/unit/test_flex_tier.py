@@ -82,3 +82,14 @@ async def test_wait_is_bounded_by_max_wait() -> None:
     with pytest.raises(FlexUnavailable, match="no flex capacity within 10s"):
         await flex.run(call)  # type: ignore[arg-type]
     assert sum(clock.slept) == pytest.approx(10.0)
+
+
+def test_a_short_timeout_with_flex_is_warned_about_at_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from guard.providers.flex import warn_short_timeout
+
+    with caplog.at_level("WARNING", logger="guard.flex"):
+        warn_short_timeout(30.0)
+        warn_short_timeout(900.0)
+    assert [r.getMessage().split()[0] for r in caplog.records] == ["judge.flex_short_timeout"]
