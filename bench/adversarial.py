@@ -280,6 +280,30 @@ def _bare_numbers() -> dict[str, Any]:
     return {"output": fill("1 ", JUDGEABLE), "context": fill("1 2 ", 400_000)}
 
 
+def _hex_runs() -> dict[str, Any]:
+    """Hex of printable text everywhere: every run decoded (up to the bound) and scanned."""
+    run = SENTENCE.encode().hex()
+    return {"output": fill(run + " ", JUDGEABLE), "context": fill(run + " ", 400_000)}
+
+
+def _leetspeak() -> dict[str, Any]:
+    """Words mixing letters and digits everywhere: the whole text read again as letters."""
+    text = "R3turn5 w1th1n 30 d4y5 0f d3l1v3ry f0r 4 fu11 r3fund. "
+    return {"output": fill(text, JUDGEABLE), "context": fill(text, 400_000)}
+
+
+def _spaced_letters() -> dict[str, Any]:
+    """Spaced-out letters everywhere: every run closed up, the solid ones matched."""
+    text = "r e t u r n s w i t h i n t h i r t y d a y s  "
+    return {"output": fill(text, JUDGEABLE), "context": fill(text, 400_000)}
+
+
+def _reversed_rot13() -> dict[str, Any]:
+    """Key words written backwards and in rot13 everywhere: the text read both ways."""
+    text = "erongi snoitcurtsni vtaber vafgehpgvbaf grader score. "
+    return {"output": fill(text, JUDGEABLE), "context": fill(text, 400_000)}
+
+
 KINDS: dict[str, Callable[[], dict[str, Any]]] = {
     "words": _words_case,
     "huge-output": _huge_output,
@@ -308,6 +332,10 @@ KINDS: dict[str, Callable[[], dict[str, Any]]] = {
     "clause": _one_clause,
     "clock": _dense_times,
     "bare": _bare_numbers,
+    "hex": _hex_runs,
+    "leet": _leetspeak,
+    "spaced": _spaced_letters,
+    "backwards": _reversed_rot13,
 }
 DESCRIPTIONS = {
     "words": "distinct words: 15 KB output, 200 KB context",
@@ -337,6 +365,10 @@ DESCRIPTIONS = {
     "clause": "one 4,000-character clause",
     "clock": "'12am ' x 15 KB: a time every 5 characters",
     "bare": "'1 ' x 15 KB: 7,500 bare numbers",
+    "hex": "hex-encoded sentences x 400 KB",
+    "leet": "leetspeak x 400 KB",
+    "spaced": "spaced-out letters x 400 KB",
+    "backwards": "reversed and rot13 key words x 400 KB",
 }
 
 

@@ -6,7 +6,8 @@ Hierarchy::
     ├── SettingsError          a service setting is invalid (names the field and the fix)
     ├── BrokerUnavailable      the broker could not be reached within the start-up deadline
     ├── TopicsMissing          a topic the service reads or writes did not exist by the deadline
-    └── PublishFailed          an output record was not acknowledged by the broker
+    ├── PublishFailed          an output record was not acknowledged by the broker
+    └── ClientClosed           a ScreeningClient was used before start or after close
 """
 
 from __future__ import annotations
@@ -37,4 +38,8 @@ class TopicsMissing(ConsumerError):
 
 
 class PublishFailed(ConsumerError):
+    pass
+
+
+class ClientClosed(ConsumerError):
     pass

@@ -180,6 +180,24 @@ class _StateCollector(Collector):
         for kind, count in sorted(snapshot.retries.items()):
             retries.add_metric([kind], float(count))
         yield retries
+        yield _gauge(
+            "budget_fleet_share",
+            "This replica's share of the fleet's rpm, tpm and cost budgets (its input "
+            "partitions over all of them).",
+            snapshot.fleet_share,
+        )
+        if snapshot.shared is not None:
+            yield _gauge(
+                "budget_shared_up",
+                "1 while Redis answers (judge.budget.fleet: redis); 0 while the replica runs "
+                "on its partition share.",
+                1.0 if snapshot.shared.up else 0.0,
+            )
+            yield _counter(
+                "budget_shared_outages",
+                "Times Redis became unavailable (each logged once as budget.shared_unavailable).",
+                float(snapshot.shared.outages),
+            )
 
     def _service(self, stats: ServiceStats) -> Iterable[Metric]:
         for attr, name, doc in _COUNTERS:
@@ -190,6 +208,7 @@ class _StateCollector(Collector):
         for reason, count in sorted(stats.dead_lettered.items()):
             dead.add_metric([reason], float(count))
         yield dead
+        yield from _replies(stats)
         for attr, name, doc in _GAUGES:
             yield _gauge(name, doc, float(getattr(stats, attr)))
         stopped = _gauge(
@@ -202,7 +221,7 @@ class _StateCollector(Collector):
         yield stopped
         yield _gauge(
             "buffered_bytes",
-            "Input bytes held (in flight, waiting, unacknowledged); "
+            "Input and output bytes held (in flight, waiting, unacknowledged or staged); "
             "partitions pause at max_buffered_bytes.",
             float(stats.buffered_bytes),
         )
@@ -273,6 +292,28 @@ class _StateCollector(Collector):
         )
         for window, left in sorted(left_usd.items()):
             family.add_metric([window], float(left))
+        yield family
+
+
+def _replies(stats: ServiceStats) -> Iterable[Metric]:
+    """Request-reply: replies sent, ignored (bad or disallowed headers), dropped (the reply
+    topic missing or refusing)."""
+    yield _counter("replies_published", "Replies acknowledged on a reply topic.", stats.replies)
+    for name, doc, counts in (
+        (
+            "replies_ignored",
+            "Reply headers ignored, by reason (not_allowed, invalid_topic, ...).",
+            stats.replies_ignored,
+        ),
+        (
+            "replies_dropped",
+            "Replies not delivered, by reason (unknown_topic, refused).",
+            stats.replies_dropped,
+        ),
+    ):
+        family = CounterMetricFamily(f"{NS}_{name}", doc, labels=["reason"])
+        for reason, count in sorted(counts.items()):
+            family.add_metric([reason], float(count))
         yield family
 
 

@@ -131,7 +131,21 @@ class KafkaTuning(_Section):
     )
     max_poll_records: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS, ge=1)
     max_poll_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS, ge=1000)
-    session_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS, ge=1000)
+    session_timeout_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS,
+        ge=1000,
+        description="How long the group waits for a silent member: the longest a killed "
+        "replica's partitions stall (and, with static_membership, the time a restarted "
+        "replica has to come back without a rebalance).",
+    )
+    static_membership: bool = Field(
+        default=False,
+        description="Join the group as instance_id (group.instance.id): a replica restarted "
+        "under the same instance_id within session_timeout_ms gets its partitions back "
+        "without a rebalance. Needs an instance_id stable across restarts (a StatefulSet pod "
+        "name); a stopped replica does not leave the group, so its partitions wait "
+        "session_timeout_ms for another.",
+    )
     heartbeat_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS, ge=100)
     request_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS, ge=1000)
     linger_ms: int = Field(default=defaults.DEFAULT_KAFKA_LINGER_MS, ge=0)
@@ -151,6 +165,40 @@ class KafkaTuning(_Section):
     transaction_timeout_ms: int = Field(
         default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS, ge=1000
     )
+
+
+class ReplySettings(_Section):
+    """Kafka request-reply (:mod:`consumers.reply`): a request carrying a ``kafka_replyTopic``
+    and a ``kafka_correlationId`` header also gets its verdict on that topic. Off by default."""
+
+    allowed_prefixes: tuple[str, ...] = Field(
+        default=(),
+        description="Reply topics must start with one of these prefixes (e.g. 'guard.reply.'); "
+        "empty: no replies are sent and reply headers are ignored (counted).",
+    )
+    timeout_s: float = Field(
+        default=defaults.DEFAULT_REPLY_TIMEOUT_S,
+        gt=0,
+        le=120,
+        description="How long a reply may wait for its topic's metadata and its acknowledgement; "
+        "then it is dropped and counted (the verdicts topic stays the record of truth).",
+    )
+    missing_topic_recheck_s: float = Field(
+        default=defaults.DEFAULT_REPLY_MISSING_TOPIC_RECHECK_S,
+        gt=0,
+        description="A reply topic found missing is taken as missing for this long "
+        "(replies to it are dropped at once).",
+    )
+    log_interval_s: float = Field(
+        default=defaults.DEFAULT_REPLY_LOG_INTERVAL_S,
+        ge=0,
+        description="An ignored or dropped reply is logged at most once per topic and reason "
+        "in this interval.",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.allowed_prefixes)
 
 
 class MetricsSettings(_Section):
@@ -220,8 +268,9 @@ class ServiceSettings(BaseSettings):
     max_buffered_bytes: int = Field(
         default=defaults.DEFAULT_MAX_BUFFERED_BYTES,
         ge=1_048_576,
-        description="Input bytes (keys, values, headers) held over all partitions (in flight, "
-        "waiting or unacknowledged) before partitions are paused: bounds memory "
+        description="Bytes held over all partitions before partitions are paused: input "
+        "records (keys, values, headers) until their message is finished, and output records "
+        "until acknowledged (exactly-once: until their transaction commits). Bounds memory "
         "when messages are big, as partition_buffer bounds their count.",
     )
     max_message_bytes: int = Field(
@@ -285,6 +334,7 @@ class ServiceSettings(BaseSettings):
     topic_partitions: int = Field(default=defaults.DEFAULT_TOPIC_PARTITIONS, ge=1)
     topic_replication: int = Field(default=defaults.DEFAULT_TOPIC_REPLICATION, ge=1)
     kafka: KafkaTuning = Field(default_factory=KafkaTuning)
+    reply: ReplySettings = Field(default_factory=ReplySettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     log: LogSettings = Field(default_factory=LogSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
@@ -361,6 +411,7 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 "use distinct topic names so verdicts are not judged again",
             )
         )
+    problems += _reply_problems(s)
     if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
         problems.append(
             (
@@ -369,6 +420,31 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 "point it at a file holding the API key",
             )
         )
+    return problems
+
+
+def _reply_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
+    """A reply prefix must name a family of topics, never the service's own topics."""
+    problems: list[tuple[str, str, str]] = []
+    own = [s.topics.requests, *s.topics.outputs()]
+    for prefix in s.reply.allowed_prefixes:
+        if not prefix.strip():
+            problems.append(
+                (
+                    "reply.allowed_prefixes",
+                    "an empty prefix would let a request send its verdict to any topic",
+                    "list prefixes such as 'guard.reply.'",
+                )
+            )
+        clash = [topic for topic in own if topic.startswith(prefix)]
+        if prefix.strip() and clash:
+            problems.append(
+                (
+                    "reply.allowed_prefixes",
+                    f"prefix {prefix!r} matches the service's own topic {clash[0]!r}",
+                    "use a prefix that only reply topics start with, e.g. 'guard.reply.'",
+                )
+            )
     return problems
 
 

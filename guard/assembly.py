@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from guard.budgets.clock import Clock
+from guard.budgets.clock import Clock, SystemClock
 from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
+from guard.budgets.settings import BudgetSettings, FleetMode
 from guard.decide.cascade import make_cascade
 from guard.engine import Guard
 from guard.errors import ConfigError
@@ -20,6 +22,9 @@ from guard.providers.base import Judge
 from guard.providers.factory import LLM_PROVIDERS, make_llm_judge, make_pricer
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
+
+if TYPE_CHECKING:
+    from guard.budgets.shared import SharedBudget
 
 NO_RETRY = RetryPolicy(max_retries=0)
 
@@ -62,6 +67,22 @@ def make_budgeted_judge(
         retry=retry or RetryPolicy(max_retries=settings.max_retries),
         clock=clock,
         screen=screen,
+        shared=make_shared(settings.budget, clock or SystemClock()),
+    )
+
+
+def make_shared(budget: BudgetSettings, clock: Clock) -> SharedBudget | None:
+    """The Redis backend of ``fleet: redis`` (no connection is made until first used)."""
+    if budget.fleet is not FleetMode.REDIS or budget.redis_url is None:
+        return None
+    from guard.budgets.shared import SharedBudget
+
+    return SharedBudget.from_url(
+        budget.redis_url.get_secret_value(),
+        prefix=budget.redis_prefix,
+        timeout_s=budget.redis_timeout_s,
+        retry_s=budget.redis_retry_s,
+        clock=clock,
     )
 
 

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 class GuardCore(Protocol):
-    """Parse a payload, judge a request, report intake stops and budget counters, close."""
+    """Parse a payload, judge a request, report intake stops and budget counters, take a
+    share of the fleet's budgets, close."""
 
     @property
     def intake_stop_reason(self) -> str | None:
@@ -31,6 +32,10 @@ class GuardCore(Protocol):
 
     def budget_stats(self) -> BudgetStats | None:
         """The budget layers' counters (for metrics and progress logs); None without them."""
+
+    def rescale_budgets(self, share: float) -> None:
+        """Limit judging to ``share`` (0..1) of the configured rpm, tpm and cost windows: the
+        runtime passes this replica's share of the input partitions after every rebalance."""
 
     async def aclose(self) -> None:
         """Release the judge's clients."""

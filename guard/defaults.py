@@ -46,6 +46,11 @@ DEFAULT_KAFKA_LINGER_MS = 5
 DEFAULT_KAFKA_MAX_BATCH_SIZE = 1_048_576
 DEFAULT_KAFKA_POLL_TIMEOUT_MS = 100
 DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS = 60_000
+# Kafka request-reply (consumers/reply/): off until reply.allowed_prefixes is set
+DEFAULT_REPLY_TIMEOUT_S = 5.0  # a reply unacknowledged (or its topic unknown) by then is dropped
+DEFAULT_REPLY_MISSING_TOPIC_RECHECK_S = 30.0  # a reply topic found missing is skipped this long
+DEFAULT_REPLY_LOG_INTERVAL_S = 60.0  # an ignored or dropped reply: one log line per topic per this
+DEFAULT_CLIENT_TIMEOUT_S = 10.0  # ScreeningClient.screen: the wait for a verdict, then fail closed
 DEFAULT_METRICS_HOST = "0.0.0.0"  # every interface: the pod's probes and scrapes come from outside
 DEFAULT_METRICS_PORT = 9464
 DEFAULT_METRICS_STALL_AFTER_S = 120.0
@@ -81,6 +86,9 @@ DEFAULT_OPEN_FOR_S = 30.0
 DEFAULT_HALF_OPEN_PROBES = 1
 DEFAULT_CACHE_SIZE = 10_000
 DEFAULT_CACHE_TTL_S = 3_600.0
+DEFAULT_REDIS_PREFIX = "groundguard"
+DEFAULT_REDIS_TIMEOUT_S = 0.5
+DEFAULT_REDIS_RETRY_S = 5.0
 DEFAULT_SAMPLE_RATE = 1.0
 
 # Cost levers (guard/providers/pricing.py, guard/providers/caching.py, guard/providers/flex.py)

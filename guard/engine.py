@@ -270,12 +270,20 @@ class Guard:
         return self._decided(request, prepared, outcome, scored, latency_ms)
 
     async def judge_payload(self, payload: bytes | str | Mapping[str, Any]) -> Verdict:
-        """Parse and judge; :class:`InvalidRequest` propagates (dead-letter it)."""
-        return await self.judge(self.parse(payload))
+        """Parse and judge; :class:`InvalidRequest` propagates (dead-letter it). A large payload
+        is parsed in a worker thread, like a large request is prepared."""
+        size = 0 if isinstance(payload, Mapping) else len(payload)
+        return await self.judge(await off_loop(size, self.parse, payload))
 
     def budget_stats(self) -> BudgetStats | None:
         """The budget layers' counters when ``backend`` is the budgeted judge, else None."""
         return self.backend.stats() if isinstance(self.backend, BudgetedJudge) else None
+
+    def rescale_budgets(self, share: float) -> None:
+        """Limit the budgeted judge to ``share`` (0..1) of its configured rpm, tpm and cost
+        windows (:meth:`BudgetedJudge.rescale`); a judge without budget layers has none."""
+        if isinstance(self.backend, BudgetedJudge):
+            self.backend.rescale(share)
 
     async def aclose(self) -> None:
         await self.backend.aclose()

@@ -6,9 +6,10 @@ reading the same bytes, could see the other. :func:`loads` therefore refuses suc
 (:class:`~guard.errors.InvalidRequest`, reason ``invalid_json``).
 
 Cost: a payload is parsed by orjson; the duplicate check parses it a second time only when it
-could hide a duplicate the guard would read: when a request key (``output``, ``text``,
-``content``...) occurs in its bytes more often than in the objects the guard reads, or when it
-holds a ``\\u`` escape (a key may be spelled with one). Other payloads, the common case, cost
+could hide a duplicate the guard would read: when request keys (``output``, ``text``,
+``content``...) occur in its bytes more often than in the objects the guard reads, counting
+every spelling of them (any character may be a ``\\u`` escape) when the payload holds a
+``\\u``. Other payloads, the common case (an escaped value, ``"caf\\u00e9"``, included), cost
 one scan of their bytes for the quoted keys. A repeated key anywhere else (inside ``metadata``)
 is refused too when the second parse runs, which is then a full check.
 """
@@ -17,8 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
-from itertools import chain
 from typing import Any
 
 import orjson
@@ -66,33 +65,48 @@ def reject_duplicate_keys(payload: bytes | str) -> None:
         raise InvalidRequest("invalid JSON: nested too deeply", reason="invalid_json") from exc
 
 
-def _read_keys(obj: Any) -> Counter[str]:
-    """How often each key occurs in the objects the guard reads: the request and its
-    documents and turns."""
+_KEYS = frozenset({*REQUEST_KEYS, *ITEM_KEYS})
+
+
+def _read_keys(obj: Any) -> int:
+    """How many keys of :data:`_KEYS` the objects the guard reads (the request and its
+    documents and turns) hold: each is a distinct quoted key in the payload's bytes."""
     if not isinstance(obj, dict):
-        return Counter()
-    keys = Counter(obj.keys())
+        return 0
+    count = len(obj.keys() & _KEYS)
     for field in ("context", "messages"):
         items = obj.get(field)
         if isinstance(items, list):
-            keys.update(chain.from_iterable([item for item in items if isinstance(item, dict)]))
-    return keys
+            count += sum(len(item.keys() & _KEYS) for item in items if isinstance(item, dict))
+    return count
+
+
+def _spelled(key: str) -> bytes:
+    """A regex of every JSON spelling of the ASCII ``key``: each character as itself or as a
+    ``\\u`` escape (hex digits in either case)."""
+
+    def char(c: str) -> bytes:
+        digits = b"".join(b"[%s%s]" % (h.encode(), h.upper().encode()) for h in f"{ord(c):04x}")
+        return b"(?:%s|\\\\u%s)" % (re.escape(c.encode()), digits)
+
+    return b"".join(map(char, key))
 
 
 # every quoted request or item key in one pass (16 ``bytes.count`` scans cost more than the
-# second parse they spare: 60-80 us against 25-50 us on a 6.6 KB request)
-_QUOTED_KEYS = re.compile(
-    rb'"(%s)"' % b"|".join(re.escape(key.encode()) for key in {*REQUEST_KEYS, *ITEM_KEYS})
-)
+# second parse they spare: 60-80 us against 25-50 us on a 6.6 KB request); with ``\u`` escapes
+# in the payload, every spelling of them
+_QUOTED_KEYS = re.compile(b'"(?:%s)"' % b"|".join(re.escape(key.encode()) for key in _KEYS))
+_SPELLED_KEYS = re.compile(b'"(?:%s)"' % b"|".join(_spelled(key) for key in _KEYS))
 
 
 def may_hide_duplicates(payload: bytes, obj: Any) -> bool:
-    """Whether ``payload`` (parsed as ``obj``) could name a key the guard reads twice."""
-    if b"\\u" in payload:
-        return True
-    seen = _read_keys(obj)
-    quoted = Counter(_QUOTED_KEYS.findall(payload))
-    return any(count > seen[key.decode()] for key, count in quoted.items())
+    """Whether ``payload`` (parsed as ``obj``) could name a key the guard reads twice.
+
+    Every key the guard reads stands quoted in the bytes (spelled with ``\\u`` escapes or not),
+    so the bytes hold at least as many quoted keys as the objects read; more means one of them
+    is named again (or occurs in other objects or in a value): then the full check runs."""
+    quoted = _SPELLED_KEYS if b"\\u" in payload else _QUOTED_KEYS
+    return len(quoted.findall(payload)) > _read_keys(obj)
 
 
 def loads(payload: bytes | str, *, full_check: bool = False) -> Any:

@@ -7,12 +7,15 @@ record's coordinates, so a replay of the same record gets the same id).
 
 Integers too large for 64 bits (an ``id``, a ``metadata`` value) are kept exact: a payload with a
 run of 19 or more digits is read with the standard library's JSON parser (orjson would turn such
-integers into floats).
+integers into floats, and refuses those beyond the double range), up to Python's limit of digits
+per integer (4,300 by default; a longer one is an ``invalid_request`` saying so).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +33,7 @@ REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-correlation-id", "correla
 DEAD_LETTER_REASONS = ("invalid_utf8", "invalid_json", "invalid_request", "not_an_object")
 REQUEST_ID_MAX_CHARS = 256  # a longer request-id header is not used as the request's id
 LONG_DIGITS = 19  # a run of this many digits may be an integer beyond 64 bits
+_LONG_DIGITS = re.compile(rb"[0-9]{%d,}" % LONG_DIGITS)
 _DIGITS_AS_ZERO = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))  # 0-9 -> "0"
 
 
@@ -107,16 +111,39 @@ def has_long_digits(value: bytes) -> bool:
 
 def exact_json(value: bytes) -> Any | None:
     """``value`` as JSON with integers beyond 64 bits kept exact, when it holds a long run of
-    digits and is valid JSON; None otherwise (then orjson's reading is as good)."""
+    digits and is valid JSON; None otherwise (then orjson's reading is as good, or its error).
+
+    orjson refuses an integer beyond the double range ("number is infinity"), though it is
+    valid JSON: the core's other rules (no NaN, no lone surrogates) are then checked by orjson
+    on a copy whose long digit runs are cut to one digit, and the value read by the standard
+    parser, up to Python's ``sys.get_int_max_str_digits()`` digits per integer (beyond that,
+    :class:`InvalidRequest` says so)."""
     if not has_long_digits(value):
         return None
     try:
         orjson.loads(value)  # the core's rules: the standard parser accepts NaN, lone surrogates
-        found = json.loads(value)
-    except (orjson.JSONDecodeError, ValueError, RecursionError):
+    except orjson.JSONDecodeError:
+        try:
+            orjson.loads(_LONG_DIGITS.sub(b"0", value))
+        except orjson.JSONDecodeError:
+            return None
+    try:
+        found = json.loads(value, parse_constant=_no_constant)
+    except json.JSONDecodeError:
+        return None
+    except ValueError as exc:  # an integer longer than Python converts
+        raise InvalidRequest(
+            f"an integer has more than {sys.get_int_max_str_digits()} digits: {exc}",
+            reason="invalid_request",
+        ) from exc
+    except RecursionError:
         return None
     strictjson.reject_duplicate_keys(value)  # the core reads a parsed value as it is
     return found
+
+
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
 
 def parse_exact(value: bytes, parse: Callable[[Any], JudgeRequest]) -> JudgeRequest:

@@ -10,12 +10,21 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
 * :class:`TransactionCommits` (**exactly-once**): a message's outputs are staged; each commit
   publishes the staged outputs below each partition's frontier and the offsets past them in one
   transaction (transactional id ``<prefix>-<instance_id>``, stable per replica, so a restarted
-  replica fences its zombie). An aborted transaction puts its outputs back and is retried.
+  replica fences its zombie). An aborted transaction leaves its outputs staged and is retried;
+  records the broker refuses as too large (a topic's ``max.message.bytes`` lowered while
+  running) are sent alone, then replaced by the message's dead letter, as at-least-once does.
   aiokafka has no KIP-447 group-metadata fencing, so before it commits, a transaction asks the
   group whether this member still belongs to it (:meth:`Consumer.in_group`): a member the group
   dropped (frozen past its session timeout, say) aborts instead of publishing verdicts that the
   partitions' new owner publishes too. Limits: a member frozen between that answer and the
   commit is not fenced; a judge call may still repeat after a crash (and cost money twice).
+
+A reply (request-reply, :mod:`consumers.runtime.replies`) is delivered like the other outputs
+in both policies, but it never stops the service: at-least-once, a reply not acknowledged within
+``reply.timeout_s`` is dropped (counted) and the message finishes; exactly-once, a transaction
+in which only replies were refused is aborted, those replies are dropped and it is tried again
+at once without them; replies to a topic deleted since they were staged are dropped before the
+transaction (aiokafka retries adding a missing topic to a transaction without end).
 
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.
@@ -29,25 +38,50 @@ from collections.abc import Callable
 from typing import Protocol
 
 import structlog
-from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
+from aiokafka.errors import (
+    CommitFailedError,
+    IllegalStateError,
+    KafkaError,
+    MessageSizeTooLargeError,
+)
 from aiokafka.structs import TopicPartition
 
 from consumers.errors import PublishFailed
-from consumers.runtime.envelope import OutRecord
-from consumers.runtime.intake import Partition
+from consumers.runtime.envelope import OutRecord, outputs_bytes
+from consumers.runtime.intake import Partition, Staged
 from consumers.runtime.kafka import Consumer, Producer
 from consumers.runtime.offsets import encode_finished
-from consumers.runtime.publisher import publish, send_all, transient
+from consumers.runtime.publisher import (
+    Sent,
+    acknowledged,
+    append_all,
+    publish,
+    refused_in_batch,
+    replace_refused,
+    send_all,
+    send_alone,
+    transient,
+)
+from consumers.runtime.replies import REPLY, Replies
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import Guarantee, ServiceSettings
 
 log = structlog.get_logger("consumers.service")
 Refused = Callable[[str], OutRecord]
 ABANDONED_GRACE_S = 1.0
+REFUSAL_ROUNDS = 5  # batched -> alone -> dead letter -> bare dead letter, and one to spare
 
 
 class Fenced(Exception):
     """This member is no longer in its group: its transaction must not commit."""
+
+
+class _SendFailed(Exception):
+    """Records of a transaction were not acknowledged: it must be aborted."""
+
+    def __init__(self, failed: list[tuple[OutRecord, BaseException]]) -> None:
+        super().__init__(repr(failed[0][1]))
+        self.failed = failed
 
 
 class Fatal:
@@ -88,10 +122,25 @@ def policy_for(
     fatal: Fatal,
     *,
     batch_bytes: int,
+    replies: Replies,
+    reply_producer: Producer | None = None,
 ) -> CommitPolicy:
+    """The policy of ``settings.guarantee``; at-least-once, replies go out on
+    ``reply_producer`` (default ``producer``)."""
     if settings.guarantee is Guarantee.EXACTLY_ONCE:
-        return TransactionCommits(settings, consumer, producer, stats, fatal)
-    return OffsetCommits(settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes)
+        return TransactionCommits(
+            settings, consumer, producer, stats, fatal, batch_bytes=batch_bytes, replies=replies
+        )
+    return OffsetCommits(
+        settings,
+        consumer,
+        producer,
+        stats,
+        fatal,
+        batch_bytes=batch_bytes,
+        replies=replies,
+        reply_producer=reply_producer,
+    )
 
 
 def _committed(
@@ -154,18 +203,38 @@ class OffsetCommits:
         fatal: Fatal,
         *,
         batch_bytes: int,
+        replies: Replies,
+        reply_producer: Producer | None = None,
     ) -> None:
         self.settings = settings
         self.interval_s = settings.commit_interval_s
         self._consumer = consumer
         self._producer = producer
+        self._reply_producer = reply_producer or producer
         self._stats = stats
         self._fatal = fatal
         self._batch_bytes = batch_bytes
+        self._replies = replies
 
     async def deliver(
         self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
     ) -> list[OutRecord]:
+        replies = [out for out in outputs if out.kind == REPLY]
+        if not replies:
+            return await self._publish(outputs, refused)
+        answering = asyncio.ensure_future(self._answer(await self._append(replies)))
+        try:
+            delivered = await self._publish([o for o in outputs if o.kind != REPLY], refused)
+        except BaseException:
+            answering.cancel()
+            raise
+        answered = await answering
+        self._stats.published += len(answered)
+        return delivered + answered
+
+    async def _publish(self, outputs: list[OutRecord], refused: Refused) -> list[OutRecord]:
+        size = outputs_bytes(outputs)  # held until acknowledged
+        self._stats.hold(size)
         try:
             delivered = await publish(
                 self._producer,
@@ -178,7 +247,44 @@ class OffsetCommits:
         except PublishFailed as exc:
             self._fatal.fail(exc)
             raise
+        finally:
+            self._stats.release(size)
         self._stats.published += len(delivered)
+        return delivered
+
+    async def _append(self, replies: list[OutRecord]) -> Sent:
+        """The replies handed to the producer; a send that waits for its topic's metadata
+        longer than ``reply.timeout_s`` (the topic was deleted) counts as failed."""
+        try:
+            async with asyncio.timeout(self._replies.settings.timeout_s):
+                return await append_all(self._reply_producer, replies)
+        except TimeoutError as exc:
+            return [(out, exc) for out in replies]
+
+    async def _answer(self, sent: Sent) -> list[OutRecord]:
+        """The replies acknowledged within ``reply.timeout_s`` (those failing on a transient
+        error are sent again meanwhile); the others are dropped."""
+        timeout_s = self._replies.settings.timeout_s
+        delivered: list[OutRecord] = []
+        error: BaseException | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                failed = await acknowledged(sent)
+                delivered = [out for out, _ in sent if all(out is not f for f, _ in failed)]
+                again = [out for out, exc in failed if transient(exc)]
+                error = failed[0][1] if failed else None
+                if again:
+                    delivered += await publish(
+                        self._reply_producer,
+                        again,
+                        timeout_s=timeout_s,
+                        batch_bytes=self._batch_bytes,
+                    )
+        except (PublishFailed, TimeoutError) as exc:
+            error = exc
+        for out, _ in sent:
+            if all(out is not d for d in delivered):
+                self._replies.dropped(out, "refused", error)
         return delivered
 
     def _count_retry(self) -> None:
@@ -231,41 +337,48 @@ class TransactionCommits:
         producer: Producer,
         stats: ServiceStats,
         fatal: Fatal,
+        *,
+        batch_bytes: int,
+        replies: Replies,
     ) -> None:
         self.settings = settings
         self.interval_s = settings.transaction_interval_s
+        self._batch_bytes = batch_bytes
         self._consumer = consumer
         self._producer = producer
         self._stats = stats
         self._fatal = fatal
+        self._replies = replies
         self._failing_since: float | None = None
         self._abandoned: set[asyncio.Task[None]] = set()  # transactions that timed out
 
     async def deliver(
         self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
     ) -> list[OutRecord]:
-        part.ready[offset] = outputs  # published with its offset in the next transaction
+        size = outputs_bytes(outputs)  # held until the transaction publishes them
+        self._stats.hold(size)
+        part.ready[offset] = Staged(outputs, refused, size)  # published in the next transaction
         return outputs
 
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None:
         """Publish the finished outputs below each frontier and commit the frontiers, atomically.
-        A transient failure aborts, puts the outputs back and retries at the next interval, for
-        at most ``publish_timeout_s``; then the service stops (a restart fences and aborts).
+        A transient failure aborts and retries at the next interval, for at most
+        ``publish_timeout_s``; then the service stops (a restart fences and aborts). The staged
+        outputs stay staged (and counted in ``max_buffered_bytes``) until a transaction commits.
         A transaction that does not end within ``timeout_s`` has an unknown outcome (aiokafka
         waits for the broker without end): the service stops, a restart fences and aborts it."""
         offsets: dict[TopicPartition, int] = {}
-        taken: list[tuple[Partition, int, list[OutRecord]]] = []
+        taken: list[tuple[Partition, int]] = []
         for part in parts:
             frontier = part.tracker.committable
             if frontier is None:
                 continue
-            for offset in sorted(o for o in part.ready if o < frontier):
-                taken.append((part, offset, part.ready.pop(offset)))
+            taken += [(part, offset) for offset in sorted(o for o in part.ready if o < frontier)]
             offsets[part.tp] = frontier
         if not offsets:
             return
-        records = [out for _, _, outs in taken for out in outs]
-        task = asyncio.create_task(self._transact(records, offsets))
+        staged = [part.ready[offset] for part, offset in taken]
+        task = asyncio.create_task(self._transact(staged, offsets))
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         if not done:  # not awaited after the cancel: aiokafka's abort may wait without end too
             task.cancel()
@@ -282,9 +395,7 @@ class TransactionCommits:
             raise self._fatal.error  # type: ignore[misc]
         try:
             task.result()
-        except (KafkaError, Fenced) as exc:
-            for part, offset, outs in taken:  # kept until the partition is revoked, or retried
-                part.ready[offset] = outs
+        except (KafkaError, Fenced) as exc:  # kept staged until revoked, or retried
             if isinstance(exc, Fenced):
                 log.warning(
                     "transaction.fenced",
@@ -294,19 +405,108 @@ class TransactionCommits:
                 return
             self._failed(exc)
             return
+        for part, offset in taken:
+            self._stats.release(part.ready.pop(offset).size)
         self._failing_since = None
         self._stats.transactions += 1
-        self._stats.published += len(records)
+        self._stats.published += sum(len(message.outputs) for message in staged)
         _committed(self._stats, parts, offsets)
 
-    async def _transact(self, records: list[OutRecord], offsets: dict[TopicPartition, int]) -> None:
-        async with self._producer.transaction():
-            failed = await send_all(self._producer, records)
-            if failed:
-                raise failed[0][1]
-            await self._producer.send_offsets_to_transaction(offsets, self.settings.group_id)
-            if not await self._consumer.in_group():  # last, just before the commit
-                raise Fenced("this member is no longer in its group")
+    async def _transact(self, staged: list[Staged], offsets: dict[TopicPartition, int]) -> None:
+        """One transaction; when the broker refuses records as too large, it is aborted and
+        tried again (at most ``REFUSAL_ROUNDS`` times) with those records sent alone, then
+        replaced (:meth:`_refit`): one message's size must never stop the service. When only
+        replies failed, whatever the error, they are dropped and it is tried again at once."""
+        await self._drop_gone_replies(staged)
+        alone: set[int] = set()  # ids of the records to send one at a time
+        for _ in range(REFUSAL_ROUNDS + 1):  # one more: the round that drops refused replies
+            try:
+                async with self._producer.transaction():
+                    await self._send(staged, alone)
+                    await self._producer.send_offsets_to_transaction(
+                        offsets, self.settings.group_id
+                    )
+                    if not await self._consumer.in_group():  # last, just before the commit
+                        raise Fenced("this member is no longer in its group")
+                return
+            except _SendFailed as exc:
+                others = [(out, error) for out, error in exc.failed if out.kind != REPLY]
+                if not others:  # only replies: dropped, the rest goes in the next round
+                    self._drop_replies(staged, exc.failed)
+                    continue
+                if not self._refit(staged, others, alone):
+                    raise others[0][1] from None
+        raise PublishFailed(f"the broker still refused records after {REFUSAL_ROUNDS} rounds")
+
+    async def _send(self, staged: list[Staged], alone: set[int]) -> None:
+        records = [out for message in staged for out in message.outputs]
+        failed = await send_all(self._producer, [out for out in records if id(out) not in alone])
+        failed += await send_alone(self._producer, [out for out in records if id(out) in alone])
+        if failed:
+            raise _SendFailed(failed)
+
+    def _refit(
+        self, staged: list[Staged], failed: list[tuple[OutRecord, BaseException]], alone: set[int]
+    ) -> bool:
+        """After a refusal as too large: records refused with their batch are sent alone next
+        time; records refused alone are replaced (:func:`publisher.replace_refused`), their
+        replacements sent alone. Whether the transaction is worth trying again now."""
+        if not all(isinstance(error, MessageSizeTooLargeError) for _, error in failed):
+            return False  # a failure of the broker, not of a record: retried at the next interval
+        batched = {id(out) for out in refused_in_batch(failed, self._batch_bytes, alone)}
+        sent_alone = set(alone)
+        alone.update(batched)
+        changed = bool(batched)
+        for message in staged:
+            before = {id(out) for out in message.outputs}
+            mine = [(o, e) for o, e in failed if id(o) in before and id(o) not in batched]
+            if mine and replace_refused(
+                message.outputs, mine, message.refused, self._batch_bytes, sent_alone
+            ):
+                alone.update(id(out) for out in message.outputs if id(out) not in before)
+                changed = True
+        log.warning(
+            "transaction.refused_as_too_large",
+            records=len(failed),
+            action="aborted; sent again alone, or as a smaller dead letter"
+            if changed
+            else "aborted; nothing left to shrink",
+        )
+        return changed
+
+    async def _drop_gone_replies(self, staged: list[Staged]) -> None:
+        """Drop the replies whose topic no longer exists (asked afresh: a requester may have
+        deleted its reply topic since the reply was staged). aiokafka would retry adding such a
+        topic to the transaction without end, and the transaction would never end."""
+        topics = {out.topic for message in staged for out in message.outputs if out.kind == REPLY}
+        if not topics:
+            return
+        try:
+            async with asyncio.timeout(self._replies.settings.timeout_s):
+                gone = topics - await self._producer.existing(topics)
+        except (TimeoutError, KafkaError):
+            return  # the cluster cannot say: the transaction finds out
+        for message in staged:
+            for out in message.outputs:
+                if out.kind == REPLY and out.topic in gone:
+                    self._stats.replies -= 1  # counted when staged (as verdicts are)
+                    self._replies.dropped(out, "unknown_topic")
+            message.outputs[:] = [
+                out for out in message.outputs if out.kind != REPLY or out.topic not in gone
+            ]
+
+    def _drop_replies(
+        self, staged: list[Staged], failed: list[tuple[OutRecord, BaseException]]
+    ) -> None:
+        """The transaction aborted for its replies alone: drop (count, log) them from the
+        staged outputs; the rest is sent again."""
+        refused = {id(out): error for out, error in failed}
+        for message in staged:
+            for out in message.outputs:
+                if id(out) in refused:
+                    self._stats.replies -= 1  # counted when staged (as verdicts are)
+                    self._replies.dropped(out, "refused", refused[id(out)])
+            message.outputs[:] = [out for out in message.outputs if id(out) not in refused]
 
     def _failed(self, exc: KafkaError) -> None:
         now = time.monotonic()

@@ -70,7 +70,7 @@ class OutRecord:
     key: bytes | None
     value: bytes
     headers: list[tuple[str, bytes]]
-    kind: str  # "verdict" | "quarantine" | "approved" | "dead_letter"
+    kind: str  # "verdict" | "quarantine" | "approved" | "reply" | "dead_letter"
     tag: str = ""  # the verdict's label, or the dead letter's reason (for counters)
 
 
@@ -124,6 +124,12 @@ def record_bytes(record: RecordLike) -> int:
     headers = sum(len(name) + len(value or b"") for name, value in record.headers)
     headers += HEADER_MEMORY * len(record.headers)
     return len(record.key or b"") + len(record.value or b"") + headers
+
+
+def outputs_bytes(outputs: Sequence[OutRecord]) -> int:
+    """The memory records to publish hold (values and keys; their headers are mostly the
+    input's, counted with it)."""
+    return sum(len(out.value) + len(out.key or b"") for out in outputs)
 
 
 def headers_of(record: RecordLike) -> Headers:

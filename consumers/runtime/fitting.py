@@ -6,7 +6,8 @@ refusal used to stop the service. So before publishing:
 * a key longer than ``envelope.KEY_MAX_BYTES`` becomes ``sha256:<hex>`` of it (the same input key
   always gives the same output key, hence the same partition), marked by a
   ``groundguard-key-hashed`` header holding the original length;
-* headers too large are dropped and named (:func:`consumers.runtime.headers.fit_headers`);
+* headers too large are dropped and named (:func:`consumers.runtime.headers.fit_headers`),
+  groundguard's own and a reply's correlation id last;
 * a quarantine record still too large loses its copied payload (``payload_omitted``);
 * any other record still too large is replaced by one dead letter (reason ``oversized``) for
   the message; the verdict stays when it fits.
@@ -18,6 +19,7 @@ import dataclasses
 from collections.abc import Callable
 
 from consumers.records import QuarantineRecord
+from consumers.reply.headers import CORRELATION_ID_HEADER
 from consumers.runtime.envelope import KEY_MAX_BYTES, OutRecord, hashed_key
 from consumers.runtime.headers import (
     HEADER_MAX_BYTES,
@@ -29,6 +31,7 @@ from consumers.runtime.headers import (
 RECORD_OVERHEAD = 64  # varints, attributes, offsets and timestamps of one record in a batch
 KEY_HASHED_HEADER = "groundguard-key-hashed"
 OWN_HEADER_PREFIX = "groundguard-"  # kept first: input headers are dropped before these
+KEPT_FIRST = frozenset({"content-type", CORRELATION_ID_HEADER})  # a reply is useless without it
 
 
 def record_size(out: OutRecord, headers: int | None = None) -> int:
@@ -74,7 +77,7 @@ def fit_envelope(out: OutRecord) -> OutRecord:
     own: list[tuple[str, bytes]] = []
     carried: list[tuple[str, bytes]] = []
     for header in out.headers:
-        mine = header[0].startswith(OWN_HEADER_PREFIX) or header[0] == "content-type"
+        mine = header[0].startswith(OWN_HEADER_PREFIX) or header[0] in KEPT_FIRST
         (own if mine else carried).append(header)
     return dataclasses.replace(out, key=key, headers=fit_headers([*own, *extra, *carried]))
 

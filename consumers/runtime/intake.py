@@ -6,8 +6,9 @@ partition is paused, resumed or rewound.
   key. Records of a partition not tracked yet (fetched while ``on_assigned`` awaits) make the
   consumer seek back to them: they are never skipped.
 * A partition is paused when ``partition_buffer`` of its messages are outstanding, or when the
-  input bytes held over all partitions reach ``max_buffered_bytes``, and resumed when both are
-  below half (:meth:`Intake.relieve`).
+  bytes held over all partitions (input records until their message is finished, outputs until
+  the broker acknowledged them: exactly-once, until their transaction commits) reach
+  ``max_buffered_bytes``, and resumed when both are below half (:meth:`Intake.relieve`).
 * When the judge core reports that intake must stop (quota exhausted, authentication), every
   partition is paused, waiting messages are dropped, and each partition, once quiet and
   committed, seeks back to its first unfinished offset (:meth:`Intake.check`).
@@ -38,13 +39,24 @@ Record: TypeAlias = "ConsumerRecord[Any, Any]"
 Spawn = Callable[["Partition", Record, "asyncio.Task[None] | None"], "asyncio.Task[None]"]
 
 
+@dataclass
+class Staged:
+    """Exactly-once: a finished message's outputs, waiting for the transaction that publishes
+    them with its offset; ``refused`` builds its dead letter should the broker refuse a record
+    as too large; ``size``: their bytes, counted in ``max_buffered_bytes`` until published."""
+
+    outputs: list[OutRecord]
+    refused: Callable[[str], OutRecord]
+    size: int
+
+
 @dataclass(eq=False)
 class Partition:
     tp: TopicPartition
     tracker: OffsetTracker = field(default_factory=OffsetTracker)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     waiting: set[asyncio.Task[None]] = field(default_factory=set)  # not yet judging
-    ready: dict[int, list[OutRecord]] = field(default_factory=dict)  # exactly-once: unpublished
+    ready: dict[int, Staged] = field(default_factory=dict)  # exactly-once: unpublished
     key_tails: dict[bytes, asyncio.Task[None]] = field(default_factory=dict)
     skip: set[int] = field(default_factory=set)  # finished before a restart (commit metadata)
     metadata: str = ""  # the metadata of the last commit
@@ -113,14 +125,13 @@ class Intake:
         until its task ends, however it ends: one done callback per message."""
         size = record_bytes(record)
         stats = self.stats
-        stats.buffered_bytes += size
-        stats.peak_buffered_bytes = max(stats.peak_buffered_bytes, stats.buffered_bytes)
+        stats.hold(size)
         key = record.key if self.settings.ordering is Ordering.KEY else None
         if key is not None:
             part.key_tails[key] = task
 
         def done(finished: asyncio.Task[None]) -> None:
-            stats.buffered_bytes -= size
+            stats.release(size)
             part.tasks.discard(finished)
             part.waiting.discard(finished)
             if key is not None and part.key_tails.get(key) is finished:
@@ -242,7 +253,7 @@ class Intake:
             return  # the next commit moves the committed offset to the frontier first
         # finished beyond the frontier and published (not staged): never judged again
         part.skip.update(o for o in part.tracker.finished_beyond() if o not in part.ready)
-        part.ready.clear()  # exactly-once: unpublished, judged again after the seek
+        self.unstage(part)  # exactly-once: unpublished, judged again after the seek
         assert self.consumer is not None
         if frontier is not None:
             self.consumer.seek(part.tp, frontier)
@@ -301,7 +312,13 @@ class Intake:
 
     def forget(self, parts: list[Partition]) -> None:
         for part in parts:
+            self.unstage(part)  # exactly-once: published by the partition's next owner
             self.partitions.pop(part.tp, None)
+
+    def unstage(self, part: Partition) -> None:
+        """Drop the partition's staged outputs (exactly-once), and their bytes from the held."""
+        self.stats.release(sum(staged.size for staged in part.ready.values()))
+        part.ready.clear()
 
     @staticmethod
     async def settle(parts: list[Partition], timeout_s: float) -> bool:

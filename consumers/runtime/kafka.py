@@ -9,9 +9,13 @@ them with aiokafka; every reach into aiokafka's private parts is here:
 * whether this member is still in its group before an exactly-once transaction commits (a
   heartbeat through ``_coordinator``: aiokafka has no KIP-447 group-metadata fencing);
 * closing a producer whose flush hangs (``_sender``, ``_message_accumulator``);
+* whether reply topics still exist just before a transaction (the producer's ``client``
+  metadata, refreshed);
 * finishing a consumer's close that a fetch task's cancellation interrupted (``_fetcher``,
   ``_client``);
-* fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`).
+* fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`);
+* the sequence numbers of a batch the broker refused as too large, given back so the partition
+  takes later batches (:func:`consumers.runtime.sequences.install`).
 
 Why one module of this length: it is the one place that touches aiokafka (the ports, their
 aiokafka implementations and every private access), on purpose: an aiokafka upgrade is read
@@ -33,7 +37,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 from aiokafka.protocol.group import HeartbeatRequest
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
-from consumers.runtime import batches
+from consumers.runtime import batches, sequences
 from consumers.runtime.topics import ensure_topics, output_limits, wait_for_topics
 from consumers.settings import ServiceSettings
 
@@ -74,6 +78,10 @@ class Consumer(Protocol):
 
     def highwater(self, tp: TopicPartition) -> int | None: ...
 
+    def partition_count(self, topic: str) -> int | None:
+        """How many partitions ``topic`` has (cluster metadata); None when unknown."""
+        ...
+
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None: ...
 
     async def committed_with_metadata(
@@ -100,6 +108,15 @@ class Producer(Protocol):
 
     def transaction(self) -> AbstractAsyncContextManager[Any]: ...
 
+    async def partitions_for(self, topic: str) -> set[int]:
+        """The topic's partitions; waits for its metadata (raises ``KafkaError`` when the
+        topic does not exist)."""
+        ...
+
+    async def existing(self, topics: set[str]) -> set[str]:
+        """Those of ``topics`` that exist now, after a fresh metadata request."""
+        ...
+
     async def send_offsets_to_transaction(
         self, offsets: dict[TopicPartition, int], group_id: str
     ) -> None: ...
@@ -122,7 +139,9 @@ class Broker(Protocol):
 
     def consumer(self) -> Consumer: ...
 
-    def producer(self, *, max_batch_size: int) -> Producer: ...
+    def producer(self, *, max_batch_size: int, linger_ms: int | None = None) -> Producer:
+        """A producer; ``linger_ms`` overrides ``kafka.linger_ms`` (the reply producer's 0)."""
+        ...
 
 
 class KafkaBroker:
@@ -151,6 +170,7 @@ class KafkaBroker:
             AIOKafkaConsumer(
                 bootstrap_servers=s.bootstrap_servers,
                 group_id=s.group_id,
+                group_instance_id=s.instance_id if k.static_membership else None,
                 client_id=f"{s.client_id}-{s.instance_id}",
                 enable_auto_commit=False,
                 isolation_level="read_committed",
@@ -166,12 +186,15 @@ class KafkaBroker:
             )
         )
 
-    def producer(self, *, max_batch_size: int) -> Producer:
-        return KafkaProducer(make_producer(self.settings, max_batch_size=max_batch_size))
+    def producer(self, *, max_batch_size: int, linger_ms: int | None = None) -> Producer:
+        sequences.install()  # a batch refused as too large must not block its partition
+        return KafkaProducer(
+            make_producer(self.settings, max_batch_size=max_batch_size, linger_ms=linger_ms)
+        )
 
 
 def make_producer(
-    settings: ServiceSettings, *, max_batch_size: int | None = None
+    settings: ServiceSettings, *, max_batch_size: int | None = None, linger_ms: int | None = None
 ) -> AIOKafkaProducer:
     """The service's producer: ``acks=all``, idempotent, transactional in exactly-once mode.
 
@@ -185,7 +208,7 @@ def make_producer(
         client_id=f"{s.client_id}-producer",
         acks="all",
         enable_idempotence=True,
-        linger_ms=k.linger_ms,
+        linger_ms=k.linger_ms if linger_ms is None else linger_ms,
         max_batch_size=max_batch_size or k.max_batch_size,
         request_timeout_ms=k.request_timeout_ms,
         max_request_size=max(MIN_REQUEST_BYTES, s.max_output_bytes + 65_536),
@@ -256,6 +279,10 @@ class KafkaConsumer:
         found: int | None = self._c.highwater(tp)
         return found
 
+    def partition_count(self, topic: str) -> int | None:
+        found = self._c.partitions_for_topic(topic)
+        return len(found) if found else None
+
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
         await self._c.commit(offsets)
 
@@ -316,6 +343,15 @@ class KafkaProducer:
     def transaction(self) -> AbstractAsyncContextManager[Any]:
         context: AbstractAsyncContextManager[Any] = self._p.transaction()
         return context
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        partitions: set[int] = await self._p.partitions_for(topic)
+        return partitions
+
+    async def existing(self, topics: set[str]) -> set[str]:
+        client = self._p.client
+        await client.force_metadata_update()
+        return {topic for topic in topics if client.cluster.partitions_for_topic(topic)}
 
     async def send_offsets_to_transaction(
         self, offsets: dict[TopicPartition, int], group_id: str

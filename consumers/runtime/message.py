@@ -25,6 +25,7 @@ from consumers.records import DeadLetter, SourceCoordinates
 from consumers.runtime import codec, deadletters, routing
 from consumers.runtime.envelope import Origin, OutRecord, RecordLike, origin_of
 from consumers.runtime.fitting import fit_outputs
+from consumers.runtime.replies import Replies
 from consumers.settings import ServiceSettings
 from guard.models import JudgeRequest, Verdict
 from guard.offload import off_loop
@@ -55,11 +56,13 @@ Judge = Callable[[codec.Decoded], Awaitable[Verdict | Unfinished]]
 class Pipeline:
     """The per-message steps for ``settings``; ``parse`` is the judge core's request parser;
     ``output_limit`` the bytes an output record may have (default ``max_output_bytes``; the
-    service lowers it to the output topics' ``max.message.bytes``)."""
+    service lowers it to the output topics' ``max.message.bytes``); ``replies`` reads which
+    reply a message asks for (request-reply; None: no replies)."""
 
     settings: ServiceSettings
     parse: Callable[[Any], JudgeRequest]
     output_limit: int | None = None
+    replies: Replies | None = None
 
     @property
     def limit(self) -> int:
@@ -107,8 +110,14 @@ class Pipeline:
         fails."""
         s, origin = self.settings, decoded.origin
         try:
+            reply = self.replies.target(decoded.headers) if self.replies is not None else None
             routed = routing.route_verdict(
-                decoded, verdict, topics=s.topics, policy=s.failure_policy, key=origin.key
+                decoded,
+                verdict,
+                topics=s.topics,
+                policy=s.failure_policy,
+                key=origin.key,
+                reply=reply,
             )
             return fit_outputs(routed, self.limit, self.refused(origin))
         except Exception as exc:

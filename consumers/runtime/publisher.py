@@ -7,7 +7,7 @@ import asyncio
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import structlog
@@ -28,11 +28,20 @@ def transient(exc: BaseException) -> bool:
     return bool(getattr(exc, "retriable", False)) or isinstance(exc, KafkaTimeoutError)
 
 
+Sent = list[tuple[OutRecord, "asyncio.Future[Any] | BaseException"]]
+
+
 async def send_all(
     producer: Producer, outputs: list[OutRecord]
 ) -> list[tuple[OutRecord, BaseException]]:
     """Send every record, then wait for each acknowledgement; the records that failed."""
-    futures: list[tuple[OutRecord, asyncio.Future[Any] | BaseException]] = []
+    return await acknowledged(await append_all(producer, outputs))
+
+
+async def append_all(producer: Producer, outputs: list[OutRecord]) -> Sent:
+    """Hand every record to the producer (its batches; no wait for the broker when the topic's
+    metadata is known): records appended together travel in the same produce request."""
+    futures: Sent = []
     for out in outputs:
         try:
             futures.append(
@@ -40,6 +49,11 @@ async def send_all(
             )
         except KafkaError as exc:
             futures.append((out, exc))
+    return futures
+
+
+async def acknowledged(futures: Sent) -> list[tuple[OutRecord, BaseException]]:
+    """Wait for the acknowledgement of each appended record; the records that failed."""
     failed: list[tuple[OutRecord, BaseException]] = []
     for out, future in futures:
         if isinstance(future, BaseException):
@@ -57,16 +71,18 @@ def replace_refused(
     failed: list[tuple[OutRecord, BaseException]],
     refused: Callable[[str], OutRecord] | None,
     batch_bytes: int,
+    alone: Collection[int] = (),
 ) -> bool:
     """Replace (in place) the records of ``outputs`` the broker refused as too large: a dead
     letter by its bare version (:func:`consumers.runtime.deadletters.bare`), any other record by
     one dead letter ``refused(detail)`` for the message. Whether anything changed: one message's
     size must never stop the service.
 
-    Only a record larger than ``batch_bytes`` (the producer's ``max_batch_size``) travels alone
-    in its batch; a smaller one was refused with the records it was batched with, so the
-    topic's ``max.message.bytes`` is below the batch size: a setting to fix, not a message to
-    dead-letter (nothing changes, and the caller stops)."""
+    Only a record larger than ``batch_bytes`` (the producer's ``max_batch_size``), or one sent
+    alone (its ``id`` in ``alone``: :func:`send_alone`), travels alone in its batch; a smaller
+    one was refused with the records it was batched with, so the topic's ``max.message.bytes``
+    is below the batch size: a setting to fix, not a message to dead-letter (nothing changes,
+    and the caller stops, or sends it alone to learn which record is too large)."""
     too_large = [out for out, error in failed if isinstance(error, MessageSizeTooLargeError)]
     refused_ids = {id(out) for out in too_large}
     changed = False
@@ -77,7 +93,7 @@ def replace_refused(
                 outputs[i] = dataclasses.replace(out, value=bare)
                 changed = True
     others = [out for out in too_large if out.kind != "dead_letter"]
-    if others and refused is not None and all(record_size(out) > batch_bytes for out in others):
+    if others and refused is not None and all(_alone(out, batch_bytes, alone) for out in others):
         detail = ", ".join(
             f"the broker refused the {out.kind} record ({len(out.value)} bytes) as too large"
             for out in others
@@ -86,6 +102,33 @@ def replace_refused(
         outputs[:] = [out for out in outputs if id(out) not in gone] + [refused(detail)]
         changed = True
     return changed
+
+
+def _alone(out: OutRecord, batch_bytes: int, alone: Collection[int]) -> bool:
+    return id(out) in alone or record_size(out) > batch_bytes
+
+
+def refused_in_batch(
+    failed: list[tuple[OutRecord, BaseException]], batch_bytes: int, alone: Collection[int]
+) -> list[OutRecord]:
+    """The records refused as too large that were batched with others (not sent alone): which
+    of them is too large is learnt by sending each alone."""
+    return [
+        out
+        for out, error in failed
+        if isinstance(error, MessageSizeTooLargeError) and not _alone(out, batch_bytes, alone)
+    ]
+
+
+async def send_alone(
+    producer: Producer, outputs: list[OutRecord]
+) -> list[tuple[OutRecord, BaseException]]:
+    """:func:`send_all`, one record at a time (each acknowledged before the next is sent): each
+    travels in a batch of its own when nothing else is being sent (within a transaction)."""
+    failed: list[tuple[OutRecord, BaseException]] = []
+    for out in outputs:
+        failed += await send_all(producer, [out])
+    return failed
 
 
 def _failure(out: OutRecord, error: BaseException, batch_bytes: int) -> PublishFailed:

@@ -6,7 +6,10 @@
 * with an approved topic configured, every message not quarantined is copied there (so under
   ``fail_open`` undecided messages are approved, marked by their ``groundguard-label`` header);
 * a message that cannot be decoded goes to the dead-letter topic, with its original bytes,
-  headers, coordinates and the reason (:mod:`consumers.runtime.deadletters`).
+  headers, coordinates and the reason (:mod:`consumers.runtime.deadletters`);
+* a request that asks for a reply (:mod:`consumers.runtime.replies`) also sends the verdict
+  record to its reply topic, keyed like the input, with the verdict's headers except
+  credentials (:func:`consumers.runtime.headers.is_credential`) and its correlation id.
 
 Tracing headers of the input (W3C, B3, Jaeger, request ids) are carried over to every output.
 """
@@ -15,8 +18,10 @@ from __future__ import annotations
 
 import orjson
 
+from consumers.reply.headers import CORRELATION_ID_HEADER, ReplyTo
 from consumers.runtime.codec import Decoded
 from consumers.runtime.envelope import OutRecord, coordinate_headers, tracing_headers
+from consumers.runtime.headers import safe_headers
 from consumers.settings import FailurePolicy, TopicSettings
 from guard.defaults import SCHEMA_VERSION
 from guard.models import Label, Verdict
@@ -77,8 +82,9 @@ def route_verdict(
     topics: TopicSettings,
     policy: FailurePolicy,
     key: bytes | None,
+    reply: ReplyTo | None = None,
 ) -> list[OutRecord]:
-    """The verdict record, plus the quarantine or approved copy where due."""
+    """The verdict record, plus the quarantine or approved copy and the reply where due."""
     source = decoded.source
     base = [
         *coordinate_headers(source),
@@ -97,4 +103,15 @@ def route_verdict(
         out.append(OutRecord(topics.quarantine, key, payload, base, "quarantine", label))
     elif topics.approved:
         out.append(OutRecord(topics.approved, key, decoded.payload, base, "approved", label))
+    if reply is not None:
+        out.append(reply_record(reply, key, value, base, label))
     return out
+
+
+def reply_record(
+    reply: ReplyTo, key: bytes | None, value: bytes, base: list[tuple[str, bytes]], label: str
+) -> OutRecord:
+    """The verdict record sent to a reply topic: the requester chose that topic, so headers
+    that may hold credentials stay behind; the correlation id goes along."""
+    headers = [*safe_headers(base)[0], (CORRELATION_ID_HEADER, reply.correlation_id)]
+    return OutRecord(reply.topic, key, value, headers, "reply", label)

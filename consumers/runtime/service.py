@@ -48,13 +48,15 @@ from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
 from consumers.runtime.message import Finished, Pipeline, Unfinished
+from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
-from consumers.settings import ServiceSettings
+from consumers.settings import Guarantee, ServiceSettings
 from guard.boundary import GuardCore
 from guard.models import Verdict
 
 log_name = "consumers.service"
 log = structlog.get_logger(log_name)
+REPLY_LINGER_MS = 0  # a requester waits for each reply: no linger (batches form in flight)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 
 
@@ -84,13 +86,15 @@ class GuardService:
         self._broker = broker if broker is not None else KafkaBroker(settings)
         self._clock = clock
         self._slots = asyncio.Semaphore(settings.concurrency)
-        self._pipeline = Pipeline(settings, guard.parse)
+        self.replies = Replies(settings, self.stats)
+        self._pipeline = Pipeline(settings, guard.parse, replies=self.replies)
         self._batch_bytes = settings.kafka.max_batch_size
         self.intake = Intake(settings, self.stats, guard)
         self.commits: Commits | None = None  # once started
         self._draining = False
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
+        self._reply_producer: Producer | None = None  # at-least-once with replies on
         self._last_commit = clock()
         self._debug = False  # whether debug lines are logged, read at start
 
@@ -116,7 +120,12 @@ class GuardService:
         if fitted is None:
             return False
         limit, self._batch_bytes = fitted
-        self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit)
+        self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit, replies=self.replies)
+        if s.reply.enabled and s.guarantee is Guarantee.AT_LEAST_ONCE:
+            self._reply_producer = broker.producer(
+                max_batch_size=self._batch_bytes, linger_ms=REPLY_LINGER_MS
+            )
+            await startup.with_deadline(s, self._reply_producer.start, "start the reply producer")
         self._producer = broker.producer(max_batch_size=self._batch_bytes)
         await startup.with_deadline(s, self._producer.start, "start the producer")
         self._consumer = self.intake.consumer = broker.consumer()
@@ -128,6 +137,8 @@ class GuardService:
             self.stats,
             self._fatal,
             batch_bytes=self._batch_bytes,
+            replies=self.replies,
+            reply_producer=self._replies_producer,
         )
         self.commits = Commits(policy, self.intake.owns)
         await startup.with_deadline(s, self._consumer.start, "start the consumer")
@@ -143,6 +154,16 @@ class GuardService:
             transactional_id=s.transactional_id,
         )
         return True
+
+    @property
+    def _replies_producer(self) -> Producer:
+        """Replies travel on a producer of their own at-least-once: aiokafka sends one
+        request per broker at a time, so a reply sharing the verdicts' producer waits for their
+        batches (and the broker's append of each of their partitions). Exactly-once they must
+        be in the transaction: the one producer."""
+        producer = self._reply_producer or self._producer
+        assert producer is not None
+        return producer
 
     # ------------------------------------------------------------------ the loop
 
@@ -241,8 +262,9 @@ class GuardService:
     async def _deliver(self, part: Partition, offset: int, finished: Finished) -> list[OutRecord]:
         """Deliver (publish, or stage for the transaction) and finish the message."""
         assert self.commits is not None
+        outputs = await self.replies.deliverable(self._replies_producer, finished.outputs)
         outputs = await self.commits.policy.deliver(
-            part, offset, finished.outputs, self._pipeline.refused(finished.origin)
+            part, offset, outputs, self._pipeline.refused(finished.origin)
         )
         part.tracker.finish(offset)
         self.stats.delivered([(out.kind, out.tag) for out in outputs])
@@ -300,6 +322,7 @@ class GuardService:
             self.intake.resume_quietly(assigned)
             raise
         self.intake.assign(assigned, committed, draining=self._draining)
+        self._take_fleet_share()
         self.stats.rebalances += 1
         self.intake.refresh_stats(draining=self._draining)
         log.info(
@@ -307,6 +330,20 @@ class GuardService:
             partitions=sorted(f"{tp.topic}-{tp.partition}" for tp in assigned),
             finished_before_restart=sum(len(p.skip) for p in self.intake.partitions.values()),
         )
+
+    def _take_fleet_share(self) -> None:
+        """Give the judge this replica's share of the fleet's budgets: the input partitions it
+        owns over all of the input topic's partitions (cluster metadata). Kept as it was when
+        the partition count is unknown."""
+        assert self._consumer is not None
+        total = self._consumer.partition_count(self.settings.topics.requests)
+        if not total:
+            log.warning("budget.share_unknown", topic=self.settings.topics.requests)
+            return
+        owned = sum(1 for tp in self.intake.partitions if tp.topic == self.settings.topics.requests)
+        share = min(1.0, owned / total)
+        self.guard.rescale_budgets(share)
+        log.info("budget.rescaled", share=round(share, 4), partitions=owned, of=total)
 
     async def on_revoked(self, revoked: list[TopicPartition]) -> None:
         """Revoked partitions stop taking work, waiting messages are dropped, in-flight ones get
@@ -365,5 +402,8 @@ class GuardService:
                 await self._consumer.stop()
         if self._producer is not None:
             await self._producer.close(timeout_s)
+        if self._reply_producer is not None:
+            await self._reply_producer.close(min(timeout_s, self.settings.reply.timeout_s))
         if self.commits is not None:
             await self.commits.policy.close()
+        await self.replies.close()

@@ -32,6 +32,9 @@ class ServiceStats:
     verdicts: Counter[str] = field(default_factory=Counter)
     quarantined: int = 0
     approved: int = 0
+    replies: int = 0  # request-reply: replies acknowledged
+    replies_ignored: Counter[str] = field(default_factory=Counter)  # by reason (bad headers...)
+    replies_dropped: Counter[str] = field(default_factory=Counter)  # by reason (unknown topic...)
     dead_lettered: Counter[str] = field(default_factory=Counter)
     published: int = 0
     publish_retries: int = 0
@@ -42,7 +45,7 @@ class ServiceStats:
     rebalances: int = 0
     pauses: int = 0
     peak_partition_buffered: int = 0
-    buffered_bytes: int = 0  # input bytes held (see ServiceSettings.max_buffered_bytes)
+    buffered_bytes: int = 0  # input and output bytes held (ServiceSettings.max_buffered_bytes)
     peak_buffered_bytes: int = 0
     partitions: dict[str, PartitionStats] = field(default_factory=dict)
     started: bool = False
@@ -60,6 +63,14 @@ class ServiceStats:
     def dead_letters_total(self) -> int:
         return sum(self.dead_lettered.values())
 
+    def hold(self, size: int) -> None:
+        """``size`` more bytes held (see ``buffered_bytes``); :meth:`release` them once done."""
+        self.buffered_bytes += size
+        self.peak_buffered_bytes = max(self.peak_buffered_bytes, self.buffered_bytes)
+
+    def release(self, size: int) -> None:
+        self.buffered_bytes -= size
+
     def progressed(self) -> None:
         self.last_progress = time.monotonic()
 
@@ -72,6 +83,8 @@ class ServiceStats:
                 self.quarantined += 1
             elif kind == "approved":
                 self.approved += 1
+            elif kind == "reply":
+                self.replies += 1
             else:
                 self.dead_lettered[tag] += 1
         self.progressed()

@@ -20,7 +20,13 @@ if TYPE_CHECKING:
     from guard.budgets.judge import BudgetedJudge, BudgetStats, build_budgeted_judge
     from guard.budgets.ratelimit import RateLimiter, RateSnapshot
     from guard.budgets.sampling import is_sampled, sample_point
-    from guard.budgets.settings import BreakerSettings, BudgetPolicy, BudgetSettings, SampleKey
+    from guard.budgets.settings import (
+        BreakerSettings,
+        BudgetPolicy,
+        BudgetSettings,
+        FleetMode,
+        SampleKey,
+    )
 
 _HOMES = {
     "BreakerSettings": "guard.budgets.settings",
@@ -35,6 +41,7 @@ _HOMES = {
     "Clock": "guard.budgets.clock",
     "CostBudget": "guard.budgets.cost",
     "CostSnapshot": "guard.budgets.cost",
+    "FleetMode": "guard.budgets.settings",
     "PriceFn": "guard.budgets.cost",
     "RateLimiter": "guard.budgets.ratelimit",
     "RateSnapshot": "guard.budgets.ratelimit",
@@ -62,6 +69,7 @@ __all__ = [
     "Clock",
     "CostBudget",
     "CostSnapshot",
+    "FleetMode",
     "PriceFn",
     "RateLimiter",
     "RateSnapshot",

@@ -6,7 +6,8 @@ evidence and the output. Entries live in a bounded LRU with a TTL. A hit returns
 outcome marked ``cached=True`` with zero usage, so it costs nothing. Concurrent identical
 requests share one call (single flight): the first makes it, the others await its result.
 Errors are never stored, and neither are fallback outcomes (a degraded answer should not
-outlive the budget window that caused it).
+outlive the budget window that caused it). With ``shared`` (Redis) a miss here asks the fleet's
+cache before judging, and every stored verdict is stored there too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import dataclasses
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from guard.budgets.clock import Clock
 from guard.budgets.layer import JudgeLayer
@@ -23,6 +25,9 @@ from guard.case import PreparedCase
 from guard.defaults import PROMPT_VERSION
 from guard.models import Usage
 from guard.providers.base import Judge, JudgeOutcome
+
+if TYPE_CHECKING:
+    from guard.budgets.shared import SharedBudget
 
 
 def cache_key(
@@ -65,7 +70,7 @@ class VerdictCache:
     """A bounded LRU of outcomes with a TTL."""
 
     def __init__(self, *, max_size: int, ttl_s: float, clock: Clock) -> None:
-        self.max_size, self._ttl_s, self._clock = max_size, ttl_s, clock
+        self.max_size, self.ttl_s, self._clock = max_size, ttl_s, clock
         self._entries: OrderedDict[str, tuple[float, JudgeOutcome]] = OrderedDict()
 
     def get(self, key: str) -> JudgeOutcome | None:
@@ -81,7 +86,7 @@ class VerdictCache:
     def put(self, key: str, outcome: JudgeOutcome) -> None:
         if self.max_size <= 0:
             return
-        self._entries[key] = (self._clock.now() + self._ttl_s, outcome)
+        self._entries[key] = (self._clock.now() + self.ttl_s, outcome)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_size:
             self._entries.popitem(last=False)
@@ -93,9 +98,11 @@ class VerdictCache:
 class CachedJudge(JudgeLayer):
     """Serves repeats from a :class:`VerdictCache` and merges concurrent identical calls."""
 
-    def __init__(self, inner: Judge, cache: VerdictCache) -> None:
+    def __init__(
+        self, inner: Judge, cache: VerdictCache, shared: SharedBudget | None = None
+    ) -> None:
         super().__init__(inner)
-        self.cache = cache
+        self.cache, self._shared = cache, shared
         self._flights: dict[str, asyncio.Future[JudgeOutcome]] = {}
         self.hits = self.misses = self.shared = 0
 
@@ -119,7 +126,7 @@ class CachedJudge(JudgeLayer):
         flight: asyncio.Future[JudgeOutcome] = asyncio.get_running_loop().create_future()
         self._flights[key] = flight
         try:
-            outcome = await self.inner.assess(case)
+            outcome = await self._shared_or_judged(key, case)
         except asyncio.CancelledError:
             flight.cancel()
             raise
@@ -132,6 +139,20 @@ class CachedJudge(JudgeLayer):
         if outcome.fallback_reason is None:
             self.cache.put(key, outcome)
         flight.set_result(outcome)
+        return outcome
+
+    async def _shared_or_judged(self, key: str, case: PreparedCase) -> JudgeOutcome:
+        """The fleet's cached verdict (as a hit), else ``inner``'s, stored for the fleet."""
+        if self._shared is None:
+            return await self.inner.assess(case)
+        stored = await self._shared.cached(key)
+        if stored is not None:
+            self.misses -= 1
+            self.hits += 1
+            return as_cached(stored)
+        outcome = await self.inner.assess(case)
+        if outcome.fallback_reason is None and not outcome.cached:
+            await self._shared.store(key, outcome, self.cache.ttl_s)
         return outcome
 
     async def _follow(self, flight: asyncio.Future[JudgeOutcome]) -> JudgeOutcome | None:

@@ -22,6 +22,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from guard.budgets.clock import Clock
 from guard.budgets.estimate import estimate_usage
@@ -31,6 +32,9 @@ from guard.case import PreparedCase
 from guard.errors import ConfigError, JudgementSkipped, JudgeTimeout, MalformedJudgeOutput
 from guard.models import Usage
 from guard.providers.base import Judge, JudgeOutcome
+
+if TYPE_CHECKING:
+    from guard.budgets.shared import SharedBudget, SharedReservation
 
 PriceFn = Callable[[str, Usage], float]
 _SLACK = 1e-9  # float sums of prices must not refuse the call that exactly fills a window
@@ -43,6 +47,7 @@ RESERVATION_RECHECK_S = 1.0  # a caller refused by reservations in flight looks 
 class _Window:
     name: str
     length_s: float
+    fleet_limit_usd: float  # the configured limit; this replica may spend its share of it
     limit_usd: float
     start: float = 0.0
     spent_usd: float = 0.0
@@ -59,6 +64,8 @@ class _Window:
 
     def admits(self, cost: float) -> bool:
         committed = self.spent_usd + self.reserved_usd
+        if self.limit_usd <= 0.0:
+            return False  # a replica with no share of the fleet's budget spends nothing
         return committed == 0.0 or committed + cost <= self.limit_usd * (1 + _SLACK)
 
     def resets_in(self, now: float) -> float:
@@ -104,7 +111,7 @@ class CostBudget:
             )
         # longest first, so a refusal names the window that keeps it refused longest
         self._windows = [
-            _Window(n, WINDOW_SECONDS[n], limits[n])
+            _Window(n, WINDOW_SECONDS[n], limits[n], limits[n])
             for n in ("day", "hour", "minute")
             if n in limits
         ]
@@ -146,6 +153,26 @@ class CostBudget:
         for window in self._windows:
             window.reserved_usd += cost_usd
         return Reservation(cost_usd)
+
+    def rescale(self, share: float) -> None:
+        """Allow ``share`` (0..1) of every configured window's limit from now on. What was
+        spent and reserved in the current windows stays counted: a replica whose share shrinks
+        below its spend refuses calls until the window rolls over."""
+        for window in self._windows:
+            window.limit_usd = window.fleet_limit_usd * share
+
+    def fleet_windows(self) -> dict[str, tuple[float, float]]:
+        """Each window's length and configured (whole fleet's) limit, by name."""
+        return {w.name: (w.length_s, w.fleet_limit_usd) for w in self._windows}
+
+    def fleet_refusal(self, name: str) -> WindowSnapshot:
+        """The fleet's window ``name`` (in Redis) refused a call: count it, and say when the
+        window rolls over."""
+        self.exhausted += 1
+        now = self._clock.now()
+        window = next(w for w in self._windows if w.name == name)
+        limit = window.fleet_limit_usd
+        return WindowSnapshot(name, limit, limit, 0.0, 0.0, window.length_s - now % window.length_s)
 
     def settle(self, reservation: Reservation, actual_usd: float | None) -> None:
         """Replace a reservation by what the call cost (None: the call failed, cost unknown)."""
@@ -190,8 +217,10 @@ class CostBudgetJudge(JudgeLayer):
         fallback: Judge | None,
         max_pause_s: float,
         clock: Clock,
+        shared: SharedBudget | None = None,
     ) -> None:
         super().__init__(inner)
+        self._shared = shared
         if policy is BudgetPolicy.FALLBACK and fallback is None:
             raise ConfigError(
                 "budget.on_budget_exhausted",
@@ -206,30 +235,56 @@ class CostBudgetJudge(JudgeLayer):
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         estimate = self._price(self.inner.model, estimate_usage(case))
         deadline = self._clock.now() + self._max_pause_s
-        while not isinstance(grant := self.budget.try_reserve(estimate), Reservation):
+        while True:
+            refused = self.budget.try_reserve(estimate)
+            if isinstance(refused, Reservation):
+                grant, fleet = refused, await self._reserve_fleet(refused)
+                if not isinstance(fleet, WindowSnapshot):
+                    return await self._judge(case, grant, fleet)
+                refused = fleet
             if self._policy is BudgetPolicy.SKIP:
-                raise JudgementSkipped(f"budget_exhausted:{grant.window}")
+                raise JudgementSkipped(f"budget_exhausted:{refused.window}")
             if self._policy is BudgetPolicy.FALLBACK:
-                return await self._fall_back(case, grant.window)
-            await self._pause(grant, deadline)
-        return await self._judge(case, grant)
+                return await self._fall_back(case, refused.window)
+            await self._pause(refused, deadline)
 
-    async def _judge(self, case: PreparedCase, grant: Reservation) -> JudgeOutcome:
+    async def _reserve_fleet(self, grant: Reservation) -> SharedReservation | WindowSnapshot | None:
+        """With Redis, reserve the call in the fleet's windows too: the reservation, or the
+        fleet's window that refuses it (the local reservation is then given back). None
+        without Redis or while it is unavailable."""
+        if self._shared is None:
+            return None
+        found = await self._shared.reserve(grant.cost_usd, self.budget.fleet_windows())
+        if isinstance(found, str):
+            self.budget.settle(grant, None)
+            return self.budget.fleet_refusal(found)
+        return found
+
+    async def _judge(
+        self, case: PreparedCase, grant: Reservation, fleet: SharedReservation | None
+    ) -> JudgeOutcome:
         try:
             outcome = await self.inner.assess(case)
         except (MalformedJudgeOutput, JudgeTimeout):
             # the provider got the request and may bill it (an answer cut at max_tokens, a
             # refusal, a call we gave up on): count the estimate, so such failures cannot
             # spend outside the budget
-            self.budget.settle(grant, grant.cost_usd)
+            await self._settle(grant, fleet, grant.cost_usd)
             raise
         except BaseException:
-            self.budget.settle(grant, None)
+            await self._settle(grant, fleet, None)
             raise
-        self.budget.settle(grant, self._cost(outcome))
+        await self._settle(grant, fleet, self._cost(outcome))
         if not (outcome.cached or outcome.tier == "offline"):
             self.budget.count(outcome.usage)
         return outcome
+
+    async def _settle(
+        self, grant: Reservation, fleet: SharedReservation | None, actual_usd: float | None
+    ) -> None:
+        self.budget.settle(grant, actual_usd)
+        if fleet is not None and self._shared is not None:
+            await self._shared.settle(fleet, actual_usd)
 
     def _cost(self, outcome: JudgeOutcome) -> float:
         """What a call cost: nothing for cache hits and the offline judge."""

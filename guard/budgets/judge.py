@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from guard.budgets.breaker import BreakerJudge, BreakerSnapshot, BreakerState, CircuitBreaker
 from guard.budgets.cache import CachedJudge, CacheSnapshot, VerdictCache
@@ -24,10 +25,13 @@ from guard.budgets.concurrency import ConcurrencyLimitedJudge, RetryingJudge
 from guard.budgets.cost import CostBudget, CostBudgetJudge, CostSnapshot, PriceFn
 from guard.budgets.ratelimit import RateLimitedJudge, RateLimiter, RateSnapshot
 from guard.budgets.sampling import SampledJudge
-from guard.budgets.settings import BudgetSettings
+from guard.budgets.settings import BudgetSettings, FleetMode
 from guard.case import PreparedCase
 from guard.providers.base import Judge, JudgeOutcome
 from guard.retry import RetryPolicy
+
+if TYPE_CHECKING:  # redis is imported only when the Redis backend is configured
+    from guard.budgets.shared import SharedBudget, SharedSnapshot
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ class BudgetStats:
     rate: RateSnapshot
     cost: CostSnapshot
     retries: dict[str, int] = field(default_factory=dict)  # retried calls, by error kind
+    fleet_share: float = 1.0  # this replica's share of the fleet's rpm, tpm and cost windows
+    shared: SharedSnapshot | None = None  # the Redis backend (fleet: redis)
 
     @property
     def breaker_state(self) -> BreakerState:
@@ -68,7 +74,14 @@ class BudgetStats:
             "budget_refusals": self.cost.exhausted,
             "spent_usd": self.cost.total_spent_usd,
             "fallback_spent_usd": self.cost.fallback_spent_usd,
+            "fleet_share": self.fleet_share,
         }
+        if self.shared is not None:
+            out |= {
+                "shared_up": int(self.shared.up),
+                "shared_outages": self.shared.outages,
+                "shared_cache_hits": self.shared.cache_hits,
+            }
         if self.cache is not None:
             out |= {
                 "cache_hits": self.cache.hits,
@@ -105,14 +118,20 @@ class BudgetedJudge:
         retry: RetryPolicy | None,
         clock: Clock,
         screen: Callable[[Judge], Judge] | None = None,
+        shared: SharedBudget | None = None,
     ) -> None:
         self.provider, self.model = provider_judge.provider, provider_judge.model
         self.settings = settings
         self._provider_judge, self._fallback = provider_judge, fallback
+        self.shared = shared
         semaphore = asyncio.Semaphore(settings.max_in_flight)
         self.limiter = _rate_limiter(settings, clock)
         self._limited = RateLimitedJudge(
-            provider_judge, self.limiter, max_attempts=settings.max_rate_limited_attempts
+            provider_judge,
+            self.limiter,
+            max_attempts=settings.max_rate_limited_attempts,
+            shared=shared,
+            clock=clock,
         )
         self._retrying = RetryingJudge(self._limited, retry) if retry else None
         inner: Judge = self._retrying or self._limited
@@ -129,17 +148,40 @@ class BudgetedJudge:
             fallback=self._fallback_slots,
             max_pause_s=settings.max_pause_s,
             clock=clock,
+            shared=shared,
         )
         # A screen (the cascade's offline judge) decides before any budget is spent: only the
         # cases it hands on reach the cost budget, breaker, concurrency and rate limits.
         self.screen = screen(self._cost) if screen is not None else None
         decider: Judge = self.screen or self._cost
-        self._cache = _cached(decider, settings, clock)
+        self._cache = _cached(decider, settings, clock, shared)
         self._sampler = SampledJudge(
             self._cache or decider, rate=settings.sample_rate, key=settings.sample_key
         )
         if self.screen is not None:
             self.provider, self.model = self.screen.provider, self.screen.model
+        self.fleet_share = self._partition_share = 1.0
+        if shared is not None:
+            shared.on_change = self._take_share
+
+    def rescale(self, share: float) -> None:
+        """Limit this replica to ``share`` (0..1) of the configured ``rpm``, ``tpm`` and cost
+        windows (the runtime passes its share of the input partitions after every rebalance).
+        Spend and calls already counted in the current windows stay counted. With Redis up,
+        the fleet's limits are checked there and the local ones stay whole; the share applies
+        while Redis is unavailable."""
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"a fleet share is between 0 and 1, not {share}")
+        self._partition_share = share
+        self._take_share()
+
+    def _take_share(self) -> None:
+        if self.settings.fleet is FleetMode.PER_REPLICA:
+            return
+        up = self.shared is not None and self.shared.up
+        self.fleet_share = 1.0 if up else self._partition_share
+        self.limiter.rescale(self.fleet_share)
+        self._cost.budget.rescale(self.fleet_share)
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         return await self._sampler.assess(case)
@@ -150,6 +192,8 @@ class BudgetedJudge:
         finally:
             if self._fallback is not None:
                 await self._fallback.aclose()
+            if self.shared is not None:
+                await self.shared.aclose()
 
     def stats(self) -> BudgetStats:
         fb = self._fallback_slots
@@ -166,6 +210,8 @@ class BudgetedJudge:
             rate=self.limiter.snapshot(),
             cost=self._cost.budget.snapshot(),
             retries=dict(self._retrying.retries) if self._retrying else {},
+            fleet_share=self.fleet_share,
+            shared=self.shared.snapshot() if self.shared is not None else None,
         )
 
 
@@ -189,11 +235,13 @@ def _breaker(settings: BudgetSettings, clock: Clock) -> CircuitBreaker:
     )
 
 
-def _cached(inner: Judge, settings: BudgetSettings, clock: Clock) -> CachedJudge | None:
+def _cached(
+    inner: Judge, settings: BudgetSettings, clock: Clock, shared: SharedBudget | None
+) -> CachedJudge | None:
     if settings.cache_size <= 0:
         return None
     cache = VerdictCache(max_size=settings.cache_size, ttl_s=settings.cache_ttl_s, clock=clock)
-    return CachedJudge(inner, cache)
+    return CachedJudge(inner, cache, shared)
 
 
 def build_budgeted_judge(
@@ -205,6 +253,7 @@ def build_budgeted_judge(
     retry: RetryPolicy | None = None,
     clock: Clock | None = None,
     screen: Callable[[Judge], Judge] | None = None,
+    shared: SharedBudget | None = None,
 ) -> BudgetedJudge:
     """Wrap ``judge`` in every budget layer ``budget`` configures.
 
@@ -213,6 +262,7 @@ def build_budgeted_judge(
     errors beneath the concurrency bound (leave it None when ``judge`` retries on its own).
     ``screen(budgeted)`` builds a judge that decides first and calls ``budgeted`` (``judge`` in
     its budget layers) only when it must: the cascade. Sampling and the cache stay outermost.
+    ``shared`` (Redis) holds the fleet's limits and cache (``fleet: redis``).
     """
     return BudgetedJudge(
         judge,
@@ -222,4 +272,5 @@ def build_budgeted_judge(
         retry=retry,
         clock=clock or SystemClock(),
         screen=screen,
+        shared=shared,
     )

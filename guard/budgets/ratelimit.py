@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from guard.budgets.clock import Clock
 from guard.budgets.estimate import estimate_usage, total_tokens
@@ -30,6 +31,9 @@ from guard.budgets.layer import JudgeLayer
 from guard.case import PreparedCase
 from guard.errors import RateLimited
 from guard.providers.base import Judge, JudgeOutcome
+
+if TYPE_CHECKING:
+    from guard.budgets.shared import SharedBudget
 
 WINDOW_S = 60.0
 BURST_S = 1.0  # at most 1/60 of a per-minute limit starts within any second
@@ -104,8 +108,8 @@ class RatePermit:
 
 @dataclass(frozen=True)
 class RateSnapshot:
-    rpm: int | None
-    tpm: int | None
+    rpm: float | None  # this replica's limits: the configured ones times its fleet share
+    tpm: float | None
     requests_in_window: int
     tokens_in_window: int
     blocked_for_s: float
@@ -114,7 +118,10 @@ class RateSnapshot:
 
 
 class RateLimiter:
-    """Sliding-window RPM/TPM limiter that also obeys 429s and rate-limit headers."""
+    """Sliding-window RPM/TPM limiter that also obeys 429s and rate-limit headers.
+
+    ``rpm`` and ``tpm`` are the fleet's limits; :meth:`rescale` gives this replica its share of
+    them (calls already admitted stay counted in the window)."""
 
     def __init__(
         self,
@@ -125,7 +132,9 @@ class RateLimiter:
         cooldown_s: float,
         clock: Clock,
     ) -> None:
-        self.rpm, self.tpm = rpm, tpm
+        self._fleet_rpm, self._fleet_tpm = rpm, tpm
+        self.rpm: float | None = rpm
+        self.tpm: float | None = tpm
         self._max_wait_s = max_wait_s
         self._cooldown_s = cooldown_s
         self._clock = clock
@@ -152,6 +161,12 @@ class RateLimiter:
             await self._clock.sleep(min(delay, deadline - now))
             now = self._clock.now()
         return self._admit(now, tokens)
+
+    def rescale(self, share: float) -> None:
+        """Allow ``share`` (0..1) of the configured limits from now on; the calls and tokens
+        already in the sliding window still count against the new limits."""
+        self.rpm = None if self._fleet_rpm is None else self._fleet_rpm * share
+        self.tpm = None if self._fleet_tpm is None else self._fleet_tpm * share
 
     def deadline(self) -> float:
         """The latest moment a call starting now may still be admitted."""
@@ -215,7 +230,7 @@ class RateLimiter:
         if self._recovering and self._probe_out:
             return PROBE_POLL_S
         if self.rpm is not None and len(self._slots) >= self.rpm:
-            return self._slots[0].at + WINDOW_S - now
+            return self._slots[0].at + WINDOW_S - now if self._slots else WINDOW_S
         if self.tpm is not None and self._slots and self._tokens + tokens > self.tpm:
             return self._token_delay(now, tokens)
         return self._burst_delay(now, tokens)
@@ -258,18 +273,30 @@ class RateLimitedJudge(JudgeLayer):
 
     A 429 from ``inner`` is not retried by the caller alone: it stops every caller for the
     Retry-After, and this call queues again (at most ``max_attempts`` calls, all within the
-    limiter's ``max_wait_s``).
+    limiter's ``max_wait_s``). With ``shared`` (Redis), each call is first admitted by the
+    fleet's limits there (the configured ``rpm`` and ``tpm``), within the same deadline.
     """
 
-    def __init__(self, inner: Judge, limiter: RateLimiter, *, max_attempts: int) -> None:
+    def __init__(
+        self,
+        inner: Judge,
+        limiter: RateLimiter,
+        *,
+        max_attempts: int,
+        shared: SharedBudget | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         super().__init__(inner)
         self.limiter, self._max_attempts = limiter, max_attempts
+        self._shared, self._clock = shared, clock
+        self._fleet_limits = (limiter.rpm, limiter.tpm)
         self.calls = 0
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         tokens = total_tokens(estimate_usage(case))
         deadline = self.limiter.deadline()
         for attempt in range(1, self._max_attempts + 1):
+            await self._fleet_admits(tokens, deadline)
             permit = await self.limiter.acquire(tokens, deadline)
             self.calls += 1
             try:
@@ -286,3 +313,25 @@ class RateLimitedJudge(JudgeLayer):
             self.limiter.succeeded(permit, used, outcome.rate_limit)
             return outcome
         raise AssertionError("unreachable: the loop returns or raises")
+
+    async def _fleet_admits(self, tokens: int, deadline: float) -> None:
+        """Wait until the fleet's limits in Redis admit the call (at once while Redis is
+        unavailable: the local limiter then holds the replica to its partition share)."""
+        if self._shared is None or self._clock is None:
+            return
+        rpm, tpm = self._fleet_limits
+        while wait := await self._shared.admit(
+            provider=self.provider,
+            model=self.model,
+            rpm=None if rpm is None else int(rpm),
+            tpm=None if tpm is None else int(tpm),
+            tokens=tokens,
+        ):
+            now = self._clock.now()
+            if now + wait > deadline:
+                raise RateLimited(
+                    "fleet rate limit (redis): no capacity within the wait allowed",
+                    retry_after_s=wait,
+                )
+            self.limiter.waits += 1
+            await self._clock.sleep(wait)

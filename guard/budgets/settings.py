@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from guard import defaults
 
@@ -24,6 +24,14 @@ class BudgetPolicy(StrEnum):
     PAUSE = "pause"  # wait until the window rolls over; nothing is lost, lag grows
     SKIP = "skip"  # a ``skipped`` verdict, routed per the fail-open/closed policy
     FALLBACK = "fallback"  # judge with a cheaper model or the offline judge, said in the verdict
+
+
+class FleetMode(StrEnum):
+    """How replicas of one deployment share ``rpm``, ``tpm`` and the cost windows."""
+
+    PARTITION_SHARE = "partition_share"  # each takes its share of the input partitions
+    PER_REPLICA = "per_replica"  # each takes the whole limits (N replicas spend N times them)
+    REDIS = "redis"  # exact fleet-wide limits and cache in Redis; partition shares in an outage
 
 
 class SampleKey(StrEnum):
@@ -108,6 +116,34 @@ class BudgetSettings(BaseModel):
         description="Fraction of messages judged.",
     )
     sample_key: SampleKey = SampleKey.ID
+    fleet: FleetMode = Field(
+        default=FleetMode.PARTITION_SHARE,
+        description="partition_share: rpm, tpm and cost windows are the whole fleet's, and "
+        "each replica takes the share of its input partitions; redis: the replicas share "
+        "them exactly (and the verdict cache) through redis_url, falling back to partition "
+        "shares while Redis is unavailable; per_replica: every replica takes the whole limits.",
+    )
+    redis_url: SecretStr | None = Field(
+        default=None,
+        description="fleet: redis only: redis://[:password@]host:6379/0 (rediss:// for TLS).",
+    )
+    redis_prefix: str = Field(
+        default=defaults.DEFAULT_REDIS_PREFIX,
+        min_length=1,
+        description="Prefix of the Redis keys: give each deployment (each budget) its own.",
+    )
+    redis_timeout_s: float = Field(
+        default=defaults.DEFAULT_REDIS_TIMEOUT_S,
+        gt=0,
+        le=30,
+        description="Longest one Redis command may take before Redis counts as unavailable.",
+    )
+    redis_retry_s: float = Field(
+        default=defaults.DEFAULT_REDIS_RETRY_S,
+        gt=0,
+        le=3_600,
+        description="While Redis is unavailable, how often it is tried again.",
+    )
 
     @model_validator(mode="after")
     def _fallback_is_named(self) -> Self:
@@ -119,6 +155,17 @@ class BudgetSettings(BaseModel):
             )
         if self.fallback_model and self.fallback_to_offline:
             raise ValueError("set fallback_model or fallback_to_offline, not both")
+        if self.fleet is FleetMode.REDIS and self.redis_url is None:
+            raise ValueError(
+                "fleet=redis needs redis_url: set judge.budget.redis_url "
+                "(GROUNDGUARD_JUDGE__BUDGET__REDIS_URL=redis://host:6379/0), or use "
+                "fleet=partition_share"
+            )
+        if self.redis_url is not None and self.fleet is not FleetMode.REDIS:
+            raise ValueError(
+                f"redis_url is set but fleet is {self.fleet.value}, so it would be ignored: "
+                "set judge.budget.fleet=redis, or remove redis_url"
+            )
         return self
 
     def cost_limits(self) -> dict[str, float]:

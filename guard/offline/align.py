@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from guard.case import Passage
 from guard.offline import entities, numbers, times
+from guard.offline.lexicon import european
 from guard.offline.numbers import Quantity, QuantityIndex
 from guard.offline.text import (
     GENERIC,
@@ -48,6 +49,8 @@ MAX_SENTENCES = 5_000
 PASSAGE_CACHE_SIZE = 256  # passages whose sentences are remembered (see _sentences); small:
 # an entry holds a passage of up to max_context_chars, about ten times over as sentences
 MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
+FOREIGN_SAMPLE = 8  # sentences read to tell the evidence's language
+MAX_ACRONYMS = 16  # acronyms of one case looked for as initials of evidence words
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
 
@@ -132,6 +135,8 @@ class EvidenceIndex:
     capped: bool = False  # the evidence had more than MAX_SENTENCES: the rest was not read
     _lines: dict[str, str] | None = None  # label -> entities.word_line of its text
     _labels_of: dict[str, list[str]] | None = None  # a word in lower case -> labels having it
+    _foreign: bool | None = None  # read on first use (see foreign())
+    _spelled: dict[str, bool] = field(default_factory=dict)  # acronym -> spells_out()
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
@@ -201,6 +206,24 @@ class EvidenceIndex:
         return frozenset(
             label for label in candidates if name.named_in(self.texts[label], lines[label])
         )
+
+    def foreign(self) -> bool:
+        """Whether the evidence reads as Spanish, German or French (an English answer then
+        translates its names: "Munich" for "München"), judged on its first sentences."""
+        if self._foreign is None:
+            self._foreign = european(" ".join(s.text for s in self.sentences[:FOREIGN_SAMPLE]))
+        return self._foreign
+
+    def spells_out(self, acronym: str) -> bool:
+        """Whether the evidence spells ``acronym`` out as the initials of its words
+        (:func:`entities.initials_in`), remembered per acronym: one scan of the evidence
+        each, at most ``MAX_ACRONYMS`` scans per case."""
+        key = acronym.lower()
+        if key not in self._spelled:
+            if len(self._spelled) >= MAX_ACRONYMS:
+                return True  # not looked for: maybe spelled out, so no proof of absence
+            self._spelled[key] = entities.initials_in(acronym, self.normalized)
+        return self._spelled[key]
 
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from guard.offline import ordering
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -26,7 +27,7 @@ from guard.offline.align import (
 from guard.offline.claims import Claim
 from guard.offline.details import MAX_AMOUNTS, Answer, Details, an_hour_of, detail_failure
 from guard.offline.relations import dropped_condition, relation_failure
-from guard.offline.text import content_stems, normalize, stem, words
+from guard.offline.text import GENERIC, content_stems, normalize, stem, words
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
 
@@ -35,6 +36,7 @@ NEAR_LOCAL = 0.8
 IN_ORDER = 0.85
 LOW_SUPPORT = 0.5
 MIN_MISSING_FOR_LOW = 3
+MIN_ABSENT_ANSWER = 2  # words of a short answer, none in the evidence, that fail it
 
 
 _REFUSAL = re.compile(
@@ -130,6 +132,9 @@ def check_claim(
                 "checked in this language",
             )
         return result("undecided", "unreadable", "the rules cannot read this language")
+    order = ordering.reversed_order(claim.text, premise.text, index)
+    if order is not None:
+        return result("contradicted", "order_reversed", order[0], order[1])
     relation = relation_failure(claim, details, index, sentence, overlap)
     if relation is not None:
         return result("contradicted", relation[0], relation[1], relation[2])
@@ -168,6 +173,14 @@ def _support_status(
                 "supported",
                 "short_answer",
                 f"the answer is stated beside the question's subject{named}",
+            )
+        lacking = [m for m in missing if m not in premise.stems and m not in GENERIC]
+        if len(lacking) >= MIN_ABSENT_ANSWER and len(lacking) == len(details.stems):
+            return result(
+                "contradicted",
+                "answer_absent",
+                f"the answer itself ({_as_written(lacking, claim.text)}) is nowhere in the "
+                f"evidence{_closest(sentence)}",
             )
         return result(
             "undecided",

@@ -18,7 +18,8 @@ from functools import lru_cache
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
 from guard.offline.claims import Claim
-from guard.offline.text import STOPWORDS, content_stems, stem
+from guard.offline.lexicon import ABBREVIATIONS, foreign_words
+from guard.offline.text import STOPWORDS, content_stems, fold, stem
 
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
 
@@ -307,6 +308,8 @@ def _number_failure(
     for quantity in details.quantities:
         if index.amounts.supports(quantity) or an_hour_of(quantity, index):
             continue
+        if _inexact(quantity, index):
+            continue  # "3 months" against "90 days": the units do not convert exactly
         shown = shows[quantity.kind == "date"]
         nearby = list(sentence.quantities) if sentence is not None else []
         # a claim restating a sentence with another amount of the kind, and no computing
@@ -336,7 +339,8 @@ def _number_failure(
         if instead is not None and overlap >= SAME_SLOT_OVERLAP:
             return (
                 "number_contradicted",
-                f"number {quantity.text} not in evidence ({_label(sentence)} says {instead.text})",
+                f"number {numbers.converted(quantity, instead)} not in evidence "
+                f"({_label(sentence)} says {instead.text})",
                 sentence,
             )
         elsewhere = instead or numbers.closest(quantity, index.quantities)
@@ -344,11 +348,24 @@ def _number_failure(
             holder = next((s for s in index.sentences if elsewhere in s.quantities), sentence)
             return (
                 "number_unaligned",
-                f"number {quantity.text} not in evidence ({_label(holder)} says {elsewhere.text})",
+                f"number {numbers.converted(quantity, elsewhere)} not in evidence "
+                f"({_label(holder)} says {elsewhere.text})",
                 holder,
             )
         return "number_absent", f"number {quantity.text} not in evidence", sentence
     return None
+
+
+INEXACT_RANGE = 0.5  # evidence durations within this share of a claimed one are compared
+
+
+def _inexact(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """Whether an evidence duration in a unit that does not convert exactly may be the
+    claimed one (:func:`numbers.inexact`)."""
+    if quantity.kind != "duration":
+        return False
+    near = index.amounts.near(quantity.value, INEXACT_RANGE)
+    return any(numbers.inexact(quantity, e) for e in near[:MAX_AMOUNTS])
 
 
 _COMMON_ABBREVIATIONS = frozenset(
@@ -487,8 +504,15 @@ def _name_failure(
     names Nevada). A name the claim says is absent or denies ("there's no Rust SDK", "not
     Dennis Marks") is no claim that it exists."""
     part_absent: Failure | None = None
+    if index.foreign() or foreign_words(text):
+        return None  # names translate across languages ("Munich", "München"): not proof
     for name in names:
-        if name.text in _COMMON_ABBREVIATIONS or name.guessed or denied(name, text):
+        if (
+            name.text in _COMMON_ABBREVIATIONS
+            or name.guessed
+            or denied(name, text)
+            or _foreign_word(name)
+        ):
             continue
         if entities.quote_in(name.text, index.normalized):
             continue
@@ -545,14 +569,32 @@ def _as_written(part: str, name: entities.Name) -> str:
 
 
 def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
-    """Whether a capitals-only word of a name ("UK" of "UK and Ireland") is a common
-    abbreviation or abbreviates a name of the evidence ("United Kingdom")."""
-    token = next((w for w in name.text.split() if w.lower().strip(".,") == part), "")
+    """Whether a word of a name abbreviates words of the evidence: a capitals-only word
+    ("UK" of "UK and Ireland") that is a common abbreviation, abbreviates a name of the
+    evidence ("United Kingdom") or spells the initials of evidence words ("CFO" / "chief
+    financial officer"); or a known abbreviation ("HQ" / "headquarters")."""
+    token = next((w for w in name.text.split() if stem(w.lower().strip(".,")) == part), "")
+    expansions = ABBREVIATIONS.get(token.lower().strip(".,"), ())
+    if any(fold(e) in index.normalized for e in expansions):
+        return True
     if not token.isupper():
         return False
-    return token in _COMMON_ABBREVIATIONS or any(
-        entities.abbreviates(token, other.text) for other in index.names()
+    return (
+        token in _COMMON_ABBREVIATIONS
+        or any(entities.abbreviates(token, other.text) for other in index.names())
+        or index.spells_out(token)
     )
+
+
+_FOREIGN_LETTERS = re.compile(r"[äöüßÄÖÜñÑçÇ]|[A-Za-z][a-z]*[àâèéêëîïôùûœ]")
+
+
+def _foreign_word(name: entities.Name) -> bool:
+    """A one-word name with letters English never writes ("Kündigungsfrist", "Señal"): maybe
+    a common noun of another language (German capitalises every noun), so its absence from
+    the evidence proves nothing; a name the evidence has without its accents was found
+    already (stems fold accents)."""
+    return " " not in name.text and _FOREIGN_LETTERS.search(name.text) is not None
 
 
 def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:

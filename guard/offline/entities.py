@@ -230,6 +230,25 @@ def abbreviates(short: str, name: str) -> bool:
     return _splits(letters, tuple(words))
 
 
+MAX_INITIALS = 6  # letters of an acronym looked for as the initials of evidence words
+
+
+def initials_in(short: str, evidence_normalized: str) -> bool:
+    """Whether the (normalised) evidence spells out the acronym ``short`` as consecutive
+    words, "of", "and" or "for" allowed between them ("CFO" / "chief financial officer",
+    "VP" / "vice president", "DPO" / "data protection officer")."""
+    letters = short.lower().replace(".", "").removesuffix("s")
+    if not 2 <= len(letters) <= MAX_INITIALS or not letters.isalpha():
+        return False
+    return _initials_pattern(letters).search(evidence_normalized) is not None
+
+
+@lru_cache(maxsize=256)
+def _initials_pattern(letters: str) -> re.Pattern[str]:
+    gap = r"[\s-]+(?:(?:of|and|for|&)\s+)?"
+    return re.compile(r"\b" + gap.join(re.escape(ch) + r"[a-z]*" for ch in letters) + r"\b")
+
+
 def _splits(letters: str, words: tuple[str, ...]) -> bool:
     if not words:
         return not letters

@@ -190,6 +190,16 @@ WORD_NUMBERS: dict[str, float] = {
     "quince": 15,
     "veinte": 20,
     "treinta": 30,
+    "trece": 13,
+    "catorce": 14,
+    "dieciséis": 16,
+    "diecisiete": 17,
+    "dieciocho": 18,
+    "diecinueve": 19,
+    "cuarenta": 40,
+    "cincuenta": 50,
+    "sesenta": 60,
+    "noventa": 90,
     "media": 0.5,
     "medio": 0.5,
     # German
@@ -207,8 +217,17 @@ WORD_NUMBERS: dict[str, float] = {
     "vierzehn": 14,
     "fünfzehn": 15,
     "zwanzig": 20,
+    "dreizehn": 13,
+    "sechzehn": 16,
+    "siebzehn": 17,
+    "achtzehn": 18,
+    "neunzehn": 19,
     "dreißig": 30,
     "dreissig": 30,
+    "vierzig": 40,
+    "fünfzig": 50,
+    "sechzig": 60,
+    "neunzig": 90,
     "halbe": 0.5,
     # French
     "deux": 2,
@@ -224,7 +243,11 @@ WORD_NUMBERS: dict[str, float] = {
     "quatorze": 14,
     "quinze": 15,
     "vingt": 20,
+    "treize": 13,
     "trente": 30,
+    "quarante": 40,
+    "cinquante": 50,
+    "soixante": 60,
     "demi": 0.5,
     "demie": 0.5,
 }
@@ -312,6 +335,70 @@ WEEKDAY_GROUPS: dict[str, frozenset[int]] = {
 }
 
 
+# One place, several names: English exonyms and the local names (accents folded, as the stems
+# are) an answer may translate into each other; each maps to its group's first word.
+EXONYMS = (
+    ("munich", "munchen", "monaco di baviera", "munique"),
+    ("cologne", "koln"),
+    ("vienna", "wien", "viena", "vienne"),
+    ("zurich", "zuerich"),
+    ("geneva", "geneve", "genf", "ginebra"),
+    ("nuremberg", "nurnberg"),
+    ("hanover", "hannover"),
+    ("brunswick", "braunschweig"),
+    ("bavaria", "bayern", "baviera"),
+    ("saxony", "sachsen"),
+    ("rome", "roma"),
+    ("milan", "milano"),
+    ("florence", "firenze"),
+    ("venice", "venezia"),
+    ("naples", "napoli"),
+    ("turin", "torino"),
+    ("lisbon", "lisboa", "lisbonne", "lissabon"),
+    ("seville", "sevilla"),
+    ("prague", "praha", "prag"),
+    ("warsaw", "warszawa", "varsovia", "varsovie", "warschau"),
+    ("brussels", "bruxelles", "brussel", "bruselas"),
+    ("antwerp", "antwerpen", "anvers"),
+    ("copenhagen", "kobenhavn", "kopenhagen"),
+    ("gothenburg", "goteborg"),
+    ("moscow", "moskva", "moskau", "moscu", "moscou"),
+    ("athens", "athina", "athen", "atenas"),
+    ("london", "londres"),
+    ("germany", "deutschland", "alemania", "allemagne"),
+    ("spain", "espana", "spanien", "espagne"),
+    ("france", "frankreich", "francia"),
+    ("italy", "italia", "italien", "italie"),
+    ("austria", "osterreich", "autriche"),
+    ("switzerland", "schweiz", "suisse", "suiza", "svizzera"),
+    ("netherlands", "nederland", "niederlande", "holland", "paises bajos", "pays-bas"),
+    ("belgium", "belgique", "belgien", "belgica"),
+    ("poland", "polska", "polen", "polonia", "pologne"),
+    ("greece", "griechenland", "grecia", "grece"),
+    ("mexico", "mejico"),
+    ("headquarters", "hq", "head office", "head-office"),
+)
+
+# Abbreviations that are not the initials of what they abbreviate, in lower case.
+ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+    "hq": ("headquarters", "head office"),
+    "dept": ("department",),
+    "govt": ("government",),
+    "intl": ("international",),
+    "mgmt": ("management",),
+    "mgr": ("manager",),
+    "approx": ("approximately",),
+    "acct": ("account",),
+    "no": ("number",),
+    "st": ("street", "saint"),
+    "ave": ("avenue",),
+    "univ": ("university",),
+    "corp": ("corporation",),
+    "inc": ("incorporated",),
+    "ltd": ("limited",),
+}
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -338,6 +425,18 @@ def european(text: str) -> bool:
     foreign = sum(t in _FOREIGN for t in tokens)
     english = sum(t in _ENGLISH for t in tokens)
     return foreign > english and foreign >= FOREIGN_SHARE * len(tokens)
+
+
+FOREIGN_WORDS = 2  # function words of another language that make a claim not English
+
+
+def foreign_words(text: str) -> bool:
+    """Whether ``text`` holds Spanish, German or French function words ("der", "und",
+    "pour"...) more than English ones, even too few to call it :func:`european`: its capitalised
+    words may be common nouns of that language."""
+    tokens = _TOKEN.findall(text.lower())
+    foreign = sum(t in _FOREIGN for t in tokens)
+    return foreign >= FOREIGN_WORDS and foreign > sum(t in _ENGLISH for t in tokens)
 
 
 def english(text: str) -> bool:

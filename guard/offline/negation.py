@@ -39,7 +39,7 @@ _CUES = frozenset(
 )
 _NOT_NEGATING = re.compile(
     r"\bnot only\b|\bno (?:doubt|matter|less|more than|fewer than)\b|\bnothing but\b"
-    r"|\bnever(?:theless)\b|\bwhether or not\b",
+    r"|\bnever(?:theless)\b|\bwhether or not\b|\bnot (?:just|merely|simply)\b",
     re.IGNORECASE,
 )
 _OPPOSITES = (

@@ -422,6 +422,56 @@ def _dates_match(claim: Quantity, evidence: Quantity) -> bool:
     )
 
 
+_CALENDAR_UNITS = re.compile(
+    r"\b(?:months?|years?|decades?|quarters?|mes(?:es)?|años?|monate?n?|jahre?n?|mois|années?|"
+    r"ans|monthly|quarterly|annually|yearly|biannually|semiannually|bimonthly)\b",
+    re.IGNORECASE,
+)
+_WORKING_UNITS = re.compile(r"\b(?:business|working|work)[ -]days?\b|\bwerktage?n?\b", re.I)
+CALENDAR_SLACK = 0.1  # "3 months" is 84 to 92 days: within this share it is not a contradiction
+WORKING_WEEK = 7 / 5  # calendar days per business day, at most (weekends)
+WORKING_SLACK = 2.0  # days: a span of business days may start before a weekend
+
+
+def _unit_class(quantity: Quantity) -> str:
+    if _WORKING_UNITS.search(quantity.text):
+        return "working"
+    return "calendar" if _CALENDAR_UNITS.search(quantity.text) else "exact"
+
+
+def inexact(claim: Quantity, evidence: Quantity) -> bool:
+    """Whether two durations in units that do not convert exactly may be the same span:
+    "3 months" and "90 days" (a month is 28 to 31 days), "two weeks" and "10 business days"
+    (weekends). Neither proves nor contradicts the other."""
+    if claim.kind != "duration" or evidence.kind != "duration":
+        return False
+    units = {_unit_class(claim), _unit_class(evidence)}
+    if units == {"exact"} or len(units) == 1:
+        return False
+    if "working" in units:
+        working, other = (claim, evidence) if _unit_class(claim) == "working" else (evidence, claim)
+        low = working.value * (1 - CALENDAR_SLACK)
+        return low <= other.value <= working.value * WORKING_WEEK + WORKING_SLACK
+    return abs(claim.value - evidence.value) <= CALENDAR_SLACK * max(claim.value, evidence.value)
+
+
+def converted(claim: Quantity, evidence: Quantity) -> str:
+    """ "five weeks (35 days)": the claim's amount in the evidence's unit, when both are
+    durations written in different units; else the claim as written."""
+    if claim.kind != "duration" or evidence.kind != "duration" or not evidence.number:
+        return claim.text
+    unit = _UNIT_TAIL.sub("", evidence.text).strip()
+    factor = evidence.value / evidence.number
+    if not unit or not factor or unit.lower() in claim.text.lower():
+        return claim.text
+    amount = claim.value / factor
+    shown = f"{amount:.0f}" if abs(amount - round(amount)) < 1e-6 else f"{amount:.1f}"
+    return f"{claim.text} (= {shown} {unit})"
+
+
+_UNIT_TAIL = re.compile(r"^\D*?[\d.,]+\s*(?:-\s*)?|^\S+\s+")
+
+
 def supported(claim: Quantity, evidence: list[Quantity]) -> bool:
     return any(matches(claim, e) for e in evidence)
 

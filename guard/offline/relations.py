@@ -157,7 +157,9 @@ def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
     return present == len(parts) or (len(parts) >= 3 and present * 3 >= len(parts) * 2)
 
 
-def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -> Failure | None:
+def _polarity(
+    claim: Claim, sentence: EvidenceSentence | None, overlap: float, index: EvidenceIndex
+) -> Failure | None:
     if (
         sentence is None
         or overlap < ALIGN_FOR_POLARITY
@@ -169,10 +171,37 @@ def _polarity(claim: Claim, sentence: EvidenceSentence | None, overlap: float) -
     flip = negation.flipped(claim.text, clause) if clause is not None else None
     if flip is None:
         flip = negation.opposed(claim.text, sentence.text)
+    if flip is None and clause is None:
+        flip = _negation_added(claim.text, sentence, index)
     if flip is None:
         return None
     basis = "negation" if flip.startswith("negation") else "opposite"
     return basis, f'{flip} ({sentence.passage}: "{short(sentence.text)}")', sentence
+
+
+# Words that negate without a negation cue: a negated claim may restate such a sentence
+# ("the fee isn't refundable" for "the fee is non-refundable").
+_IMPLICIT_NEGATIVE = re.compile(
+    r"\b(?:non-?\w+|un\w+able|in\w+ible|except\w*|exclud\w*|only|fail\w*|prohibit\w*|"
+    r"forbid\w*|ban\w*|refus\w*|avoid\w*|instead|rather|absent|free of|lack\w*|"
+    r"neither|impossible|invalid|ineligible|outside|beyond|cease\w*|stopp?\w*|"
+    r"discontinu\w*|no longer|former\w*|ex-\w+)\b",
+    re.IGNORECASE,
+)
+
+
+def _negation_added(claim: str, sentence: EvidenceSentence, index: EvidenceIndex) -> str | None:
+    """A negated claim every word of which one sentence states without any negation, plain
+    or implicit ("The Oberoi family is not involved in any hotel company" against "... is
+    famous for its involvement in hotels"): the claim denies what the sentence says."""
+    if not negation.negated(claim) or negation.negated(sentence.text):
+        return None
+    if _IMPLICIT_NEGATIVE.search(sentence.text):
+        return None
+    stems = [s for s in content_stems(claim) if s not in GENERIC]
+    if len(stems) < 2 or not all(in_sentence(s, sentence, index) for s in stems):
+        return None
+    return "negation flipped: the claim is negated, the evidence states it"
 
 
 _CLAUSE = re.compile(r"[;:()]|,\s|\s(?:but|while|whereas|although|and|or)\s|\s[-–—]\s")
@@ -397,7 +426,7 @@ def relation_failure(
         or _attribution(details, sentence, overlap, index)
         or _names_apart(details.names, index, claim.text)
         or _unbounded(claim.text, sentence, overlap)
-        or _polarity(claim, sentence, overlap)
+        or _polarity(claim, sentence, overlap, index)
         or _quantifier(claim.text, sentence, overlap, index)
         or _contrary(claim, details.stems, index, sentence)
         or _name_swapped(claim.text, details, index)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+
+from guard.offline.lexicon import EXONYMS
 
 # A sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket; or at a
 # full stop glued to the next sentence ("...century.First for Women"), common in scraped text.
@@ -124,7 +127,7 @@ _SYNONYM_GROUPS = (
     ("write", "wrote", "written", "author"),
 )
 SYNONYMS: dict[str, str] = {}
-for _group in _SYNONYM_GROUPS:
+for _group in (*_SYNONYM_GROUPS, *EXONYMS):
     for _word in _group:
         SYNONYMS.setdefault(_word, _group[0])
 
@@ -176,6 +179,8 @@ def words(text: str) -> list[str]:
 def stem(word: str) -> str:
     """A light, rule-based stem: lower case, no possessive, no plural or common inflection."""
     w = word.lower().replace("’", "'")
+    if not w.isascii():
+        w = fold(w)
     if w.endswith("'s"):
         w = w[:-2]
     w = w.rstrip("'")
@@ -266,7 +271,19 @@ def content_stems(text: str) -> list[str]:
     return list(seen)
 
 
+def fold(text: str) -> str:
+    """``text`` without accents ("María González" -> "Maria Gonzalez", "Köln" -> "Koln"); "ß"
+    becomes "ss". Both sides of every comparison are folded, so an answer that drops the
+    accents of the evidence (or adds them) says the same thing."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text.replace("ß", "ss"))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
 def normalize(text: str) -> str:
-    """Lower case with quotes unified and runs of space collapsed, for substring checks."""
-    text = text.lower().replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    """Lower case, accents folded, quotes unified and runs of space collapsed, for substring
+    checks."""
+    text = fold(text.lower())
+    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     return re.sub(r"\s+", " ", text).strip()

@@ -87,43 +87,41 @@ def _one_line(text: str) -> str:
 def _body(text: str) -> str:
     """A block's text, with lines that look like our block headers quoted, so judged text
     cannot start a forged document or turn (``[2] ...``, ``[turn 4] TOOL RESULT ...``)."""
-    return _HEADER_LOOKALIKE.sub(r"\1| \2", sanitize(text))
+    clean = sanitize(text)
+    # the pattern starts at a line start, which the regex engine tries at every position
+    return _HEADER_LOOKALIKE.sub(r"\1| \2", clean) if "[" in clean else clean
 
 
-def _document_attributes(doc: Document) -> tuple[str, ...]:
-    return tuple(_one_line(value) for value in (doc.id, doc.source) if value)
-
-
-def _document_header(number: int, doc: Document) -> str:
-    pairs = (("id", doc.id), ("source", doc.source))
-    attrs = [f"{name}: {_one_line(value)}" for name, value in pairs if value]
-    return f"[{number}] ({', '.join(attrs)})" if attrs else f"[{number}]"
+def _document_header(number: int, doc: Document) -> tuple[str, tuple[str, ...]]:
+    """The document's header and its attributes (id, source), each sanitized once."""
+    pairs = [(k, _one_line(v)) for k, v in (("id", doc.id), ("source", doc.source)) if v]
+    shown = ", ".join(f"{name}: {value}" for name, value in pairs)
+    return (f"[{number}] ({shown})" if pairs else f"[{number}]"), tuple(v for _, v in pairs)
 
 
 def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[_Block]:
     items: list[str | Document] = [context] if isinstance(context, str) else list(context)
     blocks: list[_Block] = []
     for number, item in enumerate(items[:MAX_EVIDENCE_ITEMS], start=1):
-        doc = Document(text=item) if isinstance(item, str) else item
-        body = _body(doc.text)
+        if isinstance(item, str):  # a plain passage: no header attributes (no model to build)
+            body = _body(item)
+            if body:
+                blocks.append(_Block(f"[{number}]", body, f"[{number}]"))
+            continue
+        body = _body(item.text)
         if body:
-            blocks.append(
-                _Block(
-                    _document_header(number, doc),
-                    body,
-                    f"[{number}]",
-                    attributes=_document_attributes(doc),
-                )
-            )
+            header, attributes = _document_header(number, item)
+            blocks.append(_Block(header, body, f"[{number}]", attributes=attributes))
     return blocks
 
 
-def turn_label(message: Message) -> tuple[str, str | None]:
-    """The role label shown for a turn, and its passage label (None: not evidence)."""
+def turn_label(message: Message, name: str = "") -> tuple[str, str | None]:
+    """The role label shown for a turn, and its passage label (None: not evidence); ``name``
+    is a tool turn's name already on one line (computed here when not given)."""
     if message.role == "user":
         return "USER (evidence):", "user"
     if message.role == "tool":
-        name = _one_line(message.name or "")
+        name = name or _one_line(message.name or "")
         shown = f"TOOL RESULT from {name}" if name else "TOOL RESULT"
         return f"{shown} (evidence):", f"tool {name}" if name else "tool"
     if message.role == "assistant":
@@ -137,8 +135,8 @@ def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
     for number, message in enumerate(messages[first:], start=first + 1):
         body = _body(message.content)
         if body:
-            shown, passage_label = turn_label(message)
             name = _one_line(message.name or "") if message.role == "tool" else ""
+            shown, passage_label = turn_label(message, name)
             blocks.append(
                 _Block(
                     f"[turn {number}] {shown}",
@@ -169,15 +167,17 @@ def source_blocks(request: JudgeRequest, source: ContextField) -> list[_Block]:
 # --------------------------------------------------------------------------- fitting
 
 
-def _rank(blocks: Sequence[_Block], query: str) -> list[int]:
-    """Block indexes, most worth keeping first: evidence, then word overlap, then order."""
+def _rank(blocks: Sequence[_Block], group: list[int], query: str) -> list[int]:
+    """The block indexes of ``group``, most worth keeping first: word overlap, then order. A
+    group of one needs no ranking (nor the words of a block that may be half a megabyte)."""
+    if len(group) < 2:
+        return group
     wanted = words(query)
 
-    def key(i: int) -> tuple[bool, int, int]:
-        block = blocks[i]
-        return (block.passage_label is not None, len(wanted & block.content_words), -i)
+    def key(i: int) -> tuple[int, int]:
+        return (len(wanted & blocks[i].content_words), -i)
 
-    return sorted(range(len(blocks)), key=key, reverse=True)
+    return sorted(group, key=key, reverse=True)
 
 
 def _partial(block: _Block, room: int, query: str) -> _Block | None:
@@ -194,9 +194,9 @@ def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]
     if sum(len(b.text) for b in blocks) + sep * max(0, len(blocks) - 1) <= limit:
         return list(blocks)
     chosen: dict[int, _Block] = {}
-    order = _rank(blocks, query)
-    evidence = [i for i in order if blocks[i].passage_label is not None]
-    other = [i for i in order if blocks[i].passage_label is None]
+    is_evidence = [b.passage_label is not None for b in blocks]
+    evidence = _rank(blocks, [i for i, e in enumerate(is_evidence) if e], query)
+    other = _rank(blocks, [i for i, e in enumerate(is_evidence) if not e], query)
     used = _fill(blocks, evidence, chosen, 0, limit, query)  # evidence gets the room first
     _fill(blocks, other, chosen, used, limit, query)
     return [chosen[i] for i in sorted(chosen)]

@@ -83,16 +83,36 @@ _STOPWORDS = frozenset(
 )
 
 
+# ASCII text: every character that is not a word character (``\\w``: letters, digits, "_")
+# made a blank, so ``str.split`` finds the words (translate's ASCII fast path and split cost a
+# quarter of the regex's search)
+_ASCII_NON_WORD = str.maketrans(
+    {chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
+)
+
+
+def _blanked(lowered: str) -> str | None:
+    """``lowered`` with every non-word character a blank when it is ASCII, else None."""
+    return lowered.translate(_ASCII_NON_WORD) if lowered.isascii() else None
+
+
+def _words_in(lowered: str) -> list[str]:
+    """Every word (``\\w+`` run) of the lowercased ``lowered``, in order."""
+    blanked = _blanked(lowered)
+    return _WORD.findall(lowered) if blanked is None else blanked.split()
+
+
 def words(text: str) -> set[str]:
     """The distinct content words (3+ characters, or numbers) of ``text``, lowercased."""
-    found = set(_WORD.findall(text.lower()))
-    return {w for w in found if len(w) >= 3 or w.isdigit()} - _STOPWORDS
+    found = set(_words_in(text.lower()))
+    found -= _STOPWORDS
+    return {w for w in found if len(w) >= 3 or w.isdigit()}
 
 
 def _spans(text: str, boundary: re.Pattern[str]) -> list[tuple[int, int]]:
     """(start, end) of the stripped units of ``text`` separated after each ``boundary``; at
     most about :data:`MAX_UNITS` of them (beyond, consecutive units are merged evenly)."""
-    ends = [m.end() for m in boundary.finditer(text)]
+    ends = list(map(re.Match.end, boundary.finditer(text)))
     if len(ends) > MAX_UNITS:
         step = -(-len(ends) // MAX_UNITS)
         ends = ends[step - 1 :: step]
@@ -125,22 +145,48 @@ def _join(text: str, spans: Sequence[tuple[int, int]], chosen: Sequence[int]) ->
 
 
 @lru_cache(maxsize=ANALYSED_TEXTS)
-def _analysed(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[frozenset[str], ...]]:
-    """The units of ``text`` and the content words of each, computed once per text: the windows
-    of a long output excerpt the same evidence several times."""
-    spans = tuple(units(text))
-    return spans, tuple(frozenset(words(text[start:end])) for start, end in spans)
+def _units(text: str) -> tuple[tuple[int, int], ...]:
+    """:func:`units`, computed once per text: the windows of a long output excerpt the same
+    evidence several times."""
+    return tuple(units(text))
+
+
+@lru_cache(maxsize=ANALYSED_TEXTS)
+def _unit_words(text: str) -> tuple[frozenset[str], ...]:
+    """The lowercased words of each of the units of ``text``, computed once per text. Not
+    filtered down to content words: they are only intersected with a query's content words,
+    which drops the others anyway."""
+    spans = _units(text)
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a letter lowercases to two ("İ"): offsets would differ
+        return tuple(frozenset(_words_in(text[start:end].lower())) for start, end in spans)
+    # One lowercasing of the whole text, read in place: units meet at blanks or sentence
+    # ends, never inside a word, so a unit's words are the same as in its own copy. Units
+    # repeated word for word (boilerplate, lists) are analysed once.
+    blanked = _blanked(lowered)
+    source = lowered if blanked is None else blanked
+    split = _WORD.findall if blanked is None else str.split
+    known: dict[str, frozenset[str]] = {}
+    found = []
+    for start, end in spans:
+        piece = source[start:end]
+        unit_words = known.get(piece)
+        if unit_words is None:
+            unit_words = known[piece] = frozenset(split(piece))
+        found.append(unit_words)
+    return tuple(found)
 
 
 def excerpt(text: str, budget: int, query: str) -> str:
     """At most ``budget`` characters of ``text``: its units most related to ``query``."""
     if len(text) <= budget:
         return text
-    spans, unit_words = _analysed(text)
-    wanted = words(query)
-    overlaps = [len(found & wanted) for found in unit_words] if wanted else [0] * len(spans)
-    if len(spans) > 1 and any(overlaps):
-        order = sorted(range(len(spans)), key=lambda i: (-overlaps[i], i))
+    spans = _units(text)
+    wanted = words(query) if len(spans) > 1 else set()
+    overlaps = list(map(len, map(wanted.intersection, _unit_words(text)))) if wanted else []
+    if any(overlaps):
+        # most overlap first, earlier first on ties (a reversed sort keeps ties in order)
+        order = sorted(range(len(spans)), key=overlaps.__getitem__, reverse=True)
         chosen: list[int] = []
         used = 0
         for i in order:
@@ -148,6 +194,8 @@ def excerpt(text: str, budget: int, query: str) -> str:
             if used + cost <= budget:
                 chosen.append(i)
                 used += cost
+                if used + _GAP_COST >= budget:  # no unit (one character at least) fits
+                    break
         if chosen:
             joined = _join(text, spans, sorted(chosen))
             if len(joined) <= budget:

@@ -29,7 +29,8 @@ struck-through letters hide nothing.
 never reads cannot mislead it): the output's judged windows, the shown evidence blocks and the
 question as one text (an instruction split
 across documents or turns is seen whole), the block headers' attributes (document ids and
-sources, tool names), and the text hidden in base64 runs of each. What a finding does to the
+sources, tool names), and the text hidden in encodings of each (base64, hex, rot13, reversed,
+leetspeak, spaced-out letters: :mod:`guard.prepare.encodings`). What a finding does to the
 verdict is :mod:`guard.decide.policies`' business (``injection_policy``).
 
 Why one module of this length: most of it is the catalogue of patterns (overrides, score
@@ -39,18 +40,17 @@ splitting the catalogue from its only reader would not make either easier to rea
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import secrets
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import Literal
 
 from guard.models import InjectionFinding
+from guard.prepare import encodings
 from guard.prepare.evidence import RenderedEvidence
+from guard.prepare.sanitize import COMBINING_MARK
 
 Kind = Literal[
     "override_instructions", "score_request", "fake_verdict", "role_marker", "fence_forgery"
@@ -58,10 +58,6 @@ Kind = Literal[
 Location = Literal["output", "evidence", "attribute"]
 
 MAX_FINDINGS_PER_TEXT = 10
-MAX_DECODED_RUNS = 20  # base64 runs decoded per text
-MAX_DECODED_CHARS = 8192  # characters decoded per run
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
-_BASE64_HINT = re.compile(r"[A-Za-z0-9+/]{24}")
 EXCERPT_MARGIN = 30
 EXCERPT_MAX_CHARS = 160
 
@@ -358,6 +354,28 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ),
     ("you are now", "consider", "treat", "regard", "count", "mark", "above", "below", "provided"),
 )
+# Each distinct trigger word, tested once per text, and the patterns it lets run. A word that
+# contains another one letting the same patterns run is left out (the shorter one is present
+# whenever it is), and an ASCII text is not searched for non-ASCII words.
+_NEEDLES: dict[str, tuple[int, ...]] = {
+    word: tuple(i for i, words in enumerate(_TRIGGERS) if word in words)
+    for word in dict.fromkeys(w for words in _TRIGGERS for w in words)
+}
+_NEEDED = tuple(
+    word
+    for word, indexes in _NEEDLES.items()
+    if not any(o != word and o in word and set(indexes) <= set(_NEEDLES[o]) for o in _NEEDLES)
+)
+_ASCII_NEEDED = tuple(word for word in _NEEDED if word.isascii())
+
+
+def _triggered(lowered: str) -> list[int]:
+    """The indexes of the patterns whose trigger words occur in the lowercased ``lowered``,
+    in order."""
+    hits = [word for word in (_ASCII_NEEDED if lowered.isascii() else _NEEDED) if word in lowered]
+    return sorted({i for word in hits for i in _NEEDLES[word]}) if hits else []
+
+
 # The only non-ASCII characters IGNORECASE matches to ASCII letters, folded for the prefilter.
 _IGNORECASE_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 # Greek and Cyrillic letters drawn like Latin ones (Unicode's confusables, the common subset)
@@ -379,8 +397,7 @@ def skeleton(text: str) -> str:
     made Latin ("Ιgnore" with a Greek capital iota). Only scanned, never shown to a judge."""
     if text.isascii():
         return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    bare = COMBINING_MARK.sub("", unicodedata.normalize("NFKD", text))
     return unicodedata.normalize("NFC", bare).translate(_CONFUSABLES)
 
 
@@ -388,13 +405,16 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     """Instruction-like text aimed at the judge found in ``text`` or its :func:`skeleton`, at
     most a bounded number."""
     findings: list[InjectionFinding] = []
+    if not text:
+        return findings
     seen: set[tuple[str, str]] = set()
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
-        lowered = variant.translate(_IGNORECASE_TWINS).lower()
-        for (kind, pattern), triggers in zip(_PATTERNS, _TRIGGERS, strict=True):
-            if not any(word in lowered for word in triggers):
-                continue
+        lowered = (
+            variant.lower() if variant.isascii() else variant.translate(_IGNORECASE_TWINS).lower()
+        )
+        for index in _triggered(lowered):
+            kind, pattern = _PATTERNS[index]
             for match in pattern.finditer(variant):
                 excerpt = _excerpt(variant, match.start(), match.end())
                 key = (kind, skeleton(excerpt))  # the text's finding read again in its skeleton
@@ -423,31 +443,25 @@ def _joined(texts: Iterable[str]) -> str:
     return "\n".join(dict.fromkeys(t for t in texts if t))
 
 
-def _decoded(text: str) -> str:
-    """The readable text hidden in base64 runs of ``text`` (a bounded number of them)."""
-    found: list[str] = []
-    for match in islice(_BASE64_RUN.finditer(text), MAX_DECODED_RUNS):
-        run = match.group()[:MAX_DECODED_CHARS]
-        try:
-            raw = base64.b64decode(run[: len(run) - len(run) % 4], validate=True)
-            plain = raw.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            continue
-        if plain and sum(ch.isprintable() or ch.isspace() for ch in plain) >= 0.95 * len(plain):
-            found.append(plain)
-    return "\n".join(found)
-
-
 def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
-    """:func:`scan` of ``text`` and of the text hidden in its base64 runs (excerpts of the
-    decoded text start with ``base64:``)."""
+    """:func:`scan` of ``text`` and of the text hidden in its encodings (base64, hex, rot13,
+    reversed, leetspeak, spaced-out letters; :mod:`guard.prepare.encodings`). The excerpt of a
+    finding in hidden text starts with its encoding (``base64: ...``); at most
+    :data:`MAX_FINDINGS_PER_TEXT` of them per text."""
     findings = scan(text, location)
-    hidden = _decoded(text) if _BASE64_HINT.search(text) else ""
-    if hidden:
-        findings += [
-            f.model_copy(update={"excerpt": f"base64: {f.excerpt}"}) for f in scan(hidden, location)
+    hidden, solid_runs = encodings.hidden(text)
+    found: list[InjectionFinding] = [
+        InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
+        for kind, phrase in encodings.solid_phrases(solid_runs)
+    ]
+    for encoding, plain in hidden:
+        found += [
+            f.model_copy(update={"excerpt": f"{encoding}: {f.excerpt}"})
+            for f in scan(plain, location)
         ]
-    return findings
+        if len(found) >= MAX_FINDINGS_PER_TEXT:
+            break
+    return findings + found[:MAX_FINDINGS_PER_TEXT]
 
 
 def scan_request(

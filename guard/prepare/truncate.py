@@ -16,7 +16,10 @@ import re
 
 from guard.models import Cut
 
-SENTENCE_END = re.compile(r"(?:[.!?…](?:[\"'”’)\]]*)(?=\s)|[。！？]|\n)")
+# A sentence end: ".", "!", "?" or "…" (then closing quotes or brackets) before a blank, a CJK
+# full stop, or a line break. Written to start with one character class, so the regex engine
+# skips to candidate characters instead of trying the pattern at every position.
+SENTENCE_END = re.compile(r"[.!?…。！？\n](?:(?<=[。！？\n])|[\"'”’)\]]*(?=\s))")
 _WORD_END = re.compile(r"\S(?=\s)")
 
 

@@ -41,6 +41,7 @@ import contextlib
 import random
 import signal
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ from guard.testing.fake_cache import FakePromptCache
 
 _MAX_BODY = 16 * 1024 * 1024
 _RATE_LIMIT_REQUESTS = 10_000
+_CALLS_KEPT = 100_000  # answered model calls remembered for call_log()
 _RATE_LIMIT_TOKENS = 2_000_000
 
 
@@ -90,6 +92,18 @@ class _Stats:
     by_path: Counter[str] = field(default_factory=Counter)
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
+    calls: deque[Call] = field(default_factory=lambda: deque(maxlen=_CALLS_KEPT))
+
+
+@dataclass(frozen=True)
+class Call:
+    """One answered model call: when it arrived (Unix time) and the usage it reported."""
+
+    at: float
+    path: str
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
 
 
 # --------------------------------------------------------------------------- the server
@@ -200,6 +214,12 @@ class FakeLLMServer:
                 connections_open=open_now, in_flight=in_flight, peak_in_flight=in_flight
             )
             self._requests_seen.clear()
+
+    def call_log(self) -> list[Call]:
+        """The answered model calls (the last 100,000), oldest first: arrival time and usage,
+        so a test can count calls per minute and price what was spent."""
+        with self._lock:
+            return list(self._stats.calls)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -399,6 +419,7 @@ class FakeLLMServer:
         except orjson.JSONDecodeError:
             return json_reply(400, {"error": {"message": "body is not JSON"}})
         self._remember(path, headers, body)
+        arrived = time.time()
         fault = self._next_fault(path)
         if fault is not None and fault.kind == "hang":
             await asyncio.sleep(fault.hang_s)
@@ -420,6 +441,9 @@ class FakeLLMServer:
             "output": estimate_tokens(orjson.dumps(verdict).decode()),
         }
         payload = REPLY_BUILDERS[api](body, verdict, usage)
+        call = Call(arrived, path, usage["input"], usage["output"], usage["cached"])
+        with self._lock:
+            self._stats.calls.append(call)
         return self._with_rate_headers(json_reply(200, payload), api, usage["input"])
 
     def _remember(self, path: str, headers: Mapping[str, str], body: Any) -> None:

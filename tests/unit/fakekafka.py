@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiokafka.errors import IllegalStateError, KafkaError
+from aiokafka.errors import IllegalStateError, KafkaError, UnknownTopicOrPartitionError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from consumers.runtime.kafka import Rebalance, Records
@@ -45,13 +45,20 @@ class Output:
 @dataclass
 class FakeCluster:
     topic: str = "requests"
+    partitions: int = 3  # of the input topic, as the cluster's metadata says
     logs: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]] = field(default_factory=dict)
     committed: dict[TopicPartition, tuple[int, str]] = field(default_factory=dict)
     outputs: list[Output] = field(default_factory=list)  # what read_committed readers see
     transactions: list[dict[TopicPartition, int]] = field(default_factory=list)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def produce(self, partition: int, value: bytes, key: bytes | None = None) -> int:
+    def produce(
+        self,
+        partition: int,
+        value: bytes,
+        key: bytes | None = None,
+        headers: list[tuple[str, bytes]] | None = None,
+    ) -> int:
         tp = TopicPartition(self.topic, partition)
         log = self.logs.setdefault(tp, [])
         offset = len(log)
@@ -67,7 +74,7 @@ class FakeCluster:
                 None,
                 len(key or b""),
                 len(value),
-                [],
+                headers or [],
             )
         )
         self.notify()
@@ -153,6 +160,9 @@ class FakeConsumer:
     def highwater(self, tp: TopicPartition) -> int | None:
         return len(self.cluster.logs.get(tp, []))
 
+    def partition_count(self, topic: str) -> int | None:
+        return self.cluster.partitions if topic == self.cluster.topic else None
+
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
         self._check(list(offsets))
         self.cluster.committed.update(offsets)
@@ -192,9 +202,18 @@ class FakeProducer:
         self.ending_transaction = False
         self._open: tuple[list[Output], dict[TopicPartition, int]] | None = None
         self.closed = False
+        self.missing_topics: set[str] = set()  # partitions_for raises for these
 
     async def start(self) -> None:
         return None
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        if topic in self.missing_topics:
+            raise UnknownTopicOrPartitionError(topic)
+        return {0}
+
+    async def existing(self, topics: set[str]) -> set[str]:
+        return topics - self.missing_topics
 
     async def send(
         self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
@@ -278,7 +297,7 @@ class FakeBroker:
         self.consumers.append(FakeConsumer(self.cluster))
         return self.consumers[-1]
 
-    def producer(self, *, max_batch_size: int) -> FakeProducer:
+    def producer(self, *, max_batch_size: int, linger_ms: int | None = None) -> FakeProducer:
         self.producers.append(FakeProducer(self.cluster))
         return self.producers[-1]
 

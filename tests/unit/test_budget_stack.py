@@ -86,12 +86,17 @@ async def test_outage_trips_the_breaker_and_every_request_gets_a_verdict() -> No
 
 async def test_a_cancelled_leader_does_not_strand_its_followers() -> None:
     """When the call a follower waits on is cancelled, the follower makes the call itself."""
-    fake = FakeJudge([GROUNDED], latency_s=0.01)
+    fake = FakeJudge([GROUNDED], latency_s=0.3)  # the leader is cancelled long before it ends
     judge = build_budgeted_judge(fake, BudgetSettings(), price=PRICE)
     leader = asyncio.create_task(judge.assess(case("same")))
-    await asyncio.sleep(0.001)
+    for _ in range(100):  # until the leader's call is in flight (no timing: a busy machine)
+        if fake.calls:
+            break
+        await asyncio.sleep(0)
     follower = asyncio.create_task(judge.assess(case("same")))
-    await asyncio.sleep(0.001)
+    for _ in range(10):  # the follower reaches its wait on the leader's call
+        await asyncio.sleep(0)
+    assert fake.calls == 1
     leader.cancel()
     outcome = await follower
     assert leader.cancelled()

@@ -278,3 +278,73 @@ class TestRecordsAreTheModelsEncoding:
 )
 def test_the_long_digit_scan_finds_what_the_regular_expression_finds(value: bytes) -> None:
     assert has_long_digits(value) is (re.search(rb"[0-9]{19}", value) is not None)
+
+
+_HUGE_INTS = st.integers(min_value=-(10**400), max_value=10**400) | st.integers(
+    min_value=10**300, max_value=10**4000
+)
+_NUMBERS = st.recursive(
+    _HUGE_INTS | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
+
+
+class TestNumbersBeyondTheDoubleRange:
+    """Integers too large for a double (orjson refuses them as "infinity") are valid JSON: the
+    request is decoded, and they come back exact in the verdict."""
+
+    def test_a_400_digit_id_and_metadata_number_are_decoded_exactly(self) -> None:
+        huge = int("9" * 400)
+        payload = b'{"id": %d, "output": "x", "context": "y", "metadata": {"n": -%d}}' % (
+            huge,
+            huge,
+        )
+        decoded = _decode(Record(payload), max_bytes=100_000)
+        assert isinstance(decoded, Decoded), decoded
+        assert decoded.request.id == str(huge)
+        assert decoded.request.metadata == {"n": -huge}
+
+    def test_an_integer_past_the_digit_limit_is_an_invalid_request_saying_so(self) -> None:
+        payload = b'{"output": "x", "context": "y", "metadata": {"n": %s}}' % (b"7" * 5000)
+        letter = _decode(Record(payload), max_bytes=100_000)
+        assert isinstance(letter, DeadLetter)
+        assert letter.reason == "invalid_request"
+        assert "4300 digits" in letter.detail
+
+    def test_a_float_beyond_the_double_range_stays_invalid(self) -> None:
+        payload = b'{"output": "x", "context": "y", "id": "%s", "metadata": {"n": 1e400}}' % (
+            b"1" * 30
+        )
+        letter = _decode(Record(payload), max_bytes=100_000)
+        assert isinstance(letter, DeadLetter)
+        assert letter.reason == "invalid_json"
+
+    def test_lone_surrogates_stay_refused_beside_a_huge_integer(self) -> None:
+        payload = b'{"output": "\\ud800", "context": "y", "metadata": {"n": %s}}' % (b"1" * 400)
+        letter = _decode(Record(payload), max_bytes=100_000)
+        assert isinstance(letter, DeadLetter)
+        assert letter.reason == "invalid_json"
+
+    @settings(max_examples=80, deadline=None)
+    @given(
+        metadata=st.dictionaries(st.text(max_size=6), _NUMBERS, max_size=4),
+        label=st.sampled_from(list(Label)),
+    )
+    def test_number_heavy_requests_round_trip_to_the_verdict(
+        self, metadata: dict[str, object], label: Label
+    ) -> None:
+        body = {"id": "r1", "output": "x", "context": "y", "metadata": metadata}
+        payload = json.dumps(body).encode()
+        decoded = _decode(Record(payload), max_bytes=1_000_000)
+        assert isinstance(decoded, Decoded), decoded
+        assert decoded.request.metadata == metadata
+        verdict = _verdict(label).model_copy(update={"metadata": decoded.request.metadata})
+        out = route_verdict(
+            decoded, verdict, topics=TOPICS, policy=FailurePolicy.FAIL_CLOSED, key=b"user-1"
+        )
+        assert json.loads(out[0].value)["metadata"] == metadata
+        if out[-1].kind == "quarantine":
+            assert json.loads(out[-1].value)["payload"] == body

@@ -320,3 +320,26 @@ async def test_an_intake_stop_pauses_rewinds_and_publishes_nothing_for_the_messa
         assert h.service.stats.ready is False
         assert 1 <= judge.calls <= 2  # the concurrency slots: nothing else was judged
     assert cluster.outputs == []
+
+
+async def test_exactly_once_staged_outputs_count_in_the_buffered_bytes() -> None:
+    """Exactly-once: a finished message's outputs wait for the next transaction; they count in
+    ``max_buffered_bytes`` until it publishes them, so memory is bounded by bytes in both
+    modes: the partition pauses while they are staged, and resumes once they are published."""
+    cluster = FakeCluster()
+    tp = TopicPartition("requests", A)
+    big = {"metadata": {"blob": "m" * 200_000}}  # copied into each verdict
+    async with running(cluster, [A], max_buffered_bytes=1_048_576, **EXACTLY_ONCE) as h:
+        for i in range(6):  # 1.2 MB, held as staged outputs once judged
+            cluster.produce(A, orjson.dumps(orjson.loads(request(i)) | big))
+        await until(lambda: h.judged() == 6, "6 staged")
+        await h.loop_turns(3)
+        assert tp in h.consumer.paused
+        assert h.service.stats.buffered_bytes >= 1_048_576
+        for i in range(6, 12):
+            cluster.produce(A, orjson.dumps(orjson.loads(request(i)) | big))
+        await h.loop_turns(3)
+        assert h.judged() == 6  # nothing more taken while the staged outputs are held
+        await h.committed(A, 12)
+        assert h.service.stats.buffered_bytes == 0
+    assert cluster.verdict_ids() == ids(*range(12))

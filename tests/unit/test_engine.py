@@ -646,17 +646,25 @@ class TestDuplicateKeys:
             guard.parse(b'{"reply": {"text": "a", "text": "b"}, "context": "a"}')
 
     def test_payloads_that_cannot_hide_a_read_duplicate_are_parsed_once(self) -> None:
-        """The second parse runs only when a request key occurs in the bytes more often than
-        in the objects the guard reads (or a key may be escaped)."""
+        """The second parse runs only when a request key occurs in the bytes (in any spelling,
+        ``\\u`` escapes included) more often than in the objects the guard reads. A ``\\u``
+        escape in a value (every non-ASCII character, from producers writing ASCII-only JSON)
+        no longer forces it."""
         plain = orjson.dumps(
             {"output": "x", "context": [{"text": "x", "id": str(i)} for i in range(100)]}
         )
-        assert not strictjson.may_hide_duplicates(plain, orjson.loads(plain))
+        for once in (
+            plain,
+            b'{"output": "x", "context": "\\u00e9"}',
+            b'{"\\u006Futput": "caf\\u00e9", "context": [{"te\\u0078t": "x"}]}',
+        ):
+            assert not strictjson.may_hide_duplicates(once, orjson.loads(once)), once
         for suspect in (
             b'{"output": "x", "metadata": {"output": 1}}',
-            b'{"output": "x", "context": "\\u00e9"}',
+            b'{"output": "x", "outp\\u0075t": "y"}',
+            b'{"output": "x", "context": [{"text": "a", "\\u0074ext": "b"}]}',
         ):
-            assert strictjson.may_hide_duplicates(suspect, orjson.loads(suspect))
+            assert strictjson.may_hide_duplicates(suspect, orjson.loads(suspect)), suspect
 
     @given(_JSON_VALUES, st.sampled_from(["output", "question", "text", "content"]), st.booleans())
     def test_a_repeated_key_the_guard_reads_is_always_refused(
@@ -671,6 +679,25 @@ class TestDuplicateKeys:
             top += f", {spelled}: {_dump(value)}"
         with pytest.raises(InvalidRequest, match="duplicate key"):
             Guard(FakeJudge(), JudgeSettings()).parse("{" + top + "}")
+
+    @given(
+        st.sampled_from(["output", "question", "context", "id"]),
+        st.lists(st.sampled_from(["", "x", "X"]), min_size=8, max_size=8),
+    )
+    def test_a_key_in_any_escaped_spelling_counts_as_that_key(
+        self, key: str, escapes: list[str]
+    ) -> None:
+        """Each character of a key may be a ``\\u`` escape, in either hex case: named twice
+        it is refused, named once it is read."""
+        spelled = "".join(
+            c if e == "" else f"\\u{ord(c):04x}" if e == "x" else f"\\u{ord(c):04X}"
+            for c, e in zip(key, escapes, strict=False)
+        )
+        fields = {"output": '"x"', "question": '"q"', "context": '"c"', "id": '"1"'}
+        once = ", ".join(f'"{spelled if k == key else k}": {v}' for k, v in fields.items())
+        assert Guard(FakeJudge(), JudgeSettings()).parse("{" + once + "}").output == "x"
+        with pytest.raises(InvalidRequest, match="duplicate key"):
+            Guard(FakeJudge(), JudgeSettings()).parse("{" + once + f', "{spelled}": "y"}}')
 
     @given(_JSON_VALUES)
     def test_a_request_without_repeated_keys_is_never_refused(self, value: Any) -> None:

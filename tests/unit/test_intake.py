@@ -5,11 +5,12 @@ from __future__ import annotations
 from aiokafka.structs import TopicPartition
 
 from consumers.runtime.envelope import OutRecord
-from consumers.runtime.intake import Partition
+from consumers.runtime.intake import Partition, Staged
 
 
-def staged(offset: int) -> list[OutRecord]:
-    return [OutRecord(topic="verdicts", value=b"%d" % offset, key=None, headers=[], kind="verdict")]
+def staged(offset: int) -> Staged:
+    out = OutRecord(topic="verdicts", value=b"%d" % offset, key=None, headers=[], kind="verdict")
+    return Staged([out], lambda detail: out, size=len(out.value))
 
 
 def test_a_message_staged_beyond_an_unfinished_one_counts_once() -> None:

@@ -48,7 +48,7 @@ def judged(name: str) -> list[quality.Judged]:
     return _judged(name)
 
 
-@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.84), ("halueval", 0.80)])
+@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.85), ("halueval", 0.81)])
 def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
     assert quality.offline_accuracy(judged(name)) >= floor
 

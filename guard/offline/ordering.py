@@ -1,0 +1,175 @@
+"""Orderings in time an answer states between two things the evidence dates.
+
+"The salary review comes before the performance review" against "Performance reviews are
+completed in March. Salary reviews take place in May"; "Pablo Trapero was born first" (asked
+"Pablo Trapero or Aleksander Ford?") against "Pablo Trapero (born 4 October 1971) ...
+Aleksander Ford (born 24 November 1908 ...)". Each side is dated by the first date, year or
+month after its mention in a sentence that mentions it and not the other; an ordering the
+dates reverse is reported with both sentences. Anything less clear (a side undated, both in
+one sentence, dates of different precision, equal dates) is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from guard.offline import numbers
+from guard.offline.align import EvidenceIndex, EvidenceSentence
+from guard.offline.lexicon import MONTHS
+from guard.offline.text import GENERIC, content_stems
+
+_BEFORE = r"before|earlier than|prior to|ahead of|older than|sooner than"
+_AFTER = r"after|later than|younger than|newer than"
+# the verb between a side and its ordering word: "comes", "was born", "were founded", "is done"
+_FILLER = (
+    r"(?:(?:was|were|is|are|has been|had been|came|comes|come|happens|happened|took place|"
+    r"takes place|the|one|to be|also|actually)\s+|\w+ed\s+|born\s+|\w+en\s+|done\s+)"
+)
+# "A comes before B", "A was founded earlier than B"
+_BETWEEN = re.compile(
+    rf"^(?P<a>.{{3,80}}?)\s+{_FILLER}{{0,4}}(?P<way>{_BEFORE}|{_AFTER})\s+(?P<b>.{{3,80}}?)\W*$",
+    re.IGNORECASE,
+)
+# "A was born first", "A came first", "A was the first band founded"
+_FIRST = re.compile(
+    rf"^(?P<a>.{{3,80}}?)\s+{_FILLER}{{0,4}}(?P<way>first|earlier|older|the oldest|last|later|"
+    r"younger|the youngest)\b(?:\s+[\w-]+){0,3}\W*$",
+    re.IGNORECASE,
+)
+# the question's alternatives: "..., A or B?"
+_ALTERNATIVES = re.compile(
+    r"(?:^|[,:]|\bfirst\b|\bearlier\b|\bolder\b)\s*([^,:?]{2,80}?),?\s+or\s+([^,?]{2,80})\?\s*$"
+)
+_MONTH = re.compile(
+    r"\b("
+    + "|".join(sorted((m for m in MONTHS if len(m) > 3 or m == "may"), key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+_LATE = frozenset({"after", "later than", "younger than", "newer than", "last", "later"})
+_LATE_FIRST = frozenset({"last", "later", "younger", "the youngest"})
+MAX_SENTENCES = 200  # sentences searched for each side's date
+MAX_CLAIM = 200  # characters of a claim read for an ordering
+_CUE = re.compile(
+    r"\b(?:before|after|earlier|later|prior|ahead|older|younger|newer|sooner|first|last|"
+    r"oldest|youngest)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Dated:
+    """One side of an ordering, its date (comparable within its precision) and the sentence."""
+
+    stems: frozenset[str]
+    when: tuple[int, float]  # (precision: 0 full date, 1 year, 2 month of an unknown year)
+    shown: str
+    sentence: EvidenceSentence
+
+
+def reversed_order(
+    claim: str, question: str, index: EvidenceIndex
+) -> tuple[str, EvidenceSentence] | None:
+    """Why the ordering in ``claim`` is reversed by the evidence's dates, or None."""
+    text = claim.strip()
+    if len(text) > MAX_CLAIM or not _CUE.search(text):
+        return None  # the cheap test first: most claims order nothing
+    match = _BETWEEN.match(text)
+    if match is not None:
+        late = match.group("way").lower() in _LATE
+        return _judge(match.group("a"), match.group("b"), late, index)
+    match = _FIRST.match(text)
+    if match is None or not question:
+        return None
+    alternatives = _ALTERNATIVES.search(question.strip())
+    if alternatives is None:
+        return None
+    a = match.group("a")
+    before, after = alternatives.groups()
+    other = after if not _side(after) & _side(a) else before
+    if not _side(other) or _side(other) & _side(a):
+        return None
+    late = match.group("way").lower() in _LATE_FIRST
+    return _judge(a, other, late, index)
+
+
+def _side(text: str) -> frozenset[str]:
+    return frozenset(content_stems(text)) - GENERIC
+
+
+def _judge(a: str, b: str, late: bool, index: EvidenceIndex) -> tuple[str, EvidenceSentence] | None:
+    first, second = _dated(_side(a), _side(b), index), _dated(_side(b), _side(a), index)
+    if first is None or second is None or first.when[0] != second.when[0]:
+        return None
+    if first.when[1] == second.when[1] or first.sentence is second.sentence:
+        return None
+    holds = first.when[1] > second.when[1] if late else first.when[1] < second.when[1]
+    if holds:
+        return None
+    word = "after" if late else "before"
+    return (
+        f"the claim puts '{a.strip()}' {word} '{b.strip()}', but {first.sentence.passage} "
+        f"dates it {first.shown} and {second.sentence.passage} dates the other {second.shown}",
+        first.sentence,
+    )
+
+
+def _dated(stems: frozenset[str], other: frozenset[str], index: EvidenceIndex) -> Dated | None:
+    """The date of the first sentence that mentions the words telling ``stems`` from
+    ``other``: the first date, year or month after that mention, unless the other side is
+    mentioned first in between."""
+    own = stems - other
+    if not own:
+        return None
+    for sentence in index.sentences[:MAX_SENTENCES]:
+        if not stems <= sentence.stems:
+            continue
+        at = _position(sentence.text, own)
+        if at is None:
+            continue
+        when = _first_date(sentence.text[at:])
+        if when is None:
+            continue
+        between = sentence.text[at : at + when[2]]
+        if (other - stems) and _position(between, other - stems) is not None:
+            continue  # "A ... B in 1985": the date is B's
+        return Dated(stems, when[0], when[1], sentence)
+    return None
+
+
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def _position(text: str, stems: frozenset[str]) -> int | None:
+    """Where the last of ``stems`` to appear first appears in ``text`` (all must)."""
+    seen: dict[str, int] = {}
+    for match in _WORD.finditer(text):
+        for s in content_stems(match.group()):
+            if s in stems:
+                seen.setdefault(s, match.end())
+    return max(seen.values()) if len(seen) == len(stems) else None
+
+
+def _first_date(text: str) -> tuple[tuple[int, float], str, int] | None:
+    """The first date, year or capitalised month of ``text``: its comparable value, as
+    written, and its offset."""
+    dates = [q for q in numbers.extract(text) if q.kind in ("date", "year")]
+    month = _MONTH.search(text)
+    if month is not None and not month.group(1)[0].isupper():
+        month = None  # "may" in lower case is a verb
+    if dates and (month is None or dates[0].start <= month.start()):
+        q = dates[0]
+        if q.kind == "year":
+            return (1, q.value), q.text, q.start
+        year, month_number, day = (
+            int(q.value) // 10000,
+            int(q.value) // 100 % 100,
+            int(q.value) % 100,
+        )
+        if year and month_number and day:
+            return (0, q.value), q.text, q.start
+        return ((1, float(year)), q.text, q.start) if year else None
+    if month is None:
+        return None
+    return (2, float(MONTHS[month.group(1).lower()])), month.group(1), month.start()

@@ -1,0 +1,187 @@
+"""Text hidden in an encoding, decoded so the injection scan reads what a model would.
+
+A model reads "vtaber nyy cerivbhf vafgehpgvbaf" as rot13 and may follow it; a regex over the
+text sees nothing. :func:`hidden` returns, for one text, the readable text hidden in it as
+
+* **base64**: runs of 24+ base64 characters that decode to UTF-8 text;
+* **hex**: runs of 12+ hex pairs of printable ASCII bytes (0x20-0x7F), contiguous or separated
+  by blanks, ``:`` or ``,``, with or without ``\\x`` / ``0x`` prefixes;
+* **rot13** and **reversed** text: the whole text rotated or read backwards, when it holds a
+  key word of the injection patterns ("ignore", "instruction", "grader"...) written that way;
+* **leetspeak**: the text with digits and symbols read as letters ("1gn0r3 4ll" -> "ignore
+  all"; 1 read as i, then as l), when a word mixes letters with such digits or symbols;
+* **spaced** letters: runs of single letters separated by one blank, dot, dash, underscore or
+  star ("i g n o r e", "G.r.a.d.e.r") closed up, and those runs without word gaps checked for
+  the main phrases written solid ("ignoreallpreviousinstructions").
+
+Decoded bytes count only when they are UTF-8 and at least 95 % printable: a hash, a UUID, a key
+or a compressed blob decodes to noise and is dropped, so benign ids and tokens cost a decode and
+never a finding. Every step is linear in the text and bounded (at most
+:data:`MAX_DECODED_RUNS` runs of at most :data:`MAX_DECODED_CHARS` characters per encoding);
+the gates are substring tests and regexes that start with a character class, so text without
+any encoding costs a few passes of the regex engine.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+import string
+from itertools import islice
+
+MAX_DECODED_RUNS = 20  # runs decoded per text and encoding
+MAX_DECODED_CHARS = 8192  # characters decoded per run
+PRINTABLE_SHARE = 0.95
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+_BASE64_HINT = re.compile(r"[A-Za-z0-9+/]{24}")
+_HEX_PREFIX = re.compile(r"\\x|0x", re.IGNORECASE)
+# hex of printable ASCII: every byte's first digit is 2 to 7, so a run starts at such a digit
+# (the regex engine skips to one) and a hash or UUID (random digits) is almost never one
+_HEX_RUN = re.compile(r"[2-7][0-9a-fA-F](?:[ :,]?[2-7][0-9a-fA-F]){11,}")
+_HEX_SEPARATORS = re.compile(r"[ :,]")
+
+# key words of the injection patterns, as an encoding writes them (5+ letters: short ones
+# occur by chance in ordinary words)
+_KEY_WORDS = (
+    "ignore",
+    "disregard",
+    "instruction",
+    "previous",
+    "judge",
+    "grader",
+    "evaluator",
+    "score",
+    "verdict",
+    "grounded",
+    "system",
+)
+_ROT13 = str.maketrans(
+    string.ascii_lowercase + string.ascii_uppercase,
+    string.ascii_lowercase[13:]
+    + string.ascii_lowercase[:13]
+    + string.ascii_uppercase[13:]
+    + string.ascii_uppercase[:13],
+)
+_ROT13_HINTS = tuple(codecs.encode(word, "rot13") for word in _KEY_WORDS)
+_REVERSED_HINTS = tuple(word[::-1] for word in _KEY_WORDS)
+
+# leetspeak: a letter next to a digit or symbol read as a letter ("!" only before a letter:
+# after one it ends a sentence)
+_LEET_HINT = re.compile(r"[0134579@$|!](?:(?<=[A-Za-z][0134579@$|])|(?=[A-Za-z]))")
+_LEET_AS_I = str.maketrans("0134579@$!|", "oieastgasil")
+_LEET_AS_L = str.maketrans("0134579@$!|", "oleastgasii")
+
+# spaced-out letters: single letters joined by one separator ("i g n o r e", "G.r.a.d.e.r")
+_SPACED_RUN = re.compile(r"\w(?<!\w\w)(?:[ .\-_*]\w(?!\w)){2,}")
+# three single letters in a row after a separator: the regex engine skips to separators
+_SPACED_HINT = re.compile(r"[ .\-_*]\w[ .\-_*]\w[ .\-_*]\w(?!\w)")
+SOLID_MIN_LETTERS = 12  # a closed-up run this long is also read as words written solid
+_SOLID = (
+    (
+        "override_instructions",
+        re.compile(
+            r"(?:ignore|disregard|forget|override|bypass)(?:all|any)?(?:of)?"
+            r"(?:the|your|my|these|those)?(?:previous|prior|above|earlier|preceding|original"
+            r"|system)?(?:instructions?|prompts?|rules|directions|guidelines|directives)"
+            r"|youarenow(?:an?|the)?[a-z]{0,20}(?:judge|evaluator|grader)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "score_request",
+        re.compile(
+            r"(?:rate|score|grade|mark)(?:this|it)(?:answer|response|output)?(?:as|an?)?"
+            r"(?:[0-9]+|perfect|grounded|faithful|pass)"
+            r"|(?:respond|reply|answer|output)(?:only)?with(?:a|the)?(?:score|rating|grade)"
+            r"(?:of)?[0-9]",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+
+def _readable(raw: bytes) -> str | None:
+    """``raw`` as text when it is UTF-8 and nearly all printable (not the noise of a hash)."""
+    try:
+        plain = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch.isspace() for ch in plain)
+    return plain if plain and printable >= PRINTABLE_SHARE * len(plain) else None
+
+
+def _base64(text: str) -> list[str]:
+    if _BASE64_HINT.search(text) is None:
+        return []
+    found: list[str] = []
+    for match in islice(_BASE64_RUN.finditer(text), MAX_DECODED_RUNS):
+        run = match.group()[:MAX_DECODED_CHARS]
+        try:
+            raw = base64.b64decode(run[: len(run) - len(run) % 4], validate=True)
+        except binascii.Error:
+            continue
+        plain = _readable(raw)
+        if plain:
+            found.append(plain)
+    return found
+
+
+def _hex(text: str) -> list[str]:
+    if "\\x" in text or "0x" in text or "0X" in text:
+        text = _HEX_PREFIX.sub("", text)
+    found: list[str] = []
+    for match in islice(_HEX_RUN.finditer(text), MAX_DECODED_RUNS):
+        digits = _HEX_SEPARATORS.sub("", match.group())[:MAX_DECODED_CHARS]
+        plain = _readable(bytes.fromhex(digits[: len(digits) - len(digits) % 2]))
+        if plain:
+            found.append(plain)
+    return found
+
+
+def _spaced(text: str) -> tuple[str, list[str]]:
+    """``text`` with its runs of spaced-out letters closed up ("" when it has none), and the
+    closed-up runs long enough to be words written solid."""
+    runs: list[str] = []
+
+    def close_up(match: re.Match[str]) -> str:
+        letters = match.group()[::2]
+        if len(runs) < MAX_DECODED_RUNS and len(letters) >= SOLID_MIN_LETTERS:
+            runs.append(letters[:MAX_DECODED_CHARS])
+        return letters
+
+    if _SPACED_HINT.search(text) is None:
+        return "", []
+    closed, count = _SPACED_RUN.subn(close_up, text)
+    return (closed if count else ""), runs
+
+
+def solid_phrases(runs: list[str]) -> list[tuple[str, str]]:
+    """``(kind, excerpt)`` of each main injection phrase written solid in closed-up ``runs``."""
+    found: list[tuple[str, str]] = []
+    for run in runs:
+        for kind, pattern in _SOLID:
+            match = pattern.search(run)
+            if match is not None:
+                found.append((kind, match.group()))
+    return found
+
+
+def hidden(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The readable texts hidden in ``text`` as ``(encoding, text)`` pairs, and the closed-up
+    runs of spaced-out letters (for :func:`solid_phrases`)."""
+    found: list[tuple[str, str]] = [("base64", plain) for plain in _base64(text)]
+    found += [("hex", plain) for plain in _hex(text)]
+    lowered = text.lower()
+    if any(hint in lowered for hint in _ROT13_HINTS):
+        found.append(("rot13", text.translate(_ROT13)))
+    if any(hint in lowered for hint in _REVERSED_HINTS):
+        found.append(("reversed", text[::-1]))
+    if _LEET_HINT.search(text) is not None:
+        found.append(("leetspeak", f"{text.translate(_LEET_AS_I)}\n{text.translate(_LEET_AS_L)}"))
+    closed, runs = _spaced(text)
+    if closed:
+        found.append(("spaced", closed))
+    return found, runs

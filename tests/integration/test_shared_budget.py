@@ -1,0 +1,147 @@
+"""``judge.budget.fleet: redis`` against a real redis-server: replicas (here, budgeted judges
+that share nothing but Redis) share one rate limit, one cost budget and one verdict cache; an
+outage of Redis degrades to the partition share and never stops judging."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+
+from consumers.metrics import Metrics
+from guard.assembly import make_shared
+from guard.budgets import BudgetSettings, SystemClock
+from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
+from guard.budgets.shared import decode_outcome, encode_outcome
+from guard.errors import JudgementSkipped, RateLimited
+from guard.providers.base import JudgeOutcome
+from guard.testing import FakeJudge
+from tests.redisserver import RedisServer
+from tests.unit.budget_helpers import GROUNDED, case, flat_price
+from tests.unit.test_health import samples
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def replica(url: str, prefix: str, judge: FakeJudge, **budget: Any) -> BudgetedJudge:
+    settings = BudgetSettings.model_validate(
+        {"fleet": "redis", "redis_url": url, "redis_prefix": prefix, "cache_size": 0} | budget
+    )
+    clock = SystemClock()
+    shared = make_shared(settings, clock)
+    return build_budgeted_judge(judge, settings, price=flat_price(0.01), clock=clock, shared=shared)
+
+
+def prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}"
+
+
+async def outcomes(judge: BudgetedJudge, names: range) -> list[JudgeOutcome | BaseException]:
+    return await asyncio.gather(*(judge.assess(case(n)) for n in names), return_exceptions=True)
+
+
+async def test_two_replicas_share_one_rate_limit_exactly(redis_server: RedisServer) -> None:
+    """rpm 6 for the fleet: 20 calls over two replicas make exactly 6 provider calls; the rest
+    are refused by the fleet's limit, not let through by a per-replica one."""
+    keys = prefix()
+    a_calls, b_calls = FakeJudge(), FakeJudge()
+    a = replica(redis_server.url, keys, a_calls, rpm=6, max_rate_wait_s=8)
+    b = replica(redis_server.url, keys, b_calls, rpm=6, max_rate_wait_s=8)
+    both = await asyncio.gather(outcomes(a, range(10)), outcomes(b, range(10, 20)))
+    results = both[0] + both[1]
+    assert a_calls.calls + b_calls.calls == 6
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert len(refused) == 14
+    assert all(isinstance(r, RateLimited) for r in refused)
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_two_replicas_share_one_cost_window(redis_server: RedisServer) -> None:
+    """$0.03 a minute for the fleet at $0.01 a call: three calls over both replicas, then every
+    call is skipped as budget_exhausted:minute."""
+    keys = prefix()
+    a_calls, b_calls = FakeJudge(), FakeJudge()
+    policy = {"cost_per_minute_usd": 0.03, "on_budget_exhausted": "skip"}
+    a = replica(redis_server.url, keys, a_calls, **policy)
+    b = replica(redis_server.url, keys, b_calls, **policy)
+    results = []
+    for n in range(5):
+        results += await outcomes(a, range(n, n + 1)) + await outcomes(b, range(n + 5, n + 6))
+    assert a_calls.calls + b_calls.calls == 3
+    skipped = [r for r in results if isinstance(r, JudgementSkipped)]
+    assert len(skipped) == 7
+    assert {str(r) for r in skipped} == {"budget_exhausted:minute"}
+    assert b.stats().cost.exhausted + a.stats().cost.exhausted == 7
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_a_verdict_judged_by_one_replica_is_a_cache_hit_on_another(
+    redis_server: RedisServer,
+) -> None:
+    keys = prefix()
+    a_calls, b_calls = FakeJudge(), FakeJudge()
+    a = replica(redis_server.url, keys, a_calls, cache_size=100)
+    b = replica(redis_server.url, keys, b_calls, cache_size=100)
+    first = await a.assess(case(1))
+    again = await b.assess(case(1))
+    assert (a_calls.calls, b_calls.calls) == (1, 0)
+    assert again.cached
+    assert not first.cached
+    assert again.assessment == first.assessment
+    stats = b.stats()
+    assert stats.cache is not None
+    assert stats.cache.hits == 1
+    assert stats.shared is not None
+    assert stats.shared.cache_hits == 1
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_a_redis_outage_degrades_to_the_partition_share_and_recovers(
+    own_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis stops: judging goes on under the partition share (one log line, one outage
+    counted); Redis returns: the fleet's limits apply again."""
+    caplog.set_level("INFO", logger="guard.budgets")
+    judge = FakeJudge()
+    budgeted = replica(own_redis.url, prefix(), judge, rpm=600, redis_retry_s=0.2)
+    budgeted.rescale(0.25)
+    await budgeted.assess(case(1))
+    assert (budgeted.fleet_share, budgeted.stats().rate.rpm) == (1.0, 600)
+    own_redis.stop()
+    for n in range(2, 5):
+        await budgeted.assess(case(n))
+    down = budgeted.stats()
+    assert judge.calls == 4
+    assert down.shared is not None
+    assert (down.shared.up, down.shared.outages) == (False, 1)
+    assert (down.fleet_share, down.rate.rpm) == (0.25, 150)
+    scraped = samples(Metrics(judge_stats=budgeted.stats).render().decode())
+    assert scraped[("groundguard_budget_shared_up", ())] == 0
+    assert scraped[("groundguard_budget_shared_outages_total", ())] == 1
+    assert scraped[("groundguard_budget_fleet_share", ())] == 0.25
+    own_redis.start()
+    await asyncio.sleep(0.3)
+    await budgeted.assess(case(5))
+    up = budgeted.stats()
+    assert up.shared is not None
+    assert up.shared.up
+    assert up.fleet_share == 1.0
+    events = [r.getMessage().split(":")[0].split(" ")[0] for r in caplog.records]
+    assert events.count("budget.shared_unavailable") == 1
+    assert events.count("budget.shared_recovered") == 1
+    await budgeted.aclose()
+
+
+def test_cached_verdicts_round_trip_and_anything_else_is_a_miss() -> None:
+    outcome = JudgeOutcome(assessment=GROUNDED, provider="openai", model="gpt-4o-mini")
+    again = decode_outcome(encode_outcome(outcome).decode())
+    assert again is not None
+    assert again.assessment == GROUNDED
+    assert again.model == "gpt-4o-mini"
+    for junk in ("", "{}", '{"kind": "scale5", "assessment": {"score": 9}}', "[1]"):
+        assert decode_outcome(junk) is None

@@ -1,0 +1,83 @@
+"""Replies never stop the service or hold a partition, proved with the in-memory Kafka of
+``tests/unit/fakekafka.py``: a reply the broker keeps refusing is dropped after
+``reply.timeout_s`` (at-least-once) or aborts one transaction only (exactly-once); a reply to a
+missing topic is dropped at once; the verdicts and the commits go on either way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aiokafka.errors import KafkaError, NotLeaderForPartitionError
+
+from consumers.metrics import Metrics
+from consumers.reply.headers import request_headers
+from tests.unit.fakekafka import FakeCluster, until
+from tests.unit.test_delivery import EXACTLY_ONCE, A, ids, request, running
+
+pytestmark = pytest.mark.timeout(60)
+REPLY = {"reply": {"allowed_prefixes": ["guard.reply."], "timeout_s": 0.3}}
+
+
+def refuse_replies(out: Any) -> KafkaError | None:
+    return NotLeaderForPartitionError() if out.topic.startswith("guard.reply.") else None
+
+
+def produce_asking(cluster: FakeCluster, n: int, topic: str = "guard.reply.me") -> None:
+    for i in range(n):
+        cluster.produce(A, request(i), headers=request_headers(topic, b"c%d" % i))
+
+
+async def test_a_reply_that_is_never_acknowledged_is_dropped_and_the_message_finishes() -> None:
+    cluster = FakeCluster()
+    async with running(cluster, [A], **REPLY) as h:
+        assert len(h.broker.producers) == 2  # at-least-once, replies have a producer of their own
+        h.broker.producers[0].refuse = refuse_replies  # retriable, for ever
+        produce_asking(cluster, 2)
+        await h.committed(A, 2)
+        stats = h.service.stats
+    assert cluster.verdict_ids() == ids(0, 1)
+    assert stats.replies_dropped == {"refused": 2}
+    assert stats.replies == 0
+
+
+async def test_replies_are_published_beside_the_verdicts() -> None:
+    cluster = FakeCluster()
+    async with running(cluster, [A], **REPLY) as h:
+        produce_asking(cluster, 2)
+        await h.committed(A, 2)
+        stats = h.service.stats
+    assert sorted(o.json["request_id"] for o in cluster.outputs if o.topic == "guard.reply.me") == (
+        ids(0, 1)
+    )
+    assert stats.replies == 2
+
+
+async def test_a_reply_to_a_missing_topic_is_dropped_without_waiting() -> None:
+    cluster = FakeCluster()
+    async with running(cluster, [A], **REPLY) as h:
+        h.broker.producers[0].missing_topics.add("guard.reply.gone")
+        produce_asking(cluster, 3, topic="guard.reply.gone")
+        await h.committed(A, 3)
+        stats = h.service.stats
+    assert cluster.verdict_ids() == ids(0, 1, 2)
+    assert stats.replies_dropped == {"unknown_topic": 3}
+    assert not any(o.topic == "guard.reply.gone" for o in cluster.outputs)
+    exposed = Metrics(stats).render().decode()
+    assert 'groundguard_replies_dropped_total{reason="unknown_topic"} 3.0' in exposed
+    assert "groundguard_replies_published_total 0.0" in exposed
+
+
+async def test_exactly_once_a_refused_reply_aborts_one_transaction_and_is_dropped() -> None:
+    cluster = FakeCluster()
+    async with running(cluster, [A], **REPLY, **EXACTLY_ONCE) as h:
+        assert len(h.broker.producers) == 1  # replies must be in the transaction
+        h.producer.refuse = refuse_replies
+        produce_asking(cluster, 3)
+        await until(lambda: h.judged() == 3, "3 staged")
+        await h.committed(A, 3)
+        stats = h.service.stats
+    assert cluster.verdict_ids() == ids(0, 1, 2)  # each once, in a transaction without them
+    assert stats.replies_dropped == {"refused": 3}
+    assert stats.replies == 0
+    assert stats.publish_retries == 0  # not a failure of the service

@@ -1,0 +1,234 @@
+"""Request-reply in ``run`` without a broker: reading the reply headers (whatever their bytes),
+building the reply record, throttling the logs, and the settings' checks."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from consumers.reply.headers import (
+    CORRELATION_ID_HEADER,
+    IGNORED_REASONS,
+    REPLY_TOPIC_HEADER,
+    Ignored,
+    ReplyTo,
+    reply_target,
+    request_headers,
+)
+from consumers.runtime.message import Finished, Pipeline
+from consumers.runtime.replies import MissingReplyTopicNoise, Replies, Throttle
+from consumers.runtime.stats import ServiceStats
+from consumers.settings import ReplySettings, ServiceSettings, TopicSettings
+from guard.engine import Guard
+from guard.settings import JudgeSettings
+from guard.testing import FakeJudge
+
+ALLOWED = ("guard.reply.",)
+GUARD = Guard(FakeJudge(), JudgeSettings())
+
+
+def target(headers: list[tuple[str, bytes | None]], **kw: Any) -> ReplyTo | Ignored | None:
+    return reply_target(headers, allowed_prefixes=kw.pop("allowed", ALLOWED), **kw)
+
+
+def asks(topic: bytes, correlation: bytes | None = b"c-1") -> list[tuple[str, bytes | None]]:
+    headers: list[tuple[str, bytes | None]] = [(REPLY_TOPIC_HEADER, topic)]
+    return headers + ([(CORRELATION_ID_HEADER, correlation)] if correlation is not None else [])
+
+
+class TestReplyTarget:
+    def test_both_headers_under_an_allowed_prefix_give_the_reply(self) -> None:
+        corr = uuid.uuid4().bytes  # Spring's ReplyingKafkaTemplate sends 16 raw bytes
+        assert target(asks(b"guard.reply.a1", corr)) == ReplyTo("guard.reply.a1", corr)
+
+    def test_the_client_headers_round_trip(self) -> None:
+        assert target(request_headers("guard.reply.x", b"id")) == ReplyTo("guard.reply.x", b"id")
+
+    def test_no_reply_topic_header_asks_for_nothing(self) -> None:
+        assert target([(CORRELATION_ID_HEADER, b"c"), ("traceparent", b"x")]) is None
+
+    @pytest.mark.parametrize(
+        ("headers", "reason"),
+        [
+            (asks(b"other.topic"), "not_allowed"),
+            (asks(b"guard.reply.a", None), "no_correlation_id"),
+            (asks(b"guard.reply.a", b""), "invalid_correlation_id"),
+            (asks(b"guard.reply.a", b"x" * 257), "invalid_correlation_id"),
+            (asks(b"guard.reply.a b"), "invalid_topic"),
+            (asks(b"guard.reply.\xff"), "invalid_topic"),
+            (asks(b"guard.reply." + b"a" * 240), "invalid_topic"),
+            (asks(b""), "invalid_topic"),
+            (asks(b"guard.reply.a") + asks(b"guard.reply.b"), "duplicate_header"),
+            ([(REPLY_TOPIC_HEADER, None)], "invalid_topic"),
+        ],
+    )
+    def test_unusable_headers_are_ignored_with_a_reason(
+        self, headers: list[tuple[str, bytes | None]], reason: str
+    ) -> None:
+        found = target(headers)
+        assert isinstance(found, Ignored)
+        assert found.reason == reason
+
+    def test_the_service_own_topics_are_reserved(self) -> None:
+        found = target(asks(b"guard.reply.v"), reserved={"guard.reply.v"})
+        assert found == Ignored("reserved_topic", "guard.reply.v")
+
+    def test_request_reply_off_ignores_every_reply(self) -> None:
+        assert target(asks(b"guard.reply.a"), allowed=()) == Ignored("not_allowed", "guard.reply.a")
+
+    @given(
+        st.lists(
+            st.tuples(
+                st.sampled_from([REPLY_TOPIC_HEADER, CORRELATION_ID_HEADER, "kafka_replyTopic\x00"])
+                | st.text(max_size=20),
+                st.none() | st.binary(max_size=300),
+            ),
+            max_size=6,
+        )
+    )
+    def test_hostile_header_bytes_never_raise_and_never_escape_the_prefix(
+        self, headers: list[tuple[str, bytes | None]]
+    ) -> None:
+        found = target(headers)
+        if isinstance(found, ReplyTo):
+            assert found.topic.startswith("guard.reply.")
+            assert found.topic.isascii()
+            assert found.topic.isprintable()
+            assert 0 < len(found.correlation_id) <= 256
+        elif isinstance(found, Ignored):
+            assert found.reason in IGNORED_REASONS
+            assert len(found.topic) <= 64 * 4  # shown cut short, escaped
+
+    @given(st.binary(min_size=1, max_size=256))
+    def test_any_correlation_id_travels_unchanged(self, correlation: bytes) -> None:
+        assert target(asks(b"guard.reply.t", correlation)) == ReplyTo("guard.reply.t", correlation)
+
+
+@dataclass
+class Record:
+    value: bytes
+    headers: list[tuple[str, bytes]] = field(default_factory=list)
+    key: bytes | None = b"user-1"
+    topic: str = "in"
+    partition: int = 0
+    offset: int = 7
+    timestamp: int = 0
+
+
+def settings(**reply: Any) -> ServiceSettings:
+    return ServiceSettings(
+        topics=TopicSettings(requests="in", verdicts="v", quarantine="q", dlq="d"),
+        reply=ReplySettings(**({"allowed_prefixes": ALLOWED} | reply)),
+    )
+
+
+async def outputs_for(record: Record, s: ServiceSettings, stats: ServiceStats) -> Finished:
+    replies = Replies(s, stats)
+    pipeline = Pipeline(s, GUARD.parse, replies=replies)
+
+    async def judge(decoded: Any) -> Any:
+        return await GUARD.judge(decoded.request)
+
+    finished = await pipeline.process(record, judge)
+    await replies.close()
+    assert isinstance(finished, Finished)
+    return finished
+
+
+class TestReplyRecord:
+    async def test_the_reply_is_the_verdict_record_keyed_like_it_without_credentials(
+        self,
+    ) -> None:
+        headers = [
+            *request_headers("guard.reply.me", b"corr"),
+            ("traceparent", b"00-t-01"),
+            ("baggage", b"Bearer abc.def"),
+        ]
+        record = Record(b'{"id": "r", "output": "x", "context": "x"}', headers)
+        finished = await outputs_for(record, settings(), ServiceStats())
+        verdict = next(o for o in finished.outputs if o.kind == "verdict")
+        reply = next(o for o in finished.outputs if o.kind == "reply")
+        assert (reply.topic, reply.key, reply.value) == ("guard.reply.me", b"user-1", verdict.value)
+        names = dict(reply.headers)
+        assert names[CORRELATION_ID_HEADER] == b"corr"
+        assert names["traceparent"] == b"00-t-01"
+        assert "baggage" not in names
+        assert ("baggage", b"Bearer abc.def") in verdict.headers
+
+    async def test_a_reply_is_fitted_like_the_verdict_and_keeps_its_correlation_id(
+        self,
+    ) -> None:
+        headers = [
+            *request_headers("guard.reply.me", b"corr"),
+            *[("traceparent", b"t" * 8000) for _ in range(6)],
+        ]
+        record = Record(b'{"output": "x", "context": "x"}', headers, key=b"k" * 5000)
+        finished = await outputs_for(record, settings(), ServiceStats())
+        reply = next(o for o in finished.outputs if o.kind == "reply")
+        assert dict(reply.headers)[CORRELATION_ID_HEADER] == b"corr"
+        assert reply.key is not None
+        assert reply.key.startswith(b"sha256:")
+        assert "groundguard-headers-dropped" in dict(reply.headers)
+
+    async def test_an_ignored_reply_is_counted_and_the_verdict_still_routed(self) -> None:
+        stats = ServiceStats()
+        record = Record(b'{"output": "x", "context": "x"}', request_headers("elsewhere", b"c"))
+        finished = await outputs_for(record, settings(), stats)
+        assert [o.kind for o in finished.outputs] == ["verdict"]
+        assert stats.replies_ignored == {"not_allowed": 1}
+
+
+class TestThrottle:
+    def test_once_per_key_per_interval(self) -> None:
+        now = [0.0]
+        throttle = Throttle(60.0, clock=lambda: now[0])
+        assert throttle.allow("a")
+        assert throttle.allow("b")
+        assert not throttle.allow("a")
+        now[0] = 61.0
+        assert throttle.allow("a")
+
+    def test_a_flood_of_distinct_keys_is_bounded(self) -> None:
+        throttle = Throttle(60.0, clock=lambda: 0.0)
+        allowed = sum(throttle.allow(f"topic-{i}") for i in range(10_000))
+        assert allowed == 20
+        assert throttle.suppressed == 10_000 - 20
+        assert len(throttle._last) <= 1024
+
+
+class TestReplySettings:
+    def test_off_by_default(self) -> None:
+        assert not ServiceSettings().reply.enabled
+
+    @pytest.mark.parametrize("prefix", ["", "  ", "guard.", "in"])
+    def test_a_prefix_that_is_empty_or_matches_an_own_topic_is_refused(self, prefix: str) -> None:
+        with pytest.raises(ValidationError, match=r"reply\.allowed_prefixes"):
+            ServiceSettings(
+                topics=TopicSettings(requests="in"), reply=ReplySettings(allowed_prefixes=(prefix,))
+            )
+
+
+class TestAiokafkaNoise:
+    def test_missing_reply_topic_errors_of_aiokafka_are_dropped_others_kept(self) -> None:
+        noise = MissingReplyTopicNoise(("guard.reply.",))
+
+        def record(topic: str, msg: str = MissingReplyTopicNoise.MESSAGE) -> logging.LogRecord:
+            return logging.LogRecord("aiokafka.cluster", logging.ERROR, "", 0, msg, (topic,), None)
+
+        assert not noise.filter(record("guard.reply.gone"))
+        assert noise.filter(record("guard.verdicts"))
+        assert noise.filter(record("guard.reply.x", "Topic %s is not available"))
+
+    async def test_the_filter_lives_as_long_as_the_service(self) -> None:
+        replies = Replies(settings(), ServiceStats())
+        cluster = logging.getLogger("aiokafka.cluster")
+        assert replies._noise in cluster.filters
+        await replies.close()
+        assert replies._noise not in cluster.filters
