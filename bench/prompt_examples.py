@@ -34,6 +34,7 @@ from guard.testing import FakeLLMServer
 from guard.testing.fake_server import SCRIPTS
 
 KEY = "sk-bench-not-a-key"
+CONCURRENCY = 32  # calls in flight: on a busy machine more would only time out
 
 
 async def judge_rows(
@@ -44,15 +45,22 @@ async def judge_rows(
             "provider": "openai",
             "base_url": srv.openai_base_url,
             "max_retries": 0,
+            "timeout_s": 120.0,
             "prompt_cache": {"examples": examples},
         }
     )
     guard = Guard(
         make_judge(settings, {"OPENAI_API_KEY": KEY}), settings, price=make_pricer(settings)
     )
+    slots = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(request: JudgeRequest) -> Verdict:
+        async with slots:
+            return await guard.judge(request)
+
     try:
         requests = [JudgeRequest.model_validate({**r, "id": str(n)}) for n, r in enumerate(rows)]
-        return list(await asyncio.gather(*(guard.judge(r) for r in requests)))
+        return list(await asyncio.gather(*(one(r) for r in requests)))
     finally:
         await guard.aclose()
 
@@ -70,11 +78,12 @@ async def compare(path: Path, limit: int | None) -> None:
     with FakeLLMServer(verdict=SCRIPTS["numbers"]) as srv:
         off = await judge_rows(srv, rows, "off")
         on = await judge_rows(srv, rows, "on")
+    errors = sum(v.label is Label.ERROR for v in off + on)
     differ = sum(a.label is not b.label for a, b in zip(off, on, strict=True))
     added = sum(b.usage.input_tokens - a.usage.input_tokens for a, b in zip(off, on, strict=True))
     print(
         f"{path.name}: {len(rows)} rows; balanced accuracy examples off {accuracy(rows, off):.3f}, "
-        f"on {accuracy(rows, on):.3f}; verdicts that differ: {differ}; "
+        f"on {accuracy(rows, on):.3f}; verdicts that differ: {differ} ({errors} errors); "
         f"input tokens added a call: {added / len(rows):.0f}"
     )
 
