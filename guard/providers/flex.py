@@ -32,6 +32,16 @@ _log = logging.getLogger("guard.flex")
 FLEX_MIN_TIMEOUT_S = 120.0  # below this, a start-up warning: flex calls are slow
 
 
+def check_flex_has_a_judge(delivery: str, llm_model: str | None) -> None:
+    """:class:`ConfigError` when ``delivery`` is flex but no LLM is called (offline, fake)."""
+    if delivery == "flex" and llm_model is None:
+        raise ConfigError(
+            "judge.delivery",
+            "flex needs an LLM judge; this provider calls none",
+            "use provider openai (or cascade with an OpenAI LLM), or delivery=realtime",
+        )
+
+
 def check_flex(provider: str, model: str, price: ModelPrice | None) -> None:
     """:class:`ConfigError` unless ``model`` of ``provider`` offers the flex tier."""
     if provider != "openai":

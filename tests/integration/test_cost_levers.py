@@ -260,3 +260,11 @@ async def test_examples_do_not_change_what_the_judge_takes_for_the_case() -> Non
         output = fenced_text(prompt_text(body), "OUTPUT")
         assert output is not None
         assert output == fenced_text(body["messages"][1]["content"], "OUTPUT")
+
+
+@pytest.mark.parametrize("provider", ["offline", "fake"])
+def test_flex_without_an_llm_judge_fails_at_start(provider: str) -> None:
+    s = JudgeSettings.model_validate({"provider": provider, "delivery": "flex"})
+    with pytest.raises(ConfigError, match="flex needs an LLM judge") as err:
+        build_guard(s, {})
+    assert err.value.field == "judge.delivery"
