@@ -29,5 +29,5 @@ ENV PATH=/opt/groundguard/bin:$PATH \
     PYTHONUNBUFFERED=1
 WORKDIR /tmp
 USER 10001:10001
-EXPOSE 9464
+EXPOSE 9464 8080
 ENTRYPOINT ["groundguard", "run"]

@@ -176,13 +176,14 @@ class ServiceProcess:
     workdir: Path
     proc: subprocess.Popen[bytes] | None = None
     samples: list[ProcSample] = field(default_factory=list)
+    name: str = ""  # of the log and settings files; the group id when empty
 
     @property
     def log_path(self) -> Path:
-        return self.workdir / f"service-{self.config['group_id']}.log"
+        return self.workdir / f"service-{self.name or self.config['group_id']}.log"
 
     def start(self) -> None:
-        path = self.workdir / f"service-{self.config['group_id']}.json"
+        path = self.workdir / f"service-{self.name or self.config['group_id']}.json"
         path.write_text(json.dumps(self.config))
         env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
         cmd = [sys.executable, "-m", "consumers", "run", "--config", str(path)]

@@ -1,7 +1,8 @@
 """The health and metrics endpoint: ``/metrics``, ``/healthz`` (liveness), ``/readyz`` (readiness).
 
-A tiny HTTP/1.1 server on asyncio streams, running in the service's own event loop, so an answer
-at all proves the loop is responsive. Health means progress, not "process alive":
+A Starlette app on uvicorn (:class:`consumers.asgi.AsgiServer`), running in the service's own
+event loop, so an answer at all proves the loop is responsive. Health means progress, not
+"process alive":
 
 * ``/readyz`` is 200 only while the consumer has partitions assigned and either has nothing to do
   (no lag, nothing held) or finished a message within ``stall_after_s``. It is 503 while starting
@@ -16,25 +17,28 @@ Both answer with a small JSON body saying why.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
+from consumers.asgi import AsgiServer
 from consumers.metrics import CONTENT_TYPE, NS, Metrics
 from consumers.runtime.stats import ServiceStats
 
 LIVENESS_STALL_FACTOR = 5.0
-REQUEST_READ_TIMEOUT_S = 5.0
-MAX_REQUEST_HEADER_LINES = 100
-MAX_LINE_BYTES = 8192
+SHUTDOWN_GRACE_S = 1.0  # a scrape in progress at shutdown gets this long
 
 log = logging.getLogger("consumers.health")
 
@@ -120,11 +124,63 @@ class _HealthCollector(Collector):
         )
 
 
+def health_routes(
+    *,
+    ready: Callable[[], Health],
+    live: Callable[[], Health],
+    metrics: Callable[[], bytes] | None,
+) -> list[Route]:
+    """``/metrics`` (when given), ``/healthz`` (also ``/livez``) and ``/readyz`` as Starlette
+    routes (GET and HEAD), for any app that serves them: ``run``'s and ``serve``'s."""
+    routes = [
+        Route(path, _endpoint(path, partial(_probe_reply, probe)), methods=["GET", "HEAD"])
+        for path, probe in (("/healthz", live), ("/livez", live), ("/readyz", ready))
+    ]
+    if metrics is not None:
+        render = metrics
+        routes.append(
+            Route(
+                "/metrics",
+                _endpoint("/metrics", lambda: (200, CONTENT_TYPE, render())),
+                methods=["GET", "HEAD"],
+            )
+        )
+    return routes
+
+
+def _endpoint(
+    path: str, reply: Callable[[], tuple[int, str, bytes]]
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            status, content_type, body = reply()
+        except Exception:  # a failing probe must not take the endpoint down
+            log.exception("health.endpoint_failed path=%s", path)
+            status, content_type, body = 500, "text/plain", b"internal error\n"
+        return _response(status, content_type, body)
+
+    return endpoint
+
+
+def _response(status: int, content_type: str, body: bytes) -> Response:
+    return Response(body, status, headers=_NO_STORE, media_type=content_type)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, HTTPException) and exc.status_code == 405:
+        return _response(405, "text/plain", b"only GET\n")
+    return _response(404, "text/plain", b"not found: try /metrics, /healthz or /readyz\n")
+
+
+# Each answer closes its connection, as probes and scrapers open one per request anyway.
+_NO_STORE = {"Cache-Control": "no-store", "Connection": "close"}
+
+
 class HealthServer:
     """Serves ``/metrics``, ``/healthz`` and ``/readyz`` for ``stats`` on ``host:port``.
 
     ``port=0`` binds an ephemeral port (see :attr:`port` once started). Use ``async with``, or
-    :meth:`start` and :meth:`close`.
+    :meth:`start` and :meth:`close`. A Starlette app on :class:`consumers.asgi.AsgiServer`.
     """
 
     def __init__(
@@ -141,18 +197,16 @@ class HealthServer:
         self.stats = stats
         self.host = host
         self.stall_after_s = stall_after_s
-        self._port = port
         self._clock = clock
-        self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        routes = health_routes(ready=self.ready, live=self.live, metrics=metrics.render)
+        app = Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_found})
+        self._server = AsgiServer(app, host=host, port=port, grace_s=SHUTDOWN_GRACE_S)
         metrics.registry.register(_HealthCollector(self))
 
     @property
     def port(self) -> int:
         """The bound port (the ephemeral one when started with ``port=0``)."""
-        if self._server is not None and self._server.sockets:
-            return int(self._server.sockets[0].getsockname()[1])
-        return self._port
+        return self._server.port
 
     def ready(self) -> Health:
         return readiness(self.stats, stall_after_s=self.stall_after_s, now=self._clock())
@@ -161,22 +215,11 @@ class HealthServer:
         return liveness(self.stats, stall_after_s=self.stall_after_s, now=self._clock())
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(
-            self._serve, self.host, self._port, limit=MAX_LINE_BYTES
-        )
+        await self._server.start()
         log.info("health.listening host=%s port=%d", self.host, self.port)
 
     async def close(self) -> None:
-        if self._server is None:
-            return
-        self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        for task in list(self._connections):
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        await self._server.wait_closed()
-        self._server = None
+        await self._server.close()
 
     async def __aenter__(self) -> HealthServer:
         await self.start()
@@ -185,75 +228,11 @@ class HealthServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._connections.add(task)
-        try:
-            path = await asyncio.wait_for(_read_request(reader), REQUEST_READ_TIMEOUT_S)
-            try:
-                status, content_type, body = self._route(path)
-            except Exception:  # a failing probe must not take the endpoint down
-                log.exception("health.endpoint_failed path=%s", path)
-                status, content_type, body = 500, "text/plain", b"internal error\n"
-            await _respond(writer, status, content_type, body)
-        except (TimeoutError, ValueError, ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
-            if task is not None:
-                self._connections.discard(task)
 
-    def _route(self, path: str | None) -> tuple[int, str, bytes]:
-        if path == "/metrics":
-            return 200, CONTENT_TYPE, self.metrics.render()
-        if path in ("/healthz", "/livez"):
-            return _health_reply(self.live())
-        if path == "/readyz":
-            return _health_reply(self.ready())
-        if path is None:
-            return 405, "text/plain", b"only GET\n"
-        return 404, "text/plain", b"not found: try /metrics, /healthz or /readyz\n"
+def _probe_reply(probe: Callable[[], Health]) -> tuple[int, str, bytes]:
+    return _health_reply(probe())
 
 
 def _health_reply(health: Health) -> tuple[int, str, bytes]:
     body = json.dumps({"ok": health.ok, "reason": health.reason, **health.detail}).encode()
     return (200 if health.ok else 503), "application/json", body + b"\n"
-
-
-async def _read_request(reader: asyncio.StreamReader) -> str | None:
-    """The path of a GET (query string dropped); ``None`` for other methods. Headers skipped."""
-    request_line = (await reader.readline()).decode("latin-1").strip()
-    for _ in range(MAX_REQUEST_HEADER_LINES):
-        line = await reader.readline()
-        if line in (b"\r\n", b"\n", b""):
-            break
-    parts = request_line.split()
-    if len(parts) < 2:
-        raise ValueError("malformed request line")
-    if parts[0] not in ("GET", "HEAD"):
-        return None
-    return parts[1].split("?", 1)[0]
-
-
-_REASONS = {
-    200: "OK",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-}
-
-
-async def _respond(
-    writer: asyncio.StreamWriter, status: int, content_type: str, body: bytes
-) -> None:
-    head = (
-        f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\n"
-        f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        "Cache-Control: no-store\r\nConnection: close\r\n\r\n"
-    )
-    writer.write(head.encode("latin-1") + body)
-    await writer.drain()

@@ -2,9 +2,11 @@
 
 Every message groundguard reads or writes has a schema in ``schemas/<name>.v<version>.json``:
 ``request`` (what producers publish), ``verdict``, ``quarantine`` and ``dead-letter`` (what
-groundguard publishes). The files are generated, never edited by hand: ``groundguard schemas
---write`` regenerates them and ``groundguard schemas --check`` fails when they drift from the
-models. Output schemas list every field as required, because groundguard always writes them all.
+groundguard publishes); ``serve.openapi.json`` is the OpenAPI document of ``groundguard serve``
+(:mod:`consumers.serve.openapi`), built from the same models. The files are generated, never
+edited by hand: ``groundguard schemas --write`` regenerates them and ``groundguard schemas
+--check`` fails when they drift from the models. Output schemas list every field as required,
+because groundguard always writes them all.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ MESSAGES: tuple[MessageSchema, ...] = (
 )
 
 
-class _OutputSchema(GenerateJsonSchema):
+class OutputSchema(GenerateJsonSchema):
     """Serialization schemas: every field is written, so every field is required."""
 
     def field_is_required(self, field: Any, total: bool) -> bool:
@@ -95,7 +97,7 @@ class _OutputSchema(GenerateJsonSchema):
         return super().field_is_required(field, total)
 
 
-def _request_leniency(body: dict[str, Any]) -> None:
+def request_leniency(body: dict[str, Any]) -> None:
     """What :class:`JudgeRequest` accepts beyond its annotations (validators, aliases)."""
     props = body["properties"]
     props["id"]["anyOf"].insert(1, {"type": "integer"})
@@ -108,11 +110,11 @@ def _request_leniency(body: dict[str, Any]) -> None:
 
 def generate(message: MessageSchema) -> dict[str, Any]:
     """One message's JSON Schema, with ``$schema``, a versioned ``$id``, title and description."""
-    body = message.model.model_json_schema(mode=message.mode, schema_generator=_OutputSchema)
+    body = message.model.model_json_schema(mode=message.mode, schema_generator=OutputSchema)
     body.pop("title", None)
     body.pop("description", None)
     if message.model is JudgeRequest:
-        _request_leniency(body)
+        request_leniency(body)
     return {
         "$schema": DRAFT,
         "$id": message.schema_id,
@@ -129,8 +131,13 @@ def render(schema: dict[str, Any]) -> str:
 
 
 def expected_files() -> dict[str, str]:
-    """File name -> the text it should hold, for every published message."""
-    return {m.filename: render(generate(m)) for m in MESSAGES}
+    """File name -> the text it should hold, for every published message and the OpenAPI
+    document of ``serve``."""
+    from consumers.serve import openapi  # it builds on OutputSchema from this module
+
+    files = {m.filename: render(generate(m)) for m in MESSAGES}
+    files[openapi.FILENAME] = render(openapi.document())
+    return files
 
 
 def write(directory: Path = SCHEMA_DIR) -> list[Path]:

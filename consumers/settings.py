@@ -234,6 +234,62 @@ class LogSettings(_Section):
     )
 
 
+class DeadlinePolicy(StrEnum):
+    ERROR = "error"
+    OFFLINE = "offline"
+
+
+class ServeSettings(_Section):
+    """``groundguard serve``: the HTTP check API (see :mod:`consumers.serve`)."""
+
+    host: str = defaults.DEFAULT_SERVE_HOST
+    port: int = Field(
+        default=defaults.DEFAULT_SERVE_PORT,
+        ge=0,
+        le=65535,
+        description="/v1/check, /v1/check/batch, /openapi.json, /metrics, /healthz, /readyz.",
+    )
+    max_in_flight: int = Field(
+        default=defaults.DEFAULT_SERVE_MAX_IN_FLIGHT,
+        ge=1,
+        le=100_000,
+        description="Requests judged at once (a batch counts each item); past it a request is "
+        "refused at once with 429 and Retry-After, never queued.",
+    )
+    deadline_ms: int = Field(
+        default=defaults.DEFAULT_SERVE_DEADLINE_MS,
+        ge=1,
+        le=defaults.MAX_SERVE_DEADLINE_MS,
+        description="A request's deadline when it sends no x-groundguard-deadline-ms header.",
+    )
+    on_deadline: DeadlinePolicy = Field(
+        default=DeadlinePolicy(defaults.DEFAULT_SERVE_ON_DEADLINE),
+        description="When the judge has not answered by the deadline: error (an error verdict, "
+        "kind deadline_exceeded: fail closed) or offline (the offline judge's verdict, "
+        "judge.fallback_reason deadline_exceeded).",
+    )
+    api_keys_file: Path | None = Field(
+        default=None,
+        description="A file of bearer API keys, one per line (# comments); every /v1 request "
+        "must send one. Unset: no authentication (a warning is logged at start).",
+    )
+    max_body_bytes: int = Field(
+        default=defaults.DEFAULT_SERVE_MAX_BODY_BYTES,
+        ge=1024,
+        description="Larger request bodies are refused with 413.",
+    )
+    max_batch_items: int = Field(
+        default=defaults.DEFAULT_SERVE_MAX_BATCH_ITEMS,
+        ge=1,
+        description="Requests in one /v1/check/batch call.",
+    )
+    retry_after_s: int = Field(
+        default=defaults.DEFAULT_SERVE_RETRY_AFTER_S,
+        ge=1,
+        description="Retry-After sent with a 429 (shed or budget refusal).",
+    )
+
+
 class ServiceSettings(BaseSettings):
     """Everything ``groundguard run`` needs. See the module docstring for how it is read."""
 
@@ -338,6 +394,7 @@ class ServiceSettings(BaseSettings):
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     log: LogSettings = Field(default_factory=LogSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    serve: ServeSettings = Field(default_factory=ServeSettings)
 
     @property
     def transactional_id(self) -> str | None:
@@ -411,6 +468,7 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 "use distinct topic names so verdicts are not judged again",
             )
         )
+    problems += _serve_problems(s)
     problems += _reply_problems(s)
     if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
         problems.append(
@@ -445,6 +503,29 @@ def _reply_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                     "use a prefix that only reply topics start with, e.g. 'guard.reply.'",
                 )
             )
+    return problems
+
+
+def _serve_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
+    """The serve: section's checks across its fields and the file system."""
+    problems: list[tuple[str, str, str]] = []
+    if s.serve.max_batch_items > s.serve.max_in_flight:
+        problems.append(
+            (
+                "serve.max_batch_items",
+                f"a batch of {s.serve.max_batch_items} could never be admitted under "
+                f"serve.max_in_flight {s.serve.max_in_flight}",
+                "lower serve.max_batch_items or raise serve.max_in_flight",
+            )
+        )
+    if s.serve.api_keys_file is not None and not Path(s.serve.api_keys_file).is_file():
+        problems.append(
+            (
+                "serve.api_keys_file",
+                f"file {s.serve.api_keys_file} does not exist",
+                "point it at a file of API keys, one per line (a mounted Secret)",
+            )
+        )
     return problems
 
 

@@ -1,9 +1,9 @@
 """Assemble the judge the settings ask for, in one place: provider judge, cascade, fallback,
 prices, retries, every budget layer, and the :class:`~guard.engine.Guard` around them.
 
-Every entry point (``groundguard run``, ``check``, ``replay``, ``demo``) builds its judge with
-:func:`build_guard`. Kept apart from :mod:`guard.budgets` (which :mod:`guard.settings` imports)
-because it needs the provider factory, which imports the settings.
+Every entry point (``groundguard run``, ``serve``, ``check``, ``replay``, ``demo``) builds its
+judge with :func:`build_guard`. Kept apart from :mod:`guard.budgets` (which
+:mod:`guard.settings` imports) because it needs the provider factory, which imports the settings.
 """
 
 from __future__ import annotations

@@ -75,6 +75,17 @@ DEFAULT_STARTUP_TIMEOUT_S = 60.0
 DEFAULT_TOPIC_PARTITIONS = 6
 DEFAULT_TOPIC_REPLICATION = 1
 
+# groundguard serve (consumers/serve): the HTTP check API
+DEFAULT_SERVE_HOST = "0.0.0.0"  # every interface: callers, probes and scrapes come from outside
+DEFAULT_SERVE_PORT = 8080
+DEFAULT_SERVE_MAX_IN_FLIGHT = 256  # requests (batch items count one each) judged at once
+DEFAULT_SERVE_DEADLINE_MS = 5_000  # a request without x-groundguard-deadline-ms gets this long
+MAX_SERVE_DEADLINE_MS = 120_000  # the longest deadline a caller may ask for
+DEFAULT_SERVE_ON_DEADLINE = "error"  # fail closed; "offline": the offline judge's verdict
+DEFAULT_SERVE_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_SERVE_MAX_BATCH_ITEMS = 100
+DEFAULT_SERVE_RETRY_AFTER_S = 1  # Retry-After on a shed (429) or a budget refusal
+
 # The budget layers (guard/budgets)
 DEFAULT_MAX_IN_FLIGHT = DEFAULT_CONCURRENCY  # no hidden throughput cliff behind the runtime
 DEFAULT_MAX_RATE_WAIT_S = 120.0

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-COMMANDS = ("check", "replay", "run", "demo", "schemas")
+COMMANDS = ("check", "replay", "run", "serve", "demo", "schemas")
 EXIT_USAGE = 2
 
 
@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="groundguard",
         description="Catch ungrounded (hallucinated) RAG and agent answers before they reach "
-        "people: judge one answer, replay files, or screen a Kafka stream.",
+        "people: judge one answer, replay files, screen a Kafka stream, or check answers over "
+        "HTTP before sending them.",
     )
     parser.add_argument(
         "--version",

@@ -4,22 +4,16 @@ SIGTERM/SIGINT handled, the judge closed at the end."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import structlog
 
 from consumers.runtime.service import GuardService
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
+from consumers.signals import stop_on_signals
 from guard.assembly import build_guard
 from guard.boundary import GuardCore
 from guard.models import Verdict
-
-log = structlog.get_logger("consumers.service")
 
 
 async def run_service(
@@ -44,7 +38,9 @@ async def run_service(
         guard = build_guard(settings.judge, environ if environ is not None else os.environ)
     event = stop or asyncio.Event()
     service = GuardService(settings, guard, stop=event, on_verdict=on_verdict, stats=stats)
-    remove_handlers = _install_signal_handlers(event) if stop is None else (lambda: None)
+    remove_handlers = (
+        stop_on_signals(event, log_event="service.signal") if stop is None else (lambda: None)
+    )
     try:
         if on_start is not None:
             on_start(service)
@@ -53,23 +49,3 @@ async def run_service(
         remove_handlers()
         if own_guard:
             await guard.aclose()
-
-
-def _install_signal_handlers(event: asyncio.Event) -> Any:
-    loop = asyncio.get_running_loop()
-    installed = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, _on_signal, event, sig)
-            installed.append(sig)
-
-    def remove() -> None:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-
-    return remove
-
-
-def _on_signal(event: asyncio.Event, sig: signal.Signals) -> None:
-    log.info("service.signal", signal=sig.name)
-    event.set()

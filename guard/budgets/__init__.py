@@ -2,6 +2,7 @@
 rate limits and a concurrency bound, each a judge that wraps a judge.
 
 Build them all with :func:`build_budgeted_judge`; read them with :meth:`BudgetedJudge.stats`.
+:class:`SharedBudget` (Redis) shares the limits and the cache across a fleet of replicas.
 
 The names below load on first use (PEP 562), so :mod:`guard.settings`, which imports
 :mod:`guard.budgets.settings`, loads no budget layer.
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         FleetMode,
         SampleKey,
     )
+    from guard.budgets.shared import SharedBudget
 
 _HOMES = {
     "BreakerSettings": "guard.budgets.settings",
@@ -46,6 +48,7 @@ _HOMES = {
     "RateLimiter": "guard.budgets.ratelimit",
     "RateSnapshot": "guard.budgets.ratelimit",
     "SampleKey": "guard.budgets.settings",
+    "SharedBudget": "guard.budgets.shared",
     "SystemClock": "guard.budgets.clock",
     "VerdictCache": "guard.budgets.cache",
     "VirtualClock": "guard.budgets.clock",
@@ -74,6 +77,7 @@ __all__ = [
     "RateLimiter",
     "RateSnapshot",
     "SampleKey",
+    "SharedBudget",
     "SystemClock",
     "VerdictCache",
     "VirtualClock",

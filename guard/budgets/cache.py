@@ -146,7 +146,7 @@ class CachedJudge(JudgeLayer):
         if self._shared is None:
             return await self.inner.assess(case)
         stored = await self._shared.cached(key)
-        if stored is not None:
+        if stored is not None:  # a hit after all: another replica judged it
             self.misses -= 1
             self.hits += 1
             return as_cached(stored)

@@ -273,12 +273,15 @@ def decode_outcome(text: str) -> JudgeOutcome | None:
         data = orjson.loads(text)
         model = _KINDS[data["kind"]]
         assessment: Assessment = model.model_validate(data["assessment"])
+        confidence = data.get("confidence")
+        if confidence is not None and not isinstance(confidence, int | float):
+            raise TypeError("confidence is not a number")
         return JudgeOutcome(
             assessment=assessment,
             provider=str(data["provider"]),
             model=str(data["model"]),
             tier="offline" if data.get("tier") == "offline" else "llm",
-            confidence=data.get("confidence"),
+            confidence=None if confidence is None else float(confidence),
             unsure=bool(data.get("unsure", False)),
         )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValidationError):

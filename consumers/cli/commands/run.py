@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     except (SettingsError, ConfigError) as exc:
         print(f"groundguard run: bad setting {exc}", file=sys.stderr)
         return EXIT_USAGE
-    _configure_logging(settings)
+    configure_logging(settings)
     try:
         asyncio.run(_serve(settings, guard, environ))
     except (ConsumerError, KafkaError, OSError) as exc:
@@ -126,7 +126,7 @@ async def _start_health(
     return server, metrics
 
 
-def _configure_logging(settings: ServiceSettings) -> None:
+def configure_logging(settings: ServiceSettings) -> None:
     from consumers.logging import configure_logging
 
     configure_logging(

@@ -15,7 +15,8 @@ def register(subparsers: Any) -> None:
         "schemas",
         help="write or check the JSON Schemas of every message (schemas/*.json)",
         description="Generate the JSON Schemas (draft 2020-12) of the request, verdict, "
-        "quarantine and dead-letter messages from the models.",
+        "quarantine and dead-letter messages, and the OpenAPI document of groundguard serve, "
+        "from the models.",
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--write", action="store_true", help="(re)write the schema files")
@@ -48,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"schemas up to date ({len(schemas.MESSAGES)} files in {args.dir})")
+    print(f"schemas up to date ({len(schemas.expected_files())} files in {args.dir})")
     return 0

@@ -1,0 +1,101 @@
+"""Running ``serve`` as a process: the HTTP server in this event loop until SIGTERM/SIGINT,
+then a graceful stop.
+
+On the signal: ``/readyz`` turns 503 (``stopping``), the listener closes (no new connections),
+requests in progress finish within ``drain_timeout_s`` (the setting ``run`` drains by), what is
+left then is cancelled and answered 503 ``shutting_down``, the judges are closed and the process
+exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import structlog
+
+from consumers.asgi import AsgiServer
+from consumers.health import Health
+from consumers.metrics import Metrics
+from consumers.serve.app import CheckApi, build_app
+from consumers.serve.auth import ApiKeys
+from consumers.serve.deadline import DeadlineJudge
+from consumers.settings import DeadlinePolicy, ServiceSettings
+from consumers.signals import stop_on_signals
+from guard.boundary import GuardCore
+
+log = structlog.get_logger("consumers.serve")
+
+
+def make_api(
+    settings: ServiceSettings, guard: GuardCore, offline: GuardCore | None
+) -> tuple[CheckApi, Callable[[], Health]]:
+    """The check API over ``guard`` (``offline`` for ``on_deadline: offline``) and its
+    readiness probe."""
+    serve = settings.serve
+    judge = DeadlineJudge(guard, settings.judge, serve.on_deadline, offline)
+    api = CheckApi(
+        settings=serve,
+        judge=judge,
+        parse=guard.parse,
+        keys=ApiKeys(serve.api_keys_file),
+        metrics=Metrics(judge_stats=guard.budget_stats),
+    )
+    return api, lambda: api.ready(guard.intake_stop_reason)
+
+
+async def serve_http(
+    settings: ServiceSettings,
+    guard: GuardCore,
+    offline: GuardCore | None = None,
+    *,
+    stop: asyncio.Event | None = None,
+    on_listening: Callable[[int], None] | None = None,
+) -> None:
+    """Serve until ``stop`` is set (or SIGTERM/SIGINT when none is given), then drain."""
+    api, ready = make_api(settings, guard, offline)
+    server = AsgiServer(
+        build_app(api, ready=ready, expose_metrics=settings.metrics.enabled),
+        host=settings.serve.host,
+        port=settings.serve.port,
+        grace_s=settings.drain_timeout_s,
+    )
+    event = stop or asyncio.Event()
+    remove = stop_on_signals(event, log_event="serve.signal") if stop is None else (lambda: None)
+    await server.start()  # OSError: port in use
+    try:
+        api.state.started = True
+        _log_start(settings, server.port, api)
+        if on_listening is not None:
+            on_listening(server.port)
+        await event.wait()
+        api.state.stopping = True
+        log.info(
+            "serve.draining",
+            in_flight=api.admission.in_flight,
+            drain_timeout_s=settings.drain_timeout_s,
+        )
+    finally:
+        remove()
+        await server.close()
+        log.info("serve.stopped", shed=api.admission.shed)
+
+
+def _log_start(settings: ServiceSettings, port: int, api: CheckApi) -> None:
+    serve = settings.serve
+    if not api.keys.required:
+        log.warning("serve.auth_disabled", fix="set serve.api_keys_file to require API keys")
+    log.info(
+        "serve.listening",
+        host=serve.host,
+        port=port,
+        judge=settings.judge.provider.value,
+        max_in_flight=serve.max_in_flight,
+        deadline_ms=serve.deadline_ms,
+        on_deadline=serve.on_deadline.value,
+        auth=api.keys.required,
+    )
+
+
+def needs_offline(settings: ServiceSettings) -> bool:
+    return settings.serve.on_deadline is DeadlinePolicy.OFFLINE
