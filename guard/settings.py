@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from guard import defaults
 from guard.budgets.settings import BudgetSettings
+from guard.cost_settings import FlexSettings, PromptCacheSettings
 from guard.models import ContextField, ScoringMode, TruncatedOutputPolicy
 
 
@@ -95,4 +96,14 @@ class JudgeSettings(BaseModel):
     budget: BudgetSettings = Field(
         default_factory=BudgetSettings,
         description="Concurrency, rate limits, cost budget, breaker, cache and sampling.",
+    )
+    # realtime: one call per message; flex: OpenAI's flex tier (slower, batch prices);
+    # batch: provider batch APIs (docs/delivery.md)
+    delivery: Literal["realtime", "flex", "batch"] = defaults.DEFAULT_DELIVERY
+    flex: FlexSettings = Field(
+        default_factory=FlexSettings, description="delivery=flex: what a capacity refusal does."
+    )
+    prompt_cache: PromptCacheSettings = Field(
+        default_factory=PromptCacheSettings,
+        description="The cacheable prompt prefix: worked examples, Anthropic breakpoint, key.",
     )

@@ -89,6 +89,8 @@ class BudgetStats:
                 "cache_shared": self.cache.shared,
                 "cache_size": self.cache.size,
             }
+        out |= {f"tokens.{kind}": n for kind, n in sorted(self.cost.tokens.items())}
+        out |= {f"calls.{tier}": n for tier, n in sorted(self.cost.tiers.items())}
         for w in self.cost.windows:
             out |= {
                 f"spent_usd.{w.window}": w.spent_usd,

@@ -14,7 +14,7 @@ from guard import defaults
 
 MAX_IN_FLIGHT_LIMIT = 10_000
 CHARS_PER_TOKEN = 4  # tiktoken cannot run offline; a chars/4 estimate, corrected by usage
-PROMPT_OVERHEAD_TOKENS = 400  # system prompt, schema and fences around the judged text
+PROMPT_OVERHEAD_TOKENS = 1_600  # schema + system prompt with examples (~1,360), user text + fences
 EXPECTED_OUTPUT_TOKENS = 250  # a typical structured verdict
 
 

@@ -68,6 +68,7 @@ from guard.testing.fake_api import (
     prompt_text,
     route,
 )
+from guard.testing.fake_cache import FakePromptCache
 
 _MAX_BODY = 16 * 1024 * 1024
 _RATE_LIMIT_REQUESTS = 10_000
@@ -119,6 +120,8 @@ class FakeLLMServer:
     ``faults``: faults served first, one per matching request, in order.
     ``fail_rate``/``fail_kind``: after the queue, each model call fails with this probability.
     ``cached_tokens``: reported as cached input tokens on every call.
+    ``prompt_cache``: a :class:`FakePromptCache` that reports cache reads and writes from the
+    prefixes it has seen instead (``cached_tokens`` is then ignored).
 
     Use it as a context manager (sync or async): it runs in a background thread with its own
     event loop. :meth:`serve_forever` runs it in the calling thread instead.
@@ -135,6 +138,7 @@ class FakeLLMServer:
         fail_rate: float = 0.0,
         fail_kind: FaultKind = "server_error",
         cached_tokens: int = 0,
+        prompt_cache: FakePromptCache | None = None,
         seed: int | None = 0,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -146,6 +150,7 @@ class FakeLLMServer:
         self.fail_rate = fail_rate
         self.fail_kind: FaultKind = fail_kind
         self.cached_tokens = cached_tokens
+        self.prompt_cache = prompt_cache
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._rules: deque[_Rule] = deque(_Rule(f, 1) for f in faults or [])
@@ -426,9 +431,13 @@ class FakeLLMServer:
             return self._with_rate_headers(reply, api, 0)
         text = prompt_text(body)
         verdict = self.verdict(body, text)
+        tokens, cached, written = estimate_tokens(text) + 12, self.cached_tokens, 0
+        if self.prompt_cache is not None:
+            tokens, cached, written = self.prompt_cache.usage(api, body, tokens)
         usage = {
-            "input": estimate_tokens(text) + 12,
-            "cached": self.cached_tokens,
+            "input": tokens,
+            "cached": cached,
+            "cache_write": written,
             "output": estimate_tokens(orjson.dumps(verdict).decode()),
         }
         payload = REPLY_BUILDERS[api](body, verdict, usage)
