@@ -10,7 +10,9 @@ with a table fitted without it (leave one category out of a set with categories;
 folds of a set without, a question's answers kept together; the other sets whole). It counts per
 decision basis ("fail:number_contradicted", "pass:verbatim", ...) how many answers of each set
 got it out of fold and how many of those were right, and writes that table; the judge turns each
-count into the Wilson lower bound of its accuracy (guard/offline/calibration.py).
+count into the Wilson lower bound of its accuracy (guard/offline/calibration.py). Then it prints,
+per set, the reliability table (stated confidence against observed accuracy per bucket) of the
+out-of-fold decisions and of the new table on the set's own rows.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from offline_quality import CALIBRATION_ONLY, REALISTIC, halueval_path
+from offline_quality import CALIBRATION_ONLY, REALISTIC, halueval_path, reliability_table
 
 from guard.offline import quality
+from guard.settings import JudgeSettings
 
 TABLE = Path(__file__).resolve().parents[1] / "guard" / "data" / "offline_calibration.json"
 
@@ -34,10 +37,16 @@ def main() -> int:
     parser.add_argument("paths", nargs="*", type=Path, help="labelled JSONL files")
     paths = parser.parse_args().paths or [halueval_path(), REALISTIC, CALIBRATION_ONLY]
     sets = {path.name: quality.check_rows(quality.load(path)) for path in paths}
-    _, table = quality.cross_validated(sets)
+    cross, table = quality.cross_validated(sets)
     TABLE.write_text(json.dumps(table.to_json(), indent=1) + "\n", encoding="utf-8")
     for basis, tally in sorted(table.tallies.items()):
         print(f"{basis:<40} {tally.correct:>4}/{tally.total:<4} -> {table.confidence(basis):.3f}")
+    threshold = JudgeSettings().cascade_confidence
+    for name, judged in cross.items():
+        rows = [c.judged(table) for c in sets[name]]
+        print(f"\nreliability on {name} with the new table (out of fold, then in sample):")
+        reliability_table(judged, threshold)
+        reliability_table(rows, threshold)
     return 0
 
 

@@ -1,43 +1,246 @@
-"""Cost per 1,000 verdicts with and without the verdict cache and sampling.
+"""USD per 1,000 verdicts for each way of delivering the same traffic to the judge.
 
-Not a test: it prints figures. A duplicate-heavy stream (by default half the messages repeat an
-earlier one, as with retried or re-published answers) goes through ``Guard`` and the budget
-stack, with an in-process fake judge that reports realistic usage (about 1,400 input and 250
-output tokens a call, a 4,000-character context) priced from ``guard/data/prices.json``. Each
-configuration is measured in the same run and compared with the no-cache, no-sampling baseline:
+Not a test: it prints figures. The traffic is a labelled dev set (default
+``bench/data/realistic-dev.jsonl``); every row is prepared as the engine prepares it and its
+judge prompt rendered as the OpenAI chat judge sends it (schema, system prompt with or without
+the worked examples, user message), and tokens are counted with the project's estimator
+(``guard.budgets.estimate``, four characters a token). Output tokens per call are
+``--output-tokens`` (default the budget's estimate, 250). Prices come from the price table
+(``guard/data/prices.json``), cache arithmetic from ``guard.providers.caching``. Rows that need no
+call (no evidence) are verdicts too, at no cost.
 
-    .venv/bin/python bench/cost.py                          # 10,000 messages, 50% repeats
-    .venv/bin/python bench/cost.py --n 20000 --repeat 0.8 --model gpt-4o --sample-rate 0.1
+Each figure is printed with the tokens behind it and its ratio to ``realtime`` (the shortest
+prompt, examples off, which is below the cache minimum and so always billed at list price):
+
+* ``realtime, cold``: the shipped prompt (with examples) when no call finds it cached;
+* ``realtime + cached prefix``: the same at steady traffic, ``--hit-rate`` of calls reading the
+  prefix from the cache (OpenAI: 1,024 + k*128 tokens at the cached price; Anthropic: the marked
+  prefix, a 1.25x write on a miss and a 0.1x read on a hit);
+* ``flex``: the cached prefix at the flex tier (``delivery_factor.flex``; marked n/a when the
+  model has no flex tier);
+* ``batch``: the short prompt through the batch API (``delivery_factor.batch``), no cache hits;
+* ``batch + cache + cascade``: the cached prefix through the batch API, only for the rows the
+  cascade's offline tier hands on to the LLM (its decisions on the same rows).
+
+``--verdict-cache`` also runs the older measurement of the verdict cache and sampling on a
+duplicate-heavy stream through ``Guard`` and the budget stack (a few minutes on two cores)::
+
+    .venv/bin/python bench/cost.py                                   # gpt-4o-mini, 95% hits
+    .venv/bin/python bench/cost.py --model gpt-4.1-mini --hit-rate 0.8
+    .venv/bin/python bench/cost.py --verdict-cache --n 10000 --repeat 0.5 --sample-rate 0.25
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from guard.budgets import BudgetSettings, build_budgeted_judge
+from guard.budgets.estimate import estimate_tokens
+from guard.budgets.settings import EXPECTED_OUTPUT_TOKENS
+from guard.case import PreparedCase
+from guard.decide.cascade import CascadeJudge
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Usage
-from guard.providers.pricing import PriceTable
+from guard.offline import OfflineJudge, quality
+from guard.prepare.injection import Fence
+from guard.providers.caching import (
+    break_even_hit_rate,
+    breakpoint_pays,
+    cached_prefix_tokens,
+    use_examples,
+)
+from guard.providers.openai import _response_format
+from guard.providers.pricing import ModelPrice, PriceTable
+from guard.providers.prompts import build_prompt
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 
-USAGE = Usage(input_tokens=1_400, output_tokens=250)
-CONTEXT = ("Our return policy allows returns within 30 days of delivery. " * 64)[:4_000]
+ROOT = Path(__file__).resolve().parents[1]
+TRAFFIC = ROOT / "bench" / "data" / "realistic-dev.jsonl"
+MESSAGE_OVERHEAD_TOKENS = 12  # role markers of the two chat messages (the fake counts the same)
+PER = 1_000_000
+
+
+# --------------------------------------------------------------------------- the traffic
 
 
 @dataclass(frozen=True)
-class Run:
+class Call:
+    """Token counts of one rendered judge call."""
+
+    prefix_short: int  # schema + system prompt, examples off
+    prefix_long: int  # schema + system prompt, examples on (the default)
+    user: int  # the user message and the chat overhead
+    to_llm: bool  # the cascade's offline tier hands this row on to the LLM
+
+
+def _tokens(case: PreparedCase, examples: bool) -> tuple[int, int]:
+    prompt = build_prompt(case, Fence.new(), examples=examples)
+    schema = estimate_tokens(json.dumps(_response_format(prompt.output_model)))
+    return schema + estimate_tokens(prompt.system), estimate_tokens(prompt.user)
+
+
+async def _cascade_sends(guard: Guard, request: JudgeRequest, llm: FakeJudge) -> bool:
+    before = llm.calls
+    await guard.judge(request)
+    return llm.calls > before
+
+
+async def render(rows: list[dict[str, object]]) -> list[Call]:
+    """One :class:`Call` per row that reaches a judge (rows without evidence need none)."""
+    settings = JudgeSettings()
+    offline = OfflineJudge(settings)
+    llm = FakeJudge()
+    cascade = Guard(CascadeJudge(offline, llm, settings.cascade_confidence), settings)
+    calls = []
+    for number, row in enumerate(rows):
+        request = JudgeRequest.model_validate({**row, "id": str(number)})
+        case = cascade.prepare(request)
+        if not isinstance(case, PreparedCase):
+            continue
+        short, user = _tokens(case, examples=False)
+        long, _ = _tokens(case, examples=True)
+        sent = await _cascade_sends(cascade, request, llm)
+        calls.append(Call(short, long, user + MESSAGE_OVERHEAD_TOKENS, sent))
+    return calls
+
+
+# --------------------------------------------------------------------------- the modes
+
+
+@dataclass(frozen=True)
+class Mode:
     name: str
-    judge_calls: int
-    verdicts: int
-    skipped: int
-    cached: int
-    spend_usd: float
-    seconds: float
+    examples: bool
+    hits: float  # share of calls that find the prefix cached
+    delivery: str  # realtime, flex or batch (the price table's delivery_factor)
+    cascade: bool = False
+
+
+@dataclass(frozen=True)
+class Bill:
+    """Tokens and USD for the traffic under one mode (totals, not per call)."""
+
+    calls: int
+    uncached: float  # input tokens at list price
+    cached: float  # input tokens read from the cache
+    written: float  # input tokens written to the cache (Anthropic)
+    output: int
+    usd: float
+
+
+def bill(calls: list[Call], mode: Mode, table: PriceTable, model: str, output: int) -> Bill:
+    price = table.require(model)
+    anthropic = model.startswith("claude")
+    factor = 1.0 if mode.delivery == "realtime" else table.delivery_factor(mode.delivery)
+    chosen = [c for c in calls if c.to_llm or not mode.cascade]
+    uncached = cached = written = 0.0
+    for call in chosen:
+        prefix = call.prefix_long if mode.examples else call.prefix_short
+        cacheable = _cacheable(prefix, price, anthropic)
+        read = mode.hits * cacheable
+        write = (1 - mode.hits) * cacheable if anthropic and mode.hits else 0.0
+        cached, written = cached + read, written + write
+        uncached += prefix + call.user - read - write
+    usd = (
+        uncached * price.input
+        + cached * price.cached_input
+        + written * price.cache_write
+        + len(chosen) * output * price.output
+    ) / PER
+    return Bill(len(chosen), uncached, cached, written, len(chosen) * output, usd * factor)
+
+
+def _cacheable(prefix: int, price: ModelPrice, anthropic: bool) -> int:
+    """Tokens of the prefix the provider caches: Anthropic the whole marked block, OpenAI
+    1,024 + k*128; none below the model's minimum."""
+    if anthropic:
+        return prefix if prefix >= price.cache_min_tokens else 0
+    return cached_prefix_tokens(prefix, price.cache_min_tokens)
+
+
+def modes(hits: float, shipped: bool) -> list[Mode]:
+    """``shipped``: whether the default prompt carries the examples for this model (auto)."""
+    return [
+        Mode("realtime (baseline)", examples=False, hits=0.0, delivery="realtime"),
+        Mode("realtime, cold", examples=shipped, hits=0.0, delivery="realtime"),
+        Mode("realtime + cached prefix", examples=shipped, hits=hits, delivery="realtime"),
+        Mode("flex + cached prefix", examples=shipped, hits=hits, delivery="flex"),
+        Mode("batch", examples=False, hits=0.0, delivery="batch"),
+        Mode("batch + cache + cascade", shipped, hits=hits, delivery="batch", cascade=True),
+    ]
+
+
+def rule(price: ModelPrice, model: str, short: int, long: int) -> str:
+    """When caching pays for ``model``, from the price table."""
+    if model.startswith("claude"):
+        if long < price.cache_min_tokens:
+            return (
+                f"the prefix ({long}) is below {model}'s cache minimum "
+                f"({price.cache_min_tokens}): no breakpoint, no examples (auto)"
+            )
+        n = next(n for n in range(2, 100) if breakpoint_pays(price, n))
+        return f"the cache breakpoint pays from {n} calls per 5 minutes (auto marks it then)"
+    even = break_even_hit_rate(price, short, long)
+    if even is None:
+        return "the examples never pay (the prefix stays below the cache minimum)"
+    return f"the examples pay above a cache hit rate of {even:.0%}"
+
+
+def report(calls: list[Call], verdicts: int, args: argparse.Namespace) -> None:
+    table = PriceTable.load()
+    price = table.require(args.model)
+    mean = lambda f: sum(f(c) for c in calls) / len(calls)  # noqa: E731
+    short, long = round(mean(lambda c: c.prefix_short)), round(mean(lambda c: c.prefix_long))
+    print(
+        f"traffic {args.traffic.name}: {verdicts} verdicts, {len(calls)} judge calls "
+        f"({sum(c.to_llm for c in calls)} of them handed on by the cascade's offline tier); "
+        f"model {args.model}"
+    )
+    print(
+        f"tokens a call: prefix {short} (examples off) / {long} (on), user "
+        f"{mean(lambda c: c.user):.0f}, output {args.output_tokens}; hit rate {args.hit_rate:.0%}"
+    )
+    print(rule(price, args.model, short, long))
+    per_k = 1_000 / verdicts
+    print(
+        f"\n{'mode':<26}{'calls':>7}{'input':>10}{'cached':>10}{'written':>9}{'output':>9}"
+        f"{'USD/1k':>9}{'vs realtime':>13}"
+    )
+    shipped = use_examples("auto", price, long)
+    bills = [
+        (m, bill(calls, m, table, args.model, args.output_tokens))
+        for m in modes(args.hit_rate, shipped)
+    ]
+    base = bills[0][1].usd
+    for mode, b in bills:
+        note = "  (no flex tier: n/a)" if mode.delivery == "flex" and not price.flex else ""
+        print(
+            f"{mode.name:<26}{b.calls * per_k:>7.0f}{b.uncached * per_k:>10.0f}"
+            f"{b.cached * per_k:>10.0f}{b.written * per_k:>9.0f}{b.output * per_k:>9.0f}"
+            f"{b.usd * per_k:>9.4f}{b.usd / base:>12.2f}x{note}"
+        )
+    cold = bills[1][1].usd
+    print(
+        f"\ncached prefix vs the same prompt cold: {bills[2][1].usd / cold:.2f}x; "
+        "tokens are per 1,000 verdicts (input = billed at list price)"
+    )
+
+
+# --------------------------------------------------------------------------- verdict cache
+
+
+USAGE = Usage(input_tokens=1_400, output_tokens=250)
+CONTEXT = ("Our return policy allows returns within 30 days of delivery. " * 64)[:4_000]
 
 
 def stream(n: int, repeat: float, seed: int) -> list[JudgeRequest]:
@@ -55,53 +258,9 @@ def stream(n: int, repeat: float, seed: int) -> list[JudgeRequest]:
     return requests
 
 
-async def measure(
-    name: str, requests: list[JudgeRequest], budget: BudgetSettings, model: str
-) -> Run:
-    table = PriceTable.load()
-    table.require(model)
-    settings = JudgeSettings(provider="fake", model=model, budget=budget)  # type: ignore[arg-type]
-    fake = FakeJudge(model=model, usage=USAGE)
-    judge = build_budgeted_judge(fake, budget, price=table.cost)
-    guard = Guard(judge, settings, price=table.cost)
-    started = time.perf_counter()
-    verdicts = [await guard.judge(r) for r in requests]
-    seconds = time.perf_counter() - started
-    await guard.aclose()
-    return Run(
-        name,
-        fake.calls,
-        len(verdicts),
-        sum(v.label is Label.SKIPPED for v in verdicts),
-        sum(v.judge.cached for v in verdicts),
-        sum(v.cost_usd for v in verdicts),
-        seconds,
-    )
-
-
-def report(runs: list[Run]) -> None:
-    base = runs[0]
-    print(
-        f"{'configuration':<26}{'calls':>8}{'cached':>8}{'skipped':>8}"
-        f"{'USD/1k verdicts':>17}{'vs baseline':>13}{'s':>7}"
-    )
-    for r in runs:
-        per_k = r.spend_usd / r.verdicts * 1_000
-        ratio = r.spend_usd / base.spend_usd if base.spend_usd else float("nan")
-        print(
-            f"{r.name:<26}{r.judge_calls:>8}{r.cached:>8}{r.skipped:>8}"
-            f"{per_k:>17.4f}{ratio:>12.2f}x{r.seconds:>7.2f}"
-        )
-
-
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--repeat", type=float, default=0.5, help="fraction of repeats")
-    parser.add_argument("--sample-rate", type=float, default=0.25)
-    parser.add_argument("--model", default="gpt-4o-mini")
-    parser.add_argument("--seed", type=int, default=7)
-    args = parser.parse_args()
+async def verdict_cache(args: argparse.Namespace) -> None:
+    """The verdict cache and sampling on a duplicate-heavy stream, through ``Guard`` and the
+    budget stack with an in-process fake judge reporting 1,400 in / 250 out tokens a call."""
     requests = stream(args.n, args.repeat, args.seed)
     rate = args.sample_rate
     configs = [
@@ -110,12 +269,49 @@ async def main() -> None:
         (f"sampling {rate:g}", BudgetSettings(cache_size=0, sample_rate=rate)),
         (f"cache + sampling {rate:g}", BudgetSettings(sample_rate=rate)),
     ]
+    print(f"\n{args.n} messages, {args.repeat:.0%} repeats, model {args.model}, 1400 in / 250 out")
     print(
-        f"{args.n} messages, {args.repeat:.0%} repeats, model {args.model}, "
-        f"{USAGE.input_tokens} in / {USAGE.output_tokens} out tokens a call"
+        f"{'configuration':<26}{'calls':>8}{'cached':>8}{'skipped':>8}{'USD/1k':>10}{'vs base':>9}"
     )
-    report([await measure(name, requests, budget, args.model) for name, budget in configs])
+    table = PriceTable.load()
+    base = None
+    for name, budget in configs:
+        settings = JudgeSettings(provider="fake", model=args.model, budget=budget)  # type: ignore[arg-type]
+        fake = FakeJudge(model=args.model, usage=USAGE)
+        guard = Guard(
+            build_budgeted_judge(fake, budget, price=table.cost), settings, price=table.cost
+        )
+        verdicts = [await guard.judge(r) for r in requests]
+        await guard.aclose()
+        spend = sum(v.cost_usd for v in verdicts)
+        base = base or spend
+        skipped = sum(v.label is Label.SKIPPED for v in verdicts)
+        cached = sum(v.judge.cached for v in verdicts)
+        print(
+            f"{name:<26}{fake.calls:>8}{cached:>8}{skipped:>8}"
+            f"{spend / len(verdicts) * 1000:>10.4f}{spend / base:>8.2f}x"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traffic", type=Path, default=TRAFFIC)
+    parser.add_argument("--model", default="gpt-4o-mini")
+    parser.add_argument("--hit-rate", type=float, default=0.95, help="steady-traffic cache hits")
+    parser.add_argument("--output-tokens", type=int, default=EXPECTED_OUTPUT_TOKENS)
+    parser.add_argument("--verdict-cache", action="store_true", help="also run the stream bench")
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--repeat", type=float, default=0.5, help="fraction of repeats")
+    parser.add_argument("--sample-rate", type=float, default=0.25)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    rows = quality.load(args.traffic)
+    report(asyncio.run(render(rows)), len(rows), args)
+    if args.verdict_cache:
+        asyncio.run(verdict_cache(args))
+    print(f"\n({time.perf_counter() - started:.1f} s)")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -76,7 +76,8 @@ class Metrics:
         )
         self._tokens = Counter(
             f"{NS}_judge_tokens",
-            "Judge tokens, by model and kind (input, output, cached).",
+            "Judge tokens, by model and kind (input, output, cached, cache_write; cached and "
+            "cache_write are parts of input, billed at their own prices).",
             ["model", "kind"],
             registry=self.registry,
         )
@@ -84,6 +85,12 @@ class Metrics:
             f"{NS}_judge_cost_usd",
             "Judge spend in USD, by model.",
             ["model"],
+            registry=self.registry,
+        )
+        self._tiers = Counter(
+            f"{NS}_judge_service_tier_calls",
+            "Judge calls by the provider tier that served them (default, flex, batch).",
+            ["model", "service_tier"],
             registry=self.registry,
         )
         self._cache_hits = Counter(
@@ -110,9 +117,12 @@ class Metrics:
             ("input", verdict.usage.input_tokens),
             ("output", verdict.usage.output_tokens),
             ("cached", verdict.usage.cached_tokens),
+            ("cache_write", verdict.usage.cache_write_tokens),
         ):
             if count:
                 self._tokens.labels(model, kind).inc(count)
+        if verdict.usage.service_tier is not None:
+            self._tiers.labels(model, verdict.usage.service_tier).inc()
         if verdict.cost_usd:
             self._cost.labels(model).inc(verdict.cost_usd)
         if verdict.judge.cached:

@@ -19,7 +19,14 @@ from guard.decide.cascade import make_cascade
 from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.providers.base import Judge
-from guard.providers.factory import LLM_PROVIDERS, make_batcher, make_llm_judge, make_pricer
+from guard.providers.factory import (
+    LLM_PROVIDERS,
+    llm_model,
+    make_batcher,
+    make_llm_judge,
+    make_pricer,
+)
+from guard.providers.flex import check_flex_has_a_judge
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
 
@@ -60,6 +67,7 @@ def make_budgeted_judge(
     """
     price = make_pricer(settings)
     check_fallback(settings)  # before any client is made, so a bad setting leaks none
+    check_flex_has_a_judge(settings.delivery, llm_model(settings))
     screen = None
     if settings.provider is Provider.CASCADE:  # the offline tier spends no budget
         judge = batcher or make_llm_judge(settings, environ, retry=NO_RETRY)

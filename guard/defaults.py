@@ -16,7 +16,9 @@ DEFAULT_THRESHOLD = 0.5
 DEFAULT_MAX_CONTEXT_CHARS = 4000
 DEFAULT_MAX_OUTPUT_CHARS = 4000
 DEFAULT_MAX_TOKENS = 4096  # room for per-claim JSON on a 4,000-character output
-PROMPT_VERSION = "groundedness-v1"
+PROMPT_VERSION = (
+    "groundedness-v2"  # v2: static system prompt, token in the user message, worked examples
+)
 SCHEMA_VERSION = "1"
 MAX_EVIDENCE_ITEMS = 1000  # documents or turns rendered per request; the rest count as cut
 DEFAULT_ON_TRUNCATED_OUTPUT: Final[Literal["judge_chunks"]] = "judge_chunks"  # or fail, pass
@@ -28,7 +30,6 @@ DEFAULT_CASCADE_CONFIDENCE = 0.8  # the offline verdict stands at this confidenc
 DEFAULT_OPENAI_API: Final[Literal["chat"]] = "chat"  # or responses
 DEFAULT_FAKE_LATENCY_S = 0.0
 DEFAULT_REPLAY_CONCURRENCY = 16  # requests judged at once by replay
-DEFAULT_DELIVERY: Final[Literal["realtime"]] = "realtime"  # or flex, batch
 DEFAULT_BATCH_COMPLETION_WINDOW: Final[Literal["24h"]] = "24h"  # the only one both providers offer
 DEFAULT_BATCH_MAX_ITEMS = 200  # items per provider batch (also bounded by concurrency)
 DEFAULT_BATCH_MAX_WAIT_S = 60.0  # an open batch is submitted once its first item waited this long
@@ -102,7 +103,21 @@ DEFAULT_OPEN_FOR_S = 30.0
 DEFAULT_HALF_OPEN_PROBES = 1
 DEFAULT_CACHE_SIZE = 10_000
 DEFAULT_CACHE_TTL_S = 3_600.0
+DEFAULT_CACHE_MAX_BYTES = 32 * 1024 * 1024  # verdicts with many long claims must not grow it
+CACHE_ENTRY_BYTES = 500  # Python objects of one cached outcome or claim, besides their text
 DEFAULT_REDIS_PREFIX = "groundguard"
 DEFAULT_REDIS_TIMEOUT_S = 0.5
 DEFAULT_REDIS_RETRY_S = 5.0
 DEFAULT_SAMPLE_RATE = 1.0
+
+# Cost levers (guard/providers/pricing.py, guard/providers/caching.py, guard/providers/flex.py)
+CACHE_MIN_TOKENS = 1024  # shortest cacheable prefix when a price file says none (OpenAI's)
+CACHE_STEP_TOKENS = 128  # OpenAI caches prefixes in steps of this many tokens past the minimum
+CACHE_TTL_S = 300.0  # a cached prefix unused this long is gone (OpenAI 5-10 min, Anthropic 5 min)
+DEFAULT_DELIVERY: Final[Literal["realtime"]] = "realtime"  # or flex, batch
+DEFAULT_FLEX_ON_CAPACITY: Final[Literal["realtime"]] = "realtime"  # or wait
+DEFAULT_FLEX_MAX_WAIT_S = 300.0  # on_capacity=wait: give up after this long without capacity
+DEFAULT_PROMPT_EXAMPLES: Final[Literal["auto"]] = "auto"  # or on, off
+DEFAULT_ANTHROPIC_BREAKPOINT: Final[Literal["auto"]] = "auto"  # or always, never
+FLEX_RETRY_BASE_S = 1.0  # first wait after a flex capacity refusal; doubles up to the cap
+FLEX_RETRY_MAX_S = 30.0

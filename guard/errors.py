@@ -11,6 +11,8 @@ Hierarchy::
     └── JudgeError                  the judge could not give a verdict
         ├── JudgeTimeout            the call exceeded its timeout            (retriable)
         ├── JudgeUnavailable        connection error, 408/409/5xx/529        (retriable)
+        │   └── FlexUnavailable     OpenAI's flex tier has no capacity (429 resource_unavailable):
+        │                           the flex policy falls back or waits; never retried on top
         ├── RateLimited             429 with a retry hint                    (retriable)
         ├── QuotaExhausted          429 insufficient_quota / spend limit     (stops intake)
         ├── JudgeRejected           400/401/403/404/422: our request or key is wrong (stops intake
@@ -93,6 +95,16 @@ class JudgeTimeout(JudgeError):
 class JudgeUnavailable(JudgeError):
     kind = "judge_unavailable"
     retriable = True
+
+
+class FlexUnavailable(JudgeUnavailable):
+    """OpenAI's flex tier has no capacity now (429, not billed). :mod:`guard.providers.flex`
+    falls back to the default tier or waits for it; once that wait is over, retrying on top
+    (or counting it as an outage, or pausing every caller as for a rate limit) would only
+    repeat the wait, so it is not ``retriable``."""
+
+    kind = "flex_unavailable"
+    retriable = False
 
 
 class RateLimited(JudgeError):

@@ -172,9 +172,21 @@ class OutputCoverage(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens a judge call used. ``input_tokens`` counts every input token; ``cached_tokens``
+    (read from the provider's prompt cache) and ``cache_write_tokens`` (written to it) are
+    parts of it, billed at their own prices (``guard/data/prices.json``)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = Field(
+        default=0, description="Input tokens written to the prompt cache (Anthropic)."
+    )
+    service_tier: Literal["default", "flex", "batch"] | None = Field(
+        default=None,
+        description="The provider tier that served and billed the call; flex and batch are "
+        "billed at batch prices. None: the default tier, not reported.",
+    )
 
 
 class JudgeInfo(BaseModel):

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from guard import defaults
 from guard.budgets.settings import BudgetSettings
+from guard.cost_settings import FlexSettings, PromptCacheSettings
 from guard.models import ContextField, ScoringMode, TruncatedOutputPolicy
 
 
@@ -133,4 +134,11 @@ class JudgeSettings(BaseModel):
     delivery: Literal["realtime", "flex", "batch"] = defaults.DEFAULT_DELIVERY
     batch: BatchSettings = Field(
         default_factory=BatchSettings, description="delivery: batch: gathering and polling."
+    )
+    flex: FlexSettings = Field(
+        default_factory=FlexSettings, description="delivery=flex: what a capacity refusal does."
+    )
+    prompt_cache: PromptCacheSettings = Field(
+        default_factory=PromptCacheSettings,
+        description="The cacheable prompt prefix: worked examples, Anthropic breakpoint, key.",
     )

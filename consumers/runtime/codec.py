@@ -132,14 +132,19 @@ def exact_json(value: bytes) -> Any | None:
     except json.JSONDecodeError:
         return None
     except ValueError as exc:  # an integer longer than Python converts
-        raise InvalidRequest(
-            f"an integer has more than {sys.get_int_max_str_digits()} digits: {exc}",
-            reason="invalid_request",
-        ) from exc
+        raise InvalidRequest(_too_long(value), reason="invalid_request") from exc
     except RecursionError:
         return None
     strictjson.reject_duplicate_keys(value)  # the core reads a parsed value as it is
     return found
+
+
+def _too_long(value: bytes) -> str:
+    """Which field holds an integer longer than Python converts, said for a dead letter."""
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rb'"((?:[^"\\]|\\.){0,64})"\s*:\s*-?[0-9]{%d}' % (limit + 1), value)
+    where = f"field {found.group(1).decode(errors='replace')!r}" if found else "an array"
+    return f"an integer in {where} has more than {limit} digits (Python's int_max_str_digits)"
 
 
 def _no_constant(name: str) -> Any:

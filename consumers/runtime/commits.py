@@ -3,7 +3,9 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
 
 * :class:`OffsetCommits` (**at-least-once**, default): a message's outputs are published at once
   and it is finished when the broker acknowledged every one of them (``acks=all``, idempotent
-  producer). The committed offset of a partition is its lowest unfinished offset
+  producer). Records the broker refuses as too large with their batch are sent again each in a
+  batch of its own (other sends wait meanwhile), then replaced by the message's dead letter.
+  The committed offset of a partition is its lowest unfinished offset
   (:class:`consumers.runtime.offsets.OffsetTracker`); messages finished behind an unfinished one
   are listed in the commit's metadata (:func:`consumers.runtime.offsets.encode_finished`), so the
   next owner skips them.
@@ -103,10 +105,16 @@ class CommitPolicy(Protocol):
     commit_after_fatal: bool  # whether the shutdown commits after a fatal error
 
     async def deliver(
-        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+        self,
+        part: Partition,
+        offset: int,
+        outputs: list[OutRecord],
+        refused: Refused,
+        input_bytes: int = 0,
     ) -> list[OutRecord]:
         """Publish (or stage) one message's ``outputs``; the records delivered. Raises
-        :class:`PublishFailed` (after recording it as fatal) when they cannot be."""
+        :class:`PublishFailed` (after recording it as fatal) when they cannot be.
+        ``input_bytes``: the message's input, kept alive by ``refused`` while staged."""
         ...
 
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None: ...
@@ -215,9 +223,17 @@ class OffsetCommits:
         self._fatal = fatal
         self._batch_bytes = batch_bytes
         self._replies = replies
+        self._open = asyncio.Event()  # cleared while records are sent alone
+        self._open.set()
+        self._isolating = asyncio.Lock()
 
     async def deliver(
-        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+        self,
+        part: Partition,
+        offset: int,
+        outputs: list[OutRecord],
+        refused: Refused,
+        input_bytes: int = 0,
     ) -> list[OutRecord]:
         replies = [out for out in outputs if out.kind == REPLY]
         if not replies:
@@ -233,7 +249,7 @@ class OffsetCommits:
         return delivered + answered
 
     async def _publish(self, outputs: list[OutRecord], refused: Refused) -> list[OutRecord]:
-        size = outputs_bytes(outputs)  # held until acknowledged
+        size = outputs_bytes(outputs)  # held until acknowledged (the input is held till then)
         self._stats.hold(size)
         try:
             delivered = await publish(
@@ -243,6 +259,8 @@ class OffsetCommits:
                 on_retry=self._count_retry,
                 refused=refused,
                 batch_bytes=self._batch_bytes,
+                isolate=self._isolate,
+                gate=self._open.wait,
             )
         except PublishFailed as exc:
             self._fatal.fail(exc)
@@ -286,6 +304,17 @@ class OffsetCommits:
             if all(out is not d for d in delivered):
                 self._replies.dropped(out, "refused", error)
         return delivered
+
+    async def _isolate(self, outputs: list[OutRecord]) -> list[tuple[OutRecord, BaseException]]:
+        """Send ``outputs`` each in a batch of its own: other messages' sends wait (``gate``)
+        and what they sent already is flushed first, so a refusal names the one record."""
+        async with self._isolating:
+            self._open.clear()
+            try:
+                await self._producer.flush()
+                return await send_alone(self._producer, outputs)
+            finally:
+                self._open.set()
 
     def _count_retry(self) -> None:
         self._stats.publish_retries += 1
@@ -353,9 +382,15 @@ class TransactionCommits:
         self._abandoned: set[asyncio.Task[None]] = set()  # transactions that timed out
 
     async def deliver(
-        self, part: Partition, offset: int, outputs: list[OutRecord], refused: Refused
+        self,
+        part: Partition,
+        offset: int,
+        outputs: list[OutRecord],
+        refused: Refused,
+        input_bytes: int = 0,
     ) -> list[OutRecord]:
-        size = outputs_bytes(outputs)  # held until the transaction publishes them
+        # held until the transaction publishes them, with the input ``refused`` keeps alive
+        size = outputs_bytes(outputs) + input_bytes
         self._stats.hold(size)
         part.ready[offset] = Staged(outputs, refused, size)  # published in the next transaction
         return outputs
@@ -459,11 +494,14 @@ class TransactionCommits:
         changed = bool(batched)
         for message in staged:
             before = {id(out) for out in message.outputs}
+            had_letter = any(out.kind == "dead_letter" for out in message.outputs)
             mine = [(o, e) for o, e in failed if id(o) in before and id(o) not in batched]
             if mine and replace_refused(
                 message.outputs, mine, message.refused, self._batch_bytes, sent_alone
             ):
-                alone.update(id(out) for out in message.outputs if id(out) not in before)
+                new = [out for out in message.outputs if id(out) not in before]
+                alone.update(id(out) for out in new)
+                self._count_letter(new, had_letter)
                 changed = True
         log.warning(
             "transaction.refused_as_too_large",
@@ -507,6 +545,12 @@ class TransactionCommits:
                     self._stats.replies -= 1  # counted when staged (as verdicts are)
                     self._replies.dropped(out, "refused", refused[id(out)])
             message.outputs[:] = [out for out in message.outputs if id(out) not in refused]
+
+    def _count_letter(self, new: list[OutRecord], had_letter: bool) -> None:
+        """Count a message's new dead letter (its outputs were counted when staged); a dead
+        letter made smaller was counted already."""
+        if not had_letter:
+            self._stats.delivered((out.kind, out.tag) for out in new if out.kind == "dead_letter")
 
     def _failed(self, exc: KafkaError) -> None:
         now = time.monotonic()

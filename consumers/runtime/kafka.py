@@ -106,6 +106,10 @@ class Producer(Protocol):
         self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
     ) -> asyncio.Future[Any]: ...
 
+    async def flush(self) -> None:
+        """Wait until every record sent so far is acknowledged or failed."""
+        ...
+
     def transaction(self) -> AbstractAsyncContextManager[Any]: ...
 
     async def partitions_for(self, topic: str) -> set[int]:
@@ -339,6 +343,9 @@ class KafkaProducer:
     ) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = await self._p.send(topic, value, key=key, headers=headers)
         return future
+
+    async def flush(self) -> None:
+        await self._p.flush()
 
     def transaction(self) -> AbstractAsyncContextManager[Any]:
         context: AbstractAsyncContextManager[Any] = self._p.transaction()

@@ -7,7 +7,7 @@ import asyncio
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import structlog
@@ -131,6 +131,10 @@ async def send_alone(
     return failed
 
 
+def _ids(outputs: list[OutRecord]) -> set[int]:
+    return {id(out) for out in outputs}
+
+
 def _failure(out: OutRecord, error: BaseException, batch_bytes: int) -> PublishFailed:
     message = f"{out.kind} record to {out.topic} was not acknowledged: {error!r}"
     if isinstance(error, MessageSizeTooLargeError):
@@ -141,6 +145,9 @@ def _failure(out: OutRecord, error: BaseException, batch_bytes: int) -> PublishF
     return PublishFailed(message)
 
 
+Isolate = Callable[[list[OutRecord]], Awaitable[list[tuple[OutRecord, BaseException]]]]
+
+
 async def publish(
     producer: Producer,
     outputs: list[OutRecord],
@@ -149,26 +156,38 @@ async def publish(
     on_retry: Callable[[], None] | None = None,
     refused: Callable[[str], OutRecord] | None = None,
     batch_bytes: int = 16_384,
+    isolate: Isolate | None = None,
+    gate: Callable[[], Awaitable[object]] | None = None,
 ) -> list[OutRecord]:
     """Publish ``outputs``, retrying the failed ones on transient errors for ``timeout_s``;
     :class:`PublishFailed` when they cannot be delivered. Records refused as too large are
-    replaced (:func:`replace_refused`, ``refused`` builds the message's dead letter). Returns
-    the records delivered."""
+    replaced (:func:`replace_refused`, ``refused`` builds the message's dead letter); those
+    refused with their batch are first sent again through ``isolate`` (each in a batch of its
+    own), to learn which one is too large; ``gate`` is awaited before each send (it holds sends
+    while another message isolates its records). Returns the records delivered."""
     deadline = time.monotonic() + timeout_s
     pending = list(outputs)
     delivered: list[OutRecord] = []
+    alone: set[int] = set()  # ids of the records isolate() sends
     for attempt in itertools.count():  # bounded by the deadline
-        failed = await send_all(producer, pending)
+        if gate is not None:
+            await gate()
+        failed = await send_all(producer, [out for out in pending if id(out) not in alone])
+        if isolate is not None and alone:
+            failed += await isolate([out for out in pending if id(out) in alone])
         delivered += [out for out in pending if all(out is not f for f, _ in failed)]
         if not failed:
             return delivered
         pending = [out for out, _ in failed]
         error = failed[0][1]
-        if replace_refused(pending, failed, refused, batch_bytes):
+        batched = _ids(refused_in_batch(failed, batch_bytes, alone)) if isolate else set()
+        definite = [(out, exc) for out, exc in failed if id(out) not in batched]
+        if replace_refused(pending, definite, refused, batch_bytes, alone) or batched:
+            alone.update(batched)
             log.warning(
                 "publish.refused_as_too_large",
                 error=repr(error),
-                action="sent again as a smaller dead letter",
+                action="sent again alone, or as a smaller dead letter",
             )
             continue
         if not transient(error) or time.monotonic() >= deadline:

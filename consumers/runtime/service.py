@@ -12,7 +12,8 @@ How it works (the path of one message: ``docs/architecture.md``)
   may its offset be committed. Judging waits for one of ``concurrency`` slots shared by all
   assigned partitions. The loop keeps calling ``getmany`` while judges work, so a slow judge
   never makes the consumer leave its group; it commits every ``commit_interval_s``
-  (``transaction_interval_s`` exactly-once).
+  (``transaction_interval_s`` exactly-once), in a task beside the loop (one at a time), so
+  records arriving during a commit are not held back.
 * Rebalances: revoked partitions stop taking work, waiting messages are dropped, in-flight ones
   get ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered.
   Newly assigned partitions stay paused until they are tracked.
@@ -40,11 +41,12 @@ from aiokafka.structs import TopicPartition
 
 from consumers.errors import PublishFailed
 from consumers.logging import mark_record
+from consumers.records import SourceCoordinates
 from consumers.runtime import deadletters, startup
 from consumers.runtime.batchstate import KafkaBatchJournal, stream_of
 from consumers.runtime.codec import Decoded
 from consumers.runtime.commits import Commits, Fatal, policy_for
-from consumers.runtime.envelope import OutRecord
+from consumers.runtime.envelope import Origin, OutRecord
 from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
@@ -60,6 +62,14 @@ log_name = "consumers.service"
 log = structlog.get_logger(log_name)
 REPLY_LINGER_MS = 0  # a requester waits for each reply: no linger (batches form in flight)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
+
+
+def _input_bytes(origin: Origin | SourceCoordinates) -> int:
+    """The bytes of a message's input its dead-letter builder keeps alive (exactly-once: staged
+    with its outputs until the transaction)."""
+    if not isinstance(origin, Origin):
+        return 0
+    return len(origin.value or b"") + len(origin.key or b"")
 
 
 class GuardService:
@@ -98,6 +108,7 @@ class GuardService:
         self._producer: Producer | None = None
         self._reply_producer: Producer | None = None  # at-least-once with replies on
         self._last_commit = clock()
+        self._periodic: asyncio.Task[None] | None = None  # the periodic commit running
         self._debug = False  # whether debug lines are logged, read at start
         self._journal: KafkaBatchJournal | None = None  # judge.delivery: batch
         self._batch_seen: float | None = None  # the batcher's last poll, seen as progress
@@ -185,11 +196,22 @@ class GuardService:
             for tp, records in batch.items():
                 self.intake.take(tp, records, self._spawn)
             self.intake.relieve()
-            if self._clock() - self._last_commit >= self.commits.policy.interval_s:
-                await self._commit(list(self.intake.partitions.values()))
-                self.intake.refresh_stats(draining=self._draining)
-                self._refresh_batch_stats()
-                self._last_commit = self._clock()
+            due = self._clock() - self._last_commit >= self.commits.policy.interval_s
+            if due and (self._periodic is None or self._periodic.done()):
+                self._periodic = asyncio.create_task(self._periodic_commit())
+                self._periodic.add_done_callback(self._commit_ended)
+
+    async def _periodic_commit(self) -> None:
+        """A periodic commit, beside the loop: the loop keeps fetching while the broker answers
+        (a commit in the loop delayed every message arriving meanwhile). One at a time."""
+        await self._commit(list(self.intake.partitions.values()))
+        self.intake.refresh_stats(draining=self._draining)
+        self._refresh_batch_stats()
+        self._last_commit = self._clock()
+
+    def _commit_ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._fatal.fail(task.exception())  # type: ignore[arg-type]
 
     def _refresh_batch_stats(self) -> None:
         """The batcher's gauges into the stats; a successful poll of a batch counts as
@@ -286,9 +308,10 @@ class GuardService:
     async def _deliver(self, part: Partition, offset: int, finished: Finished) -> list[OutRecord]:
         """Deliver (publish, or stage for the transaction) and finish the message."""
         assert self.commits is not None
+        origin = finished.origin
         outputs = await self.replies.deliverable(self._replies_producer, finished.outputs)
         outputs = await self.commits.policy.deliver(
-            part, offset, outputs, self._pipeline.refused(finished.origin)
+            part, offset, outputs, self._pipeline.refused(origin), input_bytes=_input_bytes(origin)
         )
         part.tracker.finish(offset)
         self.stats.delivered([(out.kind, out.tag) for out in outputs])
@@ -408,6 +431,8 @@ class GuardService:
         deadline = time.monotonic() + self.settings.drain_timeout_s
         finished = await self.intake.settle(parts, self.settings.drain_timeout_s)
         await self._settle_batches([p.tp for p in parts])
+        if self._periodic is not None:  # bounded by commit_timeout_s; its error is recorded
+            await asyncio.wait({self._periodic})
         try:
             if self._fatal.error is None or (
                 self.commits is not None and self.commits.policy.commit_after_fatal

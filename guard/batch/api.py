@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from guard.case import PreparedCase
 from guard.providers.base import JudgeOutcome
 from guard.providers.prompts import JudgePrompt
 
@@ -27,6 +28,10 @@ class BatchAPI(Protocol):
 
     provider: str
     model: str
+
+    def prompt(self, case: PreparedCase) -> JudgePrompt:
+        """The prompt of ``case``, built as the realtime judge builds it."""
+        ...
 
     def request(self, custom_id: str, prompt: JudgePrompt) -> dict[str, Any]:
         """One batch item: the same request body a realtime call sends."""

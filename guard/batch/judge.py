@@ -28,9 +28,8 @@ from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id
 from guard.batch.journal import BatchJournal, MemoryJournal, SubmittedBatch
 from guard.case import PreparedCase
 from guard.errors import BatchItemExpired, BatchItemFailed, GuardError, JudgeError
-from guard.prepare.injection import Fence
 from guard.providers.base import Judge, JudgeOutcome
-from guard.providers.prompts import JudgePrompt, build_prompt
+from guard.providers.prompts import JudgePrompt
 from guard.settings import BatchSettings
 
 log = structlog.get_logger("guard.batch")
@@ -104,7 +103,7 @@ class BatchingJudge:
     # ------------------------------------------------------------------ the judge
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        prompt = build_prompt(case, Fence.new())
+        prompt = self.api.prompt(case)
         ref = CURRENT_ITEM.get()
         cid = custom_id(ref, case.window)
         known = self.journal.find(cid)

@@ -2,9 +2,10 @@
 
 The key is a content hash of everything that decides a verdict: provider, model, prompt
 version, scoring mode and threshold, the grounding source's kind, the question, the rendered
-evidence and the output. Entries live in a bounded LRU with a TTL. A hit returns the stored
-outcome marked ``cached=True`` with zero usage, so it costs nothing. Concurrent identical
-requests share one call (single flight): the first makes it, the others await its result.
+evidence and the output. Entries live in an LRU bounded in entries and in bytes, with a TTL.
+A hit returns the stored outcome marked ``cached=True`` with zero usage, so it costs nothing.
+Concurrent identical requests share one call (single flight): the first makes it, the others
+await its result.
 Errors are never stored, and neither are fallback outcomes (a degraded answer should not
 outlive the budget window that caused it). With ``shared`` (Redis) a miss here asks the fleet's
 cache before judging, and every stored verdict is stored there too.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING
 from guard.budgets.clock import Clock
 from guard.budgets.layer import JudgeLayer
 from guard.case import PreparedCase
-from guard.defaults import PROMPT_VERSION
+from guard.defaults import CACHE_ENTRY_BYTES, DEFAULT_CACHE_MAX_BYTES, PROMPT_VERSION
 from guard.models import Usage
 from guard.providers.base import Judge, JudgeOutcome
 
@@ -67,32 +69,64 @@ class CacheSnapshot:
 
 
 class VerdictCache:
-    """A bounded LRU of outcomes with a TTL."""
+    """A bounded LRU of outcomes with a TTL: at most ``max_size`` entries and ``max_bytes`` of
+    them (:func:`outcome_bytes`), so long verdicts (many claims, long quotes) cannot make the
+    cache grow past a memory budget."""
 
-    def __init__(self, *, max_size: int, ttl_s: float, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        max_size: int,
+        ttl_s: float,
+        clock: Clock,
+        max_bytes: int = DEFAULT_CACHE_MAX_BYTES,
+    ) -> None:
         self.max_size, self.ttl_s, self._clock = max_size, ttl_s, clock
-        self._entries: OrderedDict[str, tuple[float, JudgeOutcome]] = OrderedDict()
+        self.max_bytes, self.bytes = max_bytes, 0
+        self._entries: OrderedDict[str, tuple[float, JudgeOutcome, int]] = OrderedDict()
 
     def get(self, key: str) -> JudgeOutcome | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
         if entry[0] <= self._clock.now():
-            del self._entries[key]
+            self._drop(key)
             return None
         self._entries.move_to_end(key)
         return entry[1]
 
     def put(self, key: str, outcome: JudgeOutcome) -> None:
-        if self.max_size <= 0:
+        size = outcome_bytes(outcome)
+        if self.max_size <= 0 or size > self.max_bytes:
             return
-        self._entries[key] = (self._clock.now() + self.ttl_s, outcome)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_size:
-            self._entries.popitem(last=False)
+        self._drop(key)
+        self._entries[key] = (self._clock.now() + self.ttl_s, outcome, size)
+        self.bytes += size
+        while len(self._entries) > self.max_size or self.bytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: str) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self.bytes -= entry[2]
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def outcome_bytes(outcome: JudgeOutcome) -> int:
+    """The memory a cached outcome holds, about: its texts (``sys.getsizeof``: a string's
+    characters take 1, 2 or 4 bytes) and ``CACHE_ENTRY_BYTES`` of Python objects for the
+    entry and each of its claims."""
+    assessment = getattr(outcome, "assessment", None)
+    if assessment is None:
+        return CACHE_ENTRY_BYTES
+    claims = assessment.claims
+    texts = sum(
+        sys.getsizeof(c.claim) + sys.getsizeof(c.reason) + sys.getsizeof(c.evidence_quote or "")
+        for c in claims
+    )
+    return CACHE_ENTRY_BYTES * (1 + len(claims)) + sys.getsizeof(assessment.explanation) + texts
 
 
 class CachedJudge(JudgeLayer):

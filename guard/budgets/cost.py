@@ -4,7 +4,9 @@ window is spent.
 Windows are tumbling, aligned to the clock (the minute, the hour, the UTC day). Before a call
 its estimated cost is reserved in every window; a call that would overspend a window is refused
 (unless nothing was spent there yet, so one call always fits); afterwards the reservation is
-replaced by the actual cost from the price function. A refused call follows the policy:
+replaced by the actual cost from the price function, which bills prompt-cache reads and writes
+and flex or batch calls at their own prices (:mod:`guard.providers.pricing`), so a window holds
+what the provider will bill. A refused call follows the policy:
 
 * ``pause``: wait until the window rolls over, nothing is lost (bounded by ``max_pause_s``,
   after which the call is skipped as under ``skip``; the default outlasts a day window);
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -87,6 +90,9 @@ class CostSnapshot:
     total_spent_usd: float
     fallback_spent_usd: float
     exhausted: int  # calls refused by a spent window
+    # billed tokens by kind (input, cached, cache_write, output) and calls by service tier
+    tokens: dict[str, int] = dataclasses.field(default_factory=dict)
+    tiers: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,18 @@ class CostBudget:
         self.total_spent_usd = 0.0
         self.fallback_spent_usd = 0.0
         self.exhausted = 0
+        self.tokens: Counter[str] = Counter()
+        self.tiers: Counter[str] = Counter()
+
+    def count(self, usage: Usage) -> None:
+        """Tally a billed call's tokens (cached and cache writes apart) and its service tier."""
+        self.tokens.update(
+            input=usage.input_tokens,
+            cached=usage.cached_tokens,
+            cache_write=usage.cache_write_tokens,
+            output=usage.output_tokens,
+        )
+        self.tiers[usage.service_tier or "default"] += 1
 
     def try_reserve(self, cost_usd: float) -> Reservation | WindowSnapshot:
         """Reserve ``cost_usd`` in every window, or return the spent window that refuses it."""
@@ -174,6 +192,8 @@ class CostBudget:
             self.total_spent_usd,
             self.fallback_spent_usd,
             self.exhausted,
+            dict(self.tokens),
+            dict(self.tiers),
         )
 
     @staticmethod
@@ -255,6 +275,8 @@ class CostBudgetJudge(JudgeLayer):
             await self._settle(grant, fleet, None)
             raise
         await self._settle(grant, fleet, self._cost(outcome))
+        if not (outcome.cached or outcome.tier == "offline"):
+            self.budget.count(outcome.usage)
         return outcome
 
     async def _settle(

@@ -89,6 +89,8 @@ class BudgetStats:
                 "cache_shared": self.cache.shared,
                 "cache_size": self.cache.size,
             }
+        out |= {f"tokens.{kind}": n for kind, n in sorted(self.cost.tokens.items())}
+        out |= {f"calls.{tier}": n for tier, n in sorted(self.cost.tiers.items())}
         for w in self.cost.windows:
             out |= {
                 f"spent_usd.{w.window}": w.spent_usd,
@@ -238,7 +240,12 @@ def _cached(
 ) -> CachedJudge | None:
     if settings.cache_size <= 0:
         return None
-    cache = VerdictCache(max_size=settings.cache_size, ttl_s=settings.cache_ttl_s, clock=clock)
+    cache = VerdictCache(
+        max_size=settings.cache_size,
+        ttl_s=settings.cache_ttl_s,
+        clock=clock,
+        max_bytes=settings.cache_max_bytes,
+    )
     return CachedJudge(inner, cache, shared)
 
 

@@ -14,7 +14,7 @@ from guard import defaults
 
 MAX_IN_FLIGHT_LIMIT = 10_000
 CHARS_PER_TOKEN = 4  # tiktoken cannot run offline; a chars/4 estimate, corrected by usage
-PROMPT_OVERHEAD_TOKENS = 400  # system prompt, schema and fences around the judged text
+PROMPT_OVERHEAD_TOKENS = 1_600  # schema + system prompt with examples (~1,360), user text + fences
 EXPECTED_OUTPUT_TOKENS = 250  # a typical structured verdict
 
 
@@ -109,6 +109,12 @@ class BudgetSettings(BaseModel):
         description="Verdicts kept in memory; 0 disables the cache.",
     )
     cache_ttl_s: float = Field(default=defaults.DEFAULT_CACHE_TTL_S, gt=0)
+    cache_max_bytes: int = Field(
+        default=defaults.DEFAULT_CACHE_MAX_BYTES,
+        ge=0,
+        description="Memory the cached verdicts may hold (about); the least recently used go "
+        "first beyond it.",
+    )
     sample_rate: float = Field(
         default=defaults.DEFAULT_SAMPLE_RATE,
         ge=0.0,

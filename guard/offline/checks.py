@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from guard.offline import ordering
+from guard.offline import additions, ordering
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -26,8 +26,8 @@ from guard.offline.align import (
 )
 from guard.offline.claims import Claim
 from guard.offline.details import MAX_AMOUNTS, Answer, Details, an_hour_of, detail_failure
-from guard.offline.relations import dropped_condition, relation_failure
-from guard.offline.text import GENERIC, content_stems, normalize, stem, words
+from guard.offline.relations import dropped_condition, narrowed_condition, relation_failure
+from guard.offline.text import GENERIC_STEMS, content_stems, normalize, stem, words
 
 Status = Literal["supported", "contradicted", "undecided", "neutral"]
 
@@ -36,7 +36,6 @@ NEAR_LOCAL = 0.8
 IN_ORDER = 0.85
 LOW_SUPPORT = 0.5
 MIN_MISSING_FOR_LOW = 3
-MIN_ABSENT_ANSWER = 2  # words of a short answer, none in the evidence, that fail it
 
 
 _REFUSAL = re.compile(
@@ -141,6 +140,12 @@ def check_claim(
     dropped = dropped_condition(claim.text, details.stems, answer.stems, sentence, share)
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)
+    narrowed = narrowed_condition(claim.text, answer, sentence, share)
+    if narrowed is not None:
+        return result("contradicted", "condition_narrowed", narrowed)
+    added = additions.unsupported(claim.text, index, premise.stems)
+    if added is not None:
+        return result("contradicted", added[0], added[1])
     return _support_status(claim, details, index, premise, sentence, share, local, missing, result)
 
 
@@ -174,8 +179,8 @@ def _support_status(
                 "short_answer",
                 f"the answer is stated beside the question's subject{named}",
             )
-        lacking = [m for m in missing if m not in premise.stems and m not in GENERIC]
-        if len(lacking) >= MIN_ABSENT_ANSWER and len(lacking) == len(details.stems):
+        lacking = [m for m in missing if m not in premise.stems and m not in GENERIC_STEMS]
+        if lacking and len(lacking) * 2 >= len(details.stems) and len(details.stems) > 1:
             return result(
                 "contradicted",
                 "answer_absent",

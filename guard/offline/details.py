@@ -18,7 +18,13 @@ from functools import lru_cache
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
 from guard.offline.claims import Claim
-from guard.offline.lexicon import ABBREVIATIONS, foreign_words
+from guard.offline.lexicon import (
+    ABBREVIATIONS,
+    NAME_DECORATIONS,
+    NICKNAMES,
+    UNITS,
+    foreign_words,
+)
 from guard.offline.text import STOPWORDS, content_stems, fold, stem
 
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
@@ -310,6 +316,8 @@ def _number_failure(
             continue
         if _inexact(quantity, index):
             continue  # "3 months" against "90 days": the units do not convert exactly
+        if quantity.kind == "ordinal" and index.writes(quantity.text):
+            continue  # "Version 2.1" against "v2.1": a label the evidence glues to letters
         shown = shows[quantity.kind == "date"]
         nearby = list(sentence.quantities) if sentence is not None else []
         # a claim restating a sentence with another amount of the kind, and no computing
@@ -360,11 +368,13 @@ INEXACT_RANGE = 0.5  # evidence durations within this share of a claimed one are
 
 
 def _inexact(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
-    """Whether an evidence duration in a unit that does not convert exactly may be the
+    """Whether an evidence amount in a unit that does not convert exactly may be the
     claimed one (:func:`numbers.inexact`)."""
-    if quantity.kind != "duration":
+    if quantity.kind in ("count", "date", "year", "ordinal"):
         return False
     near = index.amounts.near(quantity.value, INEXACT_RANGE)
+    if quantity.kind == "gbp":  # pounds of weight: 2.2 pounds is 1 kg
+        near = near + index.amounts.near(quantity.number * numbers.POUND_KG, INEXACT_RANGE)
     return any(numbers.inexact(quantity, e) for e in near[:MAX_AMOUNTS])
 
 
@@ -477,7 +487,7 @@ def _swapped(
         if sum(q.kind == quantity.kind for q in measured) != 1:
             continue
         same = [q for q in by_words.quantities if q.kind == quantity.kind]
-        if same and not by_words.states(quantity):
+        if same and not by_words.states(quantity) and not _inexact(quantity, index):
             return (
                 "number_swapped",
                 f"number {quantity.text}: {by_words.passage} says "
@@ -512,14 +522,20 @@ def _name_failure(
             or name.guessed
             or denied(name, text)
             or _foreign_word(name)
+            or name.text.lower() in UNITS  # "2 GB", "5 KM": a unit, not a name
         ):
             continue
-        if entities.quote_in(name.text, index.normalized):
-            continue
+        if entities.quote_in(name.text, index.normalized) or index.writes(name.text):
+            continue  # "AB-1234" against "AB1234": a code written with other separators
         absent = [
             p
             for p in name.parts
-            if len(p.strip(".")) > 1 and not index.has(p) and not _abbreviated(p, name, index)
+            if len(p.strip(".")) > 1
+            and p not in DECORATIONS
+            and p not in UNITS
+            and not index.has(p)
+            and not _abbreviated(p, name, index)
+            and not any(index.has(n) for n in _NICKNAMES.get(p, ()))
         ]
         if not absent or _abbreviation(name, index):
             continue
@@ -587,6 +603,14 @@ def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
 
 
 _FOREIGN_LETTERS = re.compile(r"[äöüßÄÖÜñÑçÇ]|[A-Za-z][a-z]*[àâèéêëîïôùûœ]")
+
+
+DECORATIONS = frozenset(stem(w) for w in NAME_DECORATIONS)
+_NICKNAMES: dict[str, tuple[str, ...]] = {
+    stem(name): tuple(stem(other) for other in group if other != name)
+    for group in NICKNAMES
+    for name in group
+}
 
 
 def _foreign_word(name: entities.Name) -> bool:

@@ -297,6 +297,11 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     if value is None:
         return None
     word_number = not match.group("num")[0].isdigit()
+    if _glued_letter_unit(text, match):  # "2022 he", "5 me": a word, not hours or metres
+        kind = "year" if _YEARISH.fullmatch(match.group("num")) else "count"
+        begin = match.start("sign") if match.group("sign") else start
+        end = match.end("scale") if match.group("scale") else end
+        return Quantity(text[begin:end].strip(), value, kind, _hedged(text[:begin]), value, begin)
     kind, scaled = _kind(match, value)
     if (
         word_number
@@ -310,6 +315,13 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     if kind == "count" and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
     return Quantity(text[begin : match.end()].strip(), scaled, kind, hedged, value, begin)
+
+
+def _glued_letter_unit(text: str, match: re.Match[str]) -> bool:
+    """Whether a one-letter unit ("h", "m", "g") was read from a longer word by the plural
+    endings the pattern allows ("he" is no "h" + "e")."""
+    unit = match.group("unit")
+    return bool(unit) and len(unit) == 1 and match.end() > match.end("unit")
 
 
 def _labels(before: str) -> bool:
@@ -341,6 +353,9 @@ def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
     sign = (match.group("sign") or match.group("tsign") or "").lower()
     unit_word = (match.group("unit") or match.group("pct") or "").lower()
     if scale_word in ("m", "b", "k") and not sign:
+        if unit_word and UNITS.get(unit_word, ("", 0.0))[0] in _CURRENCIES:
+            kind, factor = UNITS[unit_word]  # "1.5k dollars", "2m euros"
+            return kind, value * SCALES[scale_word] * factor
         if unit_word:
             return "count", value
         scale_word = ""
@@ -348,6 +363,8 @@ def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
     value *= SCALES.get(scale_word, 1.0)
     if sign:
         return CURRENCY_SIGNS.get(sign, "usd"), value
+    if unit_word in _FAHRENHEIT:
+        return "temperature", (value - 32) * 5 / 9
     if unit_word:
         kind, factor = UNITS[unit_word]
         return kind, value * factor
@@ -439,12 +456,48 @@ def _unit_class(quantity: Quantity) -> str:
     return "calendar" if _CALENDAR_UNITS.search(quantity.text) else "exact"
 
 
+_CURRENCIES = frozenset({"usd", "eur", "gbp", "jpy", "inr"})
+_FAHRENHEIT = frozenset({"°f", "° f", "degrees fahrenheit"})
+ROUNDING = 0.03  # a conversion between units may be rounded by this share ("3 miles", "5 km")
+BINARY = 0.05  # "2 GB" may be 2,048 MB (binary prefixes)
+DEGREE = 1.0  # "82 °F" is 27.8 °C: "28 °C" restates it
+POUND_KG = 0.4536
+_POUND_WORD = re.compile(r"\b(?:pounds?|lbs?)\b", re.IGNORECASE)
+
+
+def _factor(quantity: Quantity) -> float | None:
+    """The unit the amount is written in, as its factor to the base unit."""
+    return quantity.value / quantity.number if quantity.number else None
+
+
 def inexact(claim: Quantity, evidence: Quantity) -> bool:
-    """Whether two durations in units that do not convert exactly may be the same span:
-    "3 months" and "90 days" (a month is 28 to 31 days), "two weeks" and "10 business days"
-    (weekends). Neither proves nor contradicts the other."""
-    if claim.kind != "duration" or evidence.kind != "duration":
+    """Whether two amounts in units that do not convert exactly may be the same: "3 months"
+    and "90 days" (a month is 28 to 31 days), "two weeks" and "10 business days" (weekends),
+    "3 miles" and "5 km" (a rounded conversion), "2 GB" and "2,048 MB" (binary prefixes),
+    "82 °F" and "28 °C", "2.2 pounds" and "1 kg" (pounds of weight, not money). Neither
+    proves nor contradicts the other."""
+    if _weight_in_pounds(claim, evidence) or _weight_in_pounds(evidence, claim):
+        return True
+    if claim.kind != evidence.kind or claim.kind in ("count", "date", "year", "ordinal"):
         return False
+    gap = abs(claim.value - evidence.value)
+    if claim.kind == "temperature":
+        return gap <= DEGREE
+    if claim.kind == "data" and gap <= BINARY * max(claim.value, evidence.value):
+        return True
+    if _factor(claim) != _factor(evidence) and gap <= ROUNDING * max(claim.value, evidence.value):
+        return True
+    return claim.kind == "duration" and _calendar(claim, evidence)
+
+
+def _weight_in_pounds(claim: Quantity, evidence: Quantity) -> bool:
+    """ "2.2 pounds" read as money, against a weight it may be."""
+    if claim.kind != "gbp" or evidence.kind != "mass" or not _POUND_WORD.search(claim.text):
+        return False
+    return abs(claim.number * POUND_KG - evidence.value) <= ROUNDING * evidence.value
+
+
+def _calendar(claim: Quantity, evidence: Quantity) -> bool:
     units = {_unit_class(claim), _unit_class(evidence)}
     if units == {"exact"} or len(units) == 1:
         return False

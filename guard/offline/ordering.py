@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from guard.offline import numbers
 from guard.offline.align import EvidenceIndex, EvidenceSentence
 from guard.offline.lexicon import MONTHS
-from guard.offline.text import GENERIC, content_stems
+from guard.offline.text import GENERIC_STEMS, content_stems
 
 _BEFORE = r"before|earlier than|prior to|ahead of|older than|sooner than"
 _AFTER = r"after|later than|younger than|newer than"
@@ -31,16 +31,22 @@ _BETWEEN = re.compile(
     rf"^(?P<a>.{{3,80}}?)\s+{_FILLER}{{0,4}}(?P<way>{_BEFORE}|{_AFTER})\s+(?P<b>.{{3,80}}?)\W*$",
     re.IGNORECASE,
 )
-# "A was born first", "A came first", "A was the first band founded"
+# "A was born first", "A came first", "A was the first band founded", "A is the older one"
 _FIRST = re.compile(
-    rf"^(?P<a>.{{3,80}}?)\s+{_FILLER}{{0,4}}(?P<way>first|earlier|older|the oldest|last|later|"
+    r"^(?P<a>.{3,80})\s+(?P<way>first|earlier|older|the oldest|last|later|"
     r"younger|the youngest)\b(?:\s+[\w-]+){0,3}\W*$",
     re.IGNORECASE,
 )
-# the question's alternatives: "..., A or B?"
-_ALTERNATIVES = re.compile(
-    r"(?:^|[,:]|\bfirst\b|\bearlier\b|\bolder\b)\s*([^,:?]{2,80}?),?\s+or\s+([^,?]{2,80})\?\s*$"
+# words of a side that say what happened, not who: "was actually born", "was founded"
+_HAPPENED = re.compile(
+    r"\b(?:born|actually|also|really|one|the|started|founded|formed|released|established|"
+    r"created|opened|built|published|launched|made|began|begun|came|comes|come|is|was|were|are|"
+    r"[a-z]{3,}ed)\b",
+    re.IGNORECASE,
 )
+# the question's alternatives: "..., A or B?", "Who is older A or B?"
+_OR = re.compile(r"^(?P<head>.*?),?\s+or\s+(?P<b>[^,?]{2,80})\?\s*$", re.DOTALL)
+_ASKS = re.compile(r"\b(?:first|earlier|older|younger|later|last|before|after)\b", re.IGNORECASE)
 _MONTH = re.compile(
     r"\b("
     + "|".join(sorted((m for m in MONTHS if len(m) > 3 or m == "may"), key=len, reverse=True))
@@ -80,13 +86,11 @@ def reversed_order(
         late = match.group("way").lower() in _LATE
         return _judge(match.group("a"), match.group("b"), late, index)
     match = _FIRST.match(text)
-    if match is None or not question:
-        return None
-    alternatives = _ALTERNATIVES.search(question.strip())
-    if alternatives is None:
+    options = _options(question) if match is not None and question else None
+    if match is None or options is None:
         return None
     a = match.group("a")
-    before, after = alternatives.groups()
+    before, after = options
     other = after if not _side(after) & _side(a) else before
     if not _side(other) or _side(other) & _side(a):
         return None
@@ -94,17 +98,28 @@ def reversed_order(
     return _judge(a, other, late, index)
 
 
+def _options(question: str) -> tuple[str, str] | None:
+    """The two things a question asks to order: "Who was born first, A or B?"."""
+    match = _OR.match(question.strip())
+    if match is None:
+        return None
+    head = match.group("head")
+    cut = max([head.rfind(","), head.rfind(":"), *(m.end() for m in _ASKS.finditer(head))])
+    return head[cut + 1 :].strip(), match.group("b").strip()
+
+
 def _side(text: str) -> frozenset[str]:
-    return frozenset(content_stems(text)) - GENERIC
+    return frozenset(content_stems(_HAPPENED.sub(" ", text))) - GENERIC_STEMS
 
 
 def _judge(a: str, b: str, late: bool, index: EvidenceIndex) -> tuple[str, EvidenceSentence] | None:
     first, second = _dated(_side(a), _side(b), index), _dated(_side(b), _side(a), index)
-    if first is None or second is None or first.when[0] != second.when[0]:
+    if first is None or second is None:
         return None
-    if first.when[1] == second.when[1] or first.sentence is second.sentence:
+    mine, theirs = _comparable(first.when, second.when)
+    if mine is None or theirs is None or mine == theirs:
         return None
-    holds = first.when[1] > second.when[1] if late else first.when[1] < second.when[1]
+    holds = mine > theirs if late else mine < theirs
     if holds:
         return None
     word = "after" if late else "before"
@@ -113,6 +128,22 @@ def _judge(a: str, b: str, late: bool, index: EvidenceIndex) -> tuple[str, Evide
         f"dates it {first.shown} and {second.sentence.passage} dates the other {second.shown}",
         first.sentence,
     )
+
+
+def _comparable(
+    a: tuple[int, float], b: tuple[int, float]
+) -> tuple[float, float] | tuple[None, None]:
+    """Two dates at one precision: a full date against a bare year compares by year; a
+    month of an unknown year compares only with another."""
+    if a[0] == b[0]:
+        return a[1], b[1]
+    if 2 in (a[0], b[0]):
+        return None, None
+    return _year(a), _year(b)
+
+
+def _year(when: tuple[int, float]) -> float:
+    return float(int(when[1]) // 10000) if when[0] == 0 else when[1]
 
 
 def _dated(stems: frozenset[str], other: frozenset[str], index: EvidenceIndex) -> Dated | None:

@@ -13,17 +13,19 @@ polarity, quantifier, condition, names apart, swapped names), each a few short f
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 
-from guard.offline import comparison, entities, negation
+from guard.offline import comparison, entities, negation, numbers
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
-from guard.offline.details import Details, Failure, short
-from guard.offline.text import GENERIC, STOPWORDS, content_stems
+from guard.offline.details import DECORATIONS, Answer, Details, Failure, short
+from guard.offline.text import GENERIC, GENERIC_STEMS, STOPWORDS, content_stems, stem
 
 ALIGN_FOR_POLARITY = 0.6
 ALIGN_FOR_QUANTIFIER = 0.5
 CONDITION_SUPPORT = 0.6
+MAX_LIMITS = 4  # amounts of one condition checked
+MIN_FOR_ONE_OUTSIDE = 4  # words of a negated claim before one may sit in another sentence
+MAX_RELATED_NAMES = 3  # names of a claim related to its first (more are a list)
 MIN_COVERED = 3  # content words of an evidence clause a claim must restate to keep its polarity
 
 
@@ -128,18 +130,68 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) ->
         and not _DEMONYM.search(n.text)
         and not _ACRONYM.fullmatch(n.text)
     }
-    if len(distinct) != 2 or negation.negated(text):
-        return None  # a list of names, or "there is no X among Y", relates nothing
-    for first, second in pairwise(distinct.values()):
+    if len(distinct) < 2 or len(distinct) > MAX_RELATED_NAMES or negation.negated(text):
+        return None  # a long list of names, or "there is no X among Y", relates nothing
+    named = list(distinct.values())
+    if len(named) > 2:  # of a longer list, only names surely read as names
+        named = [n for n in named if not n.guessed]
+    for first, second in ((named[0], other) for other in named[1:]):
         if not any(
             _mentions(first, s.scope) and _mentions(second, s.scope) for s in index.sentences
         ) and _same_passage(first, second, index):
+            bridge = _bridged(first, second, index)
             return (
-                "names_apart",
-                f"names '{first.text}' and '{second.text}' never appear together in the evidence",
+                "names_bridged" if bridge else "names_apart",
+                f"names '{first.text}' and '{second.text}' never appear together in the evidence"
+                + (f" (though the passage links them: {bridge})" if bridge else ""),
                 None,
             )
     return None
+
+
+MAX_BRIDGED = 4  # sentences of each name tried for a bridge between them
+TITLE_WORDS = 4  # a passage opening with a sentence this short opens with its title
+_THIRD_PERSON = re.compile(r"\b(?:he|she|they|it|his|her|their|its|this|these)\b", re.I)
+
+
+def _bridged(first: entities.Name, second: entities.Name, index: EvidenceIndex) -> str:
+    """How the passage links the two names across sentences ("" when it does not): a
+    sentence about one names a thing a sentence about the other names too ("The Berlin team
+    is part of Sales Europe. Sales Europe is headed by Maria Keller."), the next sentence goes
+    on about it with a pronoun ("Tom Baker joined in Leeds. In 2022 he transferred to
+    London."), or one name is the passage's title ("Paris store. We accept Visa."). Such a
+    claim may chain what the passage says: its failure is a rule of its own
+    (``names_bridged``), trusted only as far as labelled answers bear it out."""
+    sentences = index.sentences
+    own = set(first.parts) | set(second.parts)
+    holders = [
+        [i for i, s in enumerate(sentences) if _mentions(name, s.scope)][:MAX_BRIDGED]
+        for name in (first, second)
+    ]
+    for i in holders[0]:
+        for j in holders[1]:
+            a, b = sentences[i], sentences[j]
+            if a.passage != b.passage:
+                continue
+            if _titled(i, index) or _titled(j, index):
+                return "one is its title"
+            if abs(i - j) == 1 and _THIRD_PERSON.search(sentences[max(i, j)].text):
+                return "the next sentence goes on with a pronoun"
+            shared = _named_parts(a.text) & _named_parts(b.text) - own
+            if shared:
+                return f"both sentences name '{sorted(shared)[0]}'"
+    return ""
+
+
+def _titled(number: int, index: EvidenceIndex) -> bool:
+    """Whether sentence ``number`` is a short title opening its passage."""
+    sentence = index.sentences[number]
+    opens = number == 0 or index.sentences[number - 1].passage != sentence.passage
+    return opens and len(sentence.text.split()) <= TITLE_WORDS
+
+
+def _named_parts(text: str) -> set[str]:
+    return {p for n in entities.names(text) for p in n.parts if len(p) > 1}
 
 
 def _same_passage(first: entities.Name, second: entities.Name, index: EvidenceIndex) -> bool:
@@ -152,7 +204,9 @@ def _same_passage(first: entities.Name, second: entities.Name, index: EvidenceIn
 
 
 def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
-    parts = [p for p in name.parts if len(p) > 1]
+    parts = [p for p in name.parts if len(p) > 1 and p not in DECORATIONS] or [
+        p for p in name.parts if len(p) > 1
+    ]
     present = sum(p in stems for p in parts)
     return present == len(parts) or (len(parts) >= 3 and present * 3 >= len(parts) * 2)
 
@@ -191,15 +245,19 @@ _IMPLICIT_NEGATIVE = re.compile(
 
 
 def _negation_added(claim: str, sentence: EvidenceSentence, index: EvidenceIndex) -> str | None:
-    """A negated claim every word of which one sentence states without any negation, plain
-    or implicit ("The Oberoi family is not involved in any hotel company" against "... is
-    famous for its involvement in hotels"): the claim denies what the sentence says."""
+    """A negated claim whose words one sentence states (all but one, which the evidence has
+    elsewhere) without any negation, plain or implicit ("The Oberoi family is not involved in
+    any hotel company" against "... is famous for its involvement in hotels"): the claim
+    denies what the sentence says."""
     if not negation.negated(claim) or negation.negated(sentence.text):
         return None
     if _IMPLICIT_NEGATIVE.search(sentence.text):
         return None
-    stems = [s for s in content_stems(claim) if s not in GENERIC]
-    if len(stems) < 2 or not all(in_sentence(s, sentence, index) for s in stems):
+    stems = [s for s in content_stems(claim) if s not in GENERIC_STEMS]
+    if len(stems) < 2 or not all(index.has(s) for s in stems):
+        return None
+    outside = sum(not in_sentence(s, sentence, index) for s in stems)
+    if outside > (1 if len(stems) >= MIN_FOR_ONE_OUTSIDE else 0):
         return None
     return "negation flipped: the claim is negated, the evidence states it"
 
@@ -413,6 +471,53 @@ def _beside(text: str, name: str) -> set[tuple[int, str]]:
     return ({(-1, before[-1])} if before else set()) | ({(1, after[0])} if after else set())
 
 
+_BY = re.compile(
+    r"\b(?P<verb>[a-z]+(?:ed|en|wn|ne|lt|nt))\s+(?:\w+\s+)?by\s+(?:(?:the|your|a|an|our|their|its)\s+)?"
+    r"(?P<agent>[^,.;:()!?]{2,60})",
+    re.IGNORECASE,
+)
+AGENT_ALIGNMENT = 0.6  # of the claim's words besides its agent, the share its sentence must have
+
+
+def _agents(text: str) -> dict[str, set[str]]:
+    """Verb stem -> the words of who does it, for each "<verb> by <agent>" of ``text``."""
+    found: dict[str, set[str]] = {}
+    for match in _BY.finditer(text):
+        agent = set(content_stems(match.group("agent")))
+        if agent:
+            found.setdefault(stem(match.group("verb")), set()).update(agent)
+    return found
+
+
+def _agent_swapped(claim: str, details: Details, index: EvidenceIndex) -> Failure | None:
+    """Someone else does it: the sentence that restates the rest of the claim says "<verb>
+    by" another agent the claim never names, while the claim's agent is in the evidence
+    elsewhere ("expense claims are approved by your shift supervisor" where "Expense claims
+    are approved by your cost-centre manager" and the supervisor signs off overtime)."""
+    claimed = _agents(claim)
+    if not claimed:
+        return None
+    agent_words = set().union(*claimed.values())
+    rest = [s for s in details.stems if s not in agent_words]
+    sentence, share = best_sentence(rest, [], index)
+    if sentence is None or share < AGENT_ALIGNMENT or len(rest) < 2:
+        return None
+    said = _agents(sentence.text)
+    for verb, agent in claimed.items():
+        other = said.get(verb)
+        if not other or other & agent or not all(index.has(w) for w in agent):
+            continue
+        if any(in_sentence(w, sentence, index) for w in agent):
+            continue  # "founded by A and B": the sentence names the claim's agent too
+        return (
+            "agent_swapped",
+            f'{sentence.passage} says who does it: "{short(sentence.text)}"; the claim credits '
+            "someone it names elsewhere",
+            sentence,
+        )
+    return None
+
+
 def relation_failure(
     claim: Claim,
     details: Details,
@@ -430,6 +535,7 @@ def relation_failure(
         or _quantifier(claim.text, sentence, overlap, index)
         or _contrary(claim, details.stems, index, sentence)
         or _name_swapped(claim.text, details, index)
+        or _agent_swapped(claim.text, details, index)
     )
 
 
@@ -445,3 +551,31 @@ def dropped_condition(
     if _CONDITION.search(text):
         return None
     return _dropped_condition(stems, answer, sentence, share)
+
+
+NARROWED_SUPPORT = 0.9  # share of the claim's words the conditional sentence must have
+
+
+def narrowed_condition(
+    text: str, answer: Answer, sentence: EvidenceSentence | None, share: float
+) -> str | None:
+    """Why the claim restates a condition without the limit the evidence sets on it, or None
+    ("refunded in full if you close your account" against "refunded in full if you close the
+    account within 30 days of the fee being charged"); a limit the answer states anywhere
+    is kept."""
+    if sentence is None or share < NARROWED_SUPPORT or not _CONDITION.search(text):
+        return None
+    claimed = numbers.extract(text)
+    for clause in _CONDITIONAL_CLAUSE.split(sentence.text):
+        split = _condition_and_main(clause)
+        if split is None:
+            continue
+        condition = split[0]
+        for limit in numbers.extract(condition)[:MAX_LIMITS]:
+            if any(numbers.matches(c, limit) for c in claimed) or answer.grounds(limit):
+                continue
+            return (
+                f'leaves out "{limit.text}" of the condition "{short(condition.strip(), 60)}" '
+                f"({sentence.passage})"
+            )
+    return None

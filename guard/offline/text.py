@@ -287,3 +287,6 @@ def normalize(text: str) -> str:
     text = fold(text.lower())
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     return re.sub(r"\s+", " ", text).strip()
+
+
+GENERIC_STEMS = frozenset(stem(w) for w in GENERIC)  # GENERIC as content_stems() gives them

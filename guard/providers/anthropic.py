@@ -10,6 +10,12 @@ No ``temperature`` is sent: the anthropic SDK 2.x removed the sampling parameter
 As in :mod:`guard.providers.openai`, the body is a plain dict posted with the client's own
 ``post``, the raw ``httpx2.Response`` is validated into the SDK's ``Message``, and calls are
 spread round-robin over several SDK clients sharing ``budget.max_in_flight``.
+
+Prompt caching: the static prefix (tool schema + system prompt) is the same on every call of a
+mode; a ``cache_control`` breakpoint on the system block caches it when
+``judge.prompt_cache.anthropic_breakpoint`` says so (``auto``: when the judge's recent call rate
+makes a 1.25x write plus 0.1x reads cheaper than list price, :mod:`guard.providers.caching`).
+Anthropic offers no flex tier: ``delivery: flex`` is a start-up error.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import pydantic
 from anthropic.types import Message
 
 from guard import defaults
+from guard.budgets.estimate import estimate_tokens
 from guard.case import PreparedCase
 from guard.decide.assessment import Assessment
 from guard.errors import MalformedJudgeOutput
@@ -39,7 +46,10 @@ from guard.providers._common import (
     round_robin,
 )
 from guard.providers.base import JudgeOutcome
-from guard.providers.prompts import JudgePrompt, build_prompt
+from guard.providers.caching import CallRate, breakpoint_pays, use_examples
+from guard.providers.flex import check_flex
+from guard.providers.pricing import ModelPrice
+from guard.providers.prompts import JudgePrompt, assessment_for, build_prompt, system_prompt
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 
@@ -60,10 +70,24 @@ class AnthropicJudge:
     provider = "anthropic"
 
     def __init__(
-        self, settings: JudgeSettings, api_key: str | None, *, retry: RetryPolicy | None = None
+        self,
+        settings: JudgeSettings,
+        api_key: str | None,
+        *,
+        retry: RetryPolicy | None = None,
+        price: ModelPrice | None = None,
     ) -> None:
         self.settings = settings
         self.model = anthropic_model(settings)
+        if settings.delivery == "flex":
+            check_flex(self.provider, self.model, price)
+        self._price = price
+        self._rate = CallRate()
+        model, name = assessment_for(settings.mode)
+        padded = _schema_tokens(model, name) + estimate_tokens(
+            system_prompt(settings.mode, examples=True)
+        )
+        self.examples = use_examples(settings.prompt_cache.examples, price, padded)
         self._retry = retry or default_retry(settings)
         self._secrets = (api_key,) if api_key else ()
         self._clients = [
@@ -82,7 +106,7 @@ class AnthropicJudge:
         return f"AnthropicJudge(model={self.model!r}, base_url={self.settings.base_url!r})"
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        prompt = build_prompt(case, Fence.new())
+        prompt = build_prompt(case, Fence.new(), examples=self.examples)
         return await retried_call(
             self.provider, self.settings, self._retry, lambda: self._call(prompt), self._secrets
         )
@@ -100,6 +124,17 @@ class AnthropicJudge:
         """What error messages must not show (the API key)."""
         return self._secrets
 
+    def mark_prefix(self, prompt: JudgePrompt) -> bool:
+        """Whether this call puts a cache breakpoint after the static prefix (counts the call)."""
+        recent = self._rate.record()
+        rule = self.settings.prompt_cache.anthropic_breakpoint
+        if rule != "auto":
+            return rule == "always"
+        price = self._price
+        if price is None or _prefix_tokens(prompt) < price.cache_min_tokens:
+            return False
+        return breakpoint_pays(price, recent)
+
     async def _call(self, prompt: JudgePrompt) -> JudgeOutcome:
         body = self.request_body(prompt)
         response = await next(self._turn).post("/v1/messages", body=body, cast_to=httpx2.Response)
@@ -108,10 +143,13 @@ class AnthropicJudge:
 
     def request_body(self, prompt: JudgePrompt) -> dict[str, Any]:
         """The body of a realtime call (and of a Message Batches item's ``params``)."""
+        system: dict[str, Any] = {"type": "text", "text": prompt.system}
+        if self.mark_prefix(prompt):
+            system["cache_control"] = {"type": "ephemeral"}
         return {
             "model": self.model,
             "max_tokens": self.settings.max_tokens,
-            "system": prompt.system,
+            "system": [system],
             "messages": [{"role": "user", "content": prompt.user}],
             "tools": [_assessment_tool(prompt.output_model, prompt.schema_name)],
             "tool_choice": {"type": "tool", "name": prompt.schema_name},
@@ -141,6 +179,16 @@ def _assessment_tool(model: type[pydantic.BaseModel], name: str) -> Any:
     }
 
 
+def _prefix_tokens(prompt: JudgePrompt) -> int:
+    """Estimated tokens of the static prefix: the tool schema and the system prompt."""
+    return _schema_tokens(prompt.output_model, prompt.schema_name) + estimate_tokens(prompt.system)
+
+
+@functools.cache
+def _schema_tokens(model: type[pydantic.BaseModel], name: str) -> int:
+    return estimate_tokens(str(_assessment_tool(model, name)))
+
+
 def _assessment(message: Message, prompt: JudgePrompt) -> Assessment:
     if message.stop_reason == "refusal":
         raise MalformedJudgeOutput("anthropic judge refused to assess")
@@ -159,11 +207,14 @@ def _assessment(message: Message, prompt: JudgePrompt) -> Assessment:
 
 
 def _usage(message: Message) -> Usage:
-    """Input tokens count cache reads and writes too; ``cached_tokens`` are the cache reads."""
+    """Input tokens count cache reads and writes too; ``cached_tokens`` are the cache reads,
+    ``cache_write_tokens`` the writes (Anthropic reports all three apart)."""
     u = message.usage
     cached = u.cache_read_input_tokens or 0
+    written = u.cache_creation_input_tokens or 0
     return Usage(
-        input_tokens=u.input_tokens + cached + (u.cache_creation_input_tokens or 0),
+        input_tokens=u.input_tokens + cached + written,
         output_tokens=u.output_tokens,
         cached_tokens=cached,
+        cache_write_tokens=written,
     )

@@ -12,10 +12,12 @@ from typing import Any
 from anthropic.types import Message
 
 from guard.batch.api import ItemFailure, ItemResult
+from guard.case import PreparedCase
+from guard.prepare.injection import Fence
 from guard.providers._common import bounded_call
 from guard.providers.anthropic import AnthropicJudge
 from guard.providers.base import JudgeOutcome
-from guard.providers.prompts import JudgePrompt
+from guard.providers.prompts import JudgePrompt, build_prompt
 
 
 class AnthropicBatchAPI:
@@ -25,6 +27,9 @@ class AnthropicBatchAPI:
         self._judge = judge
         self._batches = judge.client.messages.batches
         self.provider, self.model = judge.provider, judge.model
+
+    def prompt(self, case: PreparedCase) -> JudgePrompt:
+        return build_prompt(case, Fence.new(), examples=self._judge.examples)
 
     def request(self, custom_id: str, prompt: JudgePrompt) -> dict[str, Any]:
         return {"custom_id": custom_id, "params": self._judge.request_body(prompt)}

@@ -3,7 +3,8 @@
 
 * connection errors -> :class:`JudgeUnavailable`; SDK timeouts -> :class:`JudgeTimeout`
 * 408, 409, 5xx, 529 -> :class:`JudgeUnavailable` (retriable)
-* 429 -> :class:`RateLimited` with ``retry_after_s`` from ``retry-after-ms``/``retry-after``,
+* 429 -> :class:`RateLimited` with ``retry_after_s`` from ``retry-after-ms``/``retry-after``;
+  the flex tier's capacity refusal (code ``resource_unavailable``) -> :class:`FlexUnavailable`;
   except quota or spend limits (OpenAI ``insufficient_quota``, Anthropic billing and usage-limit
   messages, any 402) -> :class:`QuotaExhausted`, never retried
 * other 4xx (400/401/403/404/422 ...) -> :class:`JudgeRejected` with the status
@@ -26,6 +27,7 @@ import openai
 import pydantic
 
 from guard.errors import (
+    FlexUnavailable,
     JudgeError,
     JudgeRejected,
     JudgeTimeout,
@@ -50,6 +52,7 @@ _QUOTA_WORDS = (
 # spend limits with type rate_limit_error too, so only the wording tells those apart.
 _RATE_LIMIT_CODE = "rate_limit_exceeded"
 _TRANSIENT_STATUSES = frozenset({408, 409})
+_FLEX_CAPACITY_CODE = "resource_unavailable"  # OpenAI flex: 429 Resource Unavailable, not billed
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -99,6 +102,8 @@ def from_status(
     detail = redact(f"{provider} HTTP {status} {etype or code}: {message}".rstrip(": "), secrets)
     if _is_quota(status, body):
         return QuotaExhausted(detail, status=status)
+    if status == 429 and (code == _FLEX_CAPACITY_CODE or "resource unavailable" in message.lower()):
+        return FlexUnavailable(detail, status=status, retry_after_s=parse_retry_after(headers))
     if status == 429:
         return RateLimited(detail, status=status, retry_after_s=parse_retry_after(headers))
     if status in _TRANSIENT_STATUSES or status >= 500:

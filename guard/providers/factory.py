@@ -66,13 +66,15 @@ def _llm_judge(
     retry: RetryPolicy | None,
 ) -> Judge:
     key = resolve_api_key(settings, environ, provider)
+    model = llm_model(settings) or settings.model
+    price = PriceTable.load(settings.price_file).lookup(model)  # cache and flex rules
     if provider is Provider.ANTHROPIC:
         from guard.providers.anthropic import AnthropicJudge
 
-        return AnthropicJudge(settings, key, retry=retry)
+        return AnthropicJudge(settings, key, retry=retry, price=price)
     from guard.providers.openai import OpenAIJudge
 
-    return OpenAIJudge(settings, key, retry=retry)
+    return OpenAIJudge(settings, key, retry=retry, price=price)
 
 
 def llm_model(settings: JudgeSettings) -> str | None:

@@ -13,22 +13,30 @@ typed-dict transform), the reply is taken as the raw ``httpx2.Response`` (header
 limits) and validated into the SDK's response type, and the calls are spread round-robin over
 several SDK clients that share ``budget.max_in_flight`` (a pool's cost per call grows with the
 connections it holds).
+
+Cost levers: the static prefix (schema + system prompt) is the same on every call of a mode and
+``prompt_cache_key`` names it, so OpenAI's automatic prompt cache serves it at the cached-input
+price (``Usage.cached_tokens``); ``judge.delivery: flex`` sends ``service_tier: flex``
+(:mod:`guard.providers.flex`), and the tier that served is read back into ``Usage.service_tier``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 import openai
+import orjson
 import pydantic
 from openai.lib._parsing._completions import type_to_response_format_param
 from openai.lib._parsing._responses import type_to_text_format_param
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
+from guard import defaults
+from guard.budgets.estimate import estimate_tokens
 from guard.case import PreparedCase
 from guard.decide.assessment import Assessment
 from guard.errors import MalformedJudgeOutput
@@ -45,7 +53,10 @@ from guard.providers._common import (
     round_robin,
 )
 from guard.providers.base import JudgeOutcome
-from guard.providers.prompts import JudgePrompt, build_prompt
+from guard.providers.caching import use_examples
+from guard.providers.flex import FlexTier, Tier, check_flex, warn_short_timeout
+from guard.providers.pricing import ModelPrice
+from guard.providers.prompts import JudgePrompt, assessment_for, build_prompt, system_prompt
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 
@@ -60,11 +71,22 @@ class OpenAIJudge:
     """Implements :class:`guard.providers.base.Judge` with the ``openai`` SDK."""
 
     def __init__(
-        self, settings: JudgeSettings, api_key: str | None, *, retry: RetryPolicy | None = None
+        self,
+        settings: JudgeSettings,
+        api_key: str | None,
+        *,
+        retry: RetryPolicy | None = None,
+        price: ModelPrice | None = None,
     ) -> None:
         self.settings = settings
         self.model = settings.model
         self.provider = "openai" if settings.base_url is None else "openai-compatible"
+        self.examples = use_examples(settings.prompt_cache.examples, price, _padded(settings))
+        self.flex: FlexTier | None = None
+        if settings.delivery == "flex":
+            check_flex("openai", self.model, price)
+            warn_short_timeout(settings.timeout_s)
+            self.flex = FlexTier(settings.flex)
         self._retry = retry or default_retry(settings)
         self._secrets = (api_key,) if api_key else ()
         self._clients = [
@@ -84,11 +106,17 @@ class OpenAIJudge:
         return f"OpenAIJudge(model={self.model!r}, base_url={self.settings.base_url!r})"
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        prompt = build_prompt(case, Fence.new())
+        prompt = build_prompt(case, Fence.new(), examples=self.examples)
         call = self._responses if self.settings.openai_api == "responses" else self._chat
-        return await retried_call(
-            self.provider, self.settings, self._retry, lambda: call(prompt), self._secrets
-        )
+
+        async def at(tier: Tier | None) -> JudgeOutcome:
+            return await retried_call(
+                self.provider, self.settings, self._retry, lambda: call(prompt, tier), self._secrets
+            )
+
+        if self.flex is None:
+            return await at(None)
+        return await self.flex.run(at)
 
     async def aclose(self) -> None:
         await asyncio.gather(*(client.close() for client in self._clients))
@@ -106,20 +134,34 @@ class OpenAIJudge:
     def _fixed_fields(self) -> dict[str, Any]:
         """The body fields that are the same on every call."""
         limit = self.settings.max_tokens
+        compatible = self.settings.base_url is not None
+        # OpenAI-compatible servers (vLLM, Ollama) may reject fields they do not know: they get
+        # the key only when one is configured
+        configured = self.settings.prompt_cache.cache_key
+        cache_key = {} if compatible and not configured else {"prompt_cache_key": self._cache_key()}
         if self.settings.openai_api == "responses":
             return {
                 "model": self.model,
                 "temperature": 0,
                 "store": False,
                 "max_output_tokens": limit,
+                **cache_key,
             }
         # OpenAI deprecated max_tokens; OpenAI-compatible servers (vLLM, Ollama) still expect it.
-        compatible = self.settings.base_url is not None
         return {
             "model": self.model,
             "temperature": 0,
             "max_tokens" if compatible else "max_completion_tokens": limit,
+            **cache_key,
         }
+
+    def _cache_key(self) -> str:
+        """Calls with the same static prefix share a key, so OpenAI routes them to one cache."""
+        configured = self.settings.prompt_cache.cache_key
+        return configured or f"groundguard-{defaults.PROMPT_VERSION}-{self.settings.mode.value}"
+
+    def _tiered(self, body: dict[str, Any], tier: Tier | None) -> dict[str, Any]:
+        return body if tier is None else {**body, "service_tier": tier}
 
     async def _post(self, path: str, body: dict[str, Any]) -> httpx2.Response:
         """``body`` posted as is by the next client; the SDK raises on error statuses."""
@@ -138,26 +180,30 @@ class OpenAIJudge:
 
     # ------------------------------------------------------------------ chat completions
 
-    async def _chat(self, prompt: JudgePrompt) -> JudgeOutcome:
-        response = await self._post("/chat/completions", self._chat_body(prompt))
+    async def _chat(self, prompt: JudgePrompt, tier: Tier | None = None) -> JudgeOutcome:
+        response = await self._post("/chat/completions", self._chat_body(prompt, tier))
         completion = parse_body(ChatCompletion, response, "openai")
-        return self._chat_outcome(prompt, completion, response.headers)
+        return self._chat_outcome(prompt, completion, response.headers, tier)
 
-    def _chat_body(self, prompt: JudgePrompt) -> dict[str, Any]:
-        return {
-            **self._fixed,
-            "response_format": _response_format(prompt.output_model),
-            "messages": [
-                {"role": "system", "content": prompt.system},
-                {"role": "user", "content": prompt.user},
-            ],
-        }
+    def _chat_body(self, prompt: JudgePrompt, tier: Tier | None = None) -> dict[str, Any]:
+        return self._tiered(
+            {
+                **self._fixed,
+                "response_format": _response_format(prompt.output_model),
+                "messages": [
+                    {"role": "system", "content": prompt.system},
+                    {"role": "user", "content": prompt.user},
+                ],
+            },
+            tier,
+        )
 
     def _chat_outcome(
-        self, prompt: JudgePrompt, completion: ChatCompletion, headers: Any
+        self, prompt: JudgePrompt, completion: ChatCompletion, headers: Any, tier: Tier | None
     ) -> JudgeOutcome:
         assessment = _validated(prompt, _chat_text(completion))
-        return self._outcome(assessment, _chat_usage(completion), headers)
+        usage = _chat_usage(completion, _served(completion.service_tier, tier))
+        return self._outcome(assessment, usage, headers)
 
     # ------------------------------------------------------------------ batch items
 
@@ -171,29 +217,47 @@ class OpenAIJudge:
         """A batch item's response body, read as the realtime answer is."""
         if self.settings.openai_api == "responses":
             parsed = parse_data(Response, body, "openai")
-            return self._responses_outcome(prompt, parsed, {})
-        return self._chat_outcome(prompt, parse_data(ChatCompletion, body, "openai"), {})
+            return self._responses_outcome(prompt, parsed, {}, None)
+        return self._chat_outcome(prompt, parse_data(ChatCompletion, body, "openai"), {}, None)
 
     # ------------------------------------------------------------------ responses API
 
-    async def _responses(self, prompt: JudgePrompt) -> JudgeOutcome:
-        response = await self._post("/responses", self._responses_body(prompt))
+    async def _responses(self, prompt: JudgePrompt, tier: Tier | None = None) -> JudgeOutcome:
+        response = await self._post("/responses", self._responses_body(prompt, tier))
         parsed = parse_body(Response, response, "openai")
-        return self._responses_outcome(prompt, parsed, response.headers)
+        return self._responses_outcome(prompt, parsed, response.headers, tier)
 
-    def _responses_body(self, prompt: JudgePrompt) -> dict[str, Any]:
-        return {
-            **self._fixed,
-            "text": {"format": _text_format(prompt.output_model)},
-            "instructions": prompt.system,
-            "input": [{"role": "user", "content": prompt.user}],
-        }
+    def _responses_body(self, prompt: JudgePrompt, tier: Tier | None = None) -> dict[str, Any]:
+        return self._tiered(
+            {
+                **self._fixed,
+                "text": {"format": _text_format(prompt.output_model)},
+                "instructions": prompt.system,
+                "input": [{"role": "user", "content": prompt.user}],
+            },
+            tier,
+        )
 
     def _responses_outcome(
-        self, prompt: JudgePrompt, parsed: Response, headers: Any
+        self, prompt: JudgePrompt, parsed: Response, headers: Any, tier: Tier | None
     ) -> JudgeOutcome:
         assessment = _validated(prompt, _responses_text(parsed))
-        return self._outcome(assessment, _responses_usage(parsed), headers)
+        usage = _responses_usage(parsed, _served(parsed.service_tier, tier))
+        return self._outcome(assessment, usage, headers)
+
+
+def _served(reported: str | None, requested: Tier | None) -> Literal["default", "flex"] | None:
+    """The tier that served a call: as the response says, else as requested."""
+    if reported == "flex" or (reported is None and requested == "flex"):
+        return "flex"
+    return "default" if reported is not None or requested is not None else None
+
+
+def _padded(settings: JudgeSettings) -> int:
+    """Estimated tokens of the static prefix with the worked examples: schema + system."""
+    model, _ = assessment_for(settings.mode)
+    schema = estimate_tokens(orjson.dumps(_response_format(model)).decode())
+    return schema + estimate_tokens(system_prompt(settings.mode, examples=True))
 
 
 @functools.cache
@@ -231,15 +295,16 @@ def _chat_text(completion: ChatCompletion) -> str:
     return choice.message.content
 
 
-def _chat_usage(completion: ChatCompletion) -> Usage:
+def _chat_usage(completion: ChatCompletion, tier: Literal["default", "flex"] | None) -> Usage:
     usage = completion.usage
     if usage is None:
-        return Usage()
+        return Usage(service_tier=tier)
     details = usage.prompt_tokens_details
     return Usage(
         input_tokens=usage.prompt_tokens,
         output_tokens=usage.completion_tokens,
         cached_tokens=(details.cached_tokens or 0) if details else 0,
+        service_tier=tier,
     )
 
 
@@ -259,13 +324,14 @@ def _responses_text(response: Response) -> str:
     return "".join(texts)
 
 
-def _responses_usage(response: Response) -> Usage:
+def _responses_usage(response: Response, tier: Literal["default", "flex"] | None) -> Usage:
     usage = response.usage
     if usage is None:
-        return Usage()
+        return Usage(service_tier=tier)
     details = usage.input_tokens_details
     return Usage(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cached_tokens=(details.cached_tokens or 0) if details else 0,
+        service_tier=tier,
     )

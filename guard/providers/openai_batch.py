@@ -14,11 +14,13 @@ from typing import Any
 import orjson
 
 from guard.batch.api import ItemFailure, ItemResult
+from guard.case import PreparedCase
 from guard.errors import MalformedJudgeOutput
+from guard.prepare.injection import Fence
 from guard.providers._common import bounded_call
 from guard.providers.base import JudgeOutcome
 from guard.providers.openai import OpenAIJudge
-from guard.providers.prompts import JudgePrompt
+from guard.providers.prompts import JudgePrompt, build_prompt
 
 ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 EXPIRED_CODES = frozenset({"batch_expired", "batch_cancelled"})
@@ -31,6 +33,9 @@ class OpenAIBatchAPI:
         self._judge = judge
         self._client = judge.client
         self.provider, self.model = judge.provider, judge.model
+
+    def prompt(self, case: PreparedCase) -> JudgePrompt:
+        return build_prompt(case, Fence.new(), examples=self._judge.examples)
 
     def request(self, custom_id: str, prompt: JudgePrompt) -> dict[str, Any]:
         url, body = self._judge.batch_request(prompt)

@@ -1,7 +1,13 @@
 """Token prices, kept as data (``guard/data/prices.json``) that users can extend or override.
 
 Prices are USD per million tokens. ``Usage.input_tokens`` counts every input token, cached ones
-included; ``Usage.cached_tokens`` of them are billed at the cached-input price.
+included; ``Usage.cached_tokens`` of them are billed at the cached-input price (a cache read) and
+``Usage.cache_write_tokens`` at the cache-write price (Anthropic: 1.25x input for the 5-minute
+cache; OpenAI charges no write, so it defaults to the input price). A call whose
+``Usage.service_tier`` is ``flex`` costs ``delivery_factor["flex"]`` of all that (0.5: OpenAI bills
+flex at batch prices); ``delivery_factor["batch"]`` is the batch APIs' share (applied by the batch
+judge's ``price_factor``). Per model, ``flex`` says whether it offers the flex tier and
+``cache_min_tokens`` is the shortest prefix the provider caches.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from guard import defaults
 from guard.errors import ConfigError
 from guard.models import Usage
 
@@ -30,6 +37,9 @@ class ModelPrice:
     input: float
     output: float
     cached_input: float
+    cache_write: float = 0.0
+    flex: bool = False
+    cache_min_tokens: int = defaults.CACHE_MIN_TOKENS
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> ModelPrice:
@@ -38,8 +48,11 @@ class ModelPrice:
             input=price_in,
             output=float(entry["output"]),
             cached_input=float(entry.get("cached_input", price_in)),
+            cache_write=float(entry.get("cache_write", price_in)),
+            flex=bool(entry.get("flex", False)),
+            cache_min_tokens=int(entry.get("cache_min_tokens", defaults.CACHE_MIN_TOKENS)),
         )
-        if min(price.input, price.output, price.cached_input) < 0:
+        if min(price.input, price.output, price.cached_input, price.cache_write) < 0:
             raise ValueError("prices must not be negative")
         return price
 
@@ -90,11 +103,19 @@ class PriceTable:
             return 0.0
         price = self.require(model)
         cached = min(usage.cached_tokens, usage.input_tokens)
-        return (
-            (usage.input_tokens - cached) * price.input
+        written = min(usage.cache_write_tokens, usage.input_tokens - cached)
+        list_usd = (
+            (usage.input_tokens - cached - written) * price.input
             + cached * price.cached_input
+            + written * price.cache_write
             + usage.output_tokens * price.output
         ) / _PER
+        return list_usd * self.tier_factor(usage.service_tier)
+
+    def tier_factor(self, service_tier: str | None) -> float:
+        """The share of list price a call served by ``service_tier`` costs. Only ``flex`` is
+        applied here: batch items carry the batch factor as their outcome's ``price_factor``."""
+        return self.delivery_factor("flex") if service_tier == "flex" else 1.0
 
 
 def _read_extra(path: Path) -> Any:
@@ -122,6 +143,6 @@ def _parse(doc: Any, origin: str) -> dict[str, ModelPrice]:
         raise ConfigError(
             "judge.price_file",
             f"{origin} has a bad price entry: {exc}",
-            "give input and output (and optionally cached_input) as "
+            "give input and output (and optionally cached_input, cache_write) as "
             "non-negative USD per million tokens",
         ) from exc

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from guard.testing.fake_cache import FakePromptCache
 from guard.testing.fake_judge import FakeJudge
 
 if TYPE_CHECKING:
     from guard.testing.fake_server import FakeLLMServer, Fault
 
-__all__ = ["FakeJudge", "FakeLLMServer", "Fault"]
+__all__ = ["FakeJudge", "FakeLLMServer", "FakePromptCache", "Fault"]
 
 
 def __getattr__(name: str) -> Any:

@@ -38,6 +38,7 @@ FaultKind = Literal[
     "hang",
     "malformed",
     "unauthorized_echo",
+    "flex_unavailable",
 ]
 FAULT_KINDS: tuple[str, ...] = (
     "rate_limit",
@@ -49,6 +50,7 @@ FAULT_KINDS: tuple[str, ...] = (
     "hang",
     "malformed",
     "unauthorized_echo",
+    "flex_unavailable",
 )
 HALLUCINATION_MARKER = "HALLUCINATED"
 
@@ -62,8 +64,10 @@ class Fault:
     (Anthropic). ``unauthorized``: 401. ``unauthorized_echo``: 401 whose message repeats the
     key the client presented, as some gateways do. ``bad_request``: 400. ``server_error``: 500.
     ``overloaded``: 529. ``hang``: wait ``hang_s`` seconds, then answer normally.
-    ``malformed``: 200 with a body that is not JSON. ``path`` limits the fault to requests whose
-    path ends with it (e.g. ``"/messages"``).
+    ``malformed``: 200 with a body that is not JSON. ``flex_unavailable``: OpenAI's flex-tier
+    capacity refusal, 429 with code ``resource_unavailable`` (not billed; ``Retry-After`` as for
+    ``rate_limit``). ``path`` limits the fault to requests whose path ends with it (e.g.
+    ``"/messages"``).
     """
 
     kind: FaultKind
@@ -288,6 +292,7 @@ def _chat_reply(
         "created": int(time.time()),
         "model": body.get("model", "fake"),
         "system_fingerprint": "fp_fake",
+        "service_tier": body.get("service_tier") or "default",
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": {
             "prompt_tokens": usage["input"],
@@ -321,6 +326,7 @@ def _responses_reply(
         "model": body.get("model", "fake"),
         "error": None,
         "incomplete_details": None,
+        "service_tier": body.get("service_tier") or "default",
         "instructions": body.get("instructions"),
         "output": [
             {
@@ -370,11 +376,11 @@ def _anthropic_reply(
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {
-            "input_tokens": usage["input"],
+        "usage": {  # Anthropic's input_tokens exclude cache reads and writes
+            "input_tokens": max(0, usage["input"] - usage["cached"] - usage.get("cache_write", 0)),
             "output_tokens": usage["output"],
             "cache_read_input_tokens": usage["cached"],
-            "cache_creation_input_tokens": 0,
+            "cache_creation_input_tokens": usage.get("cache_write", 0),
         },
     }
 
@@ -424,7 +430,7 @@ def fault_reply(fault: Fault, api: str, presented_key: str = "") -> Reply:
             },
         )
     headers: tuple[tuple[str, str], ...] = ()
-    if fault.kind == "rate_limit" and fault.retry_after_s is not None:
+    if fault.kind in ("rate_limit", "flex_unavailable") and fault.retry_after_s is not None:
         headers = (
             ("retry-after", f"{fault.retry_after_s:g}"),
             ("retry-after-ms", f"{fault.retry_after_s * 1000:g}"),
@@ -473,6 +479,16 @@ _FAULT_BODIES: dict[str, tuple[tuple[int, str, str | None, str], ...]] = {
     "overloaded": (
         (529, "server_error", None, "The engine is currently overloaded."),
         (529, "overloaded_error", None, "Overloaded"),
+    ),
+    "flex_unavailable": (
+        (
+            429,
+            "rate_limit_error",
+            "resource_unavailable",
+            "Resource unavailable: flex processing has no capacity right now. Please retry "
+            "later or use the default service tier.",
+        ),
+        (429, "rate_limit_error", None, "Number of request tokens has exceeded your rate limit."),
     ),
     "hang": (
         (500, "server_error", None, "unreachable"),

@@ -85,6 +85,7 @@ from guard.testing.fake_api import (
     route,
 )
 from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER, FakeBatches
+from guard.testing.fake_cache import FakePromptCache
 
 _MAX_BODY = 16 * 1024 * 1024
 _KEEP_ALIVE_S = 75  # idle keep-alive connections are kept this long (clients reuse them)
@@ -142,6 +143,8 @@ class FakeLLMServer:
     ``batch_delay_s``: how long a batch takes to end; ``batch_fail_rate``: the share of batch
     items that error (see :mod:`guard.testing.fake_batches` for the markers that fail or expire
     an item). :attr:`batches` holds the batch state and counts submitted items.
+    ``prompt_cache``: a :class:`FakePromptCache` that reports cache reads and writes from the
+    prefixes it has seen instead (``cached_tokens`` is then ignored).
 
     Use it as a context manager (sync or async): it runs in a background thread with its own
     event loop. :meth:`serve_forever` runs it in the calling thread instead.
@@ -158,6 +161,7 @@ class FakeLLMServer:
         fail_rate: float = 0.0,
         fail_kind: FaultKind = "server_error",
         cached_tokens: int = 0,
+        prompt_cache: FakePromptCache | None = None,
         seed: int | None = 0,
         batch_delay_s: float = 1.0,
         batch_fail_rate: float = 0.0,
@@ -171,6 +175,7 @@ class FakeLLMServer:
         self.fail_rate = fail_rate
         self.fail_kind: FaultKind = fail_kind
         self.cached_tokens = cached_tokens
+        self.prompt_cache = prompt_cache
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._rules: deque[_Rule] = deque(_Rule(f, 1) for f in faults or [])
@@ -436,9 +441,13 @@ class FakeLLMServer:
         """The reply body of a model call by the verdict script, and its usage."""
         text = prompt_text(body)
         verdict = self.verdict(body, text)
+        tokens, cached, written = estimate_tokens(text) + 12, self.cached_tokens, 0
+        if self.prompt_cache is not None:
+            tokens, cached, written = self.prompt_cache.usage(api, body, tokens)
         usage = {
-            "input": estimate_tokens(text) + 12,
-            "cached": self.cached_tokens,
+            "input": tokens,
+            "cached": cached,
+            "cache_write": written,
             "output": estimate_tokens(orjson.dumps(verdict).decode()),
         }
         return REPLY_BUILDERS[api](body, verdict, usage), usage

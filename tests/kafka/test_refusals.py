@@ -1,7 +1,7 @@
-"""Records the broker refuses as too large, in exactly-once mode, through the real broker: the
+"""Records the broker refuses as too large, in both modes, through the real broker: the
 output topic's ``max.message.bytes`` is lowered while the service runs, so the limits it read at
 start no longer hold. The refused message ends as a dead letter with its reason, the messages
-staged with it in the same transaction get their verdicts, and the service stays up."""
+batched or staged with it get their verdicts, and the service stays up."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import asyncio
 import json
 
 import orjson
+import pytest
 
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import produce, read_until
@@ -33,15 +34,16 @@ def blob(rid: str, size: int) -> bytes:
     return orjson.dumps(body | {"metadata": {"blob": "m" * size}})
 
 
-async def test_exactly_once_a_record_refused_after_start_is_dead_lettered_not_fatal(
-    kafka_bootstrap: str,
+@pytest.mark.parametrize("guarantee", ["exactly_once", "at_least_once"])
+async def test_a_record_refused_after_start_is_dead_lettered_not_fatal(
+    kafka_bootstrap: str, guarantee: str
 ) -> None:
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
     settings = make_settings(
         kafka_bootstrap,
         topics,
-        guarantee="exactly_once",
+        guarantee=guarantee,
         transactional_id_prefix=topics.requests,
         transaction_interval_s=0.5,  # the big record is staged with the good ones around it
     )
@@ -71,6 +73,7 @@ async def test_exactly_once_a_record_refused_after_start_is_dead_lettered_not_fa
             kafka_bootstrap, settings.group_id, topics.requests, 1
         )
         assert service.stats.buffered_bytes == 0
+        assert service.stats.dead_lettered["oversized"] == 1
     assert committed == ends
     assert by_id(verdicts) == {"ok-0": 1, "ok-1": 1, "ok-2": 1}
     [letter] = [json.loads(r.value) for r in dlq]

@@ -108,6 +108,8 @@ class FakeConsumer:
         self.getmany_calls = 0
         self.seeks: list[tuple[TopicPartition, int]] = []
         self.lookup_gate: asyncio.Event | None = None  # holds committed_with_metadata
+        self.commit_gate: asyncio.Event | None = None  # holds commit
+        self.committing = False
         self.looking_up = False
         self.member = True  # False: the group dropped this member (in_group says so)
 
@@ -165,6 +167,10 @@ class FakeConsumer:
 
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
         self._check(list(offsets))
+        if self.commit_gate is not None:
+            self.committing = True
+            await self.commit_gate.wait()
+            self.committing = False
         self.cluster.committed.update(offsets)
 
     async def committed_with_metadata(
@@ -232,6 +238,9 @@ class FakeProducer:
             self.cluster.outputs.append(out)
             future.set_result(None)
         return future
+
+    async def flush(self) -> None:
+        """Sends are acknowledged (or held) at once: nothing is left to flush."""
 
     def release(self) -> None:
         self.hold = False

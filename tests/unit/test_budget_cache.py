@@ -9,9 +9,13 @@ import dataclasses
 import pytest
 
 from guard.budgets import BudgetSettings, VerdictCache, VirtualClock, build_budgeted_judge
-from guard.budgets.cache import cache_key
+from guard.budgets.cache import cache_key, outcome_bytes
+from guard.budgets.judge import _cached
+from guard.decide.assessment import ClaimAssessment, Scale5Assessment
+from guard.defaults import DEFAULT_CACHE_MAX_BYTES
 from guard.errors import JudgeUnavailable
 from guard.models import ScoringMode
+from guard.providers.base import JudgeOutcome
 from guard.testing import FakeJudge
 from tests.unit.budget_helpers import GROUNDED, StampedJudge, case, flat_price
 
@@ -117,3 +121,42 @@ def test_key_changes_with_everything_that_decides_the_verdict() -> None:
     ]
     assert key not in variants
     assert len(set(variants)) == len(variants)
+
+
+def _outcome(claims: int, text: str) -> JudgeOutcome:
+    assessment = Scale5Assessment(
+        explanation=text,
+        claims=[
+            ClaimAssessment(claim=text, reason=text, evidence_quote=text, supported=True)
+            for _ in range(claims)
+        ],
+        score=5,
+    )
+    return JudgeOutcome(assessment=assessment, provider="fake", model="fake-judge")
+
+
+def test_the_cache_is_bounded_in_bytes_not_only_in_entries() -> None:
+    """Long verdicts (many claims, long quotes) evict the least recently used entries once
+    their bytes pass ``max_bytes``; one larger than the whole budget is not stored."""
+    long, short = _outcome(claims=10, text="q" * 4_000), _outcome(claims=2, text="short")
+    assert outcome_bytes(long) > 120_000 > 2_000 > outcome_bytes(short)
+    budget = outcome_bytes(long) + 3 * outcome_bytes(short)
+    cache = VerdictCache(max_size=1_000, ttl_s=60.0, clock=VirtualClock(), max_bytes=budget)
+    for key in "abcdef":
+        cache.put(key, short)
+    cache.put("long", long)
+    assert cache.bytes <= budget
+    assert [cache.get(key) for key in "abcdef"] == [None, None, None, short, short, short]
+    assert cache.get("long") is long
+    cache.put("huge", _outcome(claims=40, text="é" * 4_000))  # alone above the budget
+    assert cache.get("huge") is None
+    assert cache.get("long") is long
+    cache.put("long", long)  # stored again: counted once
+    assert cache.bytes == outcome_bytes(long) + 3 * outcome_bytes(short)
+
+
+def test_the_byte_bound_is_read_from_the_budget_settings() -> None:
+    assert BudgetSettings().cache_max_bytes == DEFAULT_CACHE_MAX_BYTES
+    cached = _cached(FakeJudge(), _budget(cache_max_bytes=1_048_576), VirtualClock(), None)
+    assert cached is not None
+    assert cached.cache.max_bytes == 1_048_576

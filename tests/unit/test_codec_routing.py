@@ -313,6 +313,7 @@ class TestNumbersBeyondTheDoubleRange:
         assert isinstance(letter, DeadLetter)
         assert letter.reason == "invalid_request"
         assert "4300 digits" in letter.detail
+        assert "field 'n'" in letter.detail
 
     def test_a_float_beyond_the_double_range_stays_invalid(self) -> None:
         payload = b'{"output": "x", "context": "y", "id": "%s", "metadata": {"n": 1e400}}' % (

@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-SETTINGS_MODULES = ["guard/settings.py", "guard/budgets/settings.py", "consumers/settings.py"]
+SETTINGS_MODULES = [
+    "guard/settings.py",
+    "guard/budgets/settings.py",
+    "guard/cost_settings.py",
+    "consumers/settings.py",
+]
 
 
 def _literal_defaults(path: Path) -> list[str]:

@@ -102,3 +102,42 @@ def test_bad_price_files_are_config_errors(tmp_path: Path, content: str) -> None
 def test_missing_price_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         PriceTable.load(tmp_path / "absent.json")
+
+
+def test_cache_writes_are_billed_at_the_cache_write_price() -> None:
+    """Anthropic: a 5-minute cache write costs 1.25x input; reads 0.1x."""
+    table = PriceTable.load()
+    usage = Usage(input_tokens=3 * MILLION, cached_tokens=MILLION, cache_write_tokens=MILLION)
+    assert table.cost("claude-sonnet-4", usage) == pytest.approx(3.00 + 0.30 + 3.75)
+
+
+def test_openai_models_bill_no_cache_write_premium() -> None:
+    price = PriceTable.load().require("gpt-4o-mini")
+    assert price.cache_write == price.input
+
+
+@pytest.mark.parametrize(("tier", "factor"), [("flex", 0.5), ("default", 1.0), (None, 1.0)])
+def test_flex_calls_cost_batch_prices(tier: str | None, factor: float) -> None:
+    """Flex is billed at batch prices (delivery_factor.flex); batch items are discounted by
+    their outcome's price_factor instead, so a batch usage is not discounted twice."""
+    table = PriceTable.load()
+    usage = Usage(input_tokens=MILLION, cached_tokens=MILLION // 2, output_tokens=MILLION)
+    listed = table.cost("gpt-5-mini", usage)
+    tiered = table.cost("gpt-5-mini", usage.model_copy(update={"service_tier": tier}))
+    assert tiered == pytest.approx(factor * listed)
+    assert table.delivery_factor("batch") == 0.5
+
+
+def test_cached_and_written_tokens_never_exceed_the_input() -> None:
+    """Inconsistent usage (more cached than input) is clamped, never billed below zero."""
+    table = PriceTable.load()
+    usage = Usage(input_tokens=100, cached_tokens=300, cache_write_tokens=300)
+    assert table.cost("claude-sonnet-4", usage) == pytest.approx(100 * 0.30 / MILLION)
+
+
+def test_flex_and_cache_minimum_come_from_the_table() -> None:
+    table = PriceTable.load()
+    assert table.require("gpt-5-mini").flex
+    assert not table.require("gpt-4o-mini").flex
+    assert table.require("claude-haiku-4-5").cache_min_tokens == 4096
+    assert table.require("gpt-4o-mini").cache_min_tokens == 1024

@@ -33,7 +33,7 @@ def case(**changes: object) -> PreparedCase:
 
 
 def test_prompt_version_is_the_default_one() -> None:
-    assert PROMPT_VERSION == "groundedness-v1"
+    assert PROMPT_VERSION == "groundedness-v2"
 
 
 def test_system_prompt_defines_groundedness_and_what_is_not_evidence() -> None:
@@ -46,8 +46,13 @@ def test_system_prompt_defines_groundedness_and_what_is_not_evidence() -> None:
     assert "explanation first" in system
 
 
-def test_system_prompt_names_this_requests_fence_token() -> None:
-    assert FENCE.token in build_prompt(case(), FENCE).system
+def test_the_fence_token_is_named_first_in_the_user_message_not_in_the_system_prompt() -> None:
+    """The token changes per request: in the system prompt it would break the cached prefix."""
+    prompt = build_prompt(case(), FENCE)
+    assert FENCE.token not in prompt.system
+    first_line = prompt.user.splitlines()[0]
+    assert FENCE.token in first_line
+    assert prompt.user.index(FENCE.token) < prompt.user.index("<<BEGIN_")
 
 
 def test_scale5_prompt_has_the_rubric_and_the_scale5_schema() -> None:

@@ -1,0 +1,95 @@
+"""The flex policy: a capacity refusal falls back to the default tier or waits, bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard.cost_settings import FlexSettings
+from guard.errors import FlexUnavailable, RateLimited
+from guard.providers.errors import from_status
+from guard.providers.flex import FlexTier, Tier
+
+REFUSAL = {
+    "error": {"message": "Resource unavailable", "type": "x", "code": "resource_unavailable"}
+}
+
+
+def test_the_flex_capacity_429_is_its_own_error_not_a_rate_limit_to_retry() -> None:
+    error = from_status("openai", 429, {"retry-after": "2"}, REFUSAL)
+    assert isinstance(error, FlexUnavailable)
+    assert not error.retriable
+    assert error.retry_after_s == 2.0
+    plain = from_status("openai", 429, {}, {"error": {"code": "rate_limit_exceeded"}})
+    assert type(plain) is RateLimited
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, s: float) -> None:
+        self.slept.append(s)
+        self.now += s
+
+
+def refusing(times: int) -> tuple[list[Tier], object]:
+    tiers: list[Tier] = []
+
+    async def call(tier: Tier) -> str:
+        tiers.append(tier)
+        if tier == "flex" and len(tiers) <= times:
+            raise FlexUnavailable("no capacity", status=429)
+        return tier
+
+    return tiers, call
+
+
+async def test_realtime_fallback_sends_the_call_again_at_the_default_tier() -> None:
+    tiers, call = refusing(1)
+    flex = FlexTier(FlexSettings(on_capacity="realtime"))
+    assert await flex.run(call) == "default"  # type: ignore[arg-type]
+    assert tiers == ["flex", "default"]
+    assert (flex.refusals, flex.fallbacks) == (1, 1)
+
+
+def waiting(clock: Clock, max_wait_s: float, base_s: float, max_s: float) -> FlexTier:
+    return FlexTier(
+        FlexSettings(on_capacity="wait", max_wait_s=max_wait_s),
+        sleep=clock.sleep,
+        clock=clock,
+        base_delay_s=base_s,
+        max_delay_s=max_s,
+    )
+
+
+async def test_wait_backs_off_exponentially_then_gets_flex() -> None:
+    clock = Clock()
+    tiers, call = refusing(3)
+    flex = waiting(clock, max_wait_s=60, base_s=1.0, max_s=3.0)
+    assert await flex.run(call) == "flex"  # type: ignore[arg-type]
+    assert tiers == ["flex"] * 4
+    assert clock.slept == [1.0, 2.0, 3.0]
+
+
+async def test_wait_is_bounded_by_max_wait() -> None:
+    clock = Clock()
+    _, call = refusing(1_000)
+    flex = waiting(clock, max_wait_s=10, base_s=4.0, max_s=4.0)
+    with pytest.raises(FlexUnavailable, match="no flex capacity within 10s"):
+        await flex.run(call)  # type: ignore[arg-type]
+    assert sum(clock.slept) == pytest.approx(10.0)
+
+
+def test_a_short_timeout_with_flex_is_warned_about_at_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from guard.providers.flex import warn_short_timeout
+
+    with caplog.at_level("WARNING", logger="guard.flex"):
+        warn_short_timeout(30.0)
+        warn_short_timeout(900.0)
+    assert [r.getMessage().split()[0] for r in caplog.records] == ["judge.flex_short_timeout"]
