@@ -9,10 +9,13 @@ the rules' authors, so its counts are out of sample for the rules too) and decid
 with a table fitted without it (leave one category out of a set with categories; one of ten
 folds of a set without, a question's answers kept together; the other sets whole). It counts per
 decision basis ("fail:number_contradicted", "pass:verbatim", ...) how many answers of each set
-got it out of fold and how many of those were right, and writes that table; the judge turns each
-count into the Wilson lower bound of its accuracy (guard/offline/calibration.py). Then it prints,
-per set, the reliability table (stated confidence against observed accuracy per bucket) of the
-out-of-fold decisions and of the new table on the set's own rows.
+got it out of fold and how many of those were right, and writes that table; the judge turns the
+counts into the least, over the data sources that show the basis (HaluEval, realistic), of the
+Wilson lower bound of its accuracy with a uniform prior, capped below the default threshold for
+a basis seen on one source only (guard/offline/calibration.py). It prints each basis's counts
+per source and its confidence, then, per set, the reliability table (stated confidence against
+observed accuracy per bucket) of the out-of-fold decisions and of the new table on the set's
+own rows.
 """
 
 from __future__ import annotations
@@ -39,8 +42,12 @@ def main() -> int:
     sets = {path.name: quality.check_rows(quality.load(path)) for path in paths}
     cross, table = quality.cross_validated(sets)
     TABLE.write_text(json.dumps(table.to_json(), indent=1) + "\n", encoding="utf-8")
-    for basis, tally in sorted(table.tallies.items()):
-        print(f"{basis:<40} {tally.correct:>4}/{tally.total:<4} -> {table.confidence(basis):.3f}")
+    sources = table.sources
+    print(f"{'basis':<36}" + "".join(f"{name:>12}" for name in sources) + "  confidence")
+    for basis in sorted(table.tallies):
+        counts = [sources[name].get(basis) for name in sources]
+        cells = "".join(f"{f'{t.correct}/{t.total}' if t else '-':>12}" for t in counts)
+        print(f"{basis:<36}{cells}  {table.confidence(basis):.3f}")
     threshold = JudgeSettings().cascade_confidence
     for name, judged in cross.items():
         rows = [c.judged(table) for c in sets[name]]

@@ -7,7 +7,8 @@ bench/data/realistic-dev.jsonl. Each row is a request (question, context or mess
 plus ``hallucinated`` and, optionally, ``category``. For each file it prints the balanced
 accuracy of the offline judge alone (undecided answers pass, as in offline-only mode), its
 accuracy per category, the reliability table (stated confidence against observed accuracy per
-bucket) in sample and cross-validated (with two or more files: each row decided by a
+bucket) in sample, the decided answers by shape (one claim or several), and
+cross-validated (with two or more files: each row decided by a
 calibration table fitted without its fold, as bench/calibrate_offline.py fits it), the
 cascade at the default ``cascade_confidence`` with an always-right LLM behind it
 (a fake judge answering from the labels) and the share of rows sent to that LLM; then the
@@ -73,6 +74,7 @@ def report(
             print(f"  {name:<24} {right:>3}/{total:<3} {right / total:.2f}{mark}")
     print("reliability of decided answers, in sample (the bundled table on its own rows):")
     reliability_table(judged, threshold)
+    shape_table(judged)
     if cross is not None:
         print(
             "reliability of decided answers, cross-validated (each row decided by a table "
@@ -113,6 +115,21 @@ def reliability_table(judged: list[quality.Judged], threshold: float) -> None:
         f"  decisions at confidence >= {threshold:.2f}: {len(decided)} "
         f"({len(decided) / len(judged):.0%}), {right / max(len(decided), 1):.3f} right"
     )
+
+
+def shape_table(judged: list[quality.Judged]) -> None:
+    """Decided answers by shape (one claim, as an extractive answer; several, as prose, lists,
+    summaries): whether a rule's record on one shape says anything about the other."""
+    for shape, several in (("one claim", False), ("several claims", True)):
+        inside = [
+            j
+            for j in judged
+            if j.decision.label != "undecided" and (len(j.decision.results) > 1) == several
+        ]
+        if inside:
+            stated = sum(j.decision.confidence for j in inside) / len(inside)
+            right = sum(j.right for j in inside) / len(inside)
+            print(f"  {shape:<14}{len(inside):>4} decided, stated {stated:.3f}, right {right:.3f}")
 
 
 def adversarial() -> dict[str, tuple[str, str]]:

@@ -1,5 +1,5 @@
 """Confidence that means probability: a lower bound on how often each kind of offline decision
-was right on labelled answers it was not fitted on.
+was right on labelled answers it was not fitted on, on the worst data source that shows it.
 
 Every offline verdict has a ``basis``: its label and the rule that decided it
 ("fail:number_contradicted", "pass:verbatim", "undecided"). The bundled table
@@ -7,14 +7,26 @@ Every offline verdict has a ``basis``: its label and the rule that decided it
 many answers got it and how many of those were right, *out of fold*: ``bench/calibrate_offline.py``
 decides each answer with a table fitted on the other answers only (leave one category out of a
 set with categories, one of ``FOLDS`` folds of one without), so a rule that is right only on
-the answers it was tuned on shows there. The confidence of a basis is the Wilson lower bound
-(``Z`` standard errors) of that accuracy, so a basis seen a few times is not trusted, or the
-lower bound (``SET_Z``) on a set with at least ``MIN_SET_ROWS`` answers of it where that is
-lower: a rule that is right on copied answers but wrong on paraphrases is not trusted
-on either. A basis seen fewer than ``MIN_TRUSTED`` times says at most ``FEW_CAP`` and one never
-seen 0.5. Weak bases (low lexical overlap) are capped below any sensible cascade threshold; an
-undecided answer is 0.5 (the offline tier does not know), whatever the table says: its
-accuracy would only be the base rate of the data it was counted on.
+the answers it was tuned on shows there.
+
+A rule reliable on one kind of data can be unreliable on another (on HaluEval a correct answer
+copies its context, so "a name the evidence lacks" is nearly always a hallucination; in a
+summary it is often a paraphrase). So the confidence is robust to the source, not pooled:
+
+- Sets are grouped into *sources* by their file name up to the first "-" (``halueval-qa-dev``
+  is source ``halueval``; ``realistic-dev`` and ``realistic-holdout`` are source ``realistic``).
+- On each source where the basis was decided at least ``MIN_SOURCE_ROWS`` times, and on all
+  sources pooled, the bound is the Wilson lower bound at ``Z`` (one-sided 95 %) of the count
+  with a uniform prior (one right and one wrong pseudo-answer added: a rule that fires a few
+  times is shrunk towards a coin flip). The confidence is the minimum of those bounds.
+- When the table has several sources and the basis was seen enough on only one of them, it says
+  at most ``ONE_SOURCE_CAP`` (below the default threshold): nothing shows an unseen kind of data
+  would support more. A basis seen fewer than ``MIN_TRUSTED`` times in all says at most
+  ``FEW_CAP`` too, and one never seen 0.5.
+
+Weak bases (low lexical overlap) are capped below any sensible cascade threshold; an undecided
+answer is 0.5 (the offline tier does not know), whatever the table says: its accuracy would only
+be the base rate of the data it was counted on.
 """
 
 from __future__ import annotations
@@ -22,16 +34,17 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
 Z = 1.645  # one-sided 95 %: the confidence is below the true accuracy 19 times in 20
-SET_Z = 1.0  # one standard error on each set's own count (a set holds few answers of a rule)
+PRIOR = (1, 2)  # pseudo-answers (right, total) added before bounding: a uniform prior
 FOLDS = 10
-MIN_SET_ROWS = 5  # a set speaks for a basis once it has this many answers of it
+MIN_SOURCE_ROWS = 5  # a source speaks for a basis once it has this many answers of it
 MIN_TRUSTED = 8  # answers of a basis, over all sets, before it may stand alone in a cascade
 FEW_CAP = 0.75  # the most a basis seen fewer times may say: below the default threshold
+ONE_SOURCE_CAP = FEW_CAP  # the most a basis seen on one source of several may say
 UNSEEN = 0.5
 WEAK_CAP = 0.6
 UNDECIDED = 0.5
@@ -64,6 +77,26 @@ def lower_bound(tally: Tally, z: float = Z) -> float:
     return max(0.0, (centre - spread) / (1 + z2 / n))
 
 
+def add(a: Tally, b: Tally) -> Tally:
+    return Tally(a.correct + b.correct, a.total + b.total)
+
+
+def shrunk(tally: Tally) -> Tally:
+    """The tally with the uniform prior's pseudo-answers: 8 of 8 becomes 9 of 10."""
+    return add(tally, Tally(*PRIOR))
+
+
+def robust_bound(pooled: Tally, per_source: list[Tally]) -> float:
+    """The least of the shrunk Wilson bounds of the pooled tally and of each source's tally:
+    a rule is stated no surer than the worst kind of data that shows it supports."""
+    return min(lower_bound(shrunk(t)) for t in [pooled, *per_source])
+
+
+def source_of(set_name: str) -> str:
+    """A labelled set's data source: its file name up to the first "-" (or its stem)."""
+    return set_name.split("-", 1)[0].removesuffix(".jsonl")
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Basis -> tally (over all sets), per-set tallies, and the confidence each earns."""
@@ -72,18 +105,31 @@ class Calibration:
     sets: dict[str, dict[str, Tally]] = field(default_factory=dict)
 
     def confidence(self, basis: str) -> float:
-        pooled = self.tallies.get(basis, Tally(0, 0))
-        seen = [
-            t[basis] for t in self.sets.values() if basis in t and t[basis].total >= MIN_SET_ROWS
-        ]
-        value = min([lower_bound(pooled), *(lower_bound(t, SET_Z) for t in seen)])
-        if pooled.total < MIN_TRUSTED:
-            value = min(value, FEW_CAP)  # a rule seen a few times is never trusted alone
         if basis.startswith("undecided"):
             return UNDECIDED  # not a decision: its accuracy is the data's base rate
+        pooled = self.tallies.get(basis, Tally(0, 0))
+        if not pooled.total:
+            return UNSEEN
+        counts = [t.get(basis, Tally(0, 0)) for t in self.sources.values()]
+        enough = [t for t in counts if t.total >= MIN_SOURCE_ROWS]
+        value = robust_bound(pooled, enough)
+        if pooled.total < MIN_TRUSTED:
+            value = min(value, FEW_CAP)  # a rule seen a few times is never trusted alone
+        if len(counts) > 1 and len(enough) < 2:
+            value = min(value, ONE_SOURCE_CAP)  # nothing shows another kind of data agrees
         if basis in WEAK_BASES:
             value = min(value, WEAK_CAP)
         return round(value, 3)
+
+    @cached_property
+    def sources(self) -> dict[str, dict[str, Tally]]:
+        """Per data source (a set's name up to its first "-"), the summed tallies."""
+        out: dict[str, dict[str, Tally]] = {}
+        for name, tallies in self.sets.items():
+            into = out.setdefault(source_of(name), {})
+            for basis, t in tallies.items():
+                into[basis] = add(into.get(basis, Tally(0, 0)), t)
+        return out
 
     def refuted(self, basis: str) -> bool:
         """Whether the rule was wrong more often than right on labelled answers (a failure it
@@ -97,8 +143,7 @@ class Calibration:
         total: dict[str, Tally] = {}
         for table in sets.values():
             for basis, t in table.tallies.items():
-                old = total.get(basis, Tally(0, 0))
-                total[basis] = Tally(old.correct + t.correct, old.total + t.total)
+                total[basis] = add(total.get(basis, Tally(0, 0)), t)
         return cls(total, {name: table.tallies for name, table in sets.items()})
 
     @classmethod
@@ -117,7 +162,10 @@ class Calibration:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "bound": f"Wilson lower bound, z = {Z}, of out-of-fold accuracy",
+            "bound": (
+                f"least Wilson lower bound, z = {Z}, prior {PRIOR}, of out-of-fold accuracy over "
+                f"sources with >= {MIN_SOURCE_ROWS} answers (one only: <= {ONE_SOURCE_CAP})"
+            ),
             "confidence": {k: self.confidence(k) for k in sorted(self.tallies)},
             "sets": {
                 name: {

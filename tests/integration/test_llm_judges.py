@@ -255,7 +255,8 @@ async def test_hang_longer_than_timeout_is_a_judge_timeout(
     server: FakeLLMServer, kind: str
 ) -> None:
     """A call that hangs past ``timeout_s`` raises JudgeTimeout (after bounded retries)."""
-    judge = make(server, kind, retry=fast_retry(max_retries=1), timeout_s=0.2)
+    # 1 s: long enough for each request to reach the fake on a loaded machine (counted below)
+    judge = make(server, kind, retry=fast_retry(max_retries=1), timeout_s=1.0)
     server.inject(Fault("hang", hang_s=30), times=None)
     try:
         with pytest.raises(JudgeTimeout):

@@ -8,15 +8,18 @@ import pytest
 
 from guard.offline.calibration import (
     FEW_CAP,
-    MIN_SET_ROWS,
+    MIN_SOURCE_ROWS,
     MIN_TRUSTED,
-    SET_Z,
+    ONE_SOURCE_CAP,
     UNDECIDED,
     UNSEEN,
     Calibration,
     Tally,
     bundled,
     lower_bound,
+    robust_bound,
+    shrunk,
+    source_of,
 )
 from guard.offline.checks import ClaimResult
 from guard.offline.judge import Decision, decide
@@ -40,9 +43,10 @@ class TestConfidence:
     def test_a_basis_earns_the_lower_bound_of_its_accuracy(self) -> None:
         table = Calibration({"fail:number_contradicted": Tally(90, 100)})
         assert table.confidence("fail:number_contradicted") == pytest.approx(
-            lower_bound(Tally(90, 100)), abs=1e-3
+            lower_bound(Tally(91, 102)),
+            abs=1e-3,  # one right and one wrong pseudo-answer
         )
-        assert 0.83 < table.confidence("fail:number_contradicted") < 0.86
+        assert 0.82 < table.confidence("fail:number_contradicted") < 0.86
 
     @pytest.mark.parametrize(
         ("correct", "total", "low", "high"),
@@ -70,22 +74,65 @@ class TestConfidence:
         table = Calibration({"undecided:partial": Tally(1000, 1000)})
         assert table.confidence("undecided:partial") == UNDECIDED
 
-    def test_the_worst_set_decides_once_it_has_enough_rows(self) -> None:
-        good, bad = Tally(100, 100), Tally(MIN_SET_ROWS, 2 * MIN_SET_ROWS)
+    def test_the_worst_source_decides_once_it_has_enough_rows(self) -> None:
+        good, bad = Tally(100, 100), Tally(MIN_SOURCE_ROWS, 2 * MIN_SOURCE_ROWS)
         table = Calibration.combine(
             {
-                "copied": Calibration({"pass:aligned": good}),
-                "paraphrased": Calibration({"pass:aligned": bad}),
+                "copied-dev.jsonl": Calibration({"pass:aligned": good}),
+                "paraphrased-dev.jsonl": Calibration({"pass:aligned": bad}),
             }
         )
-        assert table.confidence("pass:aligned") == pytest.approx(lower_bound(bad, SET_Z), abs=1e-3)
+        assert table.confidence("pass:aligned") == pytest.approx(lower_bound(shrunk(bad)), abs=1e-3)
+
+    def test_a_rule_seen_enough_on_one_source_only_stays_below_the_threshold(self) -> None:
+        """Perfect on one kind of data, a few rows on another: nothing shows the other kind
+        agrees, so the rule never decides alone at the default threshold."""
         few = Calibration.combine(
             {
-                "copied": Calibration({"pass:aligned": good}),
-                "other": Calibration({"pass:aligned": Tally(0, 1)}),
+                "copied-dev.jsonl": Calibration({"pass:aligned": Tally(1000, 1000)}),
+                "other-dev.jsonl": Calibration({"pass:aligned": Tally(1, 1)}),
             }
         )
-        assert few.confidence("pass:aligned") > 0.9  # one row says little
+        assert few.confidence("pass:aligned") == ONE_SOURCE_CAP < 0.8
+        alone = Calibration.combine({"copied-dev.jsonl": Calibration({"x": Tally(9, 9)})})
+        assert alone.confidence("pass:aligned") == 0.5  # never seen: a coin flip
+
+    def test_sets_of_one_source_are_summed_before_bounding(self) -> None:
+        """Two realistic sets of 4 right answers each: one source of 8 (enough rows), whose
+        shrunk bound (9 of 10) decides, not the 192 right answers of the copied source."""
+        table = Calibration.combine(
+            {
+                "halueval-qa-dev.jsonl": Calibration({"fail:x": Tally(192, 192)}),
+                "realistic-dev.jsonl": Calibration({"fail:x": Tally(4, 4)}),
+                "realistic-holdout.jsonl": Calibration({"fail:x": Tally(4, 4)}),
+            }
+        )
+        assert set(table.sources) == {"halueval", "realistic"}
+        assert table.confidence("fail:x") == pytest.approx(lower_bound(Tally(9, 10)), abs=1e-3)
+        assert table.confidence("fail:x") < 0.7
+
+    @pytest.mark.parametrize(
+        ("name", "source"),
+        [
+            ("halueval-qa-dev.jsonl", "halueval"),
+            ("realistic-holdout.jsonl", "realistic"),
+            ("mine.jsonl", "mine"),
+        ],
+    )
+    def test_a_set_s_source_is_its_name_up_to_the_first_dash(self, name: str, source: str) -> None:
+        assert source_of(name) == source
+
+    def test_the_prior_shrinks_small_counts_towards_a_coin_flip(self) -> None:
+        assert shrunk(Tally(8, 8)) == Tally(9, 10)
+        assert lower_bound(shrunk(Tally(8, 8))) < lower_bound(Tally(8, 8))
+        # the more answers, the less the prior matters
+        gap = [lower_bound(Tally(n, n)) - lower_bound(shrunk(Tally(n, n))) for n in (8, 80, 800)]
+        assert gap == sorted(gap, reverse=True)
+
+    def test_the_robust_bound_is_the_least_over_pooled_and_sources(self) -> None:
+        pooled, a, b = Tally(200, 210), Tally(190, 195), Tally(10, 15)
+        assert robust_bound(pooled, [a, b]) == lower_bound(shrunk(b))
+        assert robust_bound(pooled, []) == lower_bound(shrunk(pooled))
 
     def test_the_table_round_trips_through_json(self) -> None:
         table = Calibration.combine(

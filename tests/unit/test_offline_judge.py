@@ -11,6 +11,7 @@ from guard.case import PreparedCase
 from guard.decide.assessment import BinaryAssessment, Scale5Assessment
 from guard.models import JudgeRequest, Label, ScoringMode
 from guard.offline import OfflineJudge
+from guard.offline.calibration import ONE_SOURCE_CAP
 from guard.providers.base import JudgeOutcome
 
 RETURNS = "Our return policy allows returns within 30 days."
@@ -155,24 +156,32 @@ class TestConfidence:
         assert vague.confidence is not None
         assert conflict.confidence > vague.confidence
 
-    async def test_full_support_is_more_certain_than_partial_support(self) -> None:
+    async def test_full_support_is_at_least_as_certain_as_partial_support(self) -> None:
         full = await assess("Paris is the capital of France.", PARIS)
         partial = await assess("Paris is the lovely capital of France.", PARIS)
         assert full.confidence is not None
         assert partial.confidence is not None
         assert grounded(full)
-        assert full.confidence > partial.confidence
+        assert full.confidence >= partial.confidence
+        assert "1 of 1 claims proven" in full.assessment.explanation
+        assert "0 of 1 claims proven" in partial.assessment.explanation
 
-    async def test_a_verbatim_claim_is_proven(self) -> None:
+    async def test_a_verbatim_claim_is_matched_but_not_trusted_on_three_labelled_answers(
+        self,
+    ) -> None:
+        """``pass:verbatim`` was decided 3 times in the labelled data (3 right): with the
+        calibration's prior that is no proof, so the answer passes as unsure."""
         outcome = await assess("Paris is the capital of France.", PARIS)
         assert grounded(outcome)
-        assert "pass:verbatim" in outcome.assessment.explanation
+        assert "verbatim" in outcome.assessment.explanation
 
-    async def test_a_short_answer_beside_the_question_subject_is_a_confident_pass(self) -> None:
+    async def test_a_short_answer_beside_the_question_subject_is_a_pass(self) -> None:
         outcome = await assess("Delhi", TestShortAnswers.CONTEXT, TestShortAnswers.QUESTION)
         assert grounded(outcome)
         assert outcome.confidence is not None
-        assert outcome.confidence >= JudgeSettings().cascade_confidence
+        assert "pass:short_answer" in outcome.assessment.explanation
+        # right 221 of 228 times, all on HaluEval: one source, so below the default threshold
+        assert 0.5 < outcome.confidence <= ONE_SOURCE_CAP < JudgeSettings().cascade_confidence
 
     async def test_the_same_case_always_gets_the_same_outcome(self) -> None:
         case = prepared("Paris, the capital of France, has about 2.1 million residents.", PARIS)

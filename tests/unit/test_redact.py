@@ -4,7 +4,7 @@ and the provider's text in a verdict is bounded."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
@@ -139,6 +139,7 @@ def test_credentials_without_a_digit_or_after_a_prefix_are_redacted(
 def test_a_value_assigned_to_a_credential_label_never_survives(
     label: str, sep: str, value: str
 ) -> None:
+    assume(value not in "upstream said  is invalid")  # the text around it is no leak
     assert value not in redact(f"upstream said {label}{sep}{value} is invalid").replace(
         label, ""
     ).replace("[redacted]", "")
