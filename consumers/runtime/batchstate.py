@@ -123,6 +123,18 @@ class KafkaBatchJournal:
             if all(ref is None or ref.stream in gone for _, ref in batch.items):
                 self._memory.forget(batch.batch_id)
 
+    def settle(self, committed: dict[TopicPartition, int | None]) -> None:
+        """Drop from memory the batches whose items are all below the committed offsets of
+        the partitions owned (``committed``; None: nothing committed yet), so memory holds only
+        batches a message may still need (the topic's records go when next read back)."""
+        floors = {
+            stream_of(tp.topic, tp.partition): -1 if offset is None else offset
+            for tp, offset in committed.items()
+        }
+        forgotten = self._memory.settle(floors)
+        if forgotten:
+            log.debug("batches.settled", batches=forgotten)
+
     async def _read(self, wanted: list[TopicPartition]) -> dict[tuple[int, str], SubmittedBatch]:
         s = self.settings
         consumer = AIOKafkaConsumer(

@@ -207,6 +207,10 @@ class GuardService:
         await self._commit(list(self.intake.partitions.values()))
         self.intake.refresh_stats(draining=self._draining)
         self._refresh_batch_stats()
+        if self._journal is not None:  # batches of committed messages are no longer needed
+            self._journal.settle(
+                {tp: part.tracker.committed for tp, part in self.intake.partitions.items()}
+            )
         self._last_commit = self._clock()
 
     def _commit_ended(self, task: asyncio.Task[None]) -> None:

@@ -8,6 +8,7 @@ and reads a partition's batches back when it is assigned.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -85,6 +86,20 @@ class MemoryJournal:
     def forget(self, batch_id: str) -> None:
         for cid in [c for c, b in self._by_item.items() if b.batch_id == batch_id]:
             del self._by_item[cid]
+
+    def settle(self, floors: Mapping[str, int]) -> int:
+        """Forget the batches none of whose items can come round again: each item from a
+        stream of ``floors`` is below its floor (the stream's committed position), and items
+        from other streams (not this process's) or from none keep nothing. Returns how many
+        batches were forgotten."""
+
+        def done(ref: ItemRef | None) -> bool:
+            return ref is None or ref.stream not in floors or ref.position < floors[ref.stream]
+
+        settled = {b.batch_id for b in self._by_item.values() if all(done(r) for _, r in b.items)}
+        for cid in [c for c, b in self._by_item.items() if b.batch_id in settled]:
+            del self._by_item[cid]
+        return len(settled)
 
     async def record(self, batch: SubmittedBatch) -> None:
         self.remember(batch)

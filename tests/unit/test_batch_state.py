@@ -8,6 +8,7 @@ import re
 
 import orjson
 import pytest
+from aiokafka.structs import TopicPartition
 from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
@@ -15,7 +16,13 @@ from pydantic import ValidationError
 
 from consumers.health import readiness
 from consumers.metrics import Metrics
-from consumers.runtime.batchstate import _apply, _by_partition, partition_of, stream_of
+from consumers.runtime.batchstate import (
+    KafkaBatchJournal,
+    _apply,
+    _by_partition,
+    partition_of,
+    stream_of,
+)
 from consumers.runtime.stats import PartitionStats, ServiceStats
 from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
@@ -95,6 +102,30 @@ def test_memory_journal_finds_forgets_and_lists() -> None:
     assert journal.batches() == [batch]
     journal.forget("b1")
     assert journal.find("x") is None
+
+
+def test_the_journal_forgets_batches_once_their_messages_are_committed() -> None:
+    """A long-lived assignment must not keep every batch ever submitted in memory."""
+    journal = KafkaBatchJournal(ServiceSettings())
+    p0, p1 = TopicPartition("rag.responses", 0), TopicPartition("rag.responses", 1)
+    old = SubmittedBatch("openai", "old", (("a", ItemRef(stream_of(*p0), 3)),), 1.0)
+    mixed = SubmittedBatch(
+        "openai",
+        "mixed",
+        (("b", ItemRef(stream_of(*p0), 4)), ("c", ItemRef(stream_of(*p1), 9))),
+        1.0,
+    )
+    for batch in (old, mixed):
+        journal._memory.remember(batch)
+    journal.settle({p0: 5, p1: None})  # p1 never committed: its item may come round again
+    assert journal.find("a") is None
+    assert journal.find("c") == mixed
+    journal.settle({p0: 5, p1: 10})
+    assert journal.find("b") is None
+    assert journal.find("c") is None
+    journal._memory.remember(mixed)
+    journal.settle({p0: 5})  # p1 is no longer owned: its next owner reads the topic
+    assert journal.find("b") is None
 
 
 json_values = st.recursive(
