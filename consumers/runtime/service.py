@@ -373,8 +373,10 @@ class GuardService:
                 floors = {tp: committed.get(tp, (0, ""))[0] for tp in assigned}
                 kept = await self._journal.load(floors)
                 log.info("batches.resumed", batches=kept)
-        except BaseException:
+        except BaseException as exc:
             self.intake.resume_quietly(assigned)
+            if isinstance(exc, Exception):  # aiokafka logs and ignores it: the partitions
+                self._fatal.fail(exc)  # would stay untracked, never judged; a restart retries
             raise
         self.intake.assign(assigned, committed, draining=self._draining)
         self._take_fleet_share()

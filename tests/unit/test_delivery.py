@@ -17,6 +17,7 @@ from aiokafka.structs import TopicPartition
 from consumers.errors import PublishFailed
 from consumers.runtime.service import GuardService
 from consumers.settings import ServiceSettings, TopicSettings
+from guard.batch.journal import JournalError
 from guard.case import PreparedCase
 from guard.engine import Guard
 from guard.errors import JudgeError, QuotaExhausted
@@ -157,6 +158,40 @@ async def test_records_fetched_while_on_assigned_awaits_are_never_skipped() -> N
         assert cluster.verdict_ids() == ids(*range(10))
         assert h.consumer.seeks == []  # paused while untracked: nothing fetched, nothing undone
     assert cluster.verdict_ids() == ids(*range(10))
+
+
+class UnreadableJournal:
+    """A batch journal whose topic cannot be read (the broker times out)."""
+
+    async def load(self, committed: dict[TopicPartition, int]) -> int:
+        raise JournalError("cannot read guard.batches: timed out")
+
+    def forget(self, partitions: list[TopicPartition]) -> None:
+        return None
+
+    def settle(self, committed: dict[TopicPartition, int | None]) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_batch_journal_that_cannot_be_read_at_assignment_stops_the_service() -> None:
+    """aiokafka logs and ignores an error of ``on_assigned``: the partitions would be fetched
+    but never tracked, so never judged, until the next rebalance. The service stops instead
+    (a restart reads the journal again) and commits nothing past the unjudged messages."""
+    cluster = FakeCluster()
+    cluster.produce(A, request(0))
+    harness = Harness(cluster, settings())
+    harness.task = asyncio.create_task(harness.service.run())
+    await until(lambda: bool(harness.broker.consumers) and harness.consumer.started, "start")
+    harness.service._journal = UnreadableJournal()  # type: ignore[assignment]
+    with contextlib.suppress(JournalError):  # aiokafka would log it and go on
+        await harness.consumer.rebalance([A])
+    with pytest.raises(JournalError):
+        await asyncio.wait_for(harness.task, 10)
+    assert cluster.verdict_ids() == []
+    assert cluster.committed_offset(A) in (None, 0)
 
 
 async def test_a_commit_waiting_while_a_revoke_runs_never_commits_the_revoked_partition() -> None:
