@@ -27,7 +27,7 @@ Parse = Callable[[Mapping[str, Any]], JudgeRequest]
 async def read_body(request: Request, limit: int) -> bytes:
     """The whole body, or 413 as soon as it is known to exceed ``limit`` bytes."""
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+    if declared is not None and (not _digits(declared) or int(declared) > limit):
         raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0
@@ -122,13 +122,19 @@ def deadline_ms(request: Request, default_ms: int, most_ms: int) -> int:
     if raw is None:
         return default_ms
     text = raw.strip()
-    if not text.isdigit() or not 1 <= int(text) <= most_ms:
+    if not _digits(text) or not 1 <= int(text) <= most_ms:
         raise BadRequest(
             "invalid_deadline",
             f"{DEADLINE_HEADER} must be whole milliseconds from 1 to {most_ms}",
             field=DEADLINE_HEADER,
         )
     return int(text)
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: headers arrive as Latin-1, where ``²`` is ``isdigit()`` but not
+    ``int()``."""
+    return text.isascii() and text.isdigit()
 
 
 def _first_field(exc: InvalidRequest) -> str:

@@ -241,3 +241,17 @@ async def test_metrics_enabled_false_drops_the_metrics_route_but_keeps_the_probe
         assert (await client.get("/metrics")).status_code == 404
         assert (await client.get("/readyz")).json()["reason"] == "serving"
     await guard.aclose()
+
+
+@pytest.mark.parametrize("raw", [b"\xb2", b"1\xb9", b"\xbc", b"  \xb3 "])
+async def test_a_deadline_header_of_non_ascii_digits_is_a_bad_request_not_a_500(
+    raw: bytes,
+) -> None:
+    """Starlette reads header bytes as Latin-1, where ``²`` and ``¹`` are str.isdigit() but
+    not int()."""
+    async for client in client_for(Guard(FakeJudge(), JudgeSettings(provider="fake"))):
+        reply = await client.post(
+            "/v1/check", json=REQUEST, headers={"x-groundguard-deadline-ms": raw}
+        )
+        assert reply.status_code == 400
+        assert reply.json()["error"]["field"] == "x-groundguard-deadline-ms"
