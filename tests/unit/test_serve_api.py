@@ -255,3 +255,24 @@ async def test_a_deadline_header_of_non_ascii_digits_is_a_bad_request_not_a_500(
         )
         assert reply.status_code == 400
         assert reply.json()["error"]["field"] == "x-groundguard-deadline-ms"
+
+
+async def test_a_body_that_trickles_in_past_the_deadline_is_refused_not_waited_for() -> None:
+    """The deadline counts from arrival: a client that never finishes its body gets 408 by
+    then, rather than holding the request (and the connection) open."""
+
+    async def trickle() -> AsyncIterator[bytes]:
+        yield b'{"output": "Paris is in France.", '
+        await asyncio.sleep(30)
+        yield b'"context": "Paris is in France."}'
+
+    async for client in client_for(Guard(FakeJudge(), JudgeSettings(provider="fake"))):
+        reply = await asyncio.wait_for(
+            client.post(
+                "/v1/check", content=trickle(), headers={"x-groundguard-deadline-ms": "200"}
+            ),
+            timeout=10,
+        )
+        assert reply.status_code == 408
+        assert reply.json()["error"]["code"] == "body_timeout"
+        assert reply.json()["error"]["field"] == "body"
