@@ -299,8 +299,13 @@ class ServeSettings(_Section):
 class ServiceSettings(BaseSettings):
     """Everything ``groundguard run`` needs. See the module docstring for how it is read."""
 
+    # hide_input_in_errors: a validation error never quotes values (API keys, redis_url)
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+        hide_input_in_errors=True,
     )
 
     bootstrap_servers: str = Field(default=defaults.DEFAULT_BOOTSTRAP_SERVERS, min_length=1)

@@ -114,7 +114,7 @@ class CheckApi:
 
     async def _check_one(self, request: Request, started: float) -> tuple[Response, str]:
         deadline = Deadline(self._admitted(request), started)
-        judge_request = body.parse_one(self.parse, await self._object(request))
+        judge_request = body.parse_one(self.parse, await self._object(request, deadline))
         with self.admission.admit():
             judging = time.perf_counter()
             verdict = await self.judge.judge(judge_request, deadline)
@@ -130,7 +130,7 @@ class CheckApi:
     async def _check_batch(self, request: Request, started: float) -> tuple[Response, str]:
         deadline = Deadline(self._admitted(request), started)
         items = body.parse_batch(
-            self.parse, await self._object(request), self.settings.max_batch_items
+            self.parse, await self._object(request, deadline), self.settings.max_batch_items
         )
         with self.admission.admit(len(items)):
             verdicts = await asyncio.gather(*(self._judged(item, deadline) for item in items))
@@ -148,8 +148,8 @@ class CheckApi:
         body.check_content_type(request)
         return body.deadline_ms(request, self.settings.deadline_ms, MAX_SERVE_DEADLINE_MS)
 
-    async def _object(self, request: Request) -> dict[str, object]:
-        raw = await body.read_body(request, self.settings.max_body_bytes)
+    async def _object(self, request: Request, deadline: Deadline) -> dict[str, object]:
+        raw = await body.read_body(request, self.settings.max_body_bytes, deadline.left_s())
         return body.decode_object(raw)
 
     # ------------------------------------------------------------------ health

@@ -5,6 +5,7 @@ field (or header) at fault; nothing here raises anything else for any input.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,21 +25,28 @@ Parse = Callable[[Mapping[str, Any]], JudgeRequest]
 """Turns one JSON object into a request (``GuardCore.parse``: the field map applies)."""
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The whole body, or 413 as soon as it is known to exceed ``limit`` bytes."""
+async def read_body(request: Request, limit: int, within_s: float) -> bytes:
+    """The whole body, or 413 as soon as it is known to exceed ``limit`` bytes, or 408 when it
+    has not arrived whole ``within_s`` (the request's deadline: a trickling body never holds a
+    request past it)."""
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+    if declared is not None and (not _digits(declared) or int(declared) > limit):
         raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0
     try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise _too_large(limit)
-            chunks.append(chunk)
+        async with asyncio.timeout(within_s):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(limit)
+                chunks.append(chunk)
     except ClientDisconnect:
         raise BadRequest("client_disconnected", "the body was not sent whole") from None
+    except TimeoutError:
+        raise BadRequest(
+            "body_timeout", "the body did not arrive by the deadline", field="body", status=408
+        ) from None
     return b"".join(chunks)
 
 
@@ -122,13 +130,19 @@ def deadline_ms(request: Request, default_ms: int, most_ms: int) -> int:
     if raw is None:
         return default_ms
     text = raw.strip()
-    if not text.isdigit() or not 1 <= int(text) <= most_ms:
+    if not _digits(text) or not 1 <= int(text) <= most_ms:
         raise BadRequest(
             "invalid_deadline",
             f"{DEADLINE_HEADER} must be whole milliseconds from 1 to {most_ms}",
             field=DEADLINE_HEADER,
         )
     return int(text)
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: headers arrive as Latin-1, where ``²`` is ``isdigit()`` but not
+    ``int()``."""
+    return text.isascii() and text.isdigit()
 
 
 def _first_field(exc: InvalidRequest) -> str:

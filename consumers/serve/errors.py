@@ -3,7 +3,7 @@
 Hierarchy (under :class:`consumers.errors.ConsumerError`, the package's root)::
 
     Refused                 a request the API will not judge; status, code, field, message
-    ├── BadRequest          400/413/415/422: the body, a header or a field is wrong
+    ├── BadRequest          400/408/413/415/422: the body, a header or a field is wrong
     ├── Unauthorized        401: no or an unknown bearer API key
     └── Unavailable         429 shed (the in-flight bound reached); 503 cut off by the stop
 

@@ -50,6 +50,7 @@ _ERROR = {
 _REFUSALS = {
     "400": "Not JSON, not an object, or a bad deadline header (field names it).",
     "401": "No or an unknown bearer API key (when serve.api_keys_file is set).",
+    "408": "The body did not arrive whole by the request's deadline.",
     "413": "The body is larger than serve.max_body_bytes.",
     "415": "Not application/json.",
     "422": "A field has the wrong type or is missing (field names it).",

@@ -80,6 +80,9 @@ class WindowSnapshot:
     reserved_usd: float
     left_usd: float
     resets_in_s: float
+    # the fleet's window (Redis) refused: its reservations in flight are unknown here, and may
+    # settle below their estimates before the window rolls over
+    fleet: bool = False
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,8 @@ class CostBudget:
         now = self._clock.now()
         window = next(w for w in self._windows if w.name == name)
         limit = window.fleet_limit_usd
-        return WindowSnapshot(name, limit, limit, 0.0, 0.0, window.length_s - now % window.length_s)
+        resets_in_s = window.length_s - now % window.length_s
+        return WindowSnapshot(name, limit, limit, 0.0, 0.0, resets_in_s, fleet=True)
 
     def settle(self, reservation: Reservation, actual_usd: float | None) -> None:
         """Replace a reservation by what the call cost (None: the call failed, cost unknown)."""
@@ -298,7 +302,7 @@ class CostBudgetJudge(JudgeLayer):
             raise JudgementSkipped(f"budget_exhausted:{spent.window}")
         self.paused += 1
         wait = spent.resets_in_s
-        if spent.reserved_usd > 0:  # calls in flight may settle below their estimate: look again
+        if spent.reserved_usd > 0 or spent.fleet:  # calls in flight may settle lower: look again
             wait = min(wait, RESERVATION_RECHECK_S)
         await self._clock.sleep(min(wait, deadline - now))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from typing import Self
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
@@ -24,6 +25,24 @@ class BudgetPolicy(StrEnum):
     PAUSE = "pause"  # wait until the window rolls over; nothing is lost, lag grows
     SKIP = "skip"  # a ``skipped`` verdict, routed per the fail-open/closed policy
     FALLBACK = "fallback"  # judge with a cheaper model or the offline judge, said in the verdict
+
+
+def _redis_url_fault(url: SecretStr) -> str:
+    """What makes ``url`` unusable for redis-py ("" when nothing does): the scheme, the host,
+    the port, or a db path redis-py would silently read as db 0."""
+    try:
+        parts = urlsplit(url.get_secret_value())
+        if parts.scheme == "unix":
+            return "" if parts.path else "has no socket path"
+        if parts.scheme not in ("redis", "rediss"):
+            return "has no redis://, rediss:// or unix:// scheme"
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+    except ValueError:
+        return "has a port that is no number from 0 to 65535"
+    if not parts.hostname:
+        return "has no host"
+    db = parts.path.strip("/")
+    return "" if not db or (db.isascii() and db.isdigit()) else "has a db path that is no number"
 
 
 class FleetMode(StrEnum):
@@ -58,7 +77,8 @@ class BudgetSettings(BaseModel):
     day) and may be combined; the first spent window decides.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # a validation error never quotes its input: redis_url may hold a password
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     max_in_flight: int = Field(
         default=defaults.DEFAULT_MAX_IN_FLIGHT,
@@ -171,6 +191,12 @@ class BudgetSettings(BaseModel):
             raise ValueError(
                 f"redis_url is set but fleet is {self.fleet.value}, so it would be ignored: "
                 "set judge.budget.fleet=redis, or remove redis_url"
+            )
+        if self.redis_url is not None and (fault := _redis_url_fault(self.redis_url)):
+            raise ValueError(
+                f"judge.budget.redis_url {fault} (the URL is not shown: it may hold a "
+                "password): use redis://[:password@]host[:port][/db], rediss:// for TLS, or "
+                "unix:///path"
             )
         return self
 

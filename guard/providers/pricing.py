@@ -13,6 +13,7 @@ judge's ``price_factor``). Per model, ``flex`` says whether it offers the flex t
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,8 +53,10 @@ class ModelPrice:
             flex=bool(entry.get("flex", False)),
             cache_min_tokens=int(entry.get("cache_min_tokens", defaults.CACHE_MIN_TOKENS)),
         )
-        if min(price.input, price.output, price.cached_input, price.cache_write) < 0:
-            raise ValueError("prices must not be negative")
+        if not all(
+            _share(p) for p in (price.input, price.output, price.cached_input, price.cache_write)
+        ):
+            raise ValueError("prices must be finite and not negative")
         return price
 
 
@@ -79,12 +82,12 @@ class PriceTable:
             resources.files("guard").joinpath("data/prices.json").read_text("utf-8")
         )
         prices = dict(_parse(bundled, "guard/data/prices.json"))
-        factors = dict(bundled.get("delivery_factor", {}))
+        factors = _factors(bundled, "guard/data/prices.json")
         if extra is not None:
             doc = _read_extra(extra)
             prices.update(_parse(doc, str(extra)))
-            factors.update(doc.get("delivery_factor", {}) if isinstance(doc, dict) else {})
-        return cls(prices, {k: float(v) for k, v in factors.items()})
+            factors.update(_factors(doc, str(extra)))
+        return cls(prices, factors)
 
     def lookup(self, model: str) -> ModelPrice | None:
         """The price of ``model`` or of its undated base model; None when unknown."""
@@ -116,6 +119,29 @@ class PriceTable:
         """The share of list price a call served by ``service_tier`` costs. Only ``flex`` is
         applied here: batch items carry the batch factor as their outcome's ``price_factor``."""
         return self.delivery_factor("flex") if service_tier == "flex" else 1.0
+
+
+def _share(value: float) -> bool:
+    """A usable price or price factor: finite and not negative (JSON allows NaN, Infinity)."""
+    return math.isfinite(value) and value >= 0
+
+
+def _factors(doc: Any, origin: str) -> dict[str, float]:
+    """The ``delivery_factor`` map of a price file: finite, non-negative shares of list price."""
+    found = doc.get("delivery_factor", {}) if isinstance(doc, dict) else {}
+    try:
+        if not isinstance(found, dict):
+            raise TypeError("delivery_factor is not an object")
+        factors = {str(k): float(v) for k, v in found.items()}
+        if not all(_share(v) for v in factors.values()):
+            raise ValueError("factors must be finite and not negative")
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            "judge.price_file",
+            f"{origin} has a bad delivery_factor: {exc}",
+            'use {"delivery_factor": {"batch": 0.5, "flex": 0.5}}',
+        ) from exc
+    return factors
 
 
 def _read_extra(path: Path) -> Any:

@@ -79,6 +79,39 @@ async def test_two_replicas_share_one_cost_window(redis_server: RedisServer) -> 
     await b.aclose()
 
 
+async def test_a_caller_paused_by_the_fleet_window_resumes_when_estimates_settle_lower(
+    redis_server: RedisServer,
+) -> None:
+    """$0.03 a day for the fleet; a call is estimated at $0.02 and costs $0.001. While B's call
+    is in flight the fleet's window refuses A's (0.02 + 0.02 > 0.03); once B settles at $0.001
+    there is room, and A goes on within about a second, not at the day's end."""
+    keys = prefix()
+
+    def price(model: str, usage: Any) -> float:
+        return 0.02 if usage.input_tokens > 1000 else 0.001  # the estimate, the actual cost
+
+    policy = {"cost_per_day_usd": 0.03, "on_budget_exhausted": "pause", "max_pause_s": 600}
+    judges = []
+    for judge in (FakeJudge(), FakeJudge(latency_s=1.0)):
+        settings = BudgetSettings.model_validate(
+            {"fleet": "redis", "redis_url": redis_server.url, "redis_prefix": keys} | policy
+        )
+        clock = SystemClock()
+        shared = make_shared(settings, clock)
+        judges.append(
+            build_budgeted_judge(judge, settings, price=price, clock=clock, shared=shared)
+        )
+    a, b = judges
+    in_flight = asyncio.create_task(b.assess(case(0)))
+    await asyncio.sleep(0.3)  # B's estimate is reserved in Redis
+    outcome = await asyncio.wait_for(a.assess(case(1)), timeout=8)
+    assert not outcome.cached
+    assert a.stats().cost.exhausted >= 1  # it was refused by the fleet first
+    await in_flight
+    await a.aclose()
+    await b.aclose()
+
+
 async def test_a_verdict_judged_by_one_replica_is_a_cache_hit_on_another(
     redis_server: RedisServer,
 ) -> None:

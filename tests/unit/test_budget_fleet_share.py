@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from consumers.runtime.service import GuardService
+from consumers.settings import ServiceSettings
 from guard.budgets import BudgetSettings, CostBudget, RateLimiter, VirtualClock
 from guard.budgets.cost import Reservation
 from guard.budgets.judge import build_budgeted_judge
@@ -117,3 +118,26 @@ def test_redis_mode_without_a_url_names_the_field_and_the_fix() -> None:
 def test_a_redis_url_that_would_be_ignored_is_refused() -> None:
     with pytest.raises(ValueError, match=r"set judge\.budget\.fleet=redis, or remove redis_url"):
         BudgetSettings(redis_url="redis://127.0.0.1:6379/0")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://:pw-s3cret@127.0.0.1:6379/0",  # not a Redis scheme
+        "redis://:pw-s3cret@127.0.0.1:notaport/0",  # a port that is no number
+        "redis://:pw-s3cret@127.0.0.1:6379/notadb",  # redis-py would use db 0 silently
+        "redis://:pw-s3cret@:6379/0",  # no host
+    ],
+)
+def test_a_redis_url_redis_cannot_use_is_refused_at_start_without_quoting_it(url: str) -> None:
+    with pytest.raises(ValueError, match=r"judge\.budget\.redis_url") as err:
+        BudgetSettings(fleet="redis", redis_url=url)  # type: ignore[arg-type]
+    assert "s3cret" not in str(err.value)
+    with pytest.raises(ValueError, match=r"judge\.budget\.redis_url") as err:
+        ServiceSettings.model_validate({"judge": {"budget": {"fleet": "redis", "redis_url": url}}})
+    assert "s3cret" not in str(err.value)
+
+
+def test_redis_urls_redis_can_use_are_taken() -> None:
+    for url in ("redis://h:6379/0", "rediss://:pw@h", "redis://h", "unix:///run/redis.sock"):
+        assert BudgetSettings(fleet="redis", redis_url=url).redis_url is not None  # type: ignore[arg-type]

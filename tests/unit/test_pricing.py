@@ -89,6 +89,15 @@ def test_extra_price_file_adds_and_overrides(tmp_path: Path) -> None:
         json.dumps({"nomodels": {}}),
         json.dumps({"models": {"m": {"input": 1}}}),
         json.dumps({"models": {"m": {"input": -1, "output": 1}}}),
+        # NaN or infinite prices would make every window refuse (or never refuse) calls
+        '{"models": {"m": {"input": NaN, "output": 1}}}',
+        '{"models": {"m": {"input": 1, "output": Infinity}}}',
+        '{"models": {"m": {"input": 1, "output": 1, "cached_input": NaN}}}',
+        # a delivery factor must be a finite, non-negative share of list price
+        json.dumps({"models": {}, "delivery_factor": {"flex": "half"}}),
+        json.dumps({"models": {}, "delivery_factor": {"batch": -0.5}}),
+        json.dumps({"models": {}, "delivery_factor": [0.5]}),
+        '{"models": {}, "delivery_factor": {"flex": NaN}}',
     ],
 )
 def test_bad_price_files_are_config_errors(tmp_path: Path, content: str) -> None:

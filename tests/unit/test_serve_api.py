@@ -241,3 +241,38 @@ async def test_metrics_enabled_false_drops_the_metrics_route_but_keeps_the_probe
         assert (await client.get("/metrics")).status_code == 404
         assert (await client.get("/readyz")).json()["reason"] == "serving"
     await guard.aclose()
+
+
+@pytest.mark.parametrize("raw", [b"\xb2", b"1\xb9", b"\xbc", b"  \xb3 "])
+async def test_a_deadline_header_of_non_ascii_digits_is_a_bad_request_not_a_500(
+    raw: bytes,
+) -> None:
+    """Starlette reads header bytes as Latin-1, where ``²`` and ``¹`` are str.isdigit() but
+    not int()."""
+    async for client in client_for(Guard(FakeJudge(), JudgeSettings(provider="fake"))):
+        reply = await client.post(
+            "/v1/check", json=REQUEST, headers={"x-groundguard-deadline-ms": raw}
+        )
+        assert reply.status_code == 400
+        assert reply.json()["error"]["field"] == "x-groundguard-deadline-ms"
+
+
+async def test_a_body_that_trickles_in_past_the_deadline_is_refused_not_waited_for() -> None:
+    """The deadline counts from arrival: a client that never finishes its body gets 408 by
+    then, rather than holding the request (and the connection) open."""
+
+    async def trickle() -> AsyncIterator[bytes]:
+        yield b'{"output": "Paris is in France.", '
+        await asyncio.sleep(30)
+        yield b'"context": "Paris is in France."}'
+
+    async for client in client_for(Guard(FakeJudge(), JudgeSettings(provider="fake"))):
+        reply = await asyncio.wait_for(
+            client.post(
+                "/v1/check", content=trickle(), headers={"x-groundguard-deadline-ms": "200"}
+            ),
+            timeout=10,
+        )
+        assert reply.status_code == 408
+        assert reply.json()["error"]["code"] == "body_timeout"
+        assert reply.json()["error"]["field"] == "body"
