@@ -105,6 +105,12 @@ _JUDGE = (
     r"|fact[\s-]?checker)"
 )
 _VERDICT_KEYS = r"(?:score|raw_score|grounded|hallucinated|label|verdict|faithful|supported)"
+# keys only a verdict has, and keys that tool results and retrieval hits carry too ("score": 0.87,
+# "supported": true): those count with a judge's word for a value, or beside a judge's reasons
+_STRONG_KEYS = r"(?:raw_score|grounded|hallucinated|verdict|faithful)"
+_WEAK_KEYS = r"(?:score|label|supported)"
+_JUDGE_WORDS = r"[\"'](?:pass|fail|grounded|faithful|[1-5])[\"']"  # a 1-5 score as a string
+_REASON_KEYS = r"[\"'](?:explanation|reasoning|rationale|reason|claims|unsupported_claims)[\"']"
 _VERDICT_VALUES = (
     r"(?:true|false|[0-9](?:\.[0-9]+)?\b"
     r"|[\"'](?:pass|fail|grounded|faithful|yes|[0-9](?:\.[0-9]+)?)[\"'])"
@@ -149,7 +155,9 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (
         "fake_verdict",
         re.compile(
-            rf"(?:[\"']{_VERDICT_KEYS}[\"']|\{{\s*{_VERDICT_KEYS})\s*:\s*{_VERDICT_VALUES}"
+            rf"(?:[\"']{_STRONG_KEYS}[\"']|\{{\s*{_VERDICT_KEYS})\s*:\s*{_VERDICT_VALUES}"
+            rf"|[\"']{_WEAK_KEYS}[\"']\s*:\s*(?:{_JUDGE_WORDS}"
+            rf"|{_VERDICT_VALUES}(?=\s*,\s*{_REASON_KEYS}))"
             # the same as YAML or a report line: "grounded: true", "raw_score: 5", "verdict: pass"
             r"|^[ \t>*#-]*(?:grounded|hallucinated|faithful|raw_score)\s*:\s*(?:true|false"
             r"|[0-9](?:\.[0-9]+)?)\s*$"
