@@ -209,6 +209,7 @@ class FakeProducer:
         self._open: tuple[list[Output], dict[TopicPartition, int]] | None = None
         self.closed = False
         self.missing_topics: set[str] = set()  # partitions_for raises for these
+        self.forgotten: list[str] = []  # topics forget() was called for
 
     async def start(self) -> None:
         return None
@@ -220,6 +221,9 @@ class FakeProducer:
 
     async def existing(self, topics: set[str]) -> set[str]:
         return topics - self.missing_topics
+
+    def forget(self, topic: str) -> None:
+        self.forgotten.append(topic)
 
     async def send(
         self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
