@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiokafka.errors import IllegalStateError, KafkaError, UnknownTopicOrPartitionError
+from aiokafka.errors import (
+    IllegalOperation,
+    IllegalStateError,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from consumers.runtime.kafka import Rebalance, Records
@@ -202,7 +207,7 @@ class FakeProducer:
         self.cluster = cluster
         self.hold = False  # withhold acknowledgements until release()
         self.held: list[tuple[asyncio.Future[Any], Output]] = []
-        self.refuse: Callable[[Output], KafkaError | None] = lambda _: None
+        self.refuse: Callable[[Output], Exception | None] = lambda _: None
         self.fail_next_transaction: KafkaError | None = None
         self.transaction_gate: asyncio.Event | None = None  # holds the end of a transaction
         self.ending_transaction = False
@@ -231,6 +236,8 @@ class FakeProducer:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         out = Output(topic, key, value)
         error = self.refuse(out)
+        if isinstance(error, IllegalOperation):  # as aiokafka, e.g. in a transaction gone wrong
+            raise error
         if error is not None:
             future.set_exception(error)
         elif self._open is not None:
