@@ -295,14 +295,17 @@ async def test_exactly_once_a_reply_topic_deleted_after_staging_never_stops_the_
     assert dropped == {"unknown_topic": 1}
 
 
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
 async def test_reply_topics_do_not_pile_up_in_the_producer_metadata(
-    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch, guarantee: str
 ) -> None:
     """A reply topic per requester, created, used and deleted at its close, one after another:
     the producer asks metadata for a bounded number of them (aiokafka kept every topic it
     sent to or looked up, deleted ones included, in each metadata request, for good)."""
     monkeypatch.setattr(replies_module, "TRACKED_TOPICS", 2)
-    topics, settings = await setup(kafka_bootstrap)
+    topics, settings = await setup(
+        kafka_bootstrap, guarantee=guarantee, transactional_id_prefix=unique("tx")
+    )
     used: list[str] = []
     async with running(settings, guard_with(FakeJudge(), settings)) as service:
         for n in range(6):
