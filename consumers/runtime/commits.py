@@ -24,9 +24,11 @@ at start (:func:`policy_for`), so no other module asks which guarantee is in for
 A reply (request-reply, :mod:`consumers.runtime.replies`) is delivered like the other outputs
 in both policies, but it never stops the service: at-least-once, a reply not acknowledged within
 ``reply.timeout_s`` is dropped (counted) and the message finishes; exactly-once, a transaction
-in which only replies were refused is aborted, those replies are dropped and it is tried again
-at once without them; replies to a topic deleted since they were staged are dropped before the
-transaction (aiokafka retries adding a missing topic to a transaction without end).
+in which only replies were refused, or replies were refused for good (not authorized, say:
+aiokafka then fails the rest of the transaction), is aborted, those replies are dropped and it
+is tried again at once without them; replies to a topic deleted since they were staged are
+dropped before the transaction (aiokafka retries adding a missing topic to a transaction without
+end).
 
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.
@@ -451,7 +453,9 @@ class TransactionCommits:
         """One transaction; when the broker refuses records as too large, it is aborted and
         tried again (at most ``REFUSAL_ROUNDS`` times) with those records sent alone, then
         replaced (:meth:`_refit`): one message's size must never stop the service. When only
-        replies failed, whatever the error, they are dropped and it is tried again at once."""
+        replies failed, whatever the error, they are dropped and it is tried again at once; so
+        are replies refused for good (not authorized, say) beside other records: aiokafka fails
+        the rest of a transaction once one of its topics is refused."""
         await self._drop_gone_replies(staged)
         alone: set[int] = set()  # ids of the records to send one at a time
         for _ in range(REFUSAL_ROUNDS + 1):  # one more: the round that drops refused replies
@@ -468,6 +472,16 @@ class TransactionCommits:
                 others = [(out, error) for out, error in exc.failed if out.kind != REPLY]
                 if not others:  # only replies: dropped, the rest goes in the next round
                     self._drop_replies(staged, exc.failed)
+                    continue
+                refused = [
+                    (out, error)
+                    for out, error in exc.failed
+                    if out.kind == REPLY
+                    and not transient(error)
+                    and not isinstance(error, MessageSizeTooLargeError)
+                ]
+                if refused:  # e.g. not authorized: it fails the transaction, the others with it
+                    self._drop_replies(staged, refused)
                     continue
                 if not self._refit(staged, others, alone):
                     raise others[0][1] from None

@@ -121,6 +121,11 @@ class Producer(Protocol):
         """Those of ``topics`` that exist now, after a fresh metadata request."""
         ...
 
+    def forget(self, topic: str) -> None:
+        """Stop asking for ``topic``'s metadata (once its records in flight are acknowledged or
+        failed); a later send to it asks again."""
+        ...
+
     async def send_offsets_to_transaction(
         self, offsets: dict[TopicPartition, int], group_id: str
     ) -> None: ...
@@ -334,6 +339,8 @@ class KafkaProducer:
 
     def __init__(self, producer: AIOKafkaProducer) -> None:
         self._p = producer
+        self._in_flight: dict[str, int] = {}  # topic -> records sent, not yet acknowledged
+        self._forgetting: set[str] = set()  # forgotten once their records in flight are done
 
     async def start(self) -> None:
         await self._p.start()
@@ -341,8 +348,44 @@ class KafkaProducer:
     async def send(
         self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
     ) -> asyncio.Future[Any]:
-        future: asyncio.Future[Any] = await self._p.send(topic, value, key=key, headers=headers)
+        if topic in self._forgetting:
+            self._forgetting.discard(topic)
+        if topic not in self._in_flight:
+            self._tracked().add(topic)  # its metadata may still be known: asked again
+        self._in_flight[topic] = self._in_flight.get(topic, 0) + 1
+        try:
+            future: asyncio.Future[Any] = await self._p.send(topic, value, key=key, headers=headers)
+        except BaseException:
+            self._sent(topic)
+            raise
+        future.add_done_callback(lambda _: self._sent(topic))
         return future
+
+    def forget(self, topic: str) -> None:
+        """aiokafka adds every topic sent to, or looked up, to the topics of each metadata
+        request, for good: with a reply topic per requester they would pile up (deleted ones
+        included). Removed here once its records in flight are done (a refresh meanwhile would
+        leave them without a leader)."""
+        if self._in_flight.get(topic):
+            self._forgetting.add(topic)
+        else:
+            self._tracked().discard(topic)
+
+    def tracked(self) -> frozenset[str]:
+        """The topics aiokafka asks metadata for."""
+        return frozenset(self._tracked())
+
+    def _tracked(self) -> set[str]:
+        topics: set[str] = self._p.client._topics  # aiokafka has no public remove
+        return topics
+
+    def _sent(self, topic: str) -> None:
+        left = self._in_flight.pop(topic, 1) - 1
+        if left:
+            self._in_flight[topic] = left
+        elif topic in self._forgetting:
+            self._forgetting.discard(topic)
+            self._tracked().discard(topic)
 
     async def flush(self) -> None:
         await self._p.flush()
@@ -357,6 +400,8 @@ class KafkaProducer:
 
     async def existing(self, topics: set[str]) -> set[str]:
         client = self._p.client
+        self._tracked().update(topics)  # forgotten ones too: asked afresh
+        self._forgetting -= topics
         await client.force_metadata_update()
         return {topic for topic in topics if client.cluster.partitions_for_topic(topic)}
 

@@ -11,7 +11,12 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import structlog
-from aiokafka.errors import KafkaError, KafkaTimeoutError, MessageSizeTooLargeError
+from aiokafka.errors import (
+    IllegalOperation,
+    KafkaError,
+    KafkaTimeoutError,
+    MessageSizeTooLargeError,
+)
 
 from consumers.errors import PublishFailed
 from consumers.runtime import deadletters
@@ -47,7 +52,7 @@ async def append_all(producer: Producer, outputs: list[OutRecord]) -> Sent:
             futures.append(
                 (out, await producer.send(out.topic, out.value, key=out.key, headers=out.headers))
             )
-        except KafkaError as exc:
+        except (KafkaError, IllegalOperation) as exc:  # the latter: a transaction gone wrong
             futures.append((out, exc))
     return futures
 

@@ -20,6 +20,9 @@ what happens when it cannot.
   (``groundguard_replies_dropped_total``: ``unknown_topic``, ``refused``) and logged like
   ignored replies; the verdicts topic stays the record of truth, and the requester's client
   times out and fails closed.
+* The producer asks metadata only for the ``TRACKED_TOPICS`` reply topics used last (and those
+  it is still sending to): aiokafka keeps every topic it ever sent to in each metadata request,
+  and with a reply topic per requester (deleted at its close) they would pile up.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ log = structlog.get_logger("consumers.replies")
 REPLY = "reply"  # the OutRecord kind
 THROTTLE_KEYS = 1024  # (topic, reason) pairs remembered for log throttling
 THROTTLE_LINES = 20  # log lines per interval over all topics
+TRACKED_TOPICS = 64  # reply topics whose metadata the producer keeps (the most recent)
 
 
 class Throttle:
@@ -107,7 +111,8 @@ class Replies:
         self._clock = clock
         self._throttle = Throttle(settings.reply.log_interval_s, clock)
         self._missing: dict[str, float] = {}  # topic -> when it was found missing
-        self._known: dict[str, None] = {}  # topics found (an ordered set, bounded)
+        self._known: dict[str, None] = {}  # topics found, least recently used first (bounded)
+        self._producer: Producer | None = None  # the one replies go out on
         self._lookups: dict[str, asyncio.Task[bool]] = {}
         self._noise = MissingReplyTopicNoise(settings.reply.allowed_prefixes)
         if settings.reply.enabled:
@@ -125,7 +130,7 @@ class Replies:
         return found
 
     def dropped(self, out: OutRecord, reason: str, error: BaseException | None = None) -> None:
-        self._known.pop(out.topic, None)  # looked up again: it may be gone
+        self._unknown(out.topic)  # looked up again: it may be gone
         self._stats.replies_dropped[reason] += 1
         self._log("reply.dropped", out.topic, reason, error)
 
@@ -148,6 +153,7 @@ class Replies:
         """``outputs`` without the replies whose topic does not exist (counted, logged)."""
         if not any(out.kind == REPLY for out in outputs):
             return outputs
+        self._producer = producer
         kept: list[OutRecord] = []
         for out in outputs:
             if out.kind == REPLY and not await self._exists(producer, out.topic):
@@ -158,6 +164,7 @@ class Replies:
 
     async def _exists(self, producer: Producer, topic: str) -> bool:
         if topic in self._known:
+            self._known[topic] = self._known.pop(topic)  # the most recently used
             return True
         found = self._missing.get(topic)
         if found is not None and self._clock() - found < self.settings.missing_topic_recheck_s:
@@ -177,13 +184,21 @@ class Replies:
         if partitions:
             self._missing.pop(topic, None)
             self._known[topic] = None
-            while len(self._known) > THROTTLE_KEYS:
-                del self._known[next(iter(self._known))]
+            while len(self._known) > TRACKED_TOPICS:
+                self._unknown(next(iter(self._known)))
             return True
+        producer.forget(topic)
         self._missing[topic] = self._clock()
         while len(self._missing) > THROTTLE_KEYS:
             del self._missing[next(iter(self._missing))]
         return False
+
+    def _unknown(self, topic: str) -> None:
+        """Forget ``topic``: the producer stops asking for its metadata (with a reply topic per
+        requester, deleted at its close, they would pile up in every metadata request)."""
+        self._known.pop(topic, None)
+        if self._producer is not None:
+            self._producer.forget(topic)
 
     async def close(self) -> None:
         """End the topic lookups still running (at shutdown)."""

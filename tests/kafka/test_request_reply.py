@@ -15,6 +15,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from consumers.errors import ClientClosed
 from consumers.reply import CORRELATION_ID_HEADER, REPLY_TOPIC_HEADER, ScreeningClient
+from consumers.runtime import replies as replies_module
 from consumers.settings import ReplySettings
 from guard.assembly import build_guard
 from guard.models import Label
@@ -292,3 +293,28 @@ async def test_exactly_once_a_reply_topic_deleted_after_staging_never_stops_the_
     assert [orjson.loads(v.value)["request_id"] for v in verdicts] == ["late"]
     assert committed == ends
     assert dropped == {"unknown_topic": 1}
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
+async def test_reply_topics_do_not_pile_up_in_the_producer_metadata(
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch, guarantee: str
+) -> None:
+    """A reply topic per requester, created, used and deleted at its close, one after another:
+    the producer asks metadata for a bounded number of them (aiokafka kept every topic it
+    sent to or looked up, deleted ones included, in each metadata request, for good)."""
+    monkeypatch.setattr(replies_module, "TRACKED_TOPICS", 2)
+    topics, settings = await setup(
+        kafka_bootstrap, guarantee=guarantee, transactional_id_prefix=unique("tx")
+    )
+    used: list[str] = []
+    async with running(settings, guard_with(FakeJudge(), settings)) as service:
+        for n in range(6):
+            async with ScreeningClient(
+                kafka_bootstrap, request_topic=topics.requests, reply_topic_prefix=PREFIX
+            ) as client:
+                verdict = await client.screen(GOOD | {"id": f"r{n}"}, timeout=30)
+                used.append(client.reply_topic)
+            assert verdict.label == Label.PASS
+        tracked = service._replies_producer.tracked()
+    assert len(set(used)) == 6
+    assert tracked & set(used) <= set(used[-2:])  # the most recent ones only

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiokafka.errors import IllegalStateError, KafkaError, UnknownTopicOrPartitionError
+from aiokafka.errors import (
+    IllegalOperation,
+    IllegalStateError,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from consumers.runtime.kafka import Rebalance, Records
@@ -202,13 +207,14 @@ class FakeProducer:
         self.cluster = cluster
         self.hold = False  # withhold acknowledgements until release()
         self.held: list[tuple[asyncio.Future[Any], Output]] = []
-        self.refuse: Callable[[Output], KafkaError | None] = lambda _: None
+        self.refuse: Callable[[Output], Exception | None] = lambda _: None
         self.fail_next_transaction: KafkaError | None = None
         self.transaction_gate: asyncio.Event | None = None  # holds the end of a transaction
         self.ending_transaction = False
         self._open: tuple[list[Output], dict[TopicPartition, int]] | None = None
         self.closed = False
         self.missing_topics: set[str] = set()  # partitions_for raises for these
+        self.forgotten: list[str] = []  # topics forget() was called for
 
     async def start(self) -> None:
         return None
@@ -221,12 +227,17 @@ class FakeProducer:
     async def existing(self, topics: set[str]) -> set[str]:
         return topics - self.missing_topics
 
+    def forget(self, topic: str) -> None:
+        self.forgotten.append(topic)
+
     async def send(
         self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
     ) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         out = Output(topic, key, value)
         error = self.refuse(out)
+        if isinstance(error, IllegalOperation):  # as aiokafka, e.g. in a transaction gone wrong
+            raise error
         if error is not None:
             future.set_exception(error)
         elif self._open is not None:

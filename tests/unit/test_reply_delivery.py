@@ -8,7 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aiokafka.errors import KafkaError, NotLeaderForPartitionError
+from aiokafka.errors import (
+    IllegalOperation,
+    KafkaError,
+    NotLeaderForPartitionError,
+    TopicAuthorizationFailedError,
+)
 
 from consumers.metrics import Metrics
 from consumers.reply.headers import request_headers
@@ -81,3 +86,31 @@ async def test_exactly_once_a_refused_reply_aborts_one_transaction_and_is_droppe
     assert stats.replies_dropped == {"refused": 3}
     assert stats.replies == 0
     assert stats.publish_retries == 0  # not a failure of the service
+
+
+async def test_exactly_once_a_reply_refused_for_good_is_dropped_when_it_fails_the_others() -> None:
+    """aiokafka: a reply topic refused when added to the transaction (TopicAuthorizationFailed)
+    puts the transaction in an abortable error, and the records sent after it in the same
+    transaction fail too (IllegalOperation, raised by send). The refused replies are dropped
+    and the transaction tried again without them; one reply used to stop the service."""
+    cluster = FakeCluster()
+    async with running(cluster, [A], **REPLY, **EXACTLY_ONCE, publish_timeout_s=2.0) as h:
+        producer = h.producer
+        failing: list[object] = []  # the transaction a reply was refused in
+
+        def refuse(out: Any) -> Exception | None:
+            if out.topic.startswith("guard.reply."):
+                failing[:] = [producer._open]
+                return TopicAuthorizationFailedError(out.topic)
+            if failing and failing[0] is producer._open:
+                return IllegalOperation("Can't send messages while not in transaction")
+            return None
+
+        producer.refuse = refuse
+        produce_asking(cluster, 3)
+        await until(lambda: h.judged() == 3, "3 staged")
+        await h.committed(A, 3)
+        stats = h.service.stats
+    assert cluster.verdict_ids() == ids(0, 1, 2)
+    assert stats.replies_dropped == {"refused": 3}
+    assert stats.replies == 0
