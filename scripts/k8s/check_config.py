@@ -38,8 +38,9 @@ def config_texts(docs: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def pod_environ(docs: list[dict[str, Any]]) -> dict[str, str]:
-    """The GROUNDGUARD_ variables of the Deployment's (or StatefulSet's) container; Secret values as placeholders
-    (values from the pod's own fields, such as the instance id, are left to their defaults)."""
+    """The GROUNDGUARD_ variables of the Deployment's (or StatefulSet's) container; Secret values
+    as placeholders (values from the pod's own fields, such as the instance id, are left to their
+    defaults)."""
     environ: dict[str, str] = {}
     for doc in docs:
         if doc.get("kind") not in ("Deployment", "StatefulSet"):  # StatefulSet: static membership
