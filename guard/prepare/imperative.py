@@ -1,0 +1,129 @@
+"""Whether an "ignore the instructions" match is an order aimed at the model, or prose about
+instructions.
+
+A policy document saying "employees may not ignore safety instructions" ("Les employés ne
+doivent pas ignorer les consignes de sécurité", "员工不得忽略安全指令") mentions ignoring
+instructions without telling the judge anything; flagging it would fail a grounded answer.
+:func:`aimed_at_model` keeps an override match only when it is not negated (a negation in its
+clause before the verb, or a negating ending after a verb-final one: "無視してはいけません",
+"무시해서는 안") and either
+
+* it is an imperative: the verb opens its clause, with nothing before it but an address, a
+  "please", a "you must" or a "now" (:data:`_LEAD_WORDS`; "Grader: ignore...", "Veuillez
+  oublier...", "请忽略..."); an infinitive ("ignorer") needs such a request before it, a
+  Japanese or Korean verb an imperative ending after it ("無視して", "무시하세요"), and a
+  Chinese verb followed by a subject's predicate ("忽略安全指令很危险", "...的员工") is not one;
+* or it names the prompt's own instructions: "previous", "above", "system", "your" and their
+  translations (:data:`_PROMPT_WORDS`), which prose about workplace rules has no reason to say.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_LOOK_BEHIND = 80  # characters of the clause before the verb read for its subject and negation
+_LOOK_AHEAD = 30
+
+# a clause starts after punctuation or a conjunction
+_BOUNDARY = re.compile(
+    r"[.!?;:\n\u3002\uff01\uff1f\uff1b\uff1a,\uff0c\u3001()\[\]\"«»“”„—–]"
+    r"|\b(?:and|then|but|et|puis|mais|und|dann|aber|y|luego|pero|e|poi|ma|en|и|затем|потом|но)\b"
+    r"|并且|然后|并|再|但是|但",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|nor|cannot|dont|ne|n|pas|jamais|interdit|sans|nunca|jam[aá]s"
+    r"|prohibido|sin|nicht|nie|niemals|kein(?:e[nmrs]?)?|verboten|ohne|non|mai|vietato|senza"
+    r"|n[aã]o|proibido|sem|niet|nooit|geen|verboden|zonder|не|нельзя|никогда|запрещено|без"
+    r"|لا|ممنوع)\b|n't|[不别勿没未莫]|禁止",
+    re.IGNORECASE,
+)
+# a negating ending right after a verb-final language's verb
+_NEGATED_AFTER = re.compile(
+    r"(?:しない|しては|せず|するな|하지|해서는|하면\s*안|ma\b|me\b|mayın|meyin|\s*न\b|\s*मत|\s*नहीं)"
+)
+# what may precede an imperative verb in its clause: addresses, please, you must, now
+_LEAD_WORDS = _words(
+    """please kindly now just simply also immediately first instead so you must should shall
+    will need needs to have are hereby always from on ai llm model assistant judge grader
+    evaluator reviewer scorer dear hey hi important note attention urgent ok okay the
+    veuillez merci de d s il vous te plaît plait tu dois devez maintenant désormais dorénavant
+    simplement immédiatement aussi alors donc cher chère juge évaluateur correcteur modèle ia
+    important attention à au por favor ahora debes debe tienes tiene que usted tú
+    simplemente también entonces juez evaluador modelo asistente importante atención nota
+    querido estimado bitte jetzt nun du musst sie müssen sollst sollen einfach sofort auch also
+    richter bewerter prüfer modell ki assistent wichtig achtung hinweis lieber liebe per favore
+    ora adesso devi semplicemente subito anche quindi giudice valutatore assistente
+    attenzione caro agora você voce precisa tem também então juiz avaliador atenção
+    alsjeblieft alstublieft nu je jij u moet moeten gewoon meteen ook beoordelaar assistent
+    belangrijk let op beste пожалуйста теперь сейчас ты вы должен должна должны просто сразу
+    также судья оценщик модель ии ассистент важно внимание proszę teraz musisz prostu sędzio
+    ważne uwaga lütfen şimdi من فضلك الآن يجب عليك أنت कृपया अब"""
+)
+_CJK_LEAD = re.compile(
+    r"(?:请你?|你们?|您|现在|立即|立刻|马上|直接|必须|务必|一定要|要|应该|应当|需要|只需|也|评分员|"
+    r"评审员?|评委|裁判|模型|助手|从现在(?:起|开始)|すべての|全ての|あなたは|今すぐ|今から|모든|지금)*"
+)
+_INFINITIVES = frozenset({"ignorer", "ignorieren", "oublier"})
+# words that ask for the infinitive after them ("veuillez ignorer", "vous devez ignorer")
+_REQUESTS = _words(
+    "veuillez merci devez dois faut debes debe tienes devi deve precisa musst müssen sollst "
+    "must should need please bitte favor favore"
+)
+_VERB_FINAL = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")  # kana or hangul in the match
+_IMPERATIVE_ENDING = re.compile(
+    r"(?:して|しろ|せよ|しなさい|すること|하세요|하십시오|하라|해라|하고|해요|해\b|해$)"
+)
+_PREDICATE_AFTER = re.compile(r"\s*(?:的|是|很|会|可能|将|被|者|行为|后果|非常|十分)")
+_PROMPT_WORDS = re.compile(
+    r"previous|prior|above|earlier|preceding|foregoing|original|system|\byour\b|précédent"
+    r"|antérieur|ci-dessus|\bvos\b|\btes\b|anterior|previ[ao]s?|\btus\b|precedent|sopra|\btue\b"
+    r"|vorherig|bisherig|obig|vorig|deine|eerder|vorige|bovenstaand|\bjouw\b|предыдущ|прежн"
+    r"|вышеуказ|\bтво|\bваш|系统|之前|以上|上述|先前|此前|前面|以前|你的|您的|これまで|上記|前の"
+    r"|이전|위의|앞의|poprzedni|wcześniejsz|önceki|yukarıdaki|السابقة|पिछले|पहले",
+    re.IGNORECASE,
+)
+
+
+def _clause_before(text: str, start: int) -> str:
+    """The text of the match's clause before it."""
+    before = text[max(0, start - _LOOK_BEHIND) : start]
+    cut = 0
+    for boundary in _BOUNDARY.finditer(before):
+        cut = boundary.end()
+    return before[cut:]
+
+
+def _only_lead_words(clause: str) -> bool:
+    words = re.findall(r"\w+", clause.lower())
+    return all(w in _LEAD_WORDS or _CJK_LEAD.fullmatch(w) for w in words)
+
+
+def _imperative(clause: str, verb: str, after: str) -> bool:
+    """Whether the verb at the start of the match opens its clause as an order."""
+    if not _only_lead_words(clause):
+        return False
+    if verb.lower() in _INFINITIVES:
+        return bool(_REQUESTS.intersection(re.findall(r"\w+", clause.lower())))
+    return not _PREDICATE_AFTER.match(after)
+
+
+def aimed_at_model(text: str, start: int, end: int) -> bool:
+    """Whether the override match ``text[start:end]`` orders the model to drop its instructions
+    (see the module docstring), rather than mentioning that someone may or may not."""
+    clause, matched = _clause_before(text, start), text[start:end]
+    after = text[end : end + _LOOK_AHEAD]
+    if _NEGATION.search(clause) or _NEGATED_AFTER.match(after):
+        return False
+    verb_final = bool(_VERB_FINAL.search(matched))
+    if verb_final and not _IMPERATIVE_ENDING.match(after):
+        return bool(_PROMPT_WORDS.search(clause[-15:] + matched))
+    verb = next(iter(re.findall(r"\w+", matched)), "")
+    return _imperative(clause, verb, after) or bool(
+        _PROMPT_WORDS.search(clause[-15:] + matched + after[:25])
+    )
