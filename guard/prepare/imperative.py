@@ -28,21 +28,22 @@ def _words(text: str) -> frozenset[str]:
 
 _LOOK_BEHIND = 80  # characters of the clause before the verb read for its subject and negation
 _LOOK_AHEAD = 30
+_WORD = re.compile(r"\w+")
 
-# a clause starts after punctuation or a conjunction
-_BOUNDARY = re.compile(
-    r"[.!?;:\n\u3002\uff01\uff1f\uff1b\uff1a,\uff0c\u3001()\[\]\"«»“”„—–]"
-    r"|\b(?:and|then|but|et|puis|mais|und|dann|aber|y|luego|pero|e|poi|ma|en|и|затем|потом|но)\b"
-    r"|并且|然后|并|再|但是|但",
-    re.IGNORECASE,
+# a clause starts after punctuation or a conjunction (word sets and substring tests: a regex
+# alternation of words would be tried at every position, for every match)
+_PUNCTUATION = re.compile(r"[.!?;:\n\u3002\uff01\uff1f\uff1b\uff1a,\uff0c\u3001()\[\]\"«»“”„—–]")
+_CONJUNCTIONS = _words(
+    "and then but et puis mais und dann aber y luego pero e poi ma en и затем потом но"
 )
-_NEGATION = re.compile(
-    r"\b(?:not|never|no|nor|cannot|dont|ne|n|pas|jamais|interdit|sans|nunca|jam[aá]s"
-    r"|prohibido|sin|nicht|nie|niemals|kein(?:e[nmrs]?)?|verboten|ohne|non|mai|vietato|senza"
-    r"|n[aã]o|proibido|sem|niet|nooit|geen|verboden|zonder|не|нельзя|никогда|запрещено|без"
-    r"|لا|ممنوع)\b|n't|[不别勿没未莫]|禁止",
-    re.IGNORECASE,
+_CJK_CONJUNCTIONS = ("并且", "然后", "但是", "并", "再", "但")
+_NEGATIONS = _words(
+    """not never no nor cannot dont ne n pas jamais interdit sans nunca jamás jamas prohibido
+    sin nicht nie niemals kein keine keinen keinem keiner keines verboten ohne non mai vietato
+    senza não nao proibido sem niet nooit geen verboden zonder не нельзя никогда запрещено без
+    لا ممنوع"""
 )
+_CJK_NEGATIONS = ("不", "别", "勿", "没", "未", "莫", "禁止", "n't")
 # a negating ending right after a verb-final language's verb
 _NEGATED_AFTER = re.compile(
     r"(?:しない|しては|せず|するな|하지|해서는|하면\s*안|ma\b|me\b|mayın|meyin|\s*न\b|\s*मत|\s*नहीं)"
@@ -80,36 +81,51 @@ _IMPERATIVE_ENDING = re.compile(
     r"(?:して|しろ|せよ|しなさい|すること|하세요|하십시오|하라|해라|하고|해요|해\b|해$)"
 )
 _PREDICATE_AFTER = re.compile(r"\s*(?:的|是|很|会|可能|将|被|者|行为|后果|非常|十分)")
-_PROMPT_WORDS = re.compile(
-    r"previous|prior|above|earlier|preceding|foregoing|original|system|\byour\b|précédent"
-    r"|antérieur|ci-dessus|\bvos\b|\btes\b|anterior|previ[ao]s?|\btus\b|precedent|sopra|\btue\b"
-    r"|vorherig|bisherig|obig|vorig|deine|eerder|vorige|bovenstaand|\bjouw\b|предыдущ|прежн"
-    r"|вышеуказ|\bтво|\bваш|系统|之前|以上|上述|先前|此前|前面|以前|你的|您的|これまで|上記|前の"
-    r"|이전|위의|앞의|poprzedni|wcześniejsz|önceki|yukarıdaki|السابقة|पिछले|पहले",
-    re.IGNORECASE,
+# the prompt's own instructions: stems found as substrings, possessives as whole words
+_PROMPT_STEMS = tuple(
+    _words(
+        "previous prior above earlier preceding foregoing original system précédent antérieur "
+        "ci-dessus anterior previa previo precedent sopra vorherig bisherig obig vorig eerder "
+        "bovenstaand предыдущ прежн вышеуказ 系统 之前 以上 上述 先前 此前 前面 以前 你的 您的 "
+        "これまで 上記 前の 이전 위의 앞의 poprzedni wcześniejsz önceki yukarıdaki السابقة पिछले पहले"
+    )
 )
+_PROMPT_POSSESSIVES = _words("your vos tes tus tue deine jouw твои твоих ваши ваших")
 
 
 def _clause_before(text: str, start: int) -> str:
-    """The text of the match's clause before it."""
-    before = text[max(0, start - _LOOK_BEHIND) : start]
-    cut = 0
-    for boundary in _BOUNDARY.finditer(before):
-        cut = boundary.end()
-    return before[cut:]
+    """The text of the match's clause before it, lowercased."""
+    before = text[max(0, start - _LOOK_BEHIND) : start].lower()
+    clause = before[max((m.end() for m in _PUNCTUATION.finditer(before)), default=0) :]
+    cut = max((clause.rfind(c) + len(c) for c in _CJK_CONJUNCTIONS if c in clause), default=0)
+    for word in reversed(list(_WORD.finditer(clause, cut))):
+        if word.group() in _CONJUNCTIONS:
+            return clause[word.end() :]
+    return clause[cut:]
 
 
-def _only_lead_words(clause: str) -> bool:
-    words = re.findall(r"\w+", clause.lower())
-    return all(w in _LEAD_WORDS or _CJK_LEAD.fullmatch(w) for w in words)
+def _negated(clause: str, words: list[str], after: str) -> bool:
+    return (
+        not _NEGATIONS.isdisjoint(words)
+        or any(n in clause for n in _CJK_NEGATIONS)
+        or _NEGATED_AFTER.match(after) is not None
+    )
 
 
-def _imperative(clause: str, verb: str, after: str) -> bool:
-    """Whether the verb at the start of the match opens its clause as an order."""
-    if not _only_lead_words(clause):
+def _names_the_prompt(window: str) -> bool:
+    lowered = window.lower()
+    return any(stem in lowered for stem in _PROMPT_STEMS) or not _PROMPT_POSSESSIVES.isdisjoint(
+        _WORD.findall(lowered)
+    )
+
+
+def _imperative(words: list[str], verb: str, after: str) -> bool:
+    """Whether the verb at the start of the match opens its clause (``words`` before it) as an
+    order."""
+    if not all(w in _LEAD_WORDS or _CJK_LEAD.fullmatch(w) for w in words):
         return False
     if verb.lower() in _INFINITIVES:
-        return bool(_REQUESTS.intersection(re.findall(r"\w+", clause.lower())))
+        return not _REQUESTS.isdisjoint(words)
     return not _PREDICATE_AFTER.match(after)
 
 
@@ -117,13 +133,10 @@ def aimed_at_model(text: str, start: int, end: int) -> bool:
     """Whether the override match ``text[start:end]`` orders the model to drop its instructions
     (see the module docstring), rather than mentioning that someone may or may not."""
     clause, matched = _clause_before(text, start), text[start:end]
-    after = text[end : end + _LOOK_AHEAD]
-    if _NEGATION.search(clause) or _NEGATED_AFTER.match(after):
+    words, after = _WORD.findall(clause), text[end : end + _LOOK_AHEAD]
+    if _negated(clause, words, after):
         return False
-    verb_final = bool(_VERB_FINAL.search(matched))
-    if verb_final and not _IMPERATIVE_ENDING.match(after):
-        return bool(_PROMPT_WORDS.search(clause[-15:] + matched))
-    verb = next(iter(re.findall(r"\w+", matched)), "")
-    return _imperative(clause, verb, after) or bool(
-        _PROMPT_WORDS.search(clause[-15:] + matched + after[:25])
-    )
+    if _VERB_FINAL.search(matched) and not _IMPERATIVE_ENDING.match(after):
+        return _names_the_prompt(clause[-15:] + matched)
+    verb = next(iter(_WORD.findall(matched)), "")
+    return _imperative(words, verb, after) or _names_the_prompt(clause[-15:] + matched + after[:25])
