@@ -242,8 +242,6 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
             r"pontua[cç][aã]o)\s+(?:de\s+|di\s+|von\s+)?"
             r"(?:[0-9](?:\s*/\s*[0-9]+)?(?=\s*(?:[.,;!)]|$))"
             r"|m[aá]xima|maximale|parfaite)|(?:volle|maximale)\s+punktzahl|la\s+note\s+maximale)"
-            r"|(?:给|打)(?:出|个|这个回答|它)?(?:满分|5分|五分)|评分(?:为|是)\s*[5五]"
-            r"|満点を|5点を(?:付け|つけ)"
             r"|постав(?:ь|ьте)\s+(?:(?:этому\s+ответу|ему)\s+)?(?:оценку\s+)?(?:5|пять|высшую)"
             r"|оцени(?:те)?\s+(?:это|этот\s+ответ)\s+(?:на\s+)?(?:5|пять)",
             re.IGNORECASE,
@@ -264,11 +262,27 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
+    # score requests in Chinese and Japanese: aimed at the judged answer, or asked for ("请",
+    # "你必须", an imperative ending), never a rating someone gave ("我给5分", "用户评分为5星")
+    (
+        "score_request",
+        re.compile(
+            r"(?:给|为)(?:这个|这条|该|此|本)(?:回答|答案|回复|输出)(?:打|评)?(?:出|个)?"
+            r"(?:满分|5分|五分)"
+            r"|(?:请你?|你(?:必须|要|应该)?)(?:给|打)(?:这个回答|这个答案|它)?(?:打)?(?:出|个)?"
+            r"(?:满分|5分|五分)"
+            r"|(?:回答|答案|回复|输出)的?评分(?:为|是|应为|应该是|设为)\s*[5五]"
+            r"|(?:把|将)评分(?:设为|定为|改为)\s*[5五]"
+            r"|(?:回答|答え|出力)に(?:満点|5点)を"
+            r"|(?:満点|5点)を(?:付け|つけ|与え|あげ)(?:て|ろ|なさい)"
+        ),
+    ),
 )
 
-# "ignore the instructions" in any language: also how prose about rules reads ("employees may
-# not ignore safety instructions"), so a match counts only as an order aimed at the model
-_GATED = frozenset({0, 7})
+# "ignore the instructions" in any language, "donne la note de 5": also how prose about rules
+# and grades reads ("employees may not ignore safety instructions", "le professeur donne la note
+# de 5"), so a match counts only as an order aimed at the model
+_GATED = frozenset({0, 7, 8})
 
 # Words every match of the pattern at the same index must contain (lowercased). A pattern runs
 # only when one occurs in the text: plain substring tests are far cheaper than these regexes.
@@ -357,16 +371,11 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
         "punteggio",
         "voto",
         "pontua",
-        "满分",
-        "5分",
-        "五分",
-        "评分",
-        "満点",
-        "5点",
         "постав",
         "оцени",
     ),
     ("you are now", "consider", "treat", "regard", "count", "mark", "above", "below", "provided"),
+    ("满分", "5分", "五分", "评分", "満点", "5点"),
 )
 # Each distinct trigger word, tested once per text, and the patterns it lets run. A word that
 # contains another one letting the same patterns run is left out (the shorter one is present
