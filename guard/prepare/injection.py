@@ -149,9 +149,7 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
             rf"|\bgive\s+{_THIS}\s+(?:a|an|the)\s+(?:(?:perfect|full|maximum|max|top|highest)\s+"
             r"(?:score|rating|grade|marks?)|(?:score|rating|grade|mark)\s+of\s+[0-9])"
             rf"|\b(?:mark|label|classify|judge|evaluate)\s+{_THIS}\s+as\s+(?:fully\s+)?"
-            r"(?:grounded|faithful|supported|not\s+hallucinated|pass(?:ing|ed)?)\b"
-            rf"|\bthis\s+{_ANSWER}\s+is\s+(?:fully\s+|completely\s+|100%\s+)?"
-            r"(?:grounded|faithful|supported\s+by\s+the\s+(?:context|evidence))\b",
+            r"(?:grounded|faithful|supported|not\s+hallucinated|pass(?:ing|ed)?)\b",
             re.IGNORECASE,
         ),
     ),
@@ -277,12 +275,22 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
             r"|(?:満点|5点)を(?:付け|つけ|与え|あげ)(?:て|ろ|なさい)"
         ),
     ),
+    # the answer declared grounded
+    (
+        "score_request",
+        re.compile(
+            rf"\bthis\s+{_ANSWER}\s+is\s+(?:fully\s+|completely\s+|100%\s+)?"
+            r"(?:grounded|faithful|supported\s+by\s+the\s+(?:context|evidence))\b",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
-# "ignore the instructions" in any language, "donne la note de 5": also how prose about rules
-# and grades reads ("employees may not ignore safety instructions", "le professeur donne la note
-# de 5"), so a match counts only as an order aimed at the model
-_GATED = frozenset({0, 7, 8})
+# "ignore the instructions", "rate this 5", "donne la note de 5": also how prose about rules,
+# reviews and grades reads ("employees may not ignore safety instructions", "critics rate this
+# 5 stars", "le professeur donne la note de 5"), so a match counts only as an order aimed at
+# the model
+_GATED = frozenset({0, 2, 6, 7, 8})
 
 # Words every match of the pattern at the same index must contain (lowercased). A pattern runs
 # only when one occurs in the text: plain substring tests are far cheaper than these regexes.
@@ -376,6 +384,7 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ),
     ("you are now", "consider", "treat", "regard", "count", "mark", "above", "below", "provided"),
     ("满分", "5分", "五分", "评分", "満点", "5点"),
+    ("grounded", "faithful", "supported"),
 )
 # Each distinct trigger word, tested once per text, and the patterns it lets run. A word that
 # contains another one letting the same patterns run is left out (the shorter one is present
