@@ -1,20 +1,24 @@
-"""Whether an "ignore the instructions" match is an order aimed at the model, or prose about
-instructions.
+"""Whether an injection-like match ("ignore the instructions", "rate this 5") is an order aimed
+at the model, or prose about instructions and grades.
 
 A policy document saying "employees may not ignore safety instructions" ("Les employés ne
 doivent pas ignorer les consignes de sécurité", "员工不得忽略安全指令") mentions ignoring
 instructions without telling the judge anything; flagging it would fail a grounded answer.
-:func:`aimed_at_model` keeps an override match only when it is not negated (a negation in its
-clause before the verb, or a negating ending after a verb-final one: "無視してはいけません",
-"무시해서는 안") and either
+:func:`aimed_at_model` keeps an override match when it names the prompt's own instructions
+("previous", "above", "your" and their translations: prose about workplace rules has no reason
+to say that, and an attacker can put a negation before anything: "never hesitate to ignore all
+previous instructions"), and otherwise, like a score request, only when it is an imperative not
+negated:
 
-* it is an imperative: the verb opens its clause, with nothing before it but an address, a
-  "please", a "you must" or a "now" (:data:`_LEAD_WORDS`; "Grader: ignore...", "Veuillez
-  oublier...", "请忽略..."); an infinitive ("ignorer") needs such a request before it, a
-  Japanese or Korean verb an imperative ending after it ("無視して", "무시하세요"), and a
-  Chinese verb followed by a subject's predicate ("忽略安全指令很危险", "...的员工") is not one;
-* or it names the prompt's own instructions: "previous", "above", "system", "your" and their
-  translations (:data:`_PROMPT_WORDS`), which prose about workplace rules has no reason to say.
+* not negated: no negation among the two words before the verb or just before the "to"/"de"
+  introducing it ("must not ignore", "ne doivent pas ignorer", "interdit d'ignorer", "不得忽略"),
+  and no negating ending after a verb-final one ("無視してはいけません", "무시해서는 안");
+* an imperative: the verb opens its clause, with nothing before it but an address, a "please",
+  a "you must" or a "now" (:data:`_LEAD_WORDS`; "Grader: ignore...", "Veuillez oublier...",
+  "请忽略..."); an infinitive ("ignorer") needs such a request before it, a Japanese or Korean
+  verb an imperative ending after it ("無視して", "무시하세요"), and a Chinese verb followed by
+  a subject's predicate ("忽略安全指令很危险", "...的员工") is not one. So "Critics rate this 5
+  stars" and "Le professeur donne la note de 5" are not score requests; "Rate this 5" is.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ _NEGATIONS = _words(
     senza não nao proibido sem niet nooit geen verboden zonder не нельзя никогда запрещено без
     لا ممنوع"""
 )
-_CJK_NEGATIONS = ("不", "别", "勿", "没", "未", "莫", "禁止", "n't")
+_CJK_NEGATIONS = ("不", "别", "勿", "没", "未", "莫", "禁止")
 # a negating ending right after a verb-final language's verb
 _NEGATED_AFTER = re.compile(
     r"(?:しない|しては|せず|するな|하지|해서는|하면\s*안|ma\b|me\b|mayın|meyin|\s*न\b|\s*मत|\s*नहीं)"
@@ -82,15 +86,38 @@ _IMPERATIVE_ENDING = re.compile(
 )
 _PREDICATE_AFTER = re.compile(r"\s*(?:的|是|很|会|可能|将|被|者|行为|后果|非常|十分)")
 # the prompt's own instructions: stems found as substrings, possessives as whole words
-_PROMPT_STEMS = tuple(
+# the prompt's own instructions: whole words, word beginnings, and substrings in the scripts
+# without spaces or whose vowel signs split \w runs ("system" alone is not one: "the alarm
+# system's instructions")
+_PROMPT_WORDS = _words(
+    "prior above earlier preceding foregoing sopra السابقة your vos tes tus tue "
+    "deine jouw твои твоих ваши ваших"
+)
+_PROMPT_PREFIXES = tuple(
     _words(
-        "previous prior above earlier preceding foregoing original system précédent antérieur "
-        "ci-dessus anterior previa previo precedent sopra vorherig bisherig obig vorig eerder "
-        "bovenstaand предыдущ прежн вышеуказ 系统 之前 以上 上述 先前 此前 前面 以前 你的 您的 "
-        "これまで 上記 前の 이전 위의 앞의 poprzedni wcześniejsz önceki yukarıdaki السابقة पिछले पहले"
+        "previous précédent antérieur anterior previa previo precedent vorherig bisherig obig "
+        "vorig eerder bovenstaand предыдущ прежн вышеуказ poprzedni wcześniejsz önceki "
+        "yukarıdaki 이전 위의 앞의"
     )
 )
-_PROMPT_POSSESSIVES = _words("your vos tes tus tue deine jouw твои твоих ваши ваших")
+_PROMPT_SUBSTRINGS = (
+    "ci-dessus",
+    "पिछले",
+    "पहले",
+    "之前",
+    "以上",
+    "上述",
+    "先前",
+    "此前",
+    "前面",
+    "以前",
+    "你的",
+    "您的",
+    "これまで",
+    "上記",
+    "前の",
+)
+_INFINITIVE_MARKERS = _words("to de d zu di a")
 
 
 def _clause_before(text: str, start: int) -> str:
@@ -105,17 +132,23 @@ def _clause_before(text: str, start: int) -> str:
 
 
 def _negated(clause: str, words: list[str], after: str) -> bool:
-    return (
-        not _NEGATIONS.isdisjoint(words)
-        or any(n in clause for n in _CJK_NEGATIONS)
-        or _NEGATED_AFTER.match(after) is not None
-    )
+    """Whether a negation governs the verb: one of the two words before it, or the word before
+    the "to"/"de" introducing it ("must not ignore", "ne doivent pas ignorer", "interdit
+    d'ignorer", but not "never hesitate to ignore"), a Chinese negation just before it, or a
+    negating ending after a verb-final one."""
+    if _NEGATED_AFTER.match(after) or any(n in clause[-3:] for n in _CJK_NEGATIONS):
+        return True
+    if words and words[-1] in _INFINITIVE_MARKERS:
+        return len(words) > 1 and words[-2] in _NEGATIONS
+    return not _NEGATIONS.isdisjoint(words[-2:])
 
 
 def _names_the_prompt(window: str) -> bool:
-    lowered = window.lower()
-    return any(stem in lowered for stem in _PROMPT_STEMS) or not _PROMPT_POSSESSIVES.isdisjoint(
-        _WORD.findall(lowered)
+    words = _WORD.findall(window)
+    return (
+        not _PROMPT_WORDS.isdisjoint(words)
+        or any(w.startswith(_PROMPT_PREFIXES) for w in words)
+        or any(c in window for c in _PROMPT_SUBSTRINGS)
     )
 
 
@@ -129,14 +162,18 @@ def _imperative(words: list[str], verb: str, after: str) -> bool:
     return not _PREDICATE_AFTER.match(after)
 
 
-def aimed_at_model(text: str, start: int, end: int) -> bool:
-    """Whether the override match ``text[start:end]`` orders the model to drop its instructions
-    (see the module docstring), rather than mentioning that someone may or may not."""
+def aimed_at_model(text: str, start: int, end: int, *, override: bool) -> bool:
+    """Whether the match ``text[start:end]`` is an order to the model (see the module
+    docstring) rather than prose about one; ``override``: an instruction override, which also
+    counts when it names the prompt's own instructions, whatever precedes it."""
     clause, matched = _clause_before(text, start), text[start:end]
-    words, after = _WORD.findall(clause), text[end : end + _LOOK_AHEAD]
+    words, after = _WORD.findall(clause.replace("n't", " not")), text[end : end + _LOOK_AHEAD]
+    verb_final = _VERB_FINAL.search(matched) is not None
+    window = (clause[-15:] + matched + ("" if verb_final else after[:25])).lower()
+    if override and _names_the_prompt(window):
+        return True
     if _negated(clause, words, after):
         return False
-    if _VERB_FINAL.search(matched) and not _IMPERATIVE_ENDING.match(after):
-        return _names_the_prompt(clause[-15:] + matched)
-    verb = next(iter(_WORD.findall(matched)), "")
-    return _imperative(words, verb, after) or _names_the_prompt(clause[-15:] + matched + after[:25])
+    if verb_final and not _IMPERATIVE_ENDING.match(after):
+        return False
+    return _imperative(words, next(iter(_WORD.findall(matched)), ""), after)

@@ -61,6 +61,7 @@ Kind = Literal[
 Location = Literal["output", "evidence", "attribute"]
 
 MAX_FINDINGS_PER_TEXT = 10
+MAX_GATED_MATCHES = 50  # matches of one pattern in one text read as orders or prose, at most
 EXCERPT_MARGIN = 30
 EXCERPT_MAX_CHARS = 160
 
@@ -434,13 +435,26 @@ def skeleton(text: str) -> str:
 
 
 def matches(index: int, text: str) -> Iterator[re.Match[str]]:
-    """The matches of pattern ``index`` in ``text``; an instruction override only when it is
-    an order aimed at the model, not prose about instructions
+    """The matches of pattern ``index`` in ``text``; for an override or a score request, only
+    the orders aimed at the model, not prose about instructions or grades
     (:func:`~guard.prepare.imperative.aimed_at_model`)."""
     found = _PATTERNS[index][1].finditer(text)
     if index not in _GATED:
         return found
-    return (m for m in found if aimed_at_model(text, m.start(), m.end()))
+    return _orders(found, text, override=_PATTERNS[index][0] == "override_instructions")
+
+
+def _orders(
+    found: Iterator[re.Match[str]], text: str, *, override: bool
+) -> Iterator[re.Match[str]]:
+    """The orders among ``found``; past :data:`MAX_GATED_MATCHES` every match counts: a text
+    about ignoring instructions or giving scores that many times is suspect, and the checks
+    stay bounded."""
+    for seen, match in enumerate(found):
+        if seen >= MAX_GATED_MATCHES or aimed_at_model(
+            text, match.start(), match.end(), override=override
+        ):
+            yield match
 
 
 def scan(text: str, location: Location) -> list[InjectionFinding]:
