@@ -9,12 +9,13 @@ import uuid
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from consumers.metrics import Metrics
 from guard.assembly import make_shared
 from guard.budgets import BudgetSettings, SystemClock
 from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
-from guard.budgets.shared import decode_outcome, encode_outcome
+from guard.budgets.shared import SharedReservation, decode_outcome, encode_outcome
 from guard.errors import JudgementSkipped, RateLimited
 from guard.providers.base import JudgeOutcome
 from guard.testing import FakeJudge
@@ -178,3 +179,31 @@ def test_cached_verdicts_round_trip_and_anything_else_is_a_miss() -> None:
     assert again.model == "gpt-4o-mini"
     for junk in ("", "{}", '{"kind": "scale5", "assessment": {"score": 9}}', "[1]"):
         assert decode_outcome(junk) is None
+
+
+async def test_a_settlement_after_its_window_expired_leaves_no_key_without_a_ttl(
+    redis_server: RedisServer,
+) -> None:
+    """A call that outlives its cost window's key (expired in Redis) settles into nothing: the
+    correction must not create the key again without a TTL (a key that would never expire)."""
+    keys = prefix()
+    shared = make_shared(
+        BudgetSettings(fleet="redis", redis_url=redis_server.url, redis_prefix=keys),  # type: ignore[arg-type]
+        SystemClock(),
+    )
+    assert shared is not None
+    live = await shared.reserve(0.02, {"minute": (60.0, 1.0)})
+    gone = await shared.reserve(0.02, {"hour": (3600.0, 1.0)})
+    assert isinstance(live, SharedReservation)
+    assert isinstance(gone, SharedReservation)
+    client = Redis.from_url(redis_server.url)
+    (expired,) = gone.keys
+    await client.delete(expired)  # what its TTL does when the call outlives the window's key
+    await shared.settle(live, 0.005)
+    await shared.settle(gone, 0.005)
+    assert await client.exists(expired) == 0
+    (kept,) = live.keys
+    assert float(await client.get(kept)) == pytest.approx(0.005)
+    assert 0 < await client.ttl(kept) <= 120  # the correction kept the window's TTL
+    await client.aclose()
+    await shared.aclose()
