@@ -210,6 +210,13 @@ class RateLimiter:
         if permit.probe:
             self._probe_out = False
 
+    def release(self, permit: RatePermit) -> None:
+        """The call was not made after all (the fleet's limit held it): its slot is free."""
+        self.failed(permit)
+        if permit.slot in self._slots:
+            self._slots.remove(permit.slot)
+            self._tokens -= permit.slot.tokens
+
     def snapshot(self) -> RateSnapshot:
         now = self._clock.now()
         self._prune(now)
@@ -314,8 +321,7 @@ class RateLimitedJudge(JudgeLayer):
         tokens = total_tokens(estimate_usage(case))
         deadline = self.limiter.deadline()
         for attempt in range(1, self._max_attempts + 1):
-            await self._fleet_admits(tokens, deadline)
-            permit = await self.limiter.acquire(tokens, deadline)
+            permit = await self._admit(tokens, deadline)
             self.calls += 1
             try:
                 outcome = await self.inner.assess(case)
@@ -332,24 +338,39 @@ class RateLimitedJudge(JudgeLayer):
             return outcome
         raise AssertionError("unreachable: the loop returns or raises")
 
-    async def _fleet_admits(self, tokens: int, deadline: float) -> None:
-        """Wait until the fleet's limits in Redis admit the call (at once while Redis is
-        unavailable: the local limiter then holds the replica to its partition share)."""
-        if self._shared is None or self._clock is None:
-            return
-        rpm, tpm = self._fleet_limits
-        while wait := await self._shared.admit(
-            provider=self.provider,
-            model=self.model,
-            rpm=None if rpm is None else int(rpm),
-            tpm=None if tpm is None else int(tpm),
-            tokens=tokens,
-        ):
-            now = self._clock.now()
-            if now + wait > deadline:
+    async def _admit(self, tokens: int, deadline: float) -> RatePermit:
+        """Wait until the local limiter and then the fleet's limits in Redis admit the call, in
+        that order, so Redis logs the call when it starts, not before the local per-second
+        smoothing held it (a call Redis holds gives its local slot back and queues again)."""
+        while True:
+            permit = await self.limiter.acquire(tokens, deadline)
+            try:
+                wait = await self._fleet_wait(tokens)
+            except BaseException:  # cancelled while asking Redis: the call is not made
+                self.limiter.release(permit)
+                raise
+            if not wait:
+                return permit
+            self.limiter.release(permit)
+            assert self._clock is not None  # a fleet wait needs the shared budget and a clock
+            if self._clock.now() + wait > deadline:
                 raise RateLimited(
                     "fleet rate limit (redis): no capacity within the wait allowed",
                     retry_after_s=wait,
                 )
             self.limiter.waits += 1
             await self._clock.sleep(wait)
+
+    async def _fleet_wait(self, tokens: int) -> float | None:
+        """Seconds the fleet's limits in Redis say to wait (0: admitted); None without Redis or
+        while it is unavailable (the local limiter then holds the replica to its share)."""
+        if self._shared is None or self._clock is None:
+            return None
+        rpm, tpm = self._fleet_limits
+        return await self._shared.admit(
+            provider=self.provider,
+            model=self.model,
+            rpm=None if rpm is None else int(rpm),
+            tpm=None if tpm is None else int(tpm),
+            tokens=tokens,
+        )

@@ -208,3 +208,22 @@ async def test_a_settlement_after_its_window_expired_leaves_no_key_without_a_ttl
     assert 0 < await client.ttl(kept) <= 120  # the correction kept the window's TTL
     await client.aclose()
     await shared.aclose()
+
+
+async def test_redis_logs_a_call_when_it_starts_not_before_the_local_smoothing_held_it(
+    redis_server: RedisServer,
+) -> None:
+    """rpm 120: the replica's per-second smoothing starts 2 calls a second, so 6 calls made at
+    once start over about 2 s, and the fleet's log in Redis has them at those moments (a log
+    written before the smoothing would have all 6 at once: a later window could then take more
+    than rpm)."""
+    keys = prefix()
+    judge = replica(redis_server.url, keys, FakeJudge(), rpm=120, max_rate_wait_s=10)
+    await outcomes(judge, range(6))
+    client = Redis.from_url(redis_server.url)
+    logged = await client.zrange(f"{keys}:rate:fake:fake-judge", 0, -1, withscores=True)
+    starts = sorted(score for _, score in logged)
+    assert len(starts) == 6
+    assert starts[-1] - starts[0] >= 1.5
+    await client.aclose()
+    await judge.aclose()
