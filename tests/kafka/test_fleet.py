@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from guard.models import Usage
 from guard.providers.pricing import PriceTable
@@ -254,3 +255,39 @@ async def test_a_sigkilled_static_member_gets_its_partitions_back_without_a_reba
     assert assigned(again) == owned
     after = [len(first.events(e)) for e in ("partitions.assigned", "partitions.revoked")]
     assert after == rebalances, run.logs()
+
+
+async def test_replicas_judge_on_through_a_redis_outage_and_use_redis_again_after_it(
+    run: Run, counting_judge: FakeLLMServer, own_redis: Any
+) -> None:
+    """fleet: redis, and Redis stops while two replicas run: neither crashes, every message
+    still gets a verdict judged by the LLM (the documented policy: fail open to the partition
+    share, never stop judging), each logs the outage once; Redis returns: each logs the
+    recovery and the fleet's calls are logged in Redis again."""
+    config = budget_config(
+        run, 1.0, fleet="redis", redis_url=own_redis.url, redis_prefix=run.prefix
+    )
+    config["judge"]["budget"] |= {"rpm": 6000, "redis_timeout_s": 0.5, "redis_retry_s": 0.5}
+    fleet = (run.service("a", **config), run.service("b", **config))
+    await wait_members(run.bootstrap, run.group, 2, run)
+    calls_logged = f"{run.prefix}:rate:openai-compatible:{MODEL}"  # a base_url: compatible
+    async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
+        for batch, redis_up in enumerate((True, False, True)):
+            if not redis_up:
+                own_redis.stop()
+            elif batch:
+                own_redis.start()
+            before = len(counting_judge.call_log())
+            await run.produce(batch * 20, batch * 20 + 20)
+            await seen.wait_for(len(run.ids), run, timeout_s=WAIT_S, watch=fleet)
+            assert len(counting_judge.call_log()) - before == 20  # judged, not skipped
+            if redis_up:  # a restarted Redis starts empty; calls before a retry skip it
+                async with Redis.from_url(own_redis.url) as client:
+                    logged = await client.zcard(calls_logged)
+                assert logged == 20 if batch == 0 else 0 < logged <= 20, (batch, logged)
+    for service in fleet:
+        service.signal(signal.SIGTERM)
+        assert service.wait(30) == 0, run.logs()
+        lines = service.log.read_text().splitlines()
+        for event in ("budget.shared_unavailable", "budget.shared_recovered"):
+            assert sum(event in line for line in lines) == 1, (event, service.tail())
