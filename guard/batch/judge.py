@@ -4,11 +4,12 @@ Items gather in one open batch until it holds ``max_items`` or its first item ha
 ``max_wait_s``; then the batch is submitted (the same request bodies a realtime call sends, at the
 batch price), recorded in the :class:`~guard.batch.journal.BatchJournal`, and polled every
 ``poll_interval_s`` until it ends. Each waiting ``assess`` then gets its item's outcome, parsed
-by the provider's realtime code. An item whose ``custom_id`` the journal already knows (an
-earlier owner of the partition submitted it, or the message came round again) is not submitted
-again: its batch is polled instead. A failed or expired item is judged in realtime, or raises an
-error (``failure_policy``). An item whose caller gives up before its batch is submitted (a
-revoked partition, a rewind) is taken out of the batch, so nobody pays for it.
+by the provider's realtime code, its usage marked ``service_tier: batch`` (so it is priced at
+the price table's ``delivery_factor.batch``). An item whose ``custom_id`` the journal already
+knows (an earlier owner of the partition submitted it, or the message came round again) is not
+submitted again: its batch is polled instead. A failed or expired item is judged in realtime,
+or raises an error (``failure_policy``). An item whose caller gives up before its batch is
+submitted (a revoked partition, a rewind) is taken out of the batch, so nobody pays for it.
 """
 
 from __future__ import annotations
@@ -72,8 +73,7 @@ class _State:
 class BatchingJudge:
     """A :class:`~guard.providers.base.Judge` over a provider's batch API (module docstring).
 
-    ``realtime`` judges failed items under ``failure_policy: realtime``; ``price_factor`` is the
-    batch price as a share of the realtime one, stamped on every outcome."""
+    ``realtime`` judges failed items under ``failure_policy: realtime``."""
 
     def __init__(
         self,
@@ -81,13 +81,11 @@ class BatchingJudge:
         settings: BatchSettings,
         realtime: Judge,
         *,
-        price_factor: float,
         journal: BatchJournal | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.api, self.settings, self.realtime = api, settings, realtime
         self.provider, self.model = api.provider, api.model
-        self.price_factor = price_factor
         self.journal: BatchJournal = journal if journal is not None else MemoryJournal()
         self._clock = clock
         self._state = _State()
@@ -124,7 +122,8 @@ class BatchingJudge:
             error = BatchItemExpired if result.kind == "expired" else BatchItemFailed
             raise error(f"batch item {result.kind}: {result.message[:200]}")
         outcome = self.api.outcome(result, prompt)
-        return dataclasses.replace(outcome, delivery="batch", price_factor=self.price_factor)
+        usage = outcome.usage.model_copy(update={"service_tier": "batch"})
+        return dataclasses.replace(outcome, usage=usage)
 
     # ------------------------------------------------------------------ gathering
 

@@ -307,7 +307,7 @@ class CostBudgetJudge(JudgeLayer):
         """What a call cost: nothing for cache hits and the offline judge."""
         if outcome.cached or outcome.tier == "offline":
             return 0.0
-        return self._price(outcome.model, outcome.usage) * outcome.price_factor
+        return self._price(outcome.model, outcome.usage)
 
     async def _pause(self, spent: WindowSnapshot, deadline: float) -> None:
         now = self._clock.now()

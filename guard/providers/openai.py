@@ -63,6 +63,7 @@ from guard.settings import JudgeSettings
 
 AssessmentModel = type[pydantic.BaseModel]
 
+ServedTier = Literal["default", "flex", "priority"]
 PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible local servers usually ignore the key
 _RATE_PREFIXES = ("x-ratelimit-",)
 _POST_OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}  # as ``create`` sends
@@ -252,10 +253,13 @@ class OpenAIJudge:
         return self._outcome(assessment, usage, headers)
 
 
-def _served(reported: str | None, requested: Tier | None) -> Literal["default", "flex"] | None:
-    """The tier that served a call: as the response says, else as requested."""
+def _served(reported: str | None, requested: Tier | None) -> ServedTier | None:
+    """The tier that served a call: as the response says, else as requested. ``scale`` and
+    ``auto`` bill as the default tier."""
     if reported == "flex" or (reported is None and requested == "flex"):
         return "flex"
+    if reported == "priority":
+        return "priority"
     return "default" if reported is not None or requested is not None else None
 
 
@@ -302,7 +306,7 @@ def _chat_text(completion: ChatCompletion) -> str:
     return choice.message.content
 
 
-def _chat_usage(completion: ChatCompletion, tier: Literal["default", "flex"] | None) -> Usage:
+def _chat_usage(completion: ChatCompletion, tier: ServedTier | None) -> Usage:
     usage = completion.usage
     if usage is None:
         return Usage(service_tier=tier)
@@ -331,7 +335,7 @@ def _responses_text(response: Response) -> str:
     return "".join(texts)
 
 
-def _responses_usage(response: Response, tier: Literal["default", "flex"] | None) -> Usage:
+def _responses_usage(response: Response, tier: ServedTier | None) -> Usage:
     usage = response.usage
     if usage is None:
         return Usage(service_tier=tier)

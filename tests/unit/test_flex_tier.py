@@ -93,3 +93,23 @@ def test_a_short_timeout_with_flex_is_warned_about_at_start(
         warn_short_timeout(30.0)
         warn_short_timeout(900.0)
     assert [r.getMessage().split()[0] for r in caplog.records] == ["judge.flex_short_timeout"]
+
+
+@pytest.mark.parametrize(
+    ("reported", "requested", "served"),
+    [
+        ("flex", "flex", "flex"),
+        (None, "flex", "flex"),
+        ("default", "flex", "default"),  # refused flex, served by the default tier
+        ("priority", None, "priority"),  # the project's default tier may be priority
+        ("scale", None, "default"),
+        (None, None, None),
+    ],
+)
+def test_the_tier_that_served_is_the_one_reported(
+    reported: str | None, requested: Tier | None, served: str | None
+) -> None:
+    """Priority processing bills above list price: it is reported as such, not as default."""
+    from guard.providers.openai import _served
+
+    assert _served(reported, requested) == served
