@@ -113,3 +113,18 @@ def test_the_tier_that_served_is_the_one_reported(
     from guard.providers.openai import _served
 
     assert _served(reported, requested) == served
+
+
+def test_a_model_without_flex_is_refused_naming_only_priced_flex_models() -> None:
+    """The fix offered names models the price table marks flex, and no other (o3 is unpriced)."""
+    from guard.errors import ConfigError
+    from guard.providers.flex import check_flex
+    from guard.providers.pricing import PriceTable
+
+    table = PriceTable.load()
+    with pytest.raises(ConfigError) as caught:
+        check_flex("openai", "gpt-4o-mini", table.lookup("gpt-4o-mini"))
+    named = str(caught.value).split("use a flex model (")[1].split(")")[0].split(", ")
+    assert "o3" not in named
+    assert named
+    assert all(table.require(m).flex for m in named)
