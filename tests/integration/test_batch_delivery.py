@@ -8,14 +8,15 @@ items follow ``failure_policy``.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from guard.assembly import build_guard
-from guard.batch.items import CURRENT_ITEM, ItemRef
-from guard.batch.journal import MemoryJournal, SubmittedBatch
+from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id
+from guard.batch.journal import JournalError, MemoryJournal, SubmittedBatch
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Verdict
 from guard.settings import JudgeSettings
@@ -234,3 +235,62 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
     assert [v.label for v in verdicts] == [Label.PASS, Label.PASS]
     assert server.stats()["batch"]["items_submitted"] == 2
     assert not any(p.endswith("/chat/completions") for p in server.stats()["by_path"])
+
+
+class _IntentOnlyJournal(MemoryJournal):
+    """What survives a process killed between the provider accepting a batch and the journal
+    storing its id: the intent record only (storing the submitted one fails)."""
+
+    async def record(self, batch: SubmittedBatch) -> None:
+        if batch.batch_id is not None:
+            raise JournalError("the process died before this record was stored")
+        await super().record(batch)
+
+
+@pytest.mark.parametrize("kind", ["openai-chat", "anthropic"])
+async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_again(
+    server: FakeLLMServer, kind: str
+) -> None:
+    """Submission is idempotent: the successor finds the journaled intent, finds the provider's
+    batch (OpenAI by the key in its metadata, Anthropic by the items' custom_ids in its
+    results) and polls it; the provider sees every item once."""
+    server.batches.delay_s = 1.0
+    journal = _IntentOnlyJournal()
+    first = build_guard(settings(server, kind), ENV)
+    assert first.batcher is not None
+    first.batcher.journal = journal
+    task = asyncio.ensure_future(judge_all(first, [GOOD, BAD, GOOD]))
+    await until_submitted(first, 1)
+    task.cancel()  # the process dies while the batch runs
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (intent,) = journal.batches()
+    assert intent.batch_id is None
+    second = build_guard(settings(server, kind), ENV)
+    assert second.batcher is not None
+    second.batcher.journal = journal
+    verdicts = await judge_all(second, [GOOD, BAD, GOOD])
+    assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL, Label.PASS]
+    assert all(v.usage.service_tier == "batch" for v in verdicts)
+    assert server.stats()["batch"]["batches_created"] == 1
+    assert server.stats()["batch"]["items_submitted"] == 3
+    assert server.stats()["batch"]["items_duplicated"] == []
+
+
+async def test_an_intent_the_provider_never_got_is_submitted(server: FakeLLMServer) -> None:
+    """A process that died after journaling the intent but before the provider accepted the
+    batch: nothing to adopt, so the items are submitted (once)."""
+    journal = MemoryJournal()
+    cids = tuple((custom_id(ItemRef("t-0", i), 1), ItemRef("t-0", i)) for i in range(2))
+    await journal.record(SubmittedBatch("openai", None, cids, time.time(), "lost-intent"))
+    guard = build_guard(settings(server, "openai-chat"), ENV)
+    assert guard.batcher is not None
+    guard.batcher.journal = journal
+    verdicts = await judge_all(guard, [GOOD, BAD])
+    assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL]
+    assert server.stats()["batch"]["batches_created"] == 1
+    assert server.stats()["batch"]["items_submitted"] == 2
+    resubmitted = journal.find(cids[0][0])  # the intent was looked for, then superseded
+    assert resubmitted is not None
+    assert resubmitted.batch_id is not None
+    assert resubmitted.key != "lost-intent"
