@@ -12,6 +12,11 @@ then awaited by polling its batch (an intent's batch is first looked for at the 
 never submitted again. Records whose offsets are all committed are deleted (a tombstone) when
 read back, so the topic holds only batches that may still be needed.
 
+The journal topic needs a partition for every input partition: a start with fewer, or an
+assignment of an input partition the journal lacks (input partitions added later), is a
+:class:`JournalError` naming the fix, and reading a partition's records back is bounded by
+``startup_timeout_s``: it is part of starting work on the partition.
+
 The one module besides :mod:`consumers.runtime.kafka` that builds aiokafka clients: its own
 producer (plain: the journal must be written outside any exactly-once transaction) and a
 short-lived group-less consumer that reads a partition's records to their end.
@@ -107,6 +112,7 @@ class KafkaBatchJournal:
         offsets); delete those whose offsets are all committed. Returns the batches kept."""
         wanted = [TopicPartition(self.topic, tp.partition) for tp in committed]
         floor = {tp.partition: offset for tp, offset in committed.items()}
+        await self._check_partitions({tp.partition for tp in wanted})
         latest = await self._read(wanted)
         kept, done = 0, []
         for (partition, ident), batch in latest.items():
@@ -138,7 +144,36 @@ class KafkaBatchJournal:
         if forgotten:
             log.debug("batches.settled", batches=forgotten)
 
+    async def _check_partitions(self, needed: set[int]) -> None:
+        """:class:`JournalError` unless the journal topic has each partition of ``needed``."""
+        assert self._producer is not None
+        try:
+            have = await self._producer.partitions_for(self.topic)
+        except KafkaError as exc:
+            raise JournalError(f"cannot reach {self.topic}: {exc}") from exc
+        missing = sorted(needed - set(have))
+        if missing:
+            raise JournalError(
+                _too_few(self.topic, self.settings.topics.requests, len(have), missing)
+            )
+
     async def _read(self, wanted: list[TopicPartition]) -> dict[tuple[int, str], SubmittedBatch]:
+        """Every partition of ``wanted`` read to its end, within ``startup_timeout_s``."""
+        timeout_s = self.settings.startup_timeout_s
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await self._read_all(wanted)
+        except TimeoutError as exc:
+            parts = sorted(tp.partition for tp in wanted)
+            raise JournalError(
+                f"cannot read partitions {parts} of {self.topic} to their end within "
+                f"startup_timeout_s ({timeout_s:g} s): is the broker reachable and the topic "
+                "healthy? The partitions are not judged until it is read"
+            ) from exc
+
+    async def _read_all(
+        self, wanted: list[TopicPartition]
+    ) -> dict[tuple[int, str], SubmittedBatch]:
         s = self.settings
         consumer = AIOKafkaConsumer(
             bootstrap_servers=s.bootstrap_servers,
@@ -187,10 +222,15 @@ class KafkaBatchJournal:
         )
         try:
             await admin.start()
-            if self.topic in set(await admin.list_topics()):
-                return
             described = await admin.describe_topics([s.topics.requests])
             partitions = len(described[0]["partitions"]) or s.topic_partitions
+            if self.topic in set(await admin.list_topics()):
+                (journal,) = await admin.describe_topics([self.topic])
+                have = len(journal["partitions"])
+                if have < partitions:
+                    missing = list(range(have, partitions))
+                    raise JournalError(_too_few(self.topic, s.topics.requests, have, missing))
+                return
             topic = NewTopic(self.topic, partitions, s.topic_replication, topic_configs=COMPACTED)
             await admin.create_topics([topic])
             log.info("topics.created", topics=[self.topic], partitions=partitions, compacted=True)
@@ -203,6 +243,14 @@ class KafkaBatchJournal:
             ) from exc
         finally:
             await admin.close()
+
+
+def _too_few(topic: str, requests: str, have: int, missing: list[int]) -> str:
+    return (
+        f"the batch journal topic {topic} has {have} partitions, but input partitions "
+        f"{missing} of {requests} need one each: add partitions to {topic} to match {requests} "
+        f"(kafka-topics --alter --topic {topic} --partitions {max(missing) + 1})"
+    )
 
 
 async def _behind(consumer: AIOKafkaConsumer, end: dict[TopicPartition, int]) -> bool:

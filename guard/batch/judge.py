@@ -26,14 +26,14 @@ import dataclasses
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
 from guard.batch.api import BatchAPI, ItemFailure, ItemResult
-from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id
+from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id, stream_prefix
 from guard.batch.journal import BatchJournal, MemoryJournal, SubmittedBatch
 from guard.case import PreparedCase
 from guard.errors import BatchItemExpired, BatchItemFailed, GuardError, JudgeError
@@ -244,6 +244,25 @@ class BatchingJudge:
             ready = await self._until_ended(batch_id, deadline + POLL_GRACE_S)
             self._keep(batch_id, ready)
         return ready
+
+    def release(self, streams: Collection[str]) -> None:
+        """Stop waiting for the items of ``streams`` (partitions handed over to another owner,
+        who polls their batches): their callers are cancelled, and a batch left with no caller
+        is no longer polled."""
+        prefixes = tuple(stream_prefix(s) for s in streams)
+        if not prefixes:
+            return
+        for batch_id, by_item in list(self._state.waiters.items()):
+            for cid in [c for c in by_item if c.startswith(prefixes)]:
+                for future in by_item.pop(cid):
+                    future.cancel()
+            if by_item:
+                continue
+            del self._state.waiters[batch_id]
+            poller = self._pollers.pop(batch_id, None)
+            if poller is not None:
+                poller.cancel()
+                log.info("batch.released", batch_id=batch_id)
 
     async def settle(self, timeout_s: float) -> None:
         """Wait (up to ``timeout_s``) until batches being submitted are recorded: a partition

@@ -294,3 +294,36 @@ async def test_an_intent_the_provider_never_got_is_submitted(server: FakeLLMServ
     assert resubmitted is not None
     assert resubmitted.batch_id is not None
     assert resubmitted.key != "lost-intent"
+
+
+async def test_a_handed_over_partitions_batch_is_no_longer_polled(server: FakeLLMServer) -> None:
+    """Revoked partitions: their callers stop waiting, and a batch whose every caller was
+    handed over stops being polled (its next owner polls it); one still awaited by a kept
+    partition goes on."""
+    server.batches.delay_s = 600.0  # held running
+    guard = build_guard(settings(server, "openai-chat"), ENV)
+    batcher = guard.batcher
+    assert batcher is not None
+
+    async def one(stream: str) -> Verdict:
+        CURRENT_ITEM.set(ItemRef(stream, 0))
+        return await guard.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+
+    kept, gone = asyncio.ensure_future(one("t-0")), asyncio.ensure_future(one("t-1"))
+    try:
+        await until_submitted(guard, 1)
+        await asyncio.sleep(0.2)  # polled a few times
+        batcher.release({"t-1"})
+        await asyncio.sleep(0.05)
+        assert gone.cancelled()
+        assert not kept.done()
+        assert batcher.stats().polling == 1  # t-0 still waits for it
+        batcher.release({"t-0"})
+        await asyncio.sleep(0.05)
+        assert kept.cancelled()
+        assert batcher.stats().polling == 0
+        polls = server.stats()["batch"]["polls"]
+        await asyncio.sleep(0.3)  # six poll intervals
+        assert server.stats()["batch"]["polls"] == polls
+    finally:
+        await guard.aclose()
