@@ -23,6 +23,8 @@ call finds its prefix cached, at list price. The other rows:
 * ``realtime + cached prefix``: the default prompt at steady traffic, ``--hit-rate`` of calls
   reading the prefix from the cache (OpenAI: 1,024 + k*128 tokens at the cached price;
   Anthropic: the marked prefix, a 1.25x write on a miss and a 0.1x read on a hit);
+* ``cached, the other prompt``: the same with the examples the other way round than shipped
+  (what ``examples: on``/``off`` would cost at steady traffic, if its prefix is cached);
 * ``flex``: the cached prefix at the flex tier (``delivery_factor.flex``; marked n/a when the
   model has no flex tier);
 * ``batch``: the default prompt through the batch API (``delivery_factor.batch``), no cache hits;
@@ -224,6 +226,7 @@ def modes(hits: float, shipped: bool) -> list[Mode]:
         Mode("realtime (baseline)", examples=shipped, hits=0.0, delivery="realtime"),
         Mode("realtime, examples off", examples=False, hits=0.0, delivery="realtime"),
         Mode("realtime + cached prefix", examples=shipped, hits=hits, delivery="realtime"),
+        Mode("cached, the other prompt", examples=not shipped, hits=hits, delivery="realtime"),
         Mode("flex + cached prefix", examples=shipped, hits=hits, delivery="flex"),
         Mode("batch", examples=shipped, hits=0.0, delivery="batch"),
         Mode("batch + cache + cascade", shipped, hits=hits, delivery="batch", cascade=True),

@@ -15,7 +15,10 @@ RETRY_AFTER_CAP_S = 60.0
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_MAX_CONTEXT_CHARS = 4000
 DEFAULT_MAX_OUTPUT_CHARS = 4000
-DEFAULT_MAX_TOKENS = 4096  # room for per-claim JSON on a 4,000-character output
+# a reply's cap: at the prompt's bounds a claim takes ~70 tokens (12-word claim, 15-word quote,
+# 12-word reason, keys), so 4,096 holds ~55 claims, more than a 4,000-character output makes; a
+# reply cut there is a malformed_judge_output error naming judge.max_tokens
+DEFAULT_MAX_TOKENS = 4096
 # v2: static system prompt, token in the user message, worked examples; v3: a short answer
 # (bounded explanation, claims and quotes; reasons only for unsupported claims)
 PROMPT_VERSION = "groundedness-v3"

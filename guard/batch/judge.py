@@ -215,9 +215,10 @@ class BatchingJudge:
         its id), once found and recorded; None when the provider holds none: it was never
         submitted, and its items may be."""
         task = self._adoptions.get(intent.key)
-        if task is None:  # one search per intent, however many of its items ask
+        if task is None:  # one search at a time per intent, however many of its items ask
             task = asyncio.create_task(self._find_submitted(intent))
             self._adoptions[intent.key] = task
+            task.add_done_callback(lambda _: self._adoptions.pop(intent.key, None))
         batch_id = await asyncio.shield(task)
         if batch_id is None:
             return None
@@ -227,14 +228,26 @@ class BatchingJudge:
         return batch
 
     async def _find_submitted(self, intent: SubmittedBatch) -> str | None:
-        since = intent.submitted_at - CLOCK_SKEW_S
-        for batch_id in await self.api.candidates(intent.key, since):
+        for batch_id in await self._candidates(intent):
             results = await self._results_of(batch_id, intent.submitted_at)
             if any(cid in results for cid in intent.custom_ids):
                 log.info("batch.adopted", batch_id=batch_id, key=intent.key)
                 return batch_id
         log.info("batch.not_submitted", key=intent.key, items=len(intent.items))
         return None
+
+    async def _candidates(self, intent: SubmittedBatch) -> list[str]:
+        """The provider's candidates for ``intent``; transient errors are retried every
+        ``poll_interval_s`` within the completion window, as polls are."""
+        deadline = intent.submitted_at + COMPLETION_WINDOW_S[self.settings.completion_window]
+        while True:
+            try:
+                return await self.api.candidates(intent.key, intent.submitted_at - CLOCK_SKEW_S)
+            except JudgeError as exc:
+                if not exc.retriable or time.time() >= deadline:
+                    raise
+                log.warning("batch.list_failed", key=intent.key, error=str(exc))
+            await asyncio.sleep(self.settings.poll_interval_s)
 
     async def _results_of(self, batch_id: str, submitted_at: float) -> dict[str, ItemResult]:
         """Every result of ``batch_id`` once it ended (kept for the items that ask next)."""

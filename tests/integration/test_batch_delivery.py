@@ -21,6 +21,7 @@ from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Verdict
 from guard.settings import JudgeSettings
 from guard.testing import FakeLLMServer
+from guard.testing.fake_api import Fault
 from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER
 
 CONTEXT = ["Our return policy allows returns within 30 days."]
@@ -247,13 +248,17 @@ class _IntentOnlyJournal(MemoryJournal):
         await super().record(batch)
 
 
-@pytest.mark.parametrize("kind", ["openai-chat", "anthropic"])
+@pytest.mark.parametrize(
+    ("kind", "listing_fails"),
+    [("openai-chat", False), ("anthropic", False), ("openai-chat", True)],
+)
 async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_again(
-    server: FakeLLMServer, kind: str
+    server: FakeLLMServer, kind: str, listing_fails: bool
 ) -> None:
     """Submission is idempotent: the successor finds the journaled intent, finds the provider's
     batch (OpenAI by the key in its metadata, Anthropic by the items' custom_ids in its
-    results) and polls it; the provider sees every item once."""
+    results) and polls it; the provider sees every item once. A transient error listing the
+    batches is retried."""
     server.batches.delay_s = 1.0
     journal = _IntentOnlyJournal()
     first = build_guard(settings(server, kind), ENV)
@@ -266,6 +271,8 @@ async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_aga
         await task
     (intent,) = journal.batches()
     assert intent.batch_id is None
+    if listing_fails:
+        server.inject(Fault("server_error", path="/v1/batches"), times=2)
     second = build_guard(settings(server, kind), ENV)
     assert second.batcher is not None
     second.batcher.journal = journal
@@ -275,6 +282,7 @@ async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_aga
     assert server.stats()["batch"]["batches_created"] == 1
     assert server.stats()["batch"]["items_submitted"] == 3
     assert server.stats()["batch"]["items_duplicated"] == []
+    assert server.stats()["faults"] == ({"server_error": 2} if listing_fails else {})
 
 
 async def test_an_intent_the_provider_never_got_is_submitted(server: FakeLLMServer) -> None:
