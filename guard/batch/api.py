@@ -42,10 +42,11 @@ class BatchAPI(Protocol):
         its id."""
         ...
 
-    async def candidates(self, key: str, since: float) -> list[str]:
+    async def candidates(self, key: str, since: float, size: int) -> list[str]:
         """The ids of batches created since ``since`` (epoch seconds) that may be the one
-        submitted under ``key``: the one tagged with it (OpenAI), or every one (Anthropic
-        tags none); the caller confirms by the items' ``custom_id`` in its results."""
+        submitted under ``key``: the one tagged with it (OpenAI), or every one of ``size``
+        items (Anthropic tags none; 0: any size); the caller confirms by the items'
+        ``custom_id`` in its results."""
         ...
 
     async def ended(self, batch_id: str) -> bool:

@@ -38,6 +38,7 @@ class SubmittedBatch:
     items: tuple[tuple[str, ItemRef | None], ...]  # (custom_id, where it comes from)
     submitted_at: float  # epoch seconds (of the intent: the provider's batch is not older)
     key: str = ""  # ours, the same in the intent and the submitted record; "": the batch id
+    size: int = 0  # items in the whole provider batch (a record may hold one partition's); 0: ?
 
     @property
     def custom_ids(self) -> tuple[str, ...]:
@@ -53,6 +54,7 @@ class SubmittedBatch:
             "provider": self.provider,
             "batch_id": self.batch_id,
             "key": self.key,
+            "size": self.size,
             "submitted_at": self.submitted_at,
             "items": [
                 [cid, None if ref is None else [ref.stream, ref.position]]
@@ -73,6 +75,7 @@ class SubmittedBatch:
             items,
             float(data["submitted_at"]),
             str(data.get("key") or ""),
+            int(data.get("size") or 0),
         )
 
 

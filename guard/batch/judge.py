@@ -181,7 +181,8 @@ class BatchingJudge:
 
     async def _send(self, entries: list[_Entry]) -> None:
         items = tuple((e.cid, e.ref) for e in entries)
-        intent = SubmittedBatch(self.provider, None, items, time.time(), uuid.uuid4().hex)
+        key = uuid.uuid4().hex
+        intent = SubmittedBatch(self.provider, None, items, time.time(), key, len(items))
         await self._record(intent)  # before the provider holds it: a crash then adopts it
         try:
             batch_id = await self.api.submit([e.request for e in entries], intent.key)
@@ -242,7 +243,8 @@ class BatchingJudge:
         deadline = intent.submitted_at + COMPLETION_WINDOW_S[self.settings.completion_window]
         while True:
             try:
-                return await self.api.candidates(intent.key, intent.submitted_at - CLOCK_SKEW_S)
+                since = intent.submitted_at - CLOCK_SKEW_S
+                return await self.api.candidates(intent.key, since, intent.size)
             except JudgeError as exc:
                 if not exc.retriable or time.time() >= deadline:
                     raise

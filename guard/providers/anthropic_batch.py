@@ -3,9 +3,9 @@
 Each item's ``params`` is the body a realtime call of
 :class:`~guard.providers.anthropic.AnthropicJudge` posts; an ended batch's results (JSONL) hold
 each item's message, read as the realtime answer is, or its error, cancellation or expiry.
-Message batches carry no metadata: :meth:`AnthropicBatchAPI.candidates` offers every batch
-created since a journaled intent, and the batching judge keeps the one whose results hold the
-intent's ``custom_id`` s.
+Message batches carry no metadata: :meth:`AnthropicBatchAPI.candidates` offers every batch of
+the intent's size created since a journaled intent, and the batching judge keeps the one whose
+results hold the intent's ``custom_id`` s.
 """
 
 from __future__ import annotations
@@ -42,15 +42,17 @@ class AnthropicBatchAPI:
         batch = await self._bounded(lambda: self._batches.create(requests=items))
         return str(batch.id)
 
-    async def candidates(self, key: str, since: float) -> list[str]:
-        """Every batch listed (newest first) back to ``since``: none carries ``key``."""
+    async def candidates(self, key: str, since: float, size: int) -> list[str]:
+        """Every batch of ``size`` items listed (newest first) back to ``since``: none carries
+        ``key``."""
 
         async def find() -> list[str]:
             found = []
             async for batch in self._batches.list(limit=100):
                 if batch.created_at.timestamp() < since:
                     break
-                found.append(batch.id)
+                if not size or sum(batch.request_counts.model_dump().values()) == size:
+                    found.append(batch.id)
             return found
 
         found: list[str] = await self._bounded(find)

@@ -63,7 +63,7 @@ class OpenAIBatchAPI:
         batch_id: str = await self._bounded(create)
         return batch_id
 
-    async def candidates(self, key: str, since: float) -> list[str]:
+    async def candidates(self, key: str, since: float, size: int) -> list[str]:
         """The batch tagged with ``key``, among those listed (newest first) back to ``since``."""
 
         async def find() -> list[str]:

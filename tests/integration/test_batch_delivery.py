@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic
 import pytest
 
 from guard.assembly import build_guard
@@ -273,16 +274,37 @@ async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_aga
     assert intent.batch_id is None
     if listing_fails:
         server.inject(Fault("server_error", path="/v1/batches"), times=2)
+    other = await unrelated_anthropic_batch(server) if kind == "anthropic" else None
     second = build_guard(settings(server, kind), ENV)
     assert second.batcher is not None
     second.batcher.journal = journal
     verdicts = await judge_all(second, [GOOD, BAD, GOOD])
     assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL, Label.PASS]
     assert all(v.usage.service_tier == "batch" for v in verdicts)
-    assert server.stats()["batch"]["batches_created"] == 1
-    assert server.stats()["batch"]["items_submitted"] == 3
+    unrelated = 0 if other is None else 1
+    assert server.stats()["batch"]["batches_created"] == 1 + unrelated
+    assert server.stats()["batch"]["items_submitted"] == 3 + unrelated
     assert server.stats()["batch"]["items_duplicated"] == []
     assert server.stats()["faults"] == ({"server_error": 2} if listing_fails else {})
+    if other is not None:  # created since the intent, but of another size: never awaited
+        assert server.stats()["by_path"].get(f"/v1/messages/batches/{other}/results", 0) == 0
+
+
+async def unrelated_anthropic_batch(server: FakeLLMServer) -> str:
+    """A one-item message batch of another client."""
+    client = anthropic.AsyncAnthropic(base_url=server.anthropic_base_url, api_key="sk-other")
+    params: Any = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hello"}],
+    }
+    try:
+        batch = await client.messages.batches.create(
+            requests=[{"custom_id": "other-1", "params": params}]
+        )
+    finally:
+        await client.close()
+    return batch.id
 
 
 async def test_an_intent_the_provider_never_got_is_submitted(server: FakeLLMServer) -> None:

@@ -49,6 +49,7 @@ batches = st.builds(
     st.lists(st.tuples(st.text(max_size=64), st.none() | refs), max_size=20).map(tuple),
     st.floats(0, 4e9),
     st.text(min_size=1, max_size=40),
+    st.integers(0, 100_000),
 )
 
 
