@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import random
 import sys
 import tempfile
 import time
@@ -36,9 +35,14 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
 # bench/ is a folder of scripts: run them as files, so their folder is on sys.path.
-from harness import ROOT, ServiceProcess, create_topics, kafka_broker, service_config
+from harness import (
+    ServiceProcess,
+    create_topics,
+    kafka_broker,
+    realistic_payloads,
+    service_config,
+)
 
-REALISTIC = ROOT / "bench" / "data" / "realistic-dev.jsonl"
 GOAL_MB = 300
 
 
@@ -59,30 +63,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 # --------------------------------------------------------------------------- payloads
-
-
-def realistic_pool(size: int, seed: int = 15) -> list[dict[str, Any]]:
-    """``size`` requests of 1-4 KB: a realistic row, with documents of other rows added until
-    its JSON reaches a size drawn uniformly from 1-4 KB."""
-    rows = [orjson.loads(line) for line in REALISTIC.read_text().splitlines() if line.strip()]
-    rows = [row for row in rows if isinstance(row.get("context"), list | str)]
-    rnd = random.Random(seed)
-    pool = []
-    for _ in range(size):
-        row = rnd.choice(rows)
-        context = documents(row["context"])
-        request = {"question": row.get("question") or "", "context": context}
-        request["output"] = row["output"]
-        target = rnd.randint(1024, 4096)
-        while len(orjson.dumps(request)) < target:
-            context.append(rnd.choice(documents(rnd.choice(rows)["context"])))
-        pool.append(request)
-    return pool
-
-
-def documents(context: list[Any] | str) -> list[dict[str, Any]]:
-    items = [context] if isinstance(context, str) else context
-    return [item if isinstance(item, dict) else {"text": str(item)} for item in items]
 
 
 def big_request(i: int, kb: int) -> bytes:
@@ -230,12 +210,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     ):
         workdir = Path(tmp)
         if "offline" not in args.skip:
-            pool = realistic_pool(1000)
+            payload = realistic_payloads()
 
             def realistic(i: int) -> bytes:  # unique output: no verdict cache answers it
-                base = pool[i % len(pool)]
-                output = f"{base['output']} (ticket {i})"
-                return orjson.dumps(base | {"id": f"r-{i}", "output": output})
+                return payload(f"r-{i}", i)
 
             results["offline"] = await drain(
                 bootstrap,
