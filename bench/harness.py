@@ -281,13 +281,13 @@ def documents(context: list[Any] | str) -> list[dict[str, Any]]:
 
 
 def realistic_payloads(pool_size: int = 1000) -> Payload:
-    """Request ``i`` (id ``request_id``): realistic, 1-4 KB, its output made unique so no
-    verdict cache answers it."""
+    """Request ``i`` (id ``request_id``): realistic, 1-4 KB, its output made unique by the id
+    so no verdict cache answers it (nor one of another run on the same ``i``)."""
     pool = realistic_pool(pool_size)
 
     def make(request_id: str, i: int) -> bytes:
         base = pool[i % len(pool)]
-        output = f"{base['output']} (ticket {i})"
+        output = f"{base['output']} (ticket {request_id})"
         return orjson.dumps(base | {"id": request_id, "output": output})
 
     return make

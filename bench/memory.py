@@ -1,12 +1,15 @@
 """Memory of ``groundguard run`` draining a backlog: the RSS curve, printed as it goes.
 
-Not a test: it prints figures. Two runs, each a service subprocess against a backlog produced
-before it starts (issue 15: memory must stay flat whatever the backlog and the message sizes):
+Not a test: it prints figures. Two service runs, each a subprocess against a backlog produced
+before it starts (issue 15: memory must stay flat whatever the backlog and the message sizes),
+and a copy loop:
 
 1. ``offline``: N realistic requests of 1-4 KB (built from bench/data/realistic-dev.jsonl, each
    output made unique so no verdict cache answers it) judged by the offline judge;
 2. ``big``: M requests of ~500 KB judged by the in-process fake judge sleeping L per call, under
-   the byte budget ``max_buffered_bytes`` (B).
+   the byte budget ``max_buffered_bytes`` (B);
+3. ``copy``: bench/throughput.py's bare aiokafka copy loop on the same realistic requests, so
+   the offline run's messages per CPU-second is printed beside the copy loop's.
 
 Every ``--every`` seconds a line gives the elapsed time, the service's RSS and the messages its
 group committed; the run ends when the backlog is committed or after ``--seconds`` (a backlog
@@ -42,6 +45,7 @@ from harness import (
     realistic_payloads,
     service_config,
 )
+from throughput import run_copy_loop
 
 GOAL_MB = 300
 
@@ -58,7 +62,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=120.0, help="per run; 0: until drained")
     p.add_argument("--every", type=float, default=5.0, help="seconds between curve lines")
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
-    p.add_argument("--skip", action="append", default=[], choices=["offline", "big"])
+    p.add_argument(
+        "--copy-n",
+        type=int,
+        default=20_000,
+        help="messages for the copy loop (bench/throughput.py's) on the same realistic "
+        "requests, printed beside the offline run's messages per CPU-second",
+    )
+    p.add_argument("--skip", action="append", default=[], choices=["offline", "big", "copy"])
     return p.parse_args(argv)
 
 
@@ -190,7 +201,8 @@ def current_rss_mb(service: ServiceProcess) -> float:
 
 def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None:
     print("\n=== memory draining a backlog (issue 15: peak RSS goal < 300 MB) ===")
-    for name, r in results.items():
+    drains = {name: r for name, r in results.items() if name != "copy"}
+    for name, r in drains.items():
         rate = r["drained"] / r["wall_s"] if r["wall_s"] else float("nan")
         per_cpu = r["drained"] / r["cpu_s"] if r["cpu_s"] else float("nan")
         print(
@@ -200,6 +212,16 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
             f"{r['peak_rss_mb']:.0f} MB ({r['peak_rss_mb'] / GOAL_MB:.2f} of the goal)"
         )
     print(f"budget max_buffered_bytes = {args.budget_mb} MB, concurrency {args.concurrency}")
+    copy = results.get("copy")
+    if copy:
+        print(
+            f"copy loop drained {copy['copied']:,} of the same realistic requests: "
+            f"{copy['per_cpu_s']:.0f} msgs per CPU-second (aiokafka, no judging)"
+        )
+    offline = results.get("offline")
+    if copy and offline and offline["cpu_s"]:
+        ratio = offline["drained"] / offline["cpu_s"] / copy["per_cpu_s"]
+        print(f"offline judge / copy loop, per CPU-second: {ratio:.3f} (this run)")
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -224,6 +246,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
                 make=realistic,
                 judge={"provider": "offline"},
                 extra={},
+            )
+        if "copy" not in args.skip:
+            results["copy"] = await run_copy_loop(
+                bootstrap, partitions=args.partitions, n=args.copy_n, make=realistic_payloads()
             )
         if "big" not in args.skip:
             prices = workdir / "prices.json"
