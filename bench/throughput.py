@@ -101,6 +101,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="requests: realistic 1-4 KB (bench/data/realistic-dev.jsonl rows, default) or "
         "the small ~0.6 KB one of earlier runs; the copy loop copies the same",
     )
+    p.add_argument(
+        "--copy-n",
+        type=int,
+        default=0,
+        help="messages for the copy loop (default: --ceiling-n); realistic requests cost the "
+        "service ~10 ms each, the copy loop ~0.1 ms, so a short ceiling run wants a longer copy",
+    )
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
     p.add_argument(
         "--profile",
@@ -120,6 +127,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=["service", "inprocess", "baseline", "ceiling", "copy"],
     )
     return p.parse_args(argv)
+
+
+MIN_RATE = 20  # msgs/s a phase may take at worst (realistic requests, loaded machine)
+
+
+def patience(n: int, seconds_per_msg: float) -> float:
+    """How long to wait for ``n`` verdicts: ``seconds_per_msg`` each, or ``MIN_RATE`` per
+    second if that is longer, plus a minute of start-up."""
+    return 60 + n * max(seconds_per_msg, 1 / MIN_RATE)
 
 
 def unique(prefix: str) -> str:
@@ -607,7 +623,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 partitions=args.partitions,
                 concurrency=args.concurrency,
                 judge=judge,
-                timeout_s=60 + 10 * args.n / ideal,
+                timeout_s=patience(args.n, 10 / ideal),
                 make=make,
                 after=paced_phase(args, bootstrap, make),
                 profile=workdir / "profile-slow.txt" if args.profile else None,
@@ -623,7 +639,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 partitions=args.partitions,
                 concurrency=args.concurrency,
                 judge=judge,
-                timeout_s=60 + 10 * args.n / ideal,
+                timeout_s=patience(args.n, 10 / ideal),
                 make=make,
             )
         if "baseline" not in args.skip:
@@ -644,13 +660,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 partitions=args.partitions,
                 concurrency=args.concurrency,
                 judge=instant_judge(workdir),
-                timeout_s=180,
+                timeout_s=patience(args.ceiling_n, 0.0),
                 make=make,
                 profile=workdir / "profile-ceiling.txt" if args.profile else None,
             )
         if "copy" not in args.skip:
             results["copy"] = await run_copy_loop(
-                bootstrap, partitions=args.partitions, n=args.ceiling_n, make=make
+                bootstrap, partitions=args.partitions, n=args.copy_n or args.ceiling_n, make=make
             )
     return results
 
