@@ -323,7 +323,7 @@ class GuardService:
 
     def _published(self, verdict: Verdict, outputs: list[OutRecord]) -> None:
         # debug only: a quarantine is published and counted (groundguard_quarantined_total);
-        # an info line per message cost a fifth of the runtime's CPU at one in ten quarantined
+        # an info line per quarantined message was ~5 % of the service's CPU (docs/performance)
         if self._debug:  # a filtered debug call still builds a logger and an event
             if any(out.kind == "quarantine" for out in outputs):
                 log.debug("message.quarantined", label=verdict.label.value, reason=verdict.reason)
