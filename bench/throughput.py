@@ -106,7 +106,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=0,
         help="messages for the copy loop (default: --ceiling-n); realistic requests cost the "
-        "service ~10 ms each, the copy loop ~0.1 ms, so a short ceiling run wants a longer copy",
+        "service ~5 ms of CPU each, the copy loop ~0.2 ms, so a short ceiling run wants a "
+        "longer copy",
     )
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
     p.add_argument(
