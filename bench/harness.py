@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -18,7 +19,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from consumers.cli.broker import LocalBroker
 
 ROOT = Path(__file__).resolve().parents[1]
+REALISTIC = ROOT / "bench" / "data" / "realistic-dev.jsonl"
+Payload = Callable[[str, int], bytes]  # (request id, index) -> the request's bytes
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -253,6 +256,49 @@ def request_payload(request_id: str, i: int) -> bytes:
     )
 
 
+def realistic_pool(size: int, seed: int = 15) -> list[dict[str, Any]]:
+    """``size`` requests of 1-4 KB: a row of bench/data/realistic-dev.jsonl, with documents of
+    other rows added until its JSON reaches a size drawn uniformly from 1-4 KB."""
+    rows = [orjson.loads(line) for line in REALISTIC.read_text().splitlines() if line.strip()]
+    rows = [row for row in rows if isinstance(row.get("context"), list | str)]
+    rnd = random.Random(seed)
+    pool = []
+    for _ in range(size):
+        row = rnd.choice(rows)
+        context = documents(row["context"])
+        request = {"question": row.get("question") or "", "context": context}
+        request["output"] = row["output"]
+        target = rnd.randint(1024, 4096)
+        while len(orjson.dumps(request)) < target:
+            context.append(rnd.choice(documents(rnd.choice(rows)["context"])))
+        pool.append(request)
+    return pool
+
+
+def documents(context: list[Any] | str) -> list[dict[str, Any]]:
+    items = [context] if isinstance(context, str) else context
+    return [item if isinstance(item, dict) else {"text": str(item)} for item in items]
+
+
+def realistic_payloads(pool_size: int = 1000) -> Payload:
+    """Request ``i`` (id ``request_id``): realistic, 1-4 KB, its output made unique by the id
+    so no verdict cache answers it (nor one of another run on the same ``i``)."""
+    pool = realistic_pool(pool_size)
+
+    def make(request_id: str, i: int) -> bytes:
+        base = pool[i % len(pool)]
+        output = f"{base['output']} (ticket {request_id})"
+        return orjson.dumps(base | {"id": request_id, "output": output})
+
+    return make
+
+
+PAYLOADS: dict[str, Callable[[], Payload]] = {
+    "realistic": realistic_payloads,
+    "small": lambda: request_payload,
+}
+
+
 async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
@@ -262,8 +308,10 @@ async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
         await admin.close()
 
 
-async def produce_backlog(bootstrap: str, topic: str, prefix: str, n: int) -> None:
-    """``n`` requests keyed by id, all acknowledged before returning."""
+async def produce_backlog(
+    bootstrap: str, topic: str, prefix: str, n: int, make: Payload = request_payload
+) -> None:
+    """``n`` requests ``make(id, i)`` keyed by id, all acknowledged before returning."""
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap, acks="all", linger_ms=20, max_batch_size=256 * 1024
     )
@@ -272,16 +320,22 @@ async def produce_backlog(bootstrap: str, topic: str, prefix: str, n: int) -> No
         futures = []
         for i in range(n):
             rid = f"{prefix}-{i}"
-            futures.append(await producer.send(topic, request_payload(rid, i), key=rid.encode()))
+            futures.append(await producer.send(topic, make(rid, i), key=rid.encode()))
         await asyncio.gather(*futures)
     finally:
         await producer.stop()
 
 
 async def produce_paced(
-    bootstrap: str, topic: str, prefix: str, rate: float, seconds: float
+    bootstrap: str,
+    topic: str,
+    prefix: str,
+    rate: float,
+    seconds: float,
+    make: Payload = request_payload,
 ) -> dict[str, int]:
-    """Requests at ``rate`` per second for ``seconds``; returns id -> send time (epoch ms)."""
+    """Requests ``make(id, i)`` at ``rate`` per second for ``seconds``; returns id -> send
+    time (epoch ms)."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
     await producer.start()
     sent: dict[str, int] = {}
@@ -297,9 +351,7 @@ async def produce_paced(
             now_ms = int(time.time() * 1000)
             sent[rid] = now_ms
             futures.append(
-                await producer.send(
-                    topic, request_payload(rid, i), key=rid.encode(), timestamp_ms=now_ms
-                )
+                await producer.send(topic, make(rid, i), key=rid.encode(), timestamp_ms=now_ms)
             )
         await asyncio.gather(*futures)
     finally:

@@ -1,12 +1,17 @@
 """Memory of ``groundguard run`` draining a backlog: the RSS curve, printed as it goes.
 
-Not a test: it prints figures. Two runs, each a service subprocess against a backlog produced
-before it starts (issue 15: memory must stay flat whatever the backlog and the message sizes):
+Not a test: it prints figures. Two service runs, each a subprocess against a backlog produced
+before it starts (issue 15: memory must stay flat whatever the backlog and the message sizes),
+and a copy loop:
 
 1. ``offline``: N realistic requests of 1-4 KB (built from bench/data/realistic-dev.jsonl, each
-   output made unique so no verdict cache answers it) judged by the offline judge;
+   output made unique so no verdict cache answers it) judged by the offline judge
+   (``--realistic-judge fake``: the in-process fake judge, named ``fake``; ``--skip offline``
+   skips this run either way);
 2. ``big``: M requests of ~500 KB judged by the in-process fake judge sleeping L per call, under
-   the byte budget ``max_buffered_bytes`` (B).
+   the byte budget ``max_buffered_bytes`` (B);
+3. ``copy``: bench/throughput.py's bare aiokafka copy loop on the same realistic requests, so
+   the offline run's messages per CPU-second is printed beside the copy loop's.
 
 Every ``--every`` seconds a line gives the elapsed time, the service's RSS and the messages its
 group committed; the run ends when the backlog is committed or after ``--seconds`` (a backlog
@@ -16,6 +21,7 @@ kernel's high-water mark (VmHWM).
     .venv/bin/python bench/memory.py --bootstrap 127.0.0.1:39092
     .venv/bin/python bench/memory.py --n 1000000 --seconds 0   # the issue's goal: drain it all
     .venv/bin/python bench/memory.py --skip offline --big-n 300 --latency-ms 2000
+    .venv/bin/python bench/memory.py --skip big --realistic-judge fake --n 200000 --seconds 0
 """
 
 from __future__ import annotations
@@ -23,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import random
 import sys
 import tempfile
 import time
@@ -36,9 +41,15 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
 # bench/ is a folder of scripts: run them as files, so their folder is on sys.path.
-from harness import ROOT, ServiceProcess, create_topics, kafka_broker, service_config
+from harness import (
+    ServiceProcess,
+    create_topics,
+    kafka_broker,
+    realistic_payloads,
+    service_config,
+)
+from throughput import run_copy_loop
 
-REALISTIC = ROOT / "bench" / "data" / "realistic-dev.jsonl"
 GOAL_MB = 300
 
 
@@ -54,35 +65,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=120.0, help="per run; 0: until drained")
     p.add_argument("--every", type=float, default=5.0, help="seconds between curve lines")
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
-    p.add_argument("--skip", action="append", default=[], choices=["offline", "big"])
+    p.add_argument(
+        "--realistic-judge",
+        choices=["offline", "fake"],
+        default="offline",
+        help="judge of the realistic run: the offline judge (the issue's measure), or the "
+        "in-process fake judge (no offline checks, so a longer backlog drains in the time; "
+        "the runtime's memory without the offline judge's caches)",
+    )
+    p.add_argument(
+        "--copy-n",
+        type=int,
+        default=20_000,
+        help="messages for the copy loop (bench/throughput.py's) on the same realistic "
+        "requests, printed beside the offline run's messages per CPU-second",
+    )
+    p.add_argument("--skip", action="append", default=[], choices=["offline", "big", "copy"])
     return p.parse_args(argv)
 
 
 # --------------------------------------------------------------------------- payloads
-
-
-def realistic_pool(size: int, seed: int = 15) -> list[dict[str, Any]]:
-    """``size`` requests of 1-4 KB: a realistic row, with documents of other rows added until
-    its JSON reaches a size drawn uniformly from 1-4 KB."""
-    rows = [orjson.loads(line) for line in REALISTIC.read_text().splitlines() if line.strip()]
-    rows = [row for row in rows if isinstance(row.get("context"), list | str)]
-    rnd = random.Random(seed)
-    pool = []
-    for _ in range(size):
-        row = rnd.choice(rows)
-        context = documents(row["context"])
-        request = {"question": row.get("question") or "", "context": context}
-        request["output"] = row["output"]
-        target = rnd.randint(1024, 4096)
-        while len(orjson.dumps(request)) < target:
-            context.append(rnd.choice(documents(rnd.choice(rows)["context"])))
-        pool.append(request)
-    return pool
-
-
-def documents(context: list[Any] | str) -> list[dict[str, Any]]:
-    items = [context] if isinstance(context, str) else context
-    return [item if isinstance(item, dict) else {"text": str(item)} for item in items]
 
 
 def big_request(i: int, kb: int) -> bytes:
@@ -210,7 +212,8 @@ def current_rss_mb(service: ServiceProcess) -> float:
 
 def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None:
     print("\n=== memory draining a backlog (issue 15: peak RSS goal < 300 MB) ===")
-    for name, r in results.items():
+    drains = {name: r for name, r in results.items() if name != "copy"}
+    for name, r in drains.items():
         rate = r["drained"] / r["wall_s"] if r["wall_s"] else float("nan")
         per_cpu = r["drained"] / r["cpu_s"] if r["cpu_s"] else float("nan")
         print(
@@ -220,6 +223,23 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
             f"{r['peak_rss_mb']:.0f} MB ({r['peak_rss_mb'] / GOAL_MB:.2f} of the goal)"
         )
     print(f"budget max_buffered_bytes = {args.budget_mb} MB, concurrency {args.concurrency}")
+    copy = results.get("copy")
+    if copy:
+        print(
+            f"copy loop drained {copy['copied']:,} of the same realistic requests: "
+            f"{copy['per_cpu_s']:.0f} msgs per CPU-second (aiokafka, no judging)"
+        )
+    judged = results.get(args.realistic_judge)
+    if copy and judged and judged["cpu_s"]:
+        ratio = judged["drained"] / judged["cpu_s"] / copy["per_cpu_s"]
+        print(f"{args.realistic_judge} judge / copy loop, per CPU-second: {ratio:.3f} (this run)")
+
+
+def fake_judge(workdir: Path) -> dict[str, Any]:
+    """The in-process fake judge, its model priced at zero."""
+    prices = workdir / "prices.json"
+    prices.write_text('{"models": {"fake-judge": {"input": 0, "output": 0}}}')
+    return {"provider": "fake", "price_file": str(prices)}
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -230,31 +250,29 @@ async def main_async(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     ):
         workdir = Path(tmp)
         if "offline" not in args.skip:
-            pool = realistic_pool(1000)
+            payload = realistic_payloads()
 
             def realistic(i: int) -> bytes:  # unique output: no verdict cache answers it
-                base = pool[i % len(pool)]
-                output = f"{base['output']} (ticket {i})"
-                return orjson.dumps(base | {"id": f"r-{i}", "output": output})
+                return payload(f"r-{i}", i)
 
-            results["offline"] = await drain(
+            results[args.realistic_judge] = await drain(
                 bootstrap,
                 workdir,
                 args,
-                name="offline",
+                name=args.realistic_judge,
                 n=args.n,
                 make=realistic,
-                judge={"provider": "offline"},
+                judge={"provider": "offline"}
+                if args.realistic_judge == "offline"
+                else fake_judge(workdir),
                 extra={},
             )
+        if "copy" not in args.skip:
+            results["copy"] = await run_copy_loop(
+                bootstrap, partitions=args.partitions, n=args.copy_n, make=realistic_payloads()
+            )
         if "big" not in args.skip:
-            prices = workdir / "prices.json"
-            prices.write_text('{"models": {"fake-judge": {"input": 0, "output": 0}}}')
-            judge = {
-                "provider": "fake",
-                "price_file": str(prices),
-                "fake_latency_s": args.latency_ms / 1000,
-            }
+            judge = fake_judge(workdir) | {"fake_latency_s": args.latency_ms / 1000}
             results["big"] = await drain(
                 bootstrap,
                 workdir,

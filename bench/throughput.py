@@ -41,8 +41,10 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 # bench/ is a folder of scripts: run them as files, so their folder is on sys.path.
 from harness import (
+    PAYLOADS,
     FakeJudgeServer,
     Out,
+    Payload,
     ServiceProcess,
     create_topics,
     kafka_broker,
@@ -92,6 +94,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=20000,
         help="messages for the instant-judge ceiling and the copy loop",
     )
+    p.add_argument(
+        "--payload",
+        choices=sorted(PAYLOADS),
+        default="realistic",
+        help="requests: realistic 1-4 KB (bench/data/realistic-dev.jsonl rows, default) or "
+        "the small ~0.6 KB one of earlier runs; the copy loop copies the same",
+    )
+    p.add_argument(
+        "--copy-n",
+        type=int,
+        default=0,
+        help="messages for the copy loop (default: --ceiling-n); realistic requests cost the "
+        "service ~5 ms of CPU each, the copy loop ~0.2 ms, so a short ceiling run wants a "
+        "longer copy",
+    )
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
     p.add_argument(
         "--profile",
@@ -111,6 +128,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=["service", "inprocess", "baseline", "ceiling", "copy"],
     )
     return p.parse_args(argv)
+
+
+MIN_RATE = 20  # msgs/s a phase may take at worst (realistic requests, loaded machine)
+
+
+def patience(n: int, seconds_per_msg: float) -> float:
+    """How long to wait for ``n`` verdicts: ``seconds_per_msg`` each, or ``MIN_RATE`` per
+    second if that is longer, plus a minute of start-up."""
+    return 60 + n * max(seconds_per_msg, 1 / MIN_RATE)
 
 
 def unique(prefix: str) -> str:
@@ -153,6 +179,7 @@ async def run_service(
     concurrency: int,
     judge: dict[str, Any],
     timeout_s: float,
+    make: Payload,
     profile: Path | None = None,
     after: Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
@@ -167,7 +194,7 @@ async def run_service(
             f"{requests}.dlq": partitions,
         },
     )
-    await produce_backlog(bootstrap, requests, "backlog", n)
+    await produce_backlog(bootstrap, requests, "backlog", n, make)
     service = ServiceProcess(
         service_config(
             bootstrap=bootstrap,
@@ -229,7 +256,7 @@ def summarize_backlog(
 
 
 def paced_phase(
-    args: argparse.Namespace, bootstrap: str
+    args: argparse.Namespace, bootstrap: str, make: Payload
 ) -> Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]]:
     """Feeds the running service at a fraction of what it just sustained (of C/L, if less),
     so that nothing queues, and measures per-message added latency."""
@@ -239,7 +266,7 @@ def paced_phase(
     ) -> dict[str, Any]:
         ideal = args.concurrency / (args.latency_ms / 1000)
         rate = args.paced_fraction * min(ideal, measured)
-        sent = await produce_paced(bootstrap, requests, "paced", rate, args.paced_seconds)
+        sent = await produce_paced(bootstrap, requests, "paced", rate, args.paced_seconds, make)
         outs = await read_topic(
             bootstrap,
             verdicts,
@@ -295,13 +322,19 @@ async def judge_once(client: AsyncOpenAI, payload: dict[str, Any]) -> dict[str, 
 
 
 async def run_baseline(
-    bootstrap: str, fake_url: str, *, partitions: int, seconds: float, latency_ms: float
+    bootstrap: str,
+    fake_url: str,
+    *,
+    partitions: int,
+    seconds: float,
+    latency_ms: float,
+    make: Payload,
 ) -> dict[str, Any]:
     """One consumer per partition; each judges, publishes and commits one message at a time."""
     requests, verdicts = unique("baseline-in"), unique("baseline-verdicts")
     await create_topics(bootstrap, {requests: partitions, verdicts: partitions})
     n = int(partitions / (latency_ms / 1000) * seconds * 1.5) + partitions * 4
-    await produce_backlog(bootstrap, requests, "baseline", n)
+    await produce_backlog(bootstrap, requests, "baseline", n, make)
     group = unique("baseline")
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
     client = AsyncOpenAI(base_url=f"{fake_url}/v1", api_key="bench", max_retries=0)
@@ -364,11 +397,13 @@ async def _baseline_partition(
 # --------------------------------------------------------------------------- the copy loop
 
 
-async def run_copy_loop(bootstrap: str, *, partitions: int, n: int) -> dict[str, Any]:
+async def run_copy_loop(
+    bootstrap: str, *, partitions: int, n: int, make: Payload
+) -> dict[str, Any]:
     """aiokafka consume -> produce -> commit, no judging: the Kafka client's own ceiling."""
     requests, copies = unique("copy-in"), unique("copy-out")
     await create_topics(bootstrap, {requests: partitions, copies: partitions})
-    await produce_backlog(bootstrap, requests, "copy", n)
+    await produce_backlog(bootstrap, requests, "copy", n, make)
     consumer = AIOKafkaConsumer(
         requests,
         bootstrap_servers=bootstrap,
@@ -478,7 +513,7 @@ def report(args: argparse.Namespace, results: dict[str, Any]) -> None:
     ideal = args.concurrency / (args.latency_ms / 1000)
     print(
         f"\n== groundguard throughput: L = {args.latency_ms:g} ms, C = {args.concurrency}, "
-        f"{args.partitions} partitions, N = {args.n}"
+        f"{args.partitions} partitions, N = {args.n}, {args.payload} requests"
     )
     svc = results.get("service")
     if svc:
@@ -572,6 +607,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         ideal = args.concurrency / (args.latency_ms / 1000)
+        make = PAYLOADS[args.payload]()
         if "service" not in args.skip:
             fake.reset()
             judge = {
@@ -588,8 +624,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 partitions=args.partitions,
                 concurrency=args.concurrency,
                 judge=judge,
-                timeout_s=60 + 10 * args.n / ideal,
-                after=paced_phase(args, bootstrap),
+                timeout_s=patience(args.n, 10 / ideal),
+                make=make,
+                after=paced_phase(args, bootstrap, make),
                 profile=workdir / "profile-slow.txt" if args.profile else None,
             )
             results["service"]["peak_in_flight"] = fake.stats()["peak_in_flight"]
@@ -603,7 +640,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 partitions=args.partitions,
                 concurrency=args.concurrency,
                 judge=judge,
-                timeout_s=60 + 10 * args.n / ideal,
+                timeout_s=patience(args.n, 10 / ideal),
+                make=make,
             )
         if "baseline" not in args.skip:
             results["baseline"] = await run_baseline(
@@ -612,6 +650,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 partitions=args.partitions,
                 seconds=args.baseline_seconds,
                 latency_ms=args.latency_ms,
+                make=make,
             )
         if "ceiling" not in args.skip:
             results["ceiling"] = await run_service(
@@ -622,12 +661,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 partitions=args.partitions,
                 concurrency=args.concurrency,
                 judge=instant_judge(workdir),
-                timeout_s=180,
+                timeout_s=patience(args.ceiling_n, 0.0),
+                make=make,
                 profile=workdir / "profile-ceiling.txt" if args.profile else None,
             )
         if "copy" not in args.skip:
             results["copy"] = await run_copy_loop(
-                bootstrap, partitions=args.partitions, n=args.ceiling_n
+                bootstrap, partitions=args.partitions, n=args.copy_n or args.ceiling_n, make=make
             )
     return results
 

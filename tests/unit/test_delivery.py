@@ -13,6 +13,7 @@ import orjson
 import pytest
 from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
 from aiokafka.structs import TopicPartition
+from structlog.testing import capture_logs
 
 from consumers.errors import PublishFailed
 from consumers.runtime.service import GuardService
@@ -397,3 +398,19 @@ async def test_the_loop_keeps_fetching_and_judging_while_a_commit_is_in_progress
         h.consumer.commit_gate.set()
         await h.committed(A, 2)
     assert cluster.verdict_ids() == ids(0, 1)
+
+
+async def test_no_info_line_is_logged_per_message_quarantined_or_not() -> None:
+    """Per-message lines are debug lines: a quarantine is a record on its topic and a counter,
+    and an info line for each one cost a large share of the runtime's CPU under load."""
+    cluster = FakeCluster()
+    failing = {"id": "bad", "output": "The Eiffel Tower is in Rome", "context": EVIDENCE}
+    with capture_logs() as logs:
+        async with running(cluster, [A]) as h:
+            cluster.produce(A, request(0))
+            cluster.produce(A, orjson.dumps(failing))
+            await h.committed(A, 2)
+            assert h.service.stats.quarantined == 1
+        assert cluster.verdict_ids("quarantine") == ["bad"]
+    per_message = {"message.quarantined", "verdict.published"}
+    assert [e for e in logs if e["event"] in per_message and e["log_level"] != "debug"] == []
