@@ -340,10 +340,9 @@ class GuardService:
             return  # its outputs are out (or staged): a step after delivery raised, e.g. on_verdict
         origin = deadletters.salvage(record)
         try:
+            letter = self._pipeline.failed(origin, "handling the message", exc)
             await self._deliver(
-                part,
-                record.offset,
-                Finished([self._pipeline.failed(origin, "handling the message", exc)], origin),
+                part, record.offset, self._pipeline.answered(Finished([letter], origin))
             )
         except Exception as again:
             self._abandon(record, again)
@@ -406,8 +405,9 @@ class GuardService:
         """Revoked partitions stop taking work, waiting messages are dropped, in-flight ones get
         ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered."""
         parts = self.intake.revoking(revoked)
+        deadline = time.monotonic() + self.settings.revoke_timeout_s  # one timeout for both
         finished = await self.intake.settle(parts, self.settings.revoke_timeout_s)
-        await self._settle_batches(revoked)
+        await self._settle_batches(revoked, max(0.0, deadline - time.monotonic()))
         try:
             await self._commit(parts, revoking=True)
         finally:
@@ -436,7 +436,8 @@ class GuardService:
         )
         deadline = time.monotonic() + self.settings.drain_timeout_s
         finished = await self.intake.settle(parts, self.settings.drain_timeout_s)
-        await self._settle_batches([p.tp for p in parts])
+        left = max(0.0, deadline - time.monotonic())
+        await self._settle_batches([p.tp for p in parts], min(left, self.settings.revoke_timeout_s))
         if self._periodic is not None:  # bounded by commit_timeout_s; its error is recorded
             await asyncio.wait({self._periodic})
         try:
@@ -457,11 +458,12 @@ class GuardService:
             commits=self.stats.commits,
         )
 
-    async def _settle_batches(self, handed_over: list[TopicPartition]) -> None:
+    async def _settle_batches(self, handed_over: list[TopicPartition], timeout_s: float) -> None:
         """Before partitions are handed over: batches being submitted are recorded in the
-        journal, so the next owner polls them rather than submitting them again."""
+        journal (within ``timeout_s``), so the next owner polls them rather than submitting
+        them again."""
         if self.guard.batcher is not None:
-            await self.guard.batcher.settle(self.settings.revoke_timeout_s)
+            await self.guard.batcher.settle(timeout_s)
         if self._journal is not None:
             self._journal.forget(handed_over)
 

@@ -397,3 +397,36 @@ async def test_the_loop_keeps_fetching_and_judging_while_a_commit_is_in_progress
         h.consumer.commit_gate.set()
         await h.committed(A, 2)
     assert cluster.verdict_ids() == ids(0, 1)
+
+
+class SubmittingForever:
+    """The batcher's ``settle`` while a batch submission hangs (the real one waits on its
+    submissions up to ``timeout_s``): it takes the whole time it is given."""
+
+    def __init__(self) -> None:
+        self.given: list[float] = []
+
+    async def settle(self, timeout_s: float) -> None:
+        self.given.append(timeout_s)
+        await asyncio.sleep(timeout_s)
+
+
+async def test_a_revoke_waits_one_revoke_timeout_in_all() -> None:
+    """A message still judging and a batch submission that hangs: the revoke gives both one
+    ``revoke_timeout_s`` together (it gave each a whole one, waiting twice as long)."""
+    cluster = FakeCluster()
+    timeout_s = 0.5
+    async with running(
+        cluster, [A, B], judge=FakeJudge(latency_s=60), revoke_timeout_s=timeout_s
+    ) as h:
+        batcher = SubmittingForever()
+        h.service.guard.batcher = batcher  # type: ignore[attr-defined]
+        cluster.produce(A, request(0))
+        await until(lambda: h.judge.in_flight == 1, "a message judging")
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await h.consumer.rebalance([B])
+        took = loop.time() - started
+        h.service.guard.batcher = None  # type: ignore[attr-defined]
+    assert batcher.given[0] < timeout_s / 5  # what was left of the one timeout
+    assert timeout_s <= took < 1.5 * timeout_s
