@@ -46,6 +46,7 @@ from harness import (
     create_topics,
     kafka_broker,
     percentile,
+    sample_process,
     service_config,
 )
 from throughput import instant_judge
@@ -219,7 +220,7 @@ async def capacity(client: TimedClient, concurrency: int, seconds: float) -> flo
 
 async def paced(client: TimedClient, rate: float, seconds: float) -> list[Sample]:
     samples: list[Sample] = []
-    tasks: list[asyncio.Task[None]] = []
+    tasks: list[asyncio.Task[bool]] = []
     started = time.monotonic()
     for i in range(int(rate * seconds)):
         await asyncio.sleep(max(0.0, started + i / rate - time.monotonic()))
@@ -258,6 +259,13 @@ async def produce_acks(bootstrap: str, topic: str, n: int = 40) -> dict[int, lis
     return acks
 
 
+def cpu_of(target: ServiceProcess) -> float:
+    """CPU seconds the target's process used so far."""
+    assert target.proc is not None
+    sample = sample_process(target.proc.pid)
+    return sample.cpu_s if sample is not None else float("nan")
+
+
 async def measure(
     target: ServiceProcess,
     bootstrap: str,
@@ -278,7 +286,11 @@ async def measure(
             runs = []
             for rate in rates:
                 rate = cap / 2 if rate is None else rate
-                runs.append((rate, figures(await paced(client, rate, args.seconds))))
+                before, mine = cpu_of(target), time.process_time()
+                found = figures(await paced(client, rate, args.seconds))
+                found["cpu_ms"] = (cpu_of(target) - before) * 1000 / max(1.0, found["n"])
+                found["client_cpu_ms"] = (time.process_time() - mine) * 1000 / max(1.0, found["n"])
+                runs.append((rate, found))
     finally:
         target.stop()
     return {"alone": alone, "capacity": cap, "paced": runs}
@@ -339,7 +351,7 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
     )
     print(
         f"{'target':<16} {'phase':<22} {'n':>5} {'p50':>6} {'p99':>6} {'max':>6} | "
-        f"{'in p50':>6} {'p99':>6} | {'out p50':>7} {'p99':>6}"
+        f"{'in p50':>6} {'p99':>6} | {'out p50':>7} {'p99':>6} | cpu ms/request: target, client"
     )
 
     def row(name: str, phase: str, f: dict[str, float]) -> None:
@@ -347,6 +359,7 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
             f"{name:<16} {phase:<22} {f['n']:>5.0f} {f['p50']:>6.1f} {f['p99']:>6.1f} "
             f"{f['max']:>6.0f} | {f['p50_in']:>6.1f} {f['p99_in']:>6.1f} | "
             f"{f['p50_out']:>7.1f} {f['p99_out']:>6.1f}"
+            + (f" | {f['cpu_ms']:.2f}, {f['client_cpu_ms']:.2f}" if "cpu_ms" in f else "")
         )
 
     for name, r in results.items():
