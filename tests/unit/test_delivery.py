@@ -430,3 +430,25 @@ async def test_a_revoke_waits_one_revoke_timeout_in_all() -> None:
         h.service.guard.batcher = None  # type: ignore[attr-defined]
     assert batcher.given[0] < timeout_s / 5  # what was left of the one timeout
     assert timeout_s <= took < 1.5 * timeout_s
+
+
+async def test_exactly_once_a_transaction_due_while_the_loop_waits_goes_out_on_time() -> None:
+    """Exactly-once on an idle partition: the transaction that publishes a staged verdict (and
+    its reply) is due ``transaction_interval_s`` after the last one. The loop waiting for
+    records held it until its fetch timed out (``poll_timeout_ms``): every reply waited."""
+    cluster = FakeCluster()
+    s = settings(**EXACTLY_ONCE, transaction_interval_s=0.2, kafka={"poll_timeout_ms": 5000})
+    broker, stop = FakeBroker(cluster), asyncio.Event()
+    service = GuardService(s, Guard(FakeJudge(), s.judge), stop=stop, broker=broker)
+    task = asyncio.create_task(service.run())  # on the real clock
+    await until(lambda: bool(broker.consumers) and broker.consumers[-1].started, "start")
+    await broker.consumers[-1].rebalance([A])
+    await asyncio.sleep(0.3)  # idle: the loop waits for records
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    cluster.produce(A, request(0))
+    await until(lambda: cluster.verdict_ids() == ids(0), "the verdict published", timeout_s=15)
+    took = loop.time() - started
+    stop.set()
+    await task
+    assert took < 2.0  # an interval or two, not the 5 s fetch
