@@ -53,11 +53,13 @@ from throughput import instant_judge
 
 from consumers.records import SourceCoordinates, VerdictRecord
 from consumers.reply import ScreeningClient, unanswered
+from consumers.reply.client import FETCH_MAX_WAIT_MS
 from consumers.reply.headers import CORRELATION_ID_HEADER, ReplyTo, correlation_of, reply_target
 from consumers.runtime.heap import freeze_startup
 from guard.models import JudgeRequest
 
 PREFIX = "bench.reply."
+EOS_FETCH_MAX_WAIT_MS = 10  # the client's, against exactly-once (ScreeningClient's docstring)
 REQUEST = {
     "output": "The Eiffel Tower is in Paris.",
     "context": "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
@@ -74,7 +76,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--targets",
         default="run5,run0,echo",
-        help="comma-separated, in order: run5 (linger_ms 5, the default), run0, echo",
+        help="comma-separated, in order: run5 (linger_ms 5, the default), run0, echo, eos "
+        "(exactly-once, linger_ms 5, transaction_interval_s 0.1: the default interval; the "
+        "client's fetch_max_wait_ms 10)",
     )
     parser.add_argument("--echo", help=argparse.SUPPRESS)  # internal: run the echo target
     return parser.parse_args(argv)
@@ -272,13 +276,17 @@ async def measure(
     requests: str,
     args: argparse.Namespace,
     rates: list[float | None],
+    fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS,
 ) -> dict[str, Any]:
     """The target's figures one by one, its capacity, and paced at each of ``rates`` (None:
     half of its capacity)."""
     target.start()
     try:
         async with TimedClient(
-            bootstrap, request_topic=requests, reply_topic_prefix=PREFIX
+            bootstrap,
+            request_topic=requests,
+            reply_topic_prefix=PREFIX,
+            fetch_max_wait_ms=fetch_max_wait_ms,
         ) as client:
             await warm_up(client)
             alone = figures(await sequential(client, args.sequential))
@@ -300,9 +308,14 @@ async def main_async(args: argparse.Namespace) -> None:
     with kafka_broker(args.bootstrap) as bootstrap, tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         results: dict[str, dict[str, Any]] = {}
-        targets = {"run5": ("run linger_ms=5", 5), "run0": ("run linger_ms=0", 0)}
+        targets = {
+            "run5": ("run linger_ms=5", 5),
+            "run0": ("run linger_ms=0", 0),
+            "eos": ("run exactly-once", 5),
+        }
         for key in args.targets.split(","):
             name, linger = targets.get(key, ("echo", None))
+            eos = {"guarantee": "exactly_once", "transactional_id_prefix": "bench-rr"}
             run_id = uuid.uuid4().hex[:8]
             requests = f"bench-rr-{run_id}"
             await create_topics(
@@ -324,6 +337,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 reply={"allowed_prefixes": [PREFIX]},
                 kafka={"linger_ms": linger or 0},
                 log={"level": "warning"},
+                **(eos if key == "eos" else {}),
             )
             if linger is None:  # the echo: at the first run's rate, then at half its own
                 rates = [*[r["paced"][0][0] for r in results.values()][:1], None]
@@ -331,7 +345,8 @@ async def main_async(args: argparse.Namespace) -> None:
                 results[name] = await measure(target, bootstrap, requests, args, rates)
             else:
                 target = ServiceProcess(config, workdir)
-                results[name] = await measure(target, bootstrap, requests, args, [None])
+                wait_ms = EOS_FETCH_MAX_WAIT_MS if key == "eos" else FETCH_MAX_WAIT_MS
+                results[name] = await measure(target, bootstrap, requests, args, [None], wait_ms)
         acks = await produce_acks(bootstrap, requests)
         report(args, results)
         for linger, ms in acks.items():
@@ -345,7 +360,7 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
-        f"paced phases {args.seconds:g}s; client linger_ms=0, fetch_max_wait_ms=100; "
+        f"paced phases {args.seconds:g}s; client linger_ms=0, fetch_max_wait_ms=100 (eos: 10); "
         "ms: added latency p50/p99 (max), and p50/p99 of each leg: "
         "sent -> reply handed to the target's producer | -> arrived"
     )

@@ -75,7 +75,10 @@ class ScreeningClient:
     ``reply_topic_prefix`` must be one of the service's ``reply.allowed_prefixes``; or give
     ``reply_topic`` (an existing topic under such a prefix, not created or deleted here).
     ``timeout_s`` is :meth:`screen`'s default timeout. Producer and consumer are tuned for
-    latency: ``linger_ms=0``, and fetches answered as soon as a reply arrives."""
+    latency: ``linger_ms=0``, and fetches answered as soon as a reply arrives. Against an
+    exactly-once service a reply becomes readable only when its transaction's marker is
+    written, which an open fetch may not see until ``fetch_max_wait_ms`` passes: lower it
+    (e.g. 10) to cut that wait, at the cost of that many fetches a second while idle."""
 
     def __init__(
         self,
@@ -87,12 +90,14 @@ class ScreeningClient:
         timeout_s: float = defaults.DEFAULT_CLIENT_TIMEOUT_S,
         security: SecuritySettings | None = None,
         client_id: str = "groundguard-client",
+        fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS,
     ) -> None:
         self.request_topic = request_topic
         self.reply_topic = reply_topic or f"{reply_topic_prefix}{uuid.uuid4().hex[:16]}"
         if not valid_topic(self.reply_topic):
             raise ValueError(f"invalid reply topic name {self.reply_topic!r}")
         self.timeout_s = timeout_s
+        self._fetch_max_wait_ms = fetch_max_wait_ms
         self._owns_topic = reply_topic is None
         self._kafka: dict[str, Any] = {
             "bootstrap_servers": bootstrap_servers,
@@ -134,7 +139,7 @@ class ScreeningClient:
                 group_id=None,
                 enable_auto_commit=False,
                 isolation_level="read_committed",  # exactly-once replies: committed ones only
-                fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+                fetch_max_wait_ms=self._fetch_max_wait_ms,
                 **self._kafka,
             )
             await self._consumer.start()
