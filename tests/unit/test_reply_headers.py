@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from consumers.records import VerdictRecord
+from consumers.records import SourceCoordinates, VerdictRecord
 from consumers.reply.headers import (
     CORRELATION_ID_HEADER,
     IGNORED_REASONS,
@@ -24,6 +24,8 @@ from consumers.reply.headers import (
     reply_target,
     request_headers,
 )
+from consumers.runtime.deadletters import build
+from consumers.runtime.envelope import Origin
 from consumers.runtime.message import Finished, Pipeline
 from consumers.runtime.replies import MissingReplyTopicNoise, Replies, Throttle
 from consumers.runtime.stats import ServiceStats
@@ -269,6 +271,36 @@ class TestReplyRecord:
         assert record.error.message
         assert record.request_id == request_id
         assert (record.input.topic, record.input.offset) == ("in", 7)
+
+    @given(
+        st.binary(max_size=300),
+        st.none() | st.binary(max_size=300),
+        st.lists(st.tuples(st.text(max_size=12), st.binary(max_size=40)), max_size=4),
+    )
+    def test_any_dead_lettered_bytes_get_a_valid_error_reply(
+        self, value: bytes, request_id: bytes | None, extra: list[tuple[str, bytes]]
+    ) -> None:
+        """Whatever the payload and headers, the error reply is a valid verdict record with
+        a request id of at most 256 characters, its correlation id and its partition."""
+        s = settings()
+        headers = [*request_headers("guard.reply.me", b"c", 3), *extra]
+        if request_id is not None:
+            headers.append(("x-request-id", request_id))
+        origin = Origin(
+            SourceCoordinates(topic="in", partition=0, offset=7), b"k", value, tuple(headers)
+        )
+        letter = Pipeline(s, GUARD.parse).dead_letter(
+            build(origin, "invalid_request", "bad"), origin
+        )
+        replies = Replies(s, ServiceStats())
+        reply = replies.error_reply(letter, origin, 1_000_000)
+        logging.getLogger("aiokafka.cluster").removeFilter(replies._noise)  # what close does
+        assert reply is not None
+        record = VerdictRecord.model_validate_json(reply.value)
+        assert (record.label, record.reason) == (Label.ERROR, "invalid_request")
+        assert 0 < len(record.request_id) <= 256
+        assert (reply.topic, reply.partition) == ("guard.reply.me", 3)
+        assert dict(reply.headers)[CORRELATION_ID_HEADER] == b"c"
 
     async def test_a_dead_lettered_request_asking_no_reply_gets_none(self) -> None:
         finished = await outputs_for(Record(b"{"), settings(), ServiceStats())
