@@ -4,21 +4,30 @@ Not a test: it prints figures. The traffic is a labelled dev set (default
 ``bench/data/realistic-dev.jsonl``); every row is prepared as the engine prepares it and its
 judge prompt rendered as the OpenAI chat judge sends it (schema, system prompt with or without
 the worked examples, user message), and tokens are counted with the project's estimator
-(``guard.budgets.estimate``, four characters a token). Output tokens per call are
-``--output-tokens`` (default the budget's estimate, 250). Prices come from the price table
+(``guard.budgets.estimate``, four characters a token). Output tokens per call are modelled, not
+measured (no live LLM here): the reply of each row is the offline tier's assessment of it (its
+claims, quotes and reasons on the real row) in the strict reply schema, cut to the prompt's length
+bounds (``guard.providers.prompts.*_MAX_WORDS``: the explanation at most 25 words, a claim 12, a
+quote 15, a reason 12 and only for claims not shown supported); the same replies uncut are what
+the earlier, unbounded prompt allowed. ``--output-tokens N`` uses a fixed N instead (the budget
+reserves 250 a call). Prices come from the price table
 (``guard/data/prices.json``), cache arithmetic from ``guard.providers.caching``. Rows that need no
 call (no evidence) are verdicts too, at no cost.
 
-Each figure is printed with the tokens behind it and its ratio to ``realtime`` (the shortest
-prompt, examples off, which is below the cache minimum and so always billed at list price):
+Each figure is printed with the tokens behind it and its ratio to ``realtime``: the product's
+default realtime configuration (the prompt as shipped for the model, ``examples: auto``) when no
+call finds its prefix cached, at list price. The other rows:
 
-* ``realtime, cold``: the shipped prompt (with examples) when no call finds it cached;
-* ``realtime + cached prefix``: the same at steady traffic, ``--hit-rate`` of calls reading the
-  prefix from the cache (OpenAI: 1,024 + k*128 tokens at the cached price; Anthropic: the marked
-  prefix, a 1.25x write on a miss and a 0.1x read on a hit);
+* ``realtime, examples off``: the shortest prompt cold (the cheapest way to pay list price: the
+  second ratio printed for each row is against it);
+* ``realtime + cached prefix``: the default prompt at steady traffic, ``--hit-rate`` of calls
+  reading the prefix from the cache (OpenAI: 1,024 + k*128 tokens at the cached price;
+  Anthropic: the marked prefix, a 1.25x write on a miss and a 0.1x read on a hit);
+* ``cached, the other prompt``: the same with the examples the other way round than shipped
+  (what ``examples: on``/``off`` would cost at steady traffic, if its prefix is cached);
 * ``flex``: the cached prefix at the flex tier (``delivery_factor.flex``; marked n/a when the
   model has no flex tier);
-* ``batch``: the short prompt through the batch API (``delivery_factor.batch``), no cache hits;
+* ``batch``: the default prompt through the batch API (``delivery_factor.batch``), no cache hits;
 * ``batch + cache + cascade``: the cached prefix through the batch API, only for the rows the
   cascade's offline tier hands on to the LLM (its decisions on the same rows).
 
@@ -45,8 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from guard.budgets import BudgetSettings, build_budgeted_judge
 from guard.budgets.estimate import estimate_tokens
-from guard.budgets.settings import EXPECTED_OUTPUT_TOKENS
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment, ClaimAssessment
 from guard.decide.cascade import CascadeJudge
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Usage
@@ -60,7 +69,13 @@ from guard.providers.caching import (
 )
 from guard.providers.openai import _response_format
 from guard.providers.pricing import ModelPrice, PriceTable
-from guard.providers.prompts import build_prompt
+from guard.providers.prompts import (
+    CLAIM_MAX_WORDS,
+    EXPLANATION_MAX_WORDS,
+    QUOTE_MAX_WORDS,
+    REASON_MAX_WORDS,
+    build_prompt,
+)
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 
@@ -81,12 +96,46 @@ class Call:
     prefix_long: int  # schema + system prompt, examples on (the default)
     user: int  # the user message and the chat overhead
     to_llm: bool  # the cascade's offline tier hands this row on to the LLM
+    output: int  # the modelled reply under the prompt's length bounds
+    unbounded: int  # the same reply uncut (what the earlier prompt allowed)
 
 
 def _tokens(case: PreparedCase, examples: bool) -> tuple[int, int]:
     prompt = build_prompt(case, Fence.new(), examples=examples)
     schema = estimate_tokens(json.dumps(_response_format(prompt.output_model)))
     return schema + estimate_tokens(prompt.system), estimate_tokens(prompt.user)
+
+
+def _words(text: str, limit: int) -> str:
+    return " ".join(text.split()[:limit])
+
+
+def _bounded_claim(claim: ClaimAssessment) -> ClaimAssessment:
+    """``claim`` as the prompt's bounds allow it: a reason only when it is not shown supported
+    (the offline tier marks unproven claims "not verified" yet passes them: counted as
+    unsupported, so the model does not undercount reasons)."""
+    proven = claim.supported and not claim.reason.startswith("not verified")
+    quote = claim.evidence_quote
+    return ClaimAssessment(
+        claim=_words(claim.claim, CLAIM_MAX_WORDS),
+        evidence_quote=None if quote is None else _words(quote, QUOTE_MAX_WORDS),
+        supported=claim.supported,
+        reason="" if proven else _words(claim.reason, REASON_MAX_WORDS),
+    )
+
+
+def reply_tokens(assessment: Assessment) -> tuple[int, int]:
+    """Tokens of ``assessment`` as the reply JSON: cut to the prompt's bounds, and uncut."""
+    bounded = assessment.model_copy(
+        update={
+            "explanation": _words(assessment.explanation, EXPLANATION_MAX_WORDS),
+            "claims": [_bounded_claim(c) for c in assessment.claims],
+        }
+    )
+    return (
+        estimate_tokens(bounded.model_dump_json()),
+        estimate_tokens(assessment.model_dump_json()),
+    )
 
 
 async def _cascade_sends(guard: Guard, request: JudgeRequest, llm: FakeJudge) -> bool:
@@ -110,7 +159,8 @@ async def render(rows: list[dict[str, object]]) -> list[Call]:
         short, user = _tokens(case, examples=False)
         long, _ = _tokens(case, examples=True)
         sent = await _cascade_sends(cascade, request, llm)
-        calls.append(Call(short, long, user + MESSAGE_OVERHEAD_TOKENS, sent))
+        output, unbounded = reply_tokens((await offline.assess(case)).assessment)
+        calls.append(Call(short, long, user + MESSAGE_OVERHEAD_TOKENS, sent, output, unbounded))
     return calls
 
 
@@ -138,12 +188,14 @@ class Bill:
     usd: float
 
 
-def bill(calls: list[Call], mode: Mode, table: PriceTable, model: str, output: int) -> Bill:
+def bill(calls: list[Call], mode: Mode, table: PriceTable, model: str, output: int | None) -> Bill:
+    """``output``: tokens of every reply (None: each call's modelled reply)."""
     price = table.require(model)
     anthropic = model.startswith("claude")
     factor = 1.0 if mode.delivery == "realtime" else table.delivery_factor(mode.delivery)
     chosen = [c for c in calls if c.to_llm or not mode.cascade]
     uncached = cached = written = 0.0
+    replies = sum(c.output if output is None else output for c in chosen)
     for call in chosen:
         prefix = call.prefix_long if mode.examples else call.prefix_short
         cacheable = _cacheable(prefix, price, anthropic)
@@ -155,9 +207,9 @@ def bill(calls: list[Call], mode: Mode, table: PriceTable, model: str, output: i
         uncached * price.input
         + cached * price.cached_input
         + written * price.cache_write
-        + len(chosen) * output * price.output
+        + replies * price.output
     ) / PER
-    return Bill(len(chosen), uncached, cached, written, len(chosen) * output, usd * factor)
+    return Bill(len(chosen), uncached, cached, written, replies, usd * factor)
 
 
 def _cacheable(prefix: int, price: ModelPrice, anthropic: bool) -> int:
@@ -171,11 +223,12 @@ def _cacheable(prefix: int, price: ModelPrice, anthropic: bool) -> int:
 def modes(hits: float, shipped: bool) -> list[Mode]:
     """``shipped``: whether the default prompt carries the examples for this model (auto)."""
     return [
-        Mode("realtime (baseline)", examples=False, hits=0.0, delivery="realtime"),
-        Mode("realtime, cold", examples=shipped, hits=0.0, delivery="realtime"),
+        Mode("realtime (baseline)", examples=shipped, hits=0.0, delivery="realtime"),
+        Mode("realtime, examples off", examples=False, hits=0.0, delivery="realtime"),
         Mode("realtime + cached prefix", examples=shipped, hits=hits, delivery="realtime"),
+        Mode("cached, the other prompt", examples=not shipped, hits=hits, delivery="realtime"),
         Mode("flex + cached prefix", examples=shipped, hits=hits, delivery="flex"),
-        Mode("batch", examples=False, hits=0.0, delivery="batch"),
+        Mode("batch", examples=shipped, hits=0.0, delivery="batch"),
         Mode("batch + cache + cascade", shipped, hits=hits, delivery="batch", cascade=True),
     ]
 
@@ -191,9 +244,15 @@ def rule(price: ModelPrice, model: str, short: int, long: int) -> str:
         n = next(n for n in range(2, 100) if breakpoint_pays(price, n))
         return f"the cache breakpoint pays from {n} calls per 5 minutes (auto marks it then)"
     even = break_even_hit_rate(price, short, long)
-    if even is None:
-        return "the examples never pay (the prefix stays below the cache minimum)"
-    return f"the examples pay above a cache hit rate of {even:.0%}"
+    if even is not None:
+        return f"the examples pay above a cache hit rate of {even:.0%}"
+    if short >= price.cache_min_tokens:
+        margin = short / price.cache_min_tokens - 1
+        return (
+            f"the prefix without examples is cached too ({margin:.0%} past the minimum by the "
+            "chars/4 estimate); the examples add their tokens at the cached price"
+        )
+    return "the examples never pay (the prefix stays below the cache minimum)"
 
 
 def report(calls: list[Call], verdicts: int, args: argparse.Namespace) -> None:
@@ -201,6 +260,11 @@ def report(calls: list[Call], verdicts: int, args: argparse.Namespace) -> None:
     price = table.require(args.model)
     mean = lambda f: sum(f(c) for c in calls) / len(calls)  # noqa: E731
     short, long = round(mean(lambda c: c.prefix_short)), round(mean(lambda c: c.prefix_long))
+    output = (
+        f"{args.output_tokens} (fixed)"
+        if args.output_tokens is not None
+        else f"{mean(lambda c: c.output):.0f} (modelled; {mean(lambda c: c.unbounded):.0f} uncut)"
+    )
     print(
         f"traffic {args.traffic.name}: {verdicts} verdicts, {len(calls)} judge calls "
         f"({sum(c.to_llm for c in calls)} of them handed on by the cascade's offline tier); "
@@ -208,31 +272,31 @@ def report(calls: list[Call], verdicts: int, args: argparse.Namespace) -> None:
     )
     print(
         f"tokens a call: prefix {short} (examples off) / {long} (on), user "
-        f"{mean(lambda c: c.user):.0f}, output {args.output_tokens}; hit rate {args.hit_rate:.0%}"
+        f"{mean(lambda c: c.user):.0f}, output {output}; hit rate {args.hit_rate:.0%}"
     )
     print(rule(price, args.model, short, long))
+    shipped = use_examples("auto", price, short, long)
+    print(f"shipped prompt (examples: auto): examples {'on' if shipped else 'off'}")
     per_k = 1_000 / verdicts
     print(
         f"\n{'mode':<26}{'calls':>7}{'input':>10}{'cached':>10}{'written':>9}{'output':>9}"
-        f"{'USD/1k':>9}{'vs realtime':>13}"
+        f"{'USD/1k':>9}{'vs realtime':>13}{'vs ex. off':>12}"
     )
-    shipped = use_examples("auto", price, long)
     bills = [
         (m, bill(calls, m, table, args.model, args.output_tokens))
         for m in modes(args.hit_rate, shipped)
     ]
-    base = bills[0][1].usd
+    base, short_cold = bills[0][1].usd, bills[1][1].usd
     for mode, b in bills:
         note = "  (no flex tier: n/a)" if mode.delivery == "flex" and not price.flex else ""
         print(
             f"{mode.name:<26}{b.calls * per_k:>7.0f}{b.uncached * per_k:>10.0f}"
             f"{b.cached * per_k:>10.0f}{b.written * per_k:>9.0f}{b.output * per_k:>9.0f}"
-            f"{b.usd * per_k:>9.4f}{b.usd / base:>12.2f}x{note}"
+            f"{b.usd * per_k:>9.4f}{b.usd / base:>12.2f}x{b.usd / short_cold:>11.2f}x{note}"
         )
-    cold = bills[1][1].usd
     print(
-        f"\ncached prefix vs the same prompt cold: {bills[2][1].usd / cold:.2f}x; "
-        "tokens are per 1,000 verdicts (input = billed at list price)"
+        "\nrealtime = the default prompt, no cache hits; ex. off = the shortest prompt, no cache "
+        "hits; tokens are per 1,000 verdicts (input = billed at list price)"
     )
 
 
@@ -298,7 +362,9 @@ def main() -> None:
     parser.add_argument("--traffic", type=Path, default=TRAFFIC)
     parser.add_argument("--model", default="gpt-4o-mini")
     parser.add_argument("--hit-rate", type=float, default=0.95, help="steady-traffic cache hits")
-    parser.add_argument("--output-tokens", type=int, default=EXPECTED_OUTPUT_TOKENS)
+    parser.add_argument(
+        "--output-tokens", type=int, default=None, help="fixed reply tokens (default: modelled)"
+    )
     parser.add_argument("--verdict-cache", action="store_true", help="also run the stream bench")
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--repeat", type=float, default=0.5, help="fraction of repeats")

@@ -183,8 +183,8 @@ class _StateCollector(Collector):
         yield retries
         yield _gauge(
             "budget_fleet_share",
-            "This replica's share of the fleet's rpm, tpm and cost budgets (its input "
-            "partitions over all of them).",
+            "The share of the fleet's rpm and tpm this replica may take now (its input "
+            "partitions over all of them; a gained share applies 60 s late).",
             snapshot.fleet_share,
         )
         if snapshot.shared is not None:

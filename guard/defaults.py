@@ -15,10 +15,13 @@ RETRY_AFTER_CAP_S = 60.0
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_MAX_CONTEXT_CHARS = 4000
 DEFAULT_MAX_OUTPUT_CHARS = 4000
-DEFAULT_MAX_TOKENS = 4096  # room for per-claim JSON on a 4,000-character output
-PROMPT_VERSION = (
-    "groundedness-v2"  # v2: static system prompt, token in the user message, worked examples
-)
+# a reply's cap: at the prompt's bounds a claim takes ~70 tokens (12-word claim, 15-word quote,
+# 12-word reason, keys), so 4,096 holds ~55 claims, more than a 4,000-character output makes; a
+# reply cut there is a malformed_judge_output error naming judge.max_tokens
+DEFAULT_MAX_TOKENS = 4096
+# v2: static system prompt, token in the user message, worked examples; v3: a short answer
+# (bounded explanation, claims and quotes; reasons only for unsupported claims)
+PROMPT_VERSION = "groundedness-v3"
 SCHEMA_VERSION = "1"
 MAX_EVIDENCE_ITEMS = 1000  # documents or turns rendered per request; the rest count as cut
 DEFAULT_ON_TRUNCATED_OUTPUT: Final[Literal["judge_chunks"]] = "judge_chunks"  # or fail, pass
@@ -112,6 +115,8 @@ DEFAULT_SAMPLE_RATE = 1.0
 
 # Cost levers (guard/providers/pricing.py, guard/providers/caching.py, guard/providers/flex.py)
 CACHE_MIN_TOKENS = 1024  # shortest cacheable prefix when a price file says none (OpenAI's)
+CACHE_ESTIMATE_MARGIN = 1.1  # chars/4 may miss a prompt's real tokens by 10%: a prefix cached
+# for certain is this far past the minimum by the estimate (examples: auto, guard/providers/caching)
 CACHE_STEP_TOKENS = 128  # OpenAI caches prefixes in steps of this many tokens past the minimum
 CACHE_TTL_S = 300.0  # a cached prefix unused this long is gone (OpenAI 5-10 min, Anthropic 5 min)
 DEFAULT_DELIVERY: Final[Literal["realtime"]] = "realtime"  # or flex, batch

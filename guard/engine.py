@@ -102,8 +102,8 @@ class Guard:
     """Judges requests with ``judge`` under ``settings``; the single entry point of the core,
     and the :class:`~guard.boundary.GuardCore` the runtime holds.
 
-    ``price(model, usage)`` gives a call's cost in USD (0 when not given; an outcome's
-    ``price_factor`` scales it); ``clock`` measures judge latency. ``batcher`` is the batching
+    ``price(model, usage)`` gives a call's cost in USD (0 when not given; the tier that billed
+    it is ``usage.service_tier``); ``clock`` measures judge latency. ``batcher`` is the batching
     judge inside ``judge`` under ``delivery: batch`` (the runtime gives it a durable journal).
     ``intake_stop_reason`` is set to the error kind when the judge reports an error that should
     stop intake (quota exhausted, 401/403).
@@ -301,7 +301,7 @@ class Guard:
     def _cost(self, outcome: JudgeOutcome) -> float:
         if self._price is None:
             return 0.0
-        return self._price(outcome.model, outcome.usage) * outcome.price_factor
+        return self._price(outcome.model, outcome.usage)
 
     # ---------------------------------------------------------------- verdicts
 

@@ -182,10 +182,12 @@ class Usage(BaseModel):
     cache_write_tokens: int = Field(
         default=0, description="Input tokens written to the prompt cache (Anthropic)."
     )
-    service_tier: Literal["default", "flex", "batch"] | None = Field(
+    service_tier: Literal["default", "flex", "batch", "priority"] | None = Field(
         default=None,
-        description="The provider tier that served and billed the call; flex and batch are "
-        "billed at batch prices. None: the default tier, not reported.",
+        description="The provider tier that served and billed the call: flex and batch at "
+        "batch prices (the price table's delivery_factor), priority at the model's priority "
+        "price (list price, logged as unpriced, when the price table has none). None: the "
+        "default tier, not reported.",
     )
 
 

@@ -2,13 +2,20 @@
 
 Every batch the :class:`~guard.batch.judge.BatchingJudge` submits is written here, one record
 per input partition it covers (to the same partition number of ``topics.batch_state``, keyed
-by the provider's batch id: the batch, and each of its items' ``custom_id`` with the offset it
-judges), and acknowledged by every in-sync replica *before* any of its verdicts can be
-published, so before the input offsets can be committed past its messages. When a partition is
-assigned, its records are read back before the partition is fetched: a message whose item an
-earlier owner (or this replica, before a crash) submitted is then awaited by polling its batch,
+by the batch's own key: the batch, and each of its items' ``custom_id`` with the offset it
+judges), twice: as an intent before it is submitted, then with the provider's batch id (the
+same key: compaction keeps the second). Each is acknowledged by every in-sync replica *before*
+any of its verdicts can be published, so before the input offsets can be committed past its
+messages. When a partition is assigned, its records are read back before the partition is
+fetched: a message whose item an earlier owner (or this replica, before a crash) submitted is
+then awaited by polling its batch (an intent's batch is first looked for at the provider),
 never submitted again. Records whose offsets are all committed are deleted (a tombstone) when
 read back, so the topic holds only batches that may still be needed.
+
+The journal topic needs a partition for every input partition: a start with fewer, or an
+assignment of an input partition the journal lacks (input partitions added later), is a
+:class:`JournalError` naming the fix, and reading a partition's records back is bounded by
+``startup_timeout_s``: it is part of starting work on the partition.
 
 The one module besides :mod:`consumers.runtime.kafka` that builds aiokafka clients: its own
 producer (plain: the journal must be written outside any exactly-once transaction) and a
@@ -18,6 +25,7 @@ short-lived group-less consumer that reads a partition's records to their end.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable
 
 import orjson
@@ -85,7 +93,7 @@ class KafkaBatchJournal:
         """One record per input partition the batch covers, sent at once, each acknowledged."""
         assert self._producer is not None
         self._memory.remember(batch)
-        key = batch.batch_id.encode()
+        key = batch.ident.encode()
         try:
             acks = [
                 await self._producer.send(
@@ -95,7 +103,7 @@ class KafkaBatchJournal:
             ]
             await asyncio.gather(*acks)
         except KafkaError as exc:
-            raise JournalError(f"cannot store batch {batch.batch_id}: {exc}") from exc
+            raise JournalError(f"cannot store batch {batch.ident}: {exc}") from exc
 
     # ------------------------------------------------------------------ rebalances
 
@@ -104,11 +112,12 @@ class KafkaBatchJournal:
         offsets); delete those whose offsets are all committed. Returns the batches kept."""
         wanted = [TopicPartition(self.topic, tp.partition) for tp in committed]
         floor = {tp.partition: offset for tp, offset in committed.items()}
+        await self._check_partitions({tp.partition for tp in wanted})
         latest = await self._read(wanted)
         kept, done = 0, []
-        for (partition, batch_id), batch in latest.items():
+        for (partition, ident), batch in latest.items():
             if all(ref is None or ref.position < floor[partition] for _, ref in batch.items):
-                done.append((partition, batch_id))
+                done.append((partition, ident))
             else:
                 self._memory.remember(batch)
                 kept += 1
@@ -121,7 +130,7 @@ class KafkaBatchJournal:
         gone = {stream_of(tp.topic, tp.partition) for tp in partitions}
         for batch in list(self._memory.batches()):
             if all(ref is None or ref.stream in gone for _, ref in batch.items):
-                self._memory.forget(batch.batch_id)
+                self._memory.forget(batch.ident)
 
     def settle(self, committed: dict[TopicPartition, int | None]) -> None:
         """Drop from memory the batches whose items are all below the committed offsets of
@@ -135,7 +144,36 @@ class KafkaBatchJournal:
         if forgotten:
             log.debug("batches.settled", batches=forgotten)
 
+    async def _check_partitions(self, needed: set[int]) -> None:
+        """:class:`JournalError` unless the journal topic has each partition of ``needed``."""
+        assert self._producer is not None
+        try:
+            have = await self._producer.partitions_for(self.topic)
+        except KafkaError as exc:
+            raise JournalError(f"cannot reach {self.topic}: {exc}") from exc
+        missing = sorted(needed - set(have))
+        if missing:
+            raise JournalError(
+                _too_few(self.topic, self.settings.topics.requests, len(have), missing)
+            )
+
     async def _read(self, wanted: list[TopicPartition]) -> dict[tuple[int, str], SubmittedBatch]:
+        """Every partition of ``wanted`` read to its end, within ``startup_timeout_s``."""
+        timeout_s = self.settings.startup_timeout_s
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await self._read_all(wanted)
+        except TimeoutError as exc:
+            parts = sorted(tp.partition for tp in wanted)
+            raise JournalError(
+                f"cannot read partitions {parts} of {self.topic} to their end within "
+                f"startup_timeout_s ({timeout_s:g} s): is the broker reachable and the topic "
+                "healthy? The partitions are not judged until it is read"
+            ) from exc
+
+    async def _read_all(
+        self, wanted: list[TopicPartition]
+    ) -> dict[tuple[int, str], SubmittedBatch]:
         s = self.settings
         consumer = AIOKafkaConsumer(
             bootstrap_servers=s.bootstrap_servers,
@@ -167,9 +205,9 @@ class KafkaBatchJournal:
     async def _tombstone(self, done: list[tuple[int, str]]) -> None:
         assert self._producer is not None
         try:
-            for partition, batch_id in done:
+            for partition, ident in done:
                 await self._producer.send_and_wait(
-                    self.topic, None, key=batch_id.encode(), partition=partition
+                    self.topic, None, key=ident.encode(), partition=partition
                 )
         except KafkaError as exc:  # only housekeeping: compaction keeps the stale record
             log.warning("batches.tombstone_failed", error=str(exc))
@@ -184,10 +222,15 @@ class KafkaBatchJournal:
         )
         try:
             await admin.start()
-            if self.topic in set(await admin.list_topics()):
-                return
             described = await admin.describe_topics([s.topics.requests])
             partitions = len(described[0]["partitions"]) or s.topic_partitions
+            if self.topic in set(await admin.list_topics()):
+                (journal,) = await admin.describe_topics([self.topic])
+                have = len(journal["partitions"])
+                if have < partitions:
+                    missing = list(range(have, partitions))
+                    raise JournalError(_too_few(self.topic, s.topics.requests, have, missing))
+                return
             topic = NewTopic(self.topic, partitions, s.topic_replication, topic_configs=COMPACTED)
             await admin.create_topics([topic])
             log.info("topics.created", topics=[self.topic], partitions=partitions, compacted=True)
@@ -200,6 +243,14 @@ class KafkaBatchJournal:
             ) from exc
         finally:
             await admin.close()
+
+
+def _too_few(topic: str, requests: str, have: int, missing: list[int]) -> str:
+    return (
+        f"the batch journal topic {topic} has {have} partitions, but input partitions "
+        f"{missing} of {requests} need one each: add partitions to {topic} to match {requests} "
+        f"(kafka-topics --alter --topic {topic} --partitions {max(missing) + 1})"
+    )
 
 
 async def _behind(consumer: AIOKafkaConsumer, end: dict[TopicPartition, int]) -> bool:
@@ -216,10 +267,7 @@ def _by_partition(batch: SubmittedBatch) -> dict[int, SubmittedBatch]:
     for cid, ref in batch.items:
         if ref is not None:
             parts.setdefault(partition_of(ref), []).append((cid, ref))
-    return {
-        p: SubmittedBatch(batch.provider, batch.batch_id, tuple(items), batch.submitted_at)
-        for p, items in parts.items()
-    }
+    return {p: dataclasses.replace(batch, items=tuple(items)) for p, items in parts.items()}
 
 
 def _apply(
@@ -231,11 +279,11 @@ def _apply(
     """One journal record: a batch, or a tombstone (a record that is neither is skipped)."""
     if key is None:
         return
-    batch_id = key.decode("utf-8", "replace")
+    ident = key.decode("utf-8", "replace")
     if value is None:
-        latest.pop((partition, batch_id), None)
+        latest.pop((partition, ident), None)
         return
     try:
-        latest[(partition, batch_id)] = SubmittedBatch.from_json(orjson.loads(value))
+        latest[(partition, ident)] = SubmittedBatch.from_json(orjson.loads(value))
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
-        log.warning("batches.bad_record", partition=partition, batch_id=batch_id)
+        log.warning("batches.bad_record", partition=partition, key=ident)

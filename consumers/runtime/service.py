@@ -473,9 +473,10 @@ class GuardService:
     async def _settle_batches(self, handed_over: list[TopicPartition], timeout_s: float) -> None:
         """Before partitions are handed over: batches being submitted are recorded in the
         journal (within ``timeout_s``), so the next owner polls them rather than submitting
-        them again."""
+        them again; this process stops waiting for (and polling) their items."""
         if self.guard.batcher is not None:
             await self.guard.batcher.settle(timeout_s)
+            self.guard.batcher.release({stream_of(tp.topic, tp.partition) for tp in handed_over})
         if self._journal is not None:
             self._journal.forget(handed_over)
 

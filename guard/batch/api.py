@@ -37,8 +37,16 @@ class BatchAPI(Protocol):
         """One batch item: the same request body a realtime call sends."""
         ...
 
-    async def submit(self, requests: list[dict[str, Any]]) -> str:
-        """Create a batch of ``requests``; its id."""
+    async def submit(self, requests: list[dict[str, Any]], key: str) -> str:
+        """Create a batch of ``requests``, tagged with ``key`` where the provider allows it;
+        its id."""
+        ...
+
+    async def candidates(self, key: str, since: float, size: int) -> list[str]:
+        """The ids of batches created since ``since`` (epoch seconds) that may be the one
+        submitted under ``key``: the one tagged with it (OpenAI), or every one of ``size``
+        items (Anthropic tags none; 0: any size); the caller confirms by the items'
+        ``custom_id`` in its results."""
         ...
 
     async def ended(self, batch_id: str) -> bool:

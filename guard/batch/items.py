@@ -30,5 +30,9 @@ def custom_id(ref: ItemRef | None, window: int) -> str:
     the output window; a fresh random id for a case that comes from no stream."""
     if ref is None:
         return f"r{uuid.uuid4().hex}-w{window}"
-    stream = hashlib.sha256(ref.stream.encode()).hexdigest()[:16]
-    return f"s{stream}-{ref.position}-w{window}"
+    return f"{stream_prefix(ref.stream)}{ref.position}-w{window}"
+
+
+def stream_prefix(stream: str) -> str:
+    """How the ``custom_id`` of every item of ``stream`` starts."""
+    return f"s{hashlib.sha256(stream.encode()).hexdigest()[:16]}-"

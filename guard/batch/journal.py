@@ -1,5 +1,11 @@
 """Where submitted batches are remembered, so that no item is ever submitted twice.
 
+A batch is recorded twice: before it is submitted, as an *intent* (its items and a ``key`` of
+our own, no provider id yet), and once the provider accepted it, with the provider's
+``batch_id``. The provider batch is tagged with the key where the provider allows it, so a
+process that died between the two finds its intent when it comes back and adopts the batch the
+provider holds instead of submitting the items again (:class:`~guard.batch.judge.BatchingJudge`).
+
 :class:`BatchJournal` is the port; :class:`MemoryJournal` keeps one process's batches (the CLI,
 tests). The Kafka runtime's journal (``consumers/runtime/batchstate.py``) writes each
 :class:`SubmittedBatch` to a compacted topic before the input offsets move past its messages,
@@ -24,21 +30,31 @@ class JournalError(GuardError):
 
 @dataclass(frozen=True)
 class SubmittedBatch:
-    """One provider batch: its id, and each item's ``custom_id`` with the position it judges."""
+    """One provider batch: its id (None: an intent, not known to be submitted yet), each item's
+    ``custom_id`` with the position it judges, and our own ``key`` for it."""
 
     provider: str
-    batch_id: str
+    batch_id: str | None
     items: tuple[tuple[str, ItemRef | None], ...]  # (custom_id, where it comes from)
-    submitted_at: float  # epoch seconds
+    submitted_at: float  # epoch seconds (of the intent: the provider's batch is not older)
+    key: str = ""  # ours, the same in the intent and the submitted record; "": the batch id
+    size: int = 0  # items in the whole provider batch (a record may hold one partition's); 0: ?
 
     @property
     def custom_ids(self) -> tuple[str, ...]:
         return tuple(cid for cid, _ in self.items)
 
+    @property
+    def ident(self) -> str:
+        """What the journal files it under: the key, the same before and after submission."""
+        return self.key or self.batch_id or ""
+
     def to_json(self) -> dict[str, Any]:
         return {
             "provider": self.provider,
             "batch_id": self.batch_id,
+            "key": self.key,
+            "size": self.size,
             "submitted_at": self.submitted_at,
             "items": [
                 [cid, None if ref is None else [ref.stream, ref.position]]
@@ -52,7 +68,15 @@ class SubmittedBatch:
             (str(cid), None if ref is None else ItemRef(str(ref[0]), int(ref[1])))
             for cid, ref in data["items"]
         )
-        return cls(str(data["provider"]), str(data["batch_id"]), items, float(data["submitted_at"]))
+        batch_id = data["batch_id"]
+        return cls(
+            str(data["provider"]),
+            None if batch_id is None else str(batch_id),
+            items,
+            float(data["submitted_at"]),
+            str(data.get("key") or ""),
+            int(data.get("size") or 0),
+        )
 
 
 class BatchJournal(Protocol):
@@ -81,10 +105,10 @@ class MemoryJournal:
             self._by_item[cid] = batch
 
     def batches(self) -> list[SubmittedBatch]:
-        return list({b.batch_id: b for b in self._by_item.values()}.values())
+        return list({b.ident: b for b in self._by_item.values()}.values())
 
-    def forget(self, batch_id: str) -> None:
-        for cid in [c for c, b in self._by_item.items() if b.batch_id == batch_id]:
+    def forget(self, ident: str) -> None:
+        for cid in [c for c, b in self._by_item.items() if b.ident == ident]:
             del self._by_item[cid]
 
     def settle(self, floors: Mapping[str, int]) -> int:
@@ -96,8 +120,8 @@ class MemoryJournal:
         def done(ref: ItemRef | None) -> bool:
             return ref is None or ref.stream not in floors or ref.position < floors[ref.stream]
 
-        settled = {b.batch_id for b in self._by_item.values() if all(done(r) for _, r in b.items)}
-        for cid in [c for c, b in self._by_item.items() if b.batch_id in settled]:
+        settled = {b.ident for b in self._by_item.values() if all(done(r) for _, r in b.items)}
+        for cid in [c for c, b in self._by_item.items() if b.ident in settled]:
             del self._by_item[cid]
         return len(settled)
 

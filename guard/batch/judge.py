@@ -4,11 +4,19 @@ Items gather in one open batch until it holds ``max_items`` or its first item ha
 ``max_wait_s``; then the batch is submitted (the same request bodies a realtime call sends, at the
 batch price), recorded in the :class:`~guard.batch.journal.BatchJournal`, and polled every
 ``poll_interval_s`` until it ends. Each waiting ``assess`` then gets its item's outcome, parsed
-by the provider's realtime code. An item whose ``custom_id`` the journal already knows (an
-earlier owner of the partition submitted it, or the message came round again) is not submitted
-again: its batch is polled instead. A failed or expired item is judged in realtime, or raises an
-error (``failure_policy``). An item whose caller gives up before its batch is submitted (a
-revoked partition, a rewind) is taken out of the batch, so nobody pays for it.
+by the provider's realtime code, its usage marked ``service_tier: batch`` (so it is priced at
+the price table's ``delivery_factor.batch``). An item whose ``custom_id`` the journal already
+knows (an earlier owner of the partition submitted it, or the message came round again) is not
+submitted again: its batch is polled instead. A failed or expired item is judged in realtime,
+or raises an error (``failure_policy``). An item whose caller gives up before its batch is
+submitted (a revoked partition, a rewind) is taken out of the batch, so nobody pays for it.
+
+Submission is idempotent across crashes: a batch is journaled as an intent (its items and a
+fresh key) before it is submitted, tagged with that key where the provider allows it, and
+journaled again with the provider's id once accepted. An item whose journal entry is still an
+intent (the process died in between) has its batch looked for among the provider's batches
+created since (``BatchAPI.candidates``, confirmed by the items' ``custom_id`` in the results):
+adopted when found, its items submitted again only when the provider holds none.
 """
 
 from __future__ import annotations
@@ -16,15 +24,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
 from guard.batch.api import BatchAPI, ItemFailure, ItemResult
-from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id
+from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id, stream_prefix
 from guard.batch.journal import BatchJournal, MemoryJournal, SubmittedBatch
 from guard.case import PreparedCase
 from guard.errors import BatchItemExpired, BatchItemFailed, GuardError, JudgeError
@@ -36,6 +45,7 @@ log = structlog.get_logger("guard.batch")
 COMPLETION_WINDOW_S = {"24h": 86_400.0}
 POLL_GRACE_S = 3_600.0  # polled this long past the completion window before items count expired
 KEPT_RESULT_SETS = 64  # ended batches whose results stay for items asked again
+CLOCK_SKEW_S = 300.0  # a provider batch created this long before its intent may still be it
 
 
 @dataclass(frozen=True)
@@ -72,8 +82,7 @@ class _State:
 class BatchingJudge:
     """A :class:`~guard.providers.base.Judge` over a provider's batch API (module docstring).
 
-    ``realtime`` judges failed items under ``failure_policy: realtime``; ``price_factor`` is the
-    batch price as a share of the realtime one, stamped on every outcome."""
+    ``realtime`` judges failed items under ``failure_policy: realtime``."""
 
     def __init__(
         self,
@@ -81,19 +90,18 @@ class BatchingJudge:
         settings: BatchSettings,
         realtime: Judge,
         *,
-        price_factor: float,
         journal: BatchJournal | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.api, self.settings, self.realtime = api, settings, realtime
         self.provider, self.model = api.provider, api.model
-        self.price_factor = price_factor
         self.journal: BatchJournal = journal if journal is not None else MemoryJournal()
         self._clock = clock
         self._state = _State()
         self._timer: asyncio.TimerHandle | None = None
         self._sending: set[asyncio.Task[None]] = set()
         self._pollers: dict[str, asyncio.Task[None]] = {}
+        self._adoptions: dict[str, asyncio.Task[str | None]] = {}  # intent key -> batch id
         self._submitted = self._completed = self._failed = 0
         self._last_poll: float | None = None
 
@@ -107,6 +115,8 @@ class BatchingJudge:
         ref = CURRENT_ITEM.get()
         cid = custom_id(ref, case.window)
         known = self.journal.find(cid)
+        if known is not None and known.batch_id is None:
+            known = await self._adopted(known)
         if known is not None:
             result = await self._result_of(known, cid)
         else:
@@ -124,7 +134,8 @@ class BatchingJudge:
             error = BatchItemExpired if result.kind == "expired" else BatchItemFailed
             raise error(f"batch item {result.kind}: {result.message[:200]}")
         outcome = self.api.outcome(result, prompt)
-        return dataclasses.replace(outcome, delivery="batch", price_factor=self.price_factor)
+        usage = outcome.usage.model_copy(update={"service_tier": "batch"})
+        return dataclasses.replace(outcome, usage=usage)
 
     # ------------------------------------------------------------------ gathering
 
@@ -169,8 +180,12 @@ class BatchingJudge:
             task.add_done_callback(self._sending.discard)
 
     async def _send(self, entries: list[_Entry]) -> None:
+        items = tuple((e.cid, e.ref) for e in entries)
+        key = uuid.uuid4().hex
+        intent = SubmittedBatch(self.provider, None, items, time.time(), key, len(items))
+        await self._record(intent)  # before the provider holds it: a crash then adopts it
         try:
-            batch_id = await self.api.submit([e.request for e in entries])
+            batch_id = await self.api.submit([e.request for e in entries], intent.key)
         except JudgeError as exc:
             log.warning("batch.submit_failed", items=len(entries), error=str(exc))
             for e in entries:
@@ -179,17 +194,90 @@ class BatchingJudge:
             return
         self._submitted += 1
         self._last_poll = self._clock()
-        batch = SubmittedBatch(
-            self.provider, batch_id, tuple((e.cid, e.ref) for e in entries), time.time()
-        )
-        log.info("batch.submitted", batch_id=batch_id, items=len(entries))
+        batch = dataclasses.replace(intent, batch_id=batch_id)
+        log.info("batch.submitted", batch_id=batch_id, key=intent.key, items=len(entries))
         for e in entries:
             self._state.waiters.setdefault(batch_id, {}).setdefault(e.cid, []).append(e.future)
+        await self._record(batch)
+        self._watch(batch, just_submitted=True)
+
+    async def _record(self, batch: SubmittedBatch) -> None:
+        """Journal ``batch``; a failure is logged: the batch goes on (only a crash before the
+        record is stored could then submit its items again)."""
         try:
             await self.journal.record(batch)
-        except GuardError as exc:  # still polled; only a crash before it is stored resubmits
-            log.error("batch.record_failed", batch_id=batch_id, error=str(exc))
-        self._watch(batch, just_submitted=True)
+        except GuardError as exc:
+            log.error("batch.record_failed", key=batch.ident, error=str(exc))
+
+    # ------------------------------------------------------------------ adopting
+
+    async def _adopted(self, intent: SubmittedBatch) -> SubmittedBatch | None:
+        """The provider batch of ``intent`` (a batch whose submission was journaled but not
+        its id), once found and recorded; None when the provider holds none: it was never
+        submitted, and its items may be."""
+        task = self._adoptions.get(intent.key)
+        if task is None:  # one search at a time per intent, however many of its items ask
+            task = asyncio.create_task(self._find_submitted(intent))
+            self._adoptions[intent.key] = task
+            task.add_done_callback(lambda _: self._adoptions.pop(intent.key, None))
+        batch_id = await asyncio.shield(task)
+        if batch_id is None:
+            return None
+        batch = dataclasses.replace(intent, batch_id=batch_id)
+        if self.journal.find(intent.custom_ids[0]) is intent:
+            await self._record(batch)
+        return batch
+
+    async def _find_submitted(self, intent: SubmittedBatch) -> str | None:
+        for batch_id in await self._candidates(intent):
+            results = await self._results_of(batch_id, intent.submitted_at)
+            if any(cid in results for cid in intent.custom_ids):
+                log.info("batch.adopted", batch_id=batch_id, key=intent.key)
+                return batch_id
+        log.info("batch.not_submitted", key=intent.key, items=len(intent.items))
+        return None
+
+    async def _candidates(self, intent: SubmittedBatch) -> list[str]:
+        """The provider's candidates for ``intent``; transient errors are retried every
+        ``poll_interval_s`` within the completion window, as polls are."""
+        deadline = intent.submitted_at + COMPLETION_WINDOW_S[self.settings.completion_window]
+        while True:
+            try:
+                since = intent.submitted_at - CLOCK_SKEW_S
+                return await self.api.candidates(intent.key, since, intent.size)
+            except JudgeError as exc:
+                if not exc.retriable or time.time() >= deadline:
+                    raise
+                log.warning("batch.list_failed", key=intent.key, error=str(exc))
+            await asyncio.sleep(self.settings.poll_interval_s)
+
+    async def _results_of(self, batch_id: str, submitted_at: float) -> dict[str, ItemResult]:
+        """Every result of ``batch_id`` once it ended (kept for the items that ask next)."""
+        ready = self._state.results.get(batch_id)
+        if ready is None:
+            deadline = submitted_at + COMPLETION_WINDOW_S[self.settings.completion_window]
+            ready = await self._until_ended(batch_id, deadline + POLL_GRACE_S)
+            self._keep(batch_id, ready)
+        return ready
+
+    def release(self, streams: Collection[str]) -> None:
+        """Stop waiting for the items of ``streams`` (partitions handed over to another owner,
+        who polls their batches): their callers are cancelled, and a batch left with no caller
+        is no longer polled."""
+        prefixes = tuple(stream_prefix(s) for s in streams)
+        if not prefixes:
+            return
+        for batch_id, by_item in list(self._state.waiters.items()):
+            for cid in [c for c in by_item if c.startswith(prefixes)]:
+                for future in by_item.pop(cid):
+                    future.cancel()
+            if by_item:
+                continue
+            del self._state.waiters[batch_id]
+            poller = self._pollers.pop(batch_id, None)
+            if poller is not None:
+                poller.cancel()
+                log.info("batch.released", batch_id=batch_id)
 
     async def settle(self, timeout_s: float) -> None:
         """Wait (up to ``timeout_s``) until batches being submitted are recorded: a partition
@@ -201,6 +289,7 @@ class BatchingJudge:
 
     async def _result_of(self, batch: SubmittedBatch, cid: str) -> ItemResult:
         """The result of an item submitted before: known, or once its batch ends."""
+        assert batch.batch_id is not None
         ready = self._state.results.get(batch.batch_id)
         if ready is not None:
             return ready.get(cid, ItemFailure("expired", "the batch has no result for it"))
@@ -211,48 +300,53 @@ class BatchingJudge:
         return await future
 
     def _watch(self, batch: SubmittedBatch, *, just_submitted: bool) -> None:
-        if batch.batch_id in self._pollers or batch.batch_id in self._state.results:
+        batch_id = batch.batch_id
+        assert batch_id is not None
+        if batch_id in self._pollers or batch_id in self._state.results:
             return
-        task = asyncio.create_task(self._poll(batch, just_submitted))
-        self._pollers[batch.batch_id] = task
+        task = asyncio.create_task(self._poll(batch_id, batch, just_submitted))
+        self._pollers[batch_id] = task
 
-    async def _poll(self, batch: SubmittedBatch, just_submitted: bool) -> None:
+    async def _poll(self, batch_id: str, batch: SubmittedBatch, just_submitted: bool) -> None:
         deadline = batch.submitted_at + COMPLETION_WINDOW_S[self.settings.completion_window]
         try:
             if just_submitted:
                 await asyncio.sleep(self.settings.poll_interval_s)
-            results = await self._until_ended(batch, deadline + POLL_GRACE_S)
-            self._ended(batch, results)
+            results = await self._until_ended(batch_id, deadline + POLL_GRACE_S)
+            self._ended(batch_id, batch, results)
         finally:
-            self._pollers.pop(batch.batch_id, None)
+            self._pollers.pop(batch_id, None)
 
-    async def _until_ended(self, batch: SubmittedBatch, deadline: float) -> dict[str, ItemResult]:
+    async def _until_ended(self, batch_id: str, deadline: float) -> dict[str, ItemResult]:
         while time.time() < deadline:
             try:
-                if await self.api.ended(batch.batch_id):
-                    return await self.api.results(batch.batch_id)
+                if await self.api.ended(batch_id):
+                    return await self.api.results(batch_id)
                 self._last_poll = self._clock()
             except JudgeError as exc:
                 if not exc.retriable:  # e.g. 404: the batch is not this key's
-                    log.error("batch.lost", batch_id=batch.batch_id, error=str(exc))
+                    log.error("batch.lost", batch_id=batch_id, error=str(exc))
                     return {}
-                log.warning("batch.poll_failed", batch_id=batch.batch_id, error=str(exc))
+                log.warning("batch.poll_failed", batch_id=batch_id, error=str(exc))
             await asyncio.sleep(self.settings.poll_interval_s)
         return {}
 
-    def _ended(self, batch: SubmittedBatch, results: dict[str, ItemResult]) -> None:
+    def _keep(self, batch_id: str, results: dict[str, ItemResult]) -> None:
+        kept = self._state.results
+        kept[batch_id] = results
+        while len(kept) > KEPT_RESULT_SETS:
+            kept.popitem(last=False)
+
+    def _ended(self, batch_id: str, batch: SubmittedBatch, results: dict[str, ItemResult]) -> None:
         self._completed += 1
         self._last_poll = self._clock()
         missing = ItemFailure("expired", "the batch ended without a result for it")
         # every result the provider gave: ``batch`` may be one partition's slice of it
         full = {**dict.fromkeys(batch.custom_ids, missing), **results}
-        kept = self._state.results
-        kept[batch.batch_id] = full
-        while len(kept) > KEPT_RESULT_SETS:
-            kept.popitem(last=False)
+        self._keep(batch_id, full)
         failed = sum(isinstance(r, ItemFailure) for r in full.values())
-        log.info("batch.completed", batch_id=batch.batch_id, items=len(full), failed=failed)
-        for cid, futures in self._state.waiters.pop(batch.batch_id, {}).items():
+        log.info("batch.completed", batch_id=batch_id, items=len(full), failed=failed)
+        for cid, futures in self._state.waiters.pop(batch_id, {}).items():
             for future in futures:
                 if not future.done():
                     future.set_result(full.get(cid, missing))
@@ -281,7 +375,7 @@ class BatchingJudge:
     async def aclose(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        tasks = [*self._sending, *self._pollers.values()]
+        tasks = [*self._sending, *self._pollers.values(), *self._adoptions.values()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

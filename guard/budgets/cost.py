@@ -28,6 +28,7 @@ from guard.budgets.clock import Clock
 from guard.budgets.estimate import estimate_usage
 from guard.budgets.layer import JudgeLayer
 from guard.budgets.settings import BudgetPolicy
+from guard.budgets.share import ShareHistory
 from guard.case import PreparedCase
 from guard.errors import ConfigError, JudgementSkipped, JudgeTimeout, MalformedJudgeOutput
 from guard.models import Usage
@@ -48,7 +49,7 @@ class _Window:
     name: str
     length_s: float
     fleet_limit_usd: float  # the configured limit; this replica may spend its share of it
-    limit_usd: float
+    share: ShareHistory
     start: float = 0.0
     spent_usd: float = 0.0
     reserved_usd: float = 0.0
@@ -62,11 +63,20 @@ class _Window:
             self.start, self.spent_usd = start, 0.0  # reservations in flight carry over
             self.refusing = False
 
+    @property
+    def limit_usd(self) -> float:
+        """This replica's limit in the window now: its lowest share since the window began
+        (a gain applies from the next window, or once a handover passed) of the fleet's."""
+        return self.fleet_limit_usd * self.share.lowest(since=self.start)
+
     def admits(self, cost: float) -> bool:
         committed = self.spent_usd + self.reserved_usd
-        if self.limit_usd <= 0.0:
+        limit = self.limit_usd
+        if limit <= 0.0:
             return False  # a replica with no share of the fleet's budget spends nothing
-        return committed == 0.0 or committed + cost <= self.limit_usd * (1 + _SLACK)
+        if committed == 0.0 and limit >= self.fleet_limit_usd:
+            return True  # one call always fits the whole budget (a share: only what fits)
+        return committed + cost <= limit * (1 + _SLACK)
 
     def resets_in(self, now: float) -> float:
         return self.start + self.length_s - now
@@ -106,15 +116,18 @@ class Reservation:
 class CostBudget:
     """Spend per tumbling window; reserve before a call, settle after it."""
 
-    def __init__(self, limits: dict[str, float], clock: Clock) -> None:
+    def __init__(
+        self, limits: dict[str, float], clock: Clock, share: ShareHistory | None = None
+    ) -> None:
         unknown = set(limits) - set(WINDOW_SECONDS)
         if unknown:
             raise ConfigError(
                 "budget", f"unknown cost windows {sorted(unknown)}", "use minute, hour or day"
             )
+        self.share = share or ShareHistory(clock)
         # longest first, so a refusal names the window that keeps it refused longest
         self._windows = [
-            _Window(n, WINDOW_SECONDS[n], limits[n], limits[n])
+            _Window(n, WINDOW_SECONDS[n], limits[n], self.share)
             for n in ("day", "hour", "minute")
             if n in limits
         ]
@@ -158,11 +171,11 @@ class CostBudget:
         return Reservation(cost_usd)
 
     def rescale(self, share: float) -> None:
-        """Allow ``share`` (0..1) of every configured window's limit from now on. What was
-        spent and reserved in the current windows stays counted: a replica whose share shrinks
-        below its spend refuses calls until the window rolls over."""
-        for window in self._windows:
-            window.limit_usd = window.fleet_limit_usd * share
+        """Hold ``share`` (0..1) of every configured window's limit from now on (a loss applies
+        at once, a gain from the next window or after a handover: :class:`ShareHistory`). What
+        was spent and reserved in the current windows stays counted: a replica whose share
+        shrinks below its spend refuses calls until the window rolls over."""
+        self.share.set(share)
 
     def fleet_windows(self) -> dict[str, tuple[float, float]]:
         """Each window's length and configured (whole fleet's) limit, by name."""
@@ -294,7 +307,7 @@ class CostBudgetJudge(JudgeLayer):
         """What a call cost: nothing for cache hits and the offline judge."""
         if outcome.cached or outcome.tier == "offline":
             return 0.0
-        return self._price(outcome.model, outcome.usage) * outcome.price_factor
+        return self._price(outcome.model, outcome.usage)
 
     async def _pause(self, spent: WindowSnapshot, deadline: float) -> None:
         now = self._clock.now()
@@ -304,6 +317,8 @@ class CostBudgetJudge(JudgeLayer):
         wait = spent.resets_in_s
         if spent.reserved_usd > 0 or spent.fleet:  # calls in flight may settle lower: look again
             wait = min(wait, RESERVATION_RECHECK_S)
+        if (rises_in := self.budget.share.rises_in()) is not None:  # a gained share applies
+            wait = min(wait, max(rises_in, _SLACK))
         await self._clock.sleep(min(wait, deadline - now))
 
     async def _fall_back(self, case: PreparedCase, window: str) -> JudgeOutcome:

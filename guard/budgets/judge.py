@@ -26,6 +26,7 @@ from guard.budgets.cost import CostBudget, CostBudgetJudge, CostSnapshot, PriceF
 from guard.budgets.ratelimit import RateLimitedJudge, RateLimiter, RateSnapshot
 from guard.budgets.sampling import SampledJudge
 from guard.budgets.settings import BudgetSettings, FleetMode
+from guard.budgets.share import ShareHistory
 from guard.case import PreparedCase
 from guard.providers.base import Judge, JudgeOutcome
 from guard.retry import RetryPolicy
@@ -125,7 +126,8 @@ class BudgetedJudge:
         self._provider_judge, self._fallback = provider_judge, fallback
         self.shared = shared
         semaphore = asyncio.Semaphore(settings.max_in_flight)
-        self.limiter = _rate_limiter(settings, clock)
+        self.share = ShareHistory(clock)  # of the fleet's limits: the rate limits' and cost's
+        self.limiter = _rate_limiter(settings, clock, self.share)
         self._limited = RateLimitedJudge(
             provider_judge,
             self.limiter,
@@ -142,7 +144,7 @@ class BudgetedJudge:
         )
         self._cost = CostBudgetJudge(
             BreakerJudge(self._slots, self.breaker),
-            CostBudget(settings.cost_limits(), clock),
+            CostBudget(settings.cost_limits(), clock, self.share),
             price=price,
             policy=settings.on_budget_exhausted,
             fallback=self._fallback_slots,
@@ -160,16 +162,18 @@ class BudgetedJudge:
         )
         if self.screen is not None:
             self.provider, self.model = self.screen.provider, self.screen.model
-        self.fleet_share = self._partition_share = 1.0
+        self._partition_share = 1.0
         if shared is not None:
             shared.on_change = self._take_share
 
     def rescale(self, share: float) -> None:
         """Limit this replica to ``share`` (0..1) of the configured ``rpm``, ``tpm`` and cost
         windows (the runtime passes its share of the input partitions after every rebalance).
-        Spend and calls already counted in the current windows stay counted. With Redis up,
-        the fleet's limits are checked there and the local ones stay whole; the share applies
-        while Redis is unavailable."""
+        A smaller share applies at once, a larger one a window later (:class:`ShareHistory`:
+        the previous owner's spend is unknown); spend and calls already counted in the current
+        windows stay counted. With Redis up, the fleet's limits are checked there and the local
+        ones stay whole; the share applies while Redis is unavailable (and for a window after
+        it returns, until Redis' count covers the window again)."""
         if not 0.0 <= share <= 1.0:
             raise ValueError(f"a fleet share is between 0 and 1, not {share}")
         self._partition_share = share
@@ -179,9 +183,13 @@ class BudgetedJudge:
         if self.settings.fleet is FleetMode.PER_REPLICA:
             return
         up = self.shared is not None and self.shared.up
-        self.fleet_share = 1.0 if up else self._partition_share
-        self.limiter.rescale(self.fleet_share)
-        self._cost.budget.rescale(self.fleet_share)
+        self.share.set(1.0 if up else self._partition_share)
+
+    @property
+    def fleet_share(self) -> float:
+        """The share of the fleet's rpm and tpm this replica may take now (cost windows: the
+        lowest held since each window began)."""
+        return self.share.lowest()
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         return await self._sampler.assess(case)
@@ -215,13 +223,14 @@ class BudgetedJudge:
         )
 
 
-def _rate_limiter(settings: BudgetSettings, clock: Clock) -> RateLimiter:
+def _rate_limiter(settings: BudgetSettings, clock: Clock, share: ShareHistory) -> RateLimiter:
     return RateLimiter(
         rpm=settings.rpm,
         tpm=settings.tpm,
         max_wait_s=settings.max_rate_wait_s,
         cooldown_s=settings.rate_limit_cooldown_s,
         clock=clock,
+        share=share,
     )
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from guard.budgets.clock import Clock
 from guard.budgets.estimate import estimate_usage, total_tokens
 from guard.budgets.layer import JudgeLayer
+from guard.budgets.share import ShareHistory
 from guard.case import PreparedCase
 from guard.errors import RateLimited
 from guard.providers.base import Judge, JudgeOutcome
@@ -39,6 +40,7 @@ WINDOW_S = 60.0
 BURST_S = 1.0  # at most 1/60 of a per-minute limit starts within any second
 PROBE_POLL_S = 0.05  # how often callers check whether the post-429 probe has succeeded
 MIN_COOLDOWN_S = 0.001  # a 429 with Retry-After: 0 still stops callers for this long
+_SLACK = 1e-9  # a share's float product must not refuse the call that exactly fills it
 
 _RESET_HEADERS = (
     ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
@@ -120,8 +122,9 @@ class RateSnapshot:
 class RateLimiter:
     """Sliding-window RPM/TPM limiter that also obeys 429s and rate-limit headers.
 
-    ``rpm`` and ``tpm`` are the fleet's limits; :meth:`rescale` gives this replica its share of
-    them (calls already admitted stay counted in the window)."""
+    ``rpm`` and ``tpm`` are the fleet's limits; ``share`` (:class:`ShareHistory`) says which
+    part of them this replica may take (calls already admitted stay counted in the window). A
+    limit below the whole is strict: a call is admitted only when it fits whole."""
 
     def __init__(
         self,
@@ -131,10 +134,10 @@ class RateLimiter:
         max_wait_s: float,
         cooldown_s: float,
         clock: Clock,
+        share: ShareHistory | None = None,
     ) -> None:
-        self._fleet_rpm, self._fleet_tpm = rpm, tpm
-        self.rpm: float | None = rpm
-        self.tpm: float | None = tpm
+        self.fleet_rpm, self.fleet_tpm = rpm, tpm
+        self.share = share or ShareHistory(clock)
         self._max_wait_s = max_wait_s
         self._cooldown_s = cooldown_s
         self._clock = clock
@@ -163,10 +166,16 @@ class RateLimiter:
         return self._admit(now, tokens)
 
     def rescale(self, share: float) -> None:
-        """Allow ``share`` (0..1) of the configured limits from now on; the calls and tokens
-        already in the sliding window still count against the new limits."""
-        self.rpm = None if self._fleet_rpm is None else self._fleet_rpm * share
-        self.tpm = None if self._fleet_tpm is None else self._fleet_tpm * share
+        """Hold ``share`` (0..1) of the configured limits from now on (a loss applies at once, a
+        gain one window later: :class:`ShareHistory`); the calls and tokens already in the
+        sliding window still count against the new limits."""
+        self.share.set(share)
+
+    def limits(self) -> tuple[float | None, float | None]:
+        """This replica's ``rpm`` and ``tpm`` now: the fleet's times the share that applies."""
+        share = self.share.lowest()
+        rpm, tpm = self.fleet_rpm, self.fleet_tpm
+        return (None if rpm is None else rpm * share, None if tpm is None else tpm * share)
 
     def deadline(self) -> float:
         """The latest moment a call starting now may still be admitted."""
@@ -201,12 +210,20 @@ class RateLimiter:
         if permit.probe:
             self._probe_out = False
 
+    def release(self, permit: RatePermit) -> None:
+        """The call was not made after all (the fleet's limit held it): its slot is free."""
+        self.failed(permit)
+        if permit.slot in self._slots:
+            self._slots.remove(permit.slot)
+            self._tokens -= permit.slot.tokens
+
     def snapshot(self) -> RateSnapshot:
         now = self._clock.now()
         self._prune(now)
+        rpm, tpm = self.limits()
         return RateSnapshot(
-            self.rpm,
-            self.tpm,
+            rpm,
+            tpm,
             len(self._slots),
             self._tokens,
             max(0.0, self._blocked_until - now),
@@ -229,17 +246,26 @@ class RateLimiter:
             return self._blocked_until - now
         if self._recovering and self._probe_out:
             return PROBE_POLL_S
-        if self.rpm is not None and len(self._slots) >= self.rpm:
-            return self._slots[0].at + WINDOW_S - now if self._slots else WINDOW_S
-        if self.tpm is not None and self._slots and self._tokens + tokens > self.tpm:
-            return self._token_delay(now, tokens)
-        return self._burst_delay(now, tokens)
+        rpm, tpm = self.limits()
+        whole = self.share.lowest() >= 1.0  # the whole limits let one call in, whatever its size
+        if rpm is not None and len(self._slots) + 1 > rpm * (1 + _SLACK):
+            return self._share_delay(
+                self._slots[0].at + WINDOW_S - now if self._slots else WINDOW_S
+            )
+        if tpm is not None and (self._slots or not whole) and self._tokens + tokens > tpm:
+            return self._share_delay(self._token_delay(now, tokens, tpm))
+        return self._burst_delay(now, tokens, rpm, tpm)
 
-    def _burst_delay(self, now: float, tokens: int) -> float:
+    def _share_delay(self, delay: float) -> float:
+        """``delay``, or less when a gained share applies before it ends."""
+        rises_in = self.share.rises_in()
+        return delay if rises_in is None else max(MIN_COOLDOWN_S, min(delay, rises_in))
+
+    def _burst_delay(self, now: float, tokens: int, rpm: float | None, tpm: float | None) -> float:
         """Seconds until a call fits the last second's share of the limits (1/60 of rpm and
         tpm), so a minute's allowance is not spent in one burst that the provider (which
         enforces its per-minute limits over shorter periods) would answer with 429s."""
-        if self.rpm is None and self.tpm is None:
+        if rpm is None and tpm is None:
             return 0.0
         recent_calls, recent_tokens, oldest = 0, 0, now
         for slot in reversed(self._slots):
@@ -249,19 +275,18 @@ class RateLimiter:
             recent_tokens += slot.tokens
         if not recent_calls:
             return 0.0
-        calls_full = self.rpm is not None and recent_calls >= -(-self.rpm // 60)
-        tokens_full = self.tpm is not None and recent_tokens + tokens > self.tpm / 60
+        calls_full = rpm is not None and recent_calls >= -(-rpm // 60)
+        tokens_full = tpm is not None and recent_tokens + tokens > tpm / 60
         return oldest + BURST_S - now if calls_full or tokens_full else 0.0
 
-    def _token_delay(self, now: float, tokens: int) -> float:
+    def _token_delay(self, now: float, tokens: int, tpm: float) -> float:
         """Seconds until enough tokens leave the window for ``tokens`` more to fit."""
-        assert self.tpm is not None
         left = self._tokens
         for slot in self._slots:
             left -= slot.tokens
-            if left + tokens <= self.tpm:
+            if left + tokens <= tpm:
                 return slot.at + WINDOW_S - now
-        return self._slots[-1].at + WINDOW_S - now
+        return self._slots[-1].at + WINDOW_S - now if self._slots else WINDOW_S
 
     def _prune(self, now: float) -> None:
         while self._slots and self._slots[0].at <= now - WINDOW_S:
@@ -289,15 +314,14 @@ class RateLimitedJudge(JudgeLayer):
         super().__init__(inner)
         self.limiter, self._max_attempts = limiter, max_attempts
         self._shared, self._clock = shared, clock
-        self._fleet_limits = (limiter.rpm, limiter.tpm)
+        self._fleet_limits = (limiter.fleet_rpm, limiter.fleet_tpm)
         self.calls = 0
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         tokens = total_tokens(estimate_usage(case))
         deadline = self.limiter.deadline()
         for attempt in range(1, self._max_attempts + 1):
-            await self._fleet_admits(tokens, deadline)
-            permit = await self.limiter.acquire(tokens, deadline)
+            permit = await self._admit(tokens, deadline)
             self.calls += 1
             try:
                 outcome = await self.inner.assess(case)
@@ -314,24 +338,39 @@ class RateLimitedJudge(JudgeLayer):
             return outcome
         raise AssertionError("unreachable: the loop returns or raises")
 
-    async def _fleet_admits(self, tokens: int, deadline: float) -> None:
-        """Wait until the fleet's limits in Redis admit the call (at once while Redis is
-        unavailable: the local limiter then holds the replica to its partition share)."""
-        if self._shared is None or self._clock is None:
-            return
-        rpm, tpm = self._fleet_limits
-        while wait := await self._shared.admit(
-            provider=self.provider,
-            model=self.model,
-            rpm=None if rpm is None else int(rpm),
-            tpm=None if tpm is None else int(tpm),
-            tokens=tokens,
-        ):
-            now = self._clock.now()
-            if now + wait > deadline:
+    async def _admit(self, tokens: int, deadline: float) -> RatePermit:
+        """Wait until the local limiter and then the fleet's limits in Redis admit the call, in
+        that order, so Redis logs the call when it starts, not before the local per-second
+        smoothing held it (a call Redis holds gives its local slot back and queues again)."""
+        while True:
+            permit = await self.limiter.acquire(tokens, deadline)
+            try:
+                wait = await self._fleet_wait(tokens)
+            except BaseException:  # cancelled while asking Redis: the call is not made
+                self.limiter.release(permit)
+                raise
+            if not wait:
+                return permit
+            self.limiter.release(permit)
+            assert self._clock is not None  # a fleet wait needs the shared budget and a clock
+            if self._clock.now() + wait > deadline:
                 raise RateLimited(
                     "fleet rate limit (redis): no capacity within the wait allowed",
                     retry_after_s=wait,
                 )
             self.limiter.waits += 1
             await self._clock.sleep(wait)
+
+    async def _fleet_wait(self, tokens: int) -> float | None:
+        """Seconds the fleet's limits in Redis say to wait (0: admitted); None without Redis or
+        while it is unavailable (the local limiter then holds the replica to its share)."""
+        if self._shared is None or self._clock is None:
+            return None
+        rpm, tpm = self._fleet_limits
+        return await self._shared.admit(
+            provider=self.provider,
+            model=self.model,
+            rpm=None if rpm is None else int(rpm),
+            tpm=None if tpm is None else int(tpm),
+            tokens=tokens,
+        )

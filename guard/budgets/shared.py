@@ -81,6 +81,15 @@ end
 return 0
 """
 
+# KEYS: the spend keys a reservation went to. ARGV: the correction (actual - estimate). A key that
+# expired (its window is over) is left gone: INCRBYFLOAT would create it again without a TTL.
+_SETTLE = """
+for _, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then redis.call('INCRBYFLOAT', key, ARGV[1]) end
+end
+return 0
+"""
+
 
 @dataclass(frozen=True)
 class SharedSnapshot:
@@ -115,6 +124,7 @@ class SharedBudget:
         self._redis, self._prefix, self._retry_s, self._clock = client, prefix, retry_s, clock
         self._admit = client.register_script(_ADMIT)
         self._reserve = client.register_script(_RESERVE)
+        self._settle = client.register_script(_SETTLE)
         self._retry_at: float | None = None  # None: up
         self.outages = 0
         self.cache_hits = 0
@@ -175,18 +185,12 @@ class SharedBudget:
 
     async def settle(self, reservation: SharedReservation, actual_usd: float | None) -> None:
         """Replace the reserved estimate by what the call cost (None: it failed, cost nothing
-        we know of)."""
+        we know of); a window whose key expired meanwhile is not corrected."""
         delta = (actual_usd or 0.0) - reservation.cost_usd
         if not reservation.keys or delta == 0.0:
             return
-
-        async def correct() -> None:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                for key in reservation.keys:
-                    pipe.incrbyfloat(key, delta)
-                await pipe.execute()
-
-        await self._call(correct)
+        keys, args = list(reservation.keys), [repr(delta)]
+        await self._call(lambda: self._settle(keys=keys, args=args))
 
     # ------------------------------------------------------------------ verdict cache
 

@@ -11,12 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 class ClaimAssessment(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    claim: str = Field(description="One factual statement from the output, as written.")
-    reason: str = Field(description="Why the evidence does or does not support it.")
+    claim: str = Field(description="One factual statement, in the output's words, cut to the fact.")
     evidence_quote: str | None = Field(
-        description="An exact, verbatim quote from the evidence that supports the claim, or null."
+        description="The shortest exact, verbatim span of the evidence that supports it, or null."
     )
     supported: bool
+    reason: str = Field(description='Unsupported: what the evidence lacks (short). Supported: "".')
 
 
 class Scale5Assessment(BaseModel):

@@ -21,6 +21,7 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 SDK_MAX_CONNECTIONS = 1000  # the SDKs' own default pool size
 SDK_MAX_KEEPALIVE = 100  # the SDKs' own default number of idle connections kept
+CUT_MESSAGE = "cut at judge.max_tokens (raise it for outputs with very many claims)"
 CONNECTIONS_PER_CLIENT = 32  # in-flight calls per SDK client (per connection pool)
 
 

@@ -37,6 +37,7 @@ from guard.errors import MalformedJudgeOutput
 from guard.models import Usage
 from guard.prepare.injection import Fence
 from guard.providers._common import (
+    CUT_MESSAGE,
     client_count,
     connection_limits,
     default_retry,
@@ -84,10 +85,11 @@ class AnthropicJudge:
         self._price = price
         self._rate = CallRate()
         model, name = assessment_for(settings.mode)
-        padded = _schema_tokens(model, name) + estimate_tokens(
-            system_prompt(settings.mode, examples=True)
+        short, padded = (
+            _schema_tokens(model, name) + estimate_tokens(system_prompt(settings.mode, examples=on))
+            for on in (False, True)
         )
-        self.examples = use_examples(settings.prompt_cache.examples, price, padded)
+        self.examples = use_examples(settings.prompt_cache.examples, price, short, padded)
         self._retry = retry or default_retry(settings)
         self._secrets = (api_key,) if api_key else ()
         self._clients = [
@@ -193,7 +195,7 @@ def _assessment(message: Message, prompt: JudgePrompt) -> Assessment:
     if message.stop_reason == "refusal":
         raise MalformedJudgeOutput("anthropic judge refused to assess")
     if message.stop_reason == "max_tokens":
-        raise MalformedJudgeOutput("anthropic answer was cut at max_tokens")
+        raise MalformedJudgeOutput(f"anthropic answer was {CUT_MESSAGE}")
     for block in message.content:
         if block.type == "tool_use" and block.name == prompt.schema_name:
             try:

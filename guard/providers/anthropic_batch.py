@@ -3,6 +3,9 @@
 Each item's ``params`` is the body a realtime call of
 :class:`~guard.providers.anthropic.AnthropicJudge` posts; an ended batch's results (JSONL) hold
 each item's message, read as the realtime answer is, or its error, cancellation or expiry.
+Message batches carry no metadata: :meth:`AnthropicBatchAPI.candidates` offers every batch of
+the intent's size created since a journaled intent, and the batching judge keeps the one whose
+results hold the intent's ``custom_id`` s.
 """
 
 from __future__ import annotations
@@ -34,10 +37,26 @@ class AnthropicBatchAPI:
     def request(self, custom_id: str, prompt: JudgePrompt) -> dict[str, Any]:
         return {"custom_id": custom_id, "params": self._judge.request_body(prompt)}
 
-    async def submit(self, requests: list[dict[str, Any]]) -> str:
+    async def submit(self, requests: list[dict[str, Any]], key: str) -> str:
         items: Any = requests  # the typed dicts' shape: custom_id and params
         batch = await self._bounded(lambda: self._batches.create(requests=items))
         return str(batch.id)
+
+    async def candidates(self, key: str, since: float, size: int) -> list[str]:
+        """Every batch of ``size`` items listed (newest first) back to ``since``: none carries
+        ``key``."""
+
+        async def find() -> list[str]:
+            found = []
+            async for batch in self._batches.list(limit=100):
+                if batch.created_at.timestamp() < since:
+                    break
+                if not size or sum(batch.request_counts.model_dump().values()) == size:
+                    found.append(batch.id)
+            return found
+
+        found: list[str] = await self._bounded(find)
+        return found
 
     async def ended(self, batch_id: str) -> bool:
         batch = await self._bounded(lambda: self._batches.retrieve(batch_id))

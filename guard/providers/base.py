@@ -28,8 +28,6 @@ class JudgeOutcome:
     cached: bool = False
     fallback_reason: str | None = None
     unsure: bool = False  # the offline judge decided below its cascade_confidence
-    delivery: Literal["realtime", "flex", "batch"] = "realtime"
-    price_factor: float = 1.0  # the price paid as a share of the realtime price (batch: 0.5)
 
 
 class Judge(Protocol):

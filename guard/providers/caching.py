@@ -77,13 +77,20 @@ def breakpoint_pays(price: ModelPrice, calls_per_ttl: float) -> bool:
     return marked < calls_per_ttl * price.input
 
 
-def use_examples(setting: str, price: ModelPrice | None, padded_prefix_tokens: int) -> bool:
-    """Whether the prompt carries the worked examples: as set, or (``auto``) when the model's
-    price entry says a prefix of ``padded_prefix_tokens`` is cached, which is what they are
-    for. Unpriced (self-hosted) models get the shorter prompt."""
+def use_examples(
+    setting: str, price: ModelPrice | None, short_prefix_tokens: int, padded_prefix_tokens: int
+) -> bool:
+    """Whether the prompt carries the worked examples: as set, or (``auto``) when they are what
+    makes the prefix cached for certain: with them (``padded_prefix_tokens``) it reaches the
+    model's cache minimum, without them (``short_prefix_tokens``) it is not past it by the
+    error of the chars/4 estimate (``CACHE_ESTIMATE_MARGIN``), so it may well not be cached at
+    all. Past that margin the examples would only add tokens. Unpriced (self-hosted) models get
+    the shorter prompt."""
     if setting != "auto":
         return setting == "on"
-    return price is not None and padded_prefix_tokens >= price.cache_min_tokens
+    if price is None or padded_prefix_tokens < price.cache_min_tokens:
+        return False
+    return short_prefix_tokens < price.cache_min_tokens * defaults.CACHE_ESTIMATE_MARGIN
 
 
 class CallRate:

@@ -139,5 +139,4 @@ def make_batcher(settings: JudgeSettings, environ: Mapping[str, str]) -> Batchin
         from guard.providers.openai_batch import OpenAIBatchAPI
 
         api = OpenAIBatchAPI(realtime)
-    factor = PriceTable.load(settings.price_file).delivery_factor("batch")
-    return BatchingJudge(api, settings.batch, realtime, price_factor=factor)
+    return BatchingJudge(api, settings.batch, realtime)

@@ -24,7 +24,7 @@ from typing import Literal, TypeVar
 from guard import defaults
 from guard.cost_settings import FlexSettings
 from guard.errors import ConfigError, FlexUnavailable
-from guard.providers.pricing import ModelPrice
+from guard.providers.pricing import ModelPrice, PriceTable
 
 T = TypeVar("T")
 Tier = Literal["flex", "default"]
@@ -51,10 +51,12 @@ def check_flex(provider: str, model: str, price: ModelPrice | None) -> None:
             "use delivery=batch (Anthropic Message Batches, 50% off) or realtime",
         )
     if price is None or not price.flex:
+        bundled = PriceTable.load().prices.items()
+        flex_models = ", ".join(sorted(name for name, entry in bundled if entry.flex))
         raise ConfigError(
             "judge.delivery",
             f"model {model!r} has no flex tier in the price table",
-            "use a flex model (o3, o4-mini, gpt-5, gpt-5-mini, gpt-5-nano), mark the model "
+            f"use a flex model ({flex_models}), mark the model "
             '"flex": true in judge.price_file, or use delivery=batch',
         )
 

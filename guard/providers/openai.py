@@ -43,6 +43,7 @@ from guard.errors import MalformedJudgeOutput
 from guard.models import Usage
 from guard.prepare.injection import Fence
 from guard.providers._common import (
+    CUT_MESSAGE,
     client_count,
     connection_limits,
     default_retry,
@@ -62,6 +63,7 @@ from guard.settings import JudgeSettings
 
 AssessmentModel = type[pydantic.BaseModel]
 
+ServedTier = Literal["default", "flex", "priority"]
 PLACEHOLDER_KEY = "not-needed"  # OpenAI-compatible local servers usually ignore the key
 _RATE_PREFIXES = ("x-ratelimit-",)
 _POST_OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}  # as ``create`` sends
@@ -81,7 +83,12 @@ class OpenAIJudge:
         self.settings = settings
         self.model = settings.model
         self.provider = "openai" if settings.base_url is None else "openai-compatible"
-        self.examples = use_examples(settings.prompt_cache.examples, price, _padded(settings))
+        self.examples = use_examples(
+            settings.prompt_cache.examples,
+            price,
+            _prefix_tokens(settings, examples=False),
+            _prefix_tokens(settings, examples=True),
+        )
         self.flex: FlexTier | None = None
         if settings.delivery == "flex":
             check_flex("openai", self.model, price)
@@ -246,18 +253,22 @@ class OpenAIJudge:
         return self._outcome(assessment, usage, headers)
 
 
-def _served(reported: str | None, requested: Tier | None) -> Literal["default", "flex"] | None:
-    """The tier that served a call: as the response says, else as requested."""
+def _served(reported: str | None, requested: Tier | None) -> ServedTier | None:
+    """The tier that served a call: as the response says, else as requested. ``scale`` and
+    ``auto`` bill as the default tier."""
     if reported == "flex" or (reported is None and requested == "flex"):
         return "flex"
+    if reported == "priority":
+        return "priority"
     return "default" if reported is not None or requested is not None else None
 
 
-def _padded(settings: JudgeSettings) -> int:
-    """Estimated tokens of the static prefix with the worked examples: schema + system."""
+def _prefix_tokens(settings: JudgeSettings, *, examples: bool) -> int:
+    """Estimated tokens of the static prefix, with or without the worked examples: schema +
+    system prompt."""
     model, _ = assessment_for(settings.mode)
     schema = estimate_tokens(orjson.dumps(_response_format(model)).decode())
-    return schema + estimate_tokens(system_prompt(settings.mode, examples=True))
+    return schema + estimate_tokens(system_prompt(settings.mode, examples=examples))
 
 
 @functools.cache
@@ -289,13 +300,13 @@ def _chat_text(completion: ChatCompletion) -> str:
     if choice.message.refusal:
         raise MalformedJudgeOutput(f"openai judge refused: {choice.message.refusal[:200]}")
     if choice.finish_reason == "length":
-        raise MalformedJudgeOutput("openai answer was cut at max_tokens")
+        raise MalformedJudgeOutput(f"openai answer was {CUT_MESSAGE}")
     if not choice.message.content:
         raise MalformedJudgeOutput("openai answer has no content")
     return choice.message.content
 
 
-def _chat_usage(completion: ChatCompletion, tier: Literal["default", "flex"] | None) -> Usage:
+def _chat_usage(completion: ChatCompletion, tier: ServedTier | None) -> Usage:
     usage = completion.usage
     if usage is None:
         return Usage(service_tier=tier)
@@ -310,7 +321,7 @@ def _chat_usage(completion: ChatCompletion, tier: Literal["default", "flex"] | N
 
 def _responses_text(response: Response) -> str:
     if response.status == "incomplete":
-        raise MalformedJudgeOutput("openai response is incomplete (cut at max_output_tokens?)")
+        raise MalformedJudgeOutput(f"openai response is incomplete ({CUT_MESSAGE}?)")
     texts: list[str] = []
     for item in response.output:
         if item.type != "message":
@@ -324,7 +335,7 @@ def _responses_text(response: Response) -> str:
     return "".join(texts)
 
 
-def _responses_usage(response: Response, tier: Literal["default", "flex"] | None) -> Usage:
+def _responses_usage(response: Response, tier: ServedTier | None) -> Usage:
     usage = response.usage
     if usage is None:
         return Usage(service_tier=tier)

@@ -2,7 +2,9 @@
 
 Each item is the body a realtime call of :class:`~guard.providers.openai.OpenAIJudge` posts
 (chat completions or the Responses API), one JSONL line with its ``custom_id``; the input file is
-uploaded with ``purpose=batch`` and the batch created on the same endpoint. An ended batch's
+uploaded with ``purpose=batch`` and the batch created on the same endpoint, its ``metadata``
+naming the journal's key (``groundguard_batch``), by which :meth:`OpenAIBatchAPI.candidates`
+finds it again among the batches listed. An ended batch's
 output file holds the answers (read as realtime answers are), its error file the items that
 failed or expired.
 """
@@ -23,6 +25,7 @@ from guard.providers.openai import OpenAIJudge
 from guard.providers.prompts import JudgePrompt, build_prompt
 
 ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
+KEY_FIELD = "groundguard_batch"  # the batch metadata field holding the journal's key
 EXPIRED_CODES = frozenset({"batch_expired", "batch_cancelled"})
 
 
@@ -41,7 +44,7 @@ class OpenAIBatchAPI:
         url, body = self._judge.batch_request(prompt)
         return {"custom_id": custom_id, "method": "POST", "url": url, "body": body}
 
-    async def submit(self, requests: list[dict[str, Any]]) -> str:
+    async def submit(self, requests: list[dict[str, Any]], key: str) -> str:
         data = b"".join(orjson.dumps(r) + b"\n" for r in requests)
         endpoint: Any = requests[0]["url"]
 
@@ -50,12 +53,30 @@ class OpenAIBatchAPI:
                 file=("groundguard-batch.jsonl", data, "application/jsonl"), purpose="batch"
             )
             batch = await self._client.batches.create(
-                input_file_id=upload.id, endpoint=endpoint, completion_window="24h"
+                input_file_id=upload.id,
+                endpoint=endpoint,
+                completion_window="24h",
+                metadata={KEY_FIELD: key},
             )
             return batch.id
 
         batch_id: str = await self._bounded(create)
         return batch_id
+
+    async def candidates(self, key: str, since: float, size: int) -> list[str]:
+        """The batch tagged with ``key``, among those listed (newest first) back to ``since``."""
+
+        async def find() -> list[str]:
+            found = []
+            async for batch in self._client.batches.list(limit=100):
+                if batch.created_at < since:
+                    break
+                if (batch.metadata or {}).get(KEY_FIELD) == key:
+                    found.append(batch.id)
+            return found
+
+        found: list[str] = await self._bounded(find)
+        return found
 
     async def ended(self, batch_id: str) -> bool:
         batch = await self._bounded(lambda: self._client.batches.retrieve(batch_id))

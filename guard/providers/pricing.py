@@ -3,11 +3,14 @@
 Prices are USD per million tokens. ``Usage.input_tokens`` counts every input token, cached ones
 included; ``Usage.cached_tokens`` of them are billed at the cached-input price (a cache read) and
 ``Usage.cache_write_tokens`` at the cache-write price (Anthropic: 1.25x input for the 5-minute
-cache; OpenAI charges no write, so it defaults to the input price). A call whose
-``Usage.service_tier`` is ``flex`` costs ``delivery_factor["flex"]`` of all that (0.5: OpenAI bills
-flex at batch prices); ``delivery_factor["batch"]`` is the batch APIs' share (applied by the batch
-judge's ``price_factor``). Per model, ``flex`` says whether it offers the flex tier and
-``cache_min_tokens`` is the shortest prefix the provider caches.
+cache; OpenAI charges no write, so it defaults to the input price). The tier that billed a call
+is ``Usage.service_tier``: ``flex`` and ``batch`` cost ``delivery_factor["flex"]`` and
+``delivery_factor["batch"]`` of all that (0.5: OpenAI bills flex at batch prices, both batch APIs
+take 50% off); ``priority`` (OpenAI's priority processing, above list price) costs the model's
+``priority`` entry (its own input, output and cached_input), and where the table has none, list
+price with a warning (``judge.tier_unpriced``, once per model): the cost then undercounts. Per
+model, ``flex`` says whether it offers the flex tier and ``cache_min_tokens`` is the shortest
+prefix the provider caches.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from guard import defaults
 from guard.errors import ConfigError
 from guard.models import Usage
@@ -29,6 +34,9 @@ _FIELD = "judge.model"
 _FIX = "add it to a price file given by judge.price_file (see guard/data/prices.json)"
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
 _PER = 1_000_000
+_DISCOUNTED_TIERS = frozenset({"flex", "batch"})  # priced by delivery_factor
+log = structlog.get_logger("guard.pricing")
+_unpriced_warned: set[str] = set()  # models warned of an unpriced priority call
 
 
 @dataclass(frozen=True)
@@ -41,10 +49,12 @@ class ModelPrice:
     cache_write: float = 0.0
     flex: bool = False
     cache_min_tokens: int = defaults.CACHE_MIN_TOKENS
+    priority: ModelPrice | None = None  # OpenAI's priority processing tier, when priced
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> ModelPrice:
         price_in = float(entry["input"])
+        tier = entry.get("priority")
         price = cls(
             input=price_in,
             output=float(entry["output"]),
@@ -52,6 +62,7 @@ class ModelPrice:
             cache_write=float(entry.get("cache_write", price_in)),
             flex=bool(entry.get("flex", False)),
             cache_min_tokens=int(entry.get("cache_min_tokens", defaults.CACHE_MIN_TOKENS)),
+            priority=None if tier is None else cls.from_entry(tier),
         )
         if not all(
             _share(p) for p in (price.input, price.output, price.cached_input, price.cache_write)
@@ -104,7 +115,7 @@ class PriceTable:
         """USD for ``usage`` on ``model``. Free when nothing was used (offline judges)."""
         if not (usage.input_tokens or usage.output_tokens):
             return 0.0
-        price = self.require(model)
+        price = self._tier_price(model, usage.service_tier)
         cached = min(usage.cached_tokens, usage.input_tokens)
         written = min(usage.cache_write_tokens, usage.input_tokens - cached)
         list_usd = (
@@ -116,9 +127,28 @@ class PriceTable:
         return list_usd * self.tier_factor(usage.service_tier)
 
     def tier_factor(self, service_tier: str | None) -> float:
-        """The share of list price a call served by ``service_tier`` costs. Only ``flex`` is
-        applied here: batch items carry the batch factor as their outcome's ``price_factor``."""
-        return self.delivery_factor("flex") if service_tier == "flex" else 1.0
+        """The share of its tier's prices a call served by ``service_tier`` costs: the
+        ``delivery_factor`` of ``flex`` and ``batch``, else 1."""
+        return self.delivery_factor(service_tier) if service_tier in _DISCOUNTED_TIERS else 1.0
+
+    def _tier_price(self, model: str, service_tier: str | None) -> ModelPrice:
+        """The prices of ``model`` at ``service_tier``: its priority entry for ``priority``
+        (list price, warned once, when it has none), else its list prices."""
+        price = self.require(model)
+        if service_tier != "priority":
+            return price
+        if price.priority is not None:
+            return price.priority
+        if model not in _unpriced_warned:
+            _unpriced_warned.add(model)
+            log.warning(
+                "judge.tier_unpriced",
+                model=model,
+                service_tier=service_tier,
+                fix='add a "priority" price to the model in judge.price_file; '
+                "until then cost_usd counts list price, below what the tier bills",
+            )
+        return price
 
 
 def _share(value: float) -> bool:

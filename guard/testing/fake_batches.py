@@ -6,16 +6,20 @@ are the ones the real SDKs read (``openai.types.Batch``, ``FileObject``, the bat
 
 * ``POST /v1/files`` (multipart, ``purpose=batch``), ``GET /v1/files/{id}``,
   ``GET /v1/files/{id}/content``;
-* ``POST /v1/batches``, ``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``;
-* ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
-  ``GET /v1/messages/batches/{id}/results``, ``POST /v1/messages/batches/{id}/cancel``.
+* ``POST /v1/batches`` (``metadata`` kept), ``GET /v1/batches`` (all, newest first),
+  ``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``;
+* ``POST /v1/messages/batches``, ``GET /v1/messages/batches`` (all, newest first),
+  ``GET /v1/messages/batches/{id}``, ``GET /v1/messages/batches/{id}/results``,
+  ``POST /v1/messages/batches/{id}/cancel``.
 
 A batch completes ``delay_s`` after it was created (its status is computed when read, with
 the ``delay_s`` of that moment: a test may hold batches running, then let them end). Each item
 is answered by the server's model-call function, as a realtime call would be, unless it fails:
 an item whose prompt holds :data:`ITEM_ERROR_MARKER` (or drawn by ``fail_rate``) errors, and one
 holding :data:`ITEM_EXPIRE_MARKER` expires (its batch ends ``expired`` on OpenAI). Every item
-submitted is counted by ``custom_id``, so a test proves nothing was sent twice.
+submitted is counted by ``custom_id``, so a test proves nothing was sent twice. ``on_create``
+(when set) is called as each batch is created, before the reply: a test can kill the client
+right then, in the window between the provider accepting a batch and the client learning its id.
 """
 
 from __future__ import annotations
@@ -48,10 +52,12 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("GET", re.compile(rf".*/files/{_ID}/content"), "file_content"),
     ("GET", re.compile(rf".*/files/{_ID}"), "file_get"),
     ("POST", re.compile(r".*/messages/batches"), "msg_create"),
+    ("GET", re.compile(r".*/messages/batches"), "msg_list"),
     ("GET", re.compile(rf".*/messages/batches/{_ID}/results"), "msg_results"),
     ("POST", re.compile(rf".*/messages/batches/{_ID}/cancel"), "msg_cancel"),
     ("GET", re.compile(rf".*/messages/batches/{_ID}"), "msg_get"),
     ("POST", re.compile(r".*/batches"), "oai_create"),
+    ("GET", re.compile(r".*/batches"), "oai_list"),
     ("POST", re.compile(rf".*/batches/{_ID}/cancel"), "oai_cancel"),
     ("GET", re.compile(rf".*/batches/{_ID}"), "oai_get"),
 )
@@ -78,6 +84,7 @@ class _Batch:
     results: list[dict[str, Any]] | None = None  # computed once, when it ends
     output_file_id: str | None = None
     error_file_id: str | None = None
+    metadata: dict[str, str] | None = None
 
 
 @dataclass
@@ -111,6 +118,7 @@ class FakeBatches:
         self._files: dict[str, bytes] = {}
         self._batches: dict[str, _Batch] = {}
         self.counters = BatchCounters()
+        self.on_create: Callable[[], None] | None = None
 
     def reset(self) -> None:
         with self._lock:
@@ -179,9 +187,13 @@ class FakeBatches:
                 entry = orjson.loads(line)
                 api = route(entry["url"]) or "chat"
                 items.append(self._item(entry["custom_id"], api, entry["body"]))
-        batch = self._new_batch("openai", new_id("batch_"), items)
+        batch = self._new_batch("openai", new_id("batch_"), items, spec.get("metadata"))
         batch.endpoint, batch.input_file_id = spec["endpoint"], spec["input_file_id"]
         return json_reply(200, self._openai_view(batch))
+
+    def _oai_list(self, _ident: str, _h: dict[str, str], _raw: bytes) -> Reply:
+        views = [self._openai_view(b) for b in self._newest_first("openai")]
+        return json_reply(200, {"object": "list", "data": views, "has_more": False})
 
     def _oai_get(self, ident: str, _h: dict[str, str], _raw: bytes) -> Reply:
         batch = self._polled(ident)
@@ -222,7 +234,7 @@ class FakeBatches:
                 "completed": done,
                 "failed": len(batch.items) - done if ended else 0,
             },
-            "metadata": None,
+            "metadata": batch.metadata,
             "errors": None,
         }
 
@@ -259,6 +271,12 @@ class FakeBatches:
         items = [self._item(r["custom_id"], "messages", r["params"]) for r in spec["requests"]]
         batch = self._new_batch("anthropic", new_id("msgbatch_"), items)
         return json_reply(200, self._anthropic_view(batch))
+
+    def _msg_list(self, _ident: str, _h: dict[str, str], _raw: bytes) -> Reply:
+        views = [self._anthropic_view(b) for b in self._newest_first("anthropic")]
+        first, last = (views[0]["id"], views[-1]["id"]) if views else (None, None)
+        page = {"data": views, "has_more": False, "first_id": first, "last_id": last}
+        return json_reply(200, page)
 
     def _msg_get(self, ident: str, _h: dict[str, str], _raw: bytes) -> Reply:
         batch = self._polled(ident)
@@ -323,16 +341,25 @@ class FakeBatches:
             fate = "errored"
         return _Item(custom_id, api, body, fate)
 
-    def _new_batch(self, provider: str, ident: str, items: list[_Item]) -> _Batch:
+    def _new_batch(
+        self, provider: str, ident: str, items: list[_Item], metadata: Any = None
+    ) -> _Batch:
         ids = [i.custom_id for i in items]
         if len(set(ids)) != len(ids):
             raise ValueError("custom_id values must be unique within a batch")
-        batch = _Batch(ident, provider, items, time.time())
+        batch = _Batch(ident, provider, items, time.time(), metadata=metadata)
         with self._lock:
             self._batches[ident] = batch
             self.counters.batches += 1
             self.counters.items.update(ids)
+        if self.on_create is not None:
+            self.on_create()
         return batch
+
+    def _newest_first(self, provider: str) -> list[_Batch]:
+        with self._lock:
+            batches = [b for b in self._batches.values() if b.provider == provider]
+        return sorted(batches, key=lambda b: b.created, reverse=True)
 
     def _polled(self, ident: str) -> _Batch | None:
         with self._lock:

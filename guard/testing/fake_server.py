@@ -388,6 +388,9 @@ class FakeLLMServer:
             with self._lock:
                 self._stats.requests_total += 1
                 self._stats.by_path[path] += 1
+            fault = self._next_fault(path, named_only=True)
+            if fault is not None:  # only a fault naming a batch path applies to one
+                return fault_reply(fault, "messages" if "/messages/" in path else "chat")
             return self.batches.dispatch(method, path, dict(headers), raw)
         api = route(path)
         if method != "POST" or api is None:
@@ -470,17 +473,19 @@ class FakeLLMServer:
         if delay > 0:
             await asyncio.sleep(delay)
 
-    def _next_fault(self, path: str) -> Fault | None:
+    def _next_fault(self, path: str, *, named_only: bool = False) -> Fault | None:
+        """The fault to serve for ``path``; ``named_only``: only one whose ``path`` names it
+        (the batch endpoints), never a drawn one."""
         with self._lock:
             for rule in self._rules:
-                if rule.fault.applies_to(path):
+                if rule.fault.applies_to(path) and not (named_only and rule.fault.path is None):
                     if rule.remaining is not None:
                         rule.remaining -= 1
                         if rule.remaining <= 0:
                             self._rules.remove(rule)
                     self._stats.faults[rule.fault.kind] += 1
                     return rule.fault
-            if self.fail_rate > 0 and self._rng.random() < self.fail_rate:
+            if not named_only and self.fail_rate > 0 and self._rng.random() < self.fail_rate:
                 self._stats.faults[self.fail_kind] += 1
                 return Fault(self.fail_kind, retry_after_s=0.05, hang_s=1.0)
         return None

@@ -8,18 +8,21 @@ items follow ``failure_policy``.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic
 import pytest
 
 from guard.assembly import build_guard
-from guard.batch.items import CURRENT_ITEM, ItemRef
-from guard.batch.journal import MemoryJournal, SubmittedBatch
+from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id
+from guard.batch.journal import JournalError, MemoryJournal, SubmittedBatch
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Verdict
 from guard.settings import JudgeSettings
 from guard.testing import FakeLLMServer
+from guard.testing.fake_api import Fault
 from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER
 
 CONTEXT = ["Our return policy allows returns within 30 days."]
@@ -106,7 +109,11 @@ async def test_batch_verdicts_match_realtime_at_half_the_price(
     assert stats["batch"]["items_submitted"] == 5
     assert stats["batch"]["items_duplicated"] == []
     for b, r in zip(batched, realtime, strict=True):
-        assert b.usage == r.usage
+        assert b.usage.service_tier == "batch"  # the verdict says how it was billed
+        assert r.usage.service_tier != "batch"
+        assert b.usage.model_copy(update={"service_tier": None}) == r.usage.model_copy(
+            update={"service_tier": None}
+        )
         assert b.cost_usd == pytest.approx(r.cost_usd / 2)
         assert b.cost_usd > 0
 
@@ -230,3 +237,123 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
     assert [v.label for v in verdicts] == [Label.PASS, Label.PASS]
     assert server.stats()["batch"]["items_submitted"] == 2
     assert not any(p.endswith("/chat/completions") for p in server.stats()["by_path"])
+
+
+class _IntentOnlyJournal(MemoryJournal):
+    """What survives a process killed between the provider accepting a batch and the journal
+    storing its id: the intent record only (storing the submitted one fails)."""
+
+    async def record(self, batch: SubmittedBatch) -> None:
+        if batch.batch_id is not None:
+            raise JournalError("the process died before this record was stored")
+        await super().record(batch)
+
+
+@pytest.mark.parametrize(
+    ("kind", "listing_fails"),
+    [("openai-chat", False), ("anthropic", False), ("openai-chat", True)],
+)
+async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_again(
+    server: FakeLLMServer, kind: str, listing_fails: bool
+) -> None:
+    """Submission is idempotent: the successor finds the journaled intent, finds the provider's
+    batch (OpenAI by the key in its metadata, Anthropic by the items' custom_ids in its
+    results) and polls it; the provider sees every item once. A transient error listing the
+    batches is retried."""
+    server.batches.delay_s = 1.0
+    journal = _IntentOnlyJournal()
+    first = build_guard(settings(server, kind), ENV)
+    assert first.batcher is not None
+    first.batcher.journal = journal
+    task = asyncio.ensure_future(judge_all(first, [GOOD, BAD, GOOD]))
+    await until_submitted(first, 1)
+    task.cancel()  # the process dies while the batch runs
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (intent,) = journal.batches()
+    assert intent.batch_id is None
+    if listing_fails:
+        server.inject(Fault("server_error", path="/v1/batches"), times=2)
+    other = await unrelated_anthropic_batch(server) if kind == "anthropic" else None
+    second = build_guard(settings(server, kind), ENV)
+    assert second.batcher is not None
+    second.batcher.journal = journal
+    verdicts = await judge_all(second, [GOOD, BAD, GOOD])
+    assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL, Label.PASS]
+    assert all(v.usage.service_tier == "batch" for v in verdicts)
+    unrelated = 0 if other is None else 1
+    assert server.stats()["batch"]["batches_created"] == 1 + unrelated
+    assert server.stats()["batch"]["items_submitted"] == 3 + unrelated
+    assert server.stats()["batch"]["items_duplicated"] == []
+    assert server.stats()["faults"] == ({"server_error": 2} if listing_fails else {})
+    if other is not None:  # created since the intent, but of another size: never awaited
+        assert server.stats()["by_path"].get(f"/v1/messages/batches/{other}/results", 0) == 0
+
+
+async def unrelated_anthropic_batch(server: FakeLLMServer) -> str:
+    """A one-item message batch of another client."""
+    client = anthropic.AsyncAnthropic(base_url=server.anthropic_base_url, api_key="sk-other")
+    params: Any = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hello"}],
+    }
+    try:
+        batch = await client.messages.batches.create(
+            requests=[{"custom_id": "other-1", "params": params}]
+        )
+    finally:
+        await client.close()
+    return batch.id
+
+
+async def test_an_intent_the_provider_never_got_is_submitted(server: FakeLLMServer) -> None:
+    """A process that died after journaling the intent but before the provider accepted the
+    batch: nothing to adopt, so the items are submitted (once)."""
+    journal = MemoryJournal()
+    cids = tuple((custom_id(ItemRef("t-0", i), 1), ItemRef("t-0", i)) for i in range(2))
+    await journal.record(SubmittedBatch("openai", None, cids, time.time(), "lost-intent"))
+    guard = build_guard(settings(server, "openai-chat"), ENV)
+    assert guard.batcher is not None
+    guard.batcher.journal = journal
+    verdicts = await judge_all(guard, [GOOD, BAD])
+    assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL]
+    assert server.stats()["batch"]["batches_created"] == 1
+    assert server.stats()["batch"]["items_submitted"] == 2
+    resubmitted = journal.find(cids[0][0])  # the intent was looked for, then superseded
+    assert resubmitted is not None
+    assert resubmitted.batch_id is not None
+    assert resubmitted.key != "lost-intent"
+
+
+async def test_a_handed_over_partitions_batch_is_no_longer_polled(server: FakeLLMServer) -> None:
+    """Revoked partitions: their callers stop waiting, and a batch whose every caller was
+    handed over stops being polled (its next owner polls it); one still awaited by a kept
+    partition goes on."""
+    server.batches.delay_s = 600.0  # held running
+    guard = build_guard(settings(server, "openai-chat"), ENV)
+    batcher = guard.batcher
+    assert batcher is not None
+
+    async def one(stream: str) -> Verdict:
+        CURRENT_ITEM.set(ItemRef(stream, 0))
+        return await guard.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+
+    kept, gone = asyncio.ensure_future(one("t-0")), asyncio.ensure_future(one("t-1"))
+    try:
+        await until_submitted(guard, 1)
+        await asyncio.sleep(0.2)  # polled a few times
+        batcher.release({"t-1"})
+        await asyncio.sleep(0.05)
+        assert gone.cancelled()
+        assert not kept.done()
+        assert batcher.stats().polling == 1  # t-0 still waits for it
+        batcher.release({"t-0"})
+        await asyncio.sleep(0.05)
+        assert kept.cancelled()
+        assert batcher.stats().polling == 0
+        polls = server.stats()["batch"]["polls"]
+        await asyncio.sleep(0.3)  # six poll intervals
+        assert server.stats()["batch"]["polls"] == polls
+    finally:
+        await guard.aclose()

@@ -9,12 +9,13 @@ import uuid
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from consumers.metrics import Metrics
 from guard.assembly import make_shared
 from guard.budgets import BudgetSettings, SystemClock
 from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
-from guard.budgets.shared import decode_outcome, encode_outcome
+from guard.budgets.shared import SharedReservation, decode_outcome, encode_outcome
 from guard.errors import JudgementSkipped, RateLimited
 from guard.providers.base import JudgeOutcome
 from guard.testing import FakeJudge
@@ -138,7 +139,8 @@ async def test_a_redis_outage_degrades_to_the_partition_share_and_recovers(
     own_redis: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Redis stops: judging goes on under the partition share (one log line, one outage
-    counted); Redis returns: the fleet's limits apply again."""
+    counted); Redis returns: the fleet's limits apply again, and the partition share stays
+    for a handover (Redis did not count the calls made during the outage)."""
     caplog.set_level("INFO", logger="guard.budgets")
     judge = FakeJudge()
     budgeted = replica(own_redis.url, prefix(), judge, rpm=600, redis_retry_s=0.2)
@@ -163,7 +165,7 @@ async def test_a_redis_outage_degrades_to_the_partition_share_and_recovers(
     up = budgeted.stats()
     assert up.shared is not None
     assert up.shared.up
-    assert up.fleet_share == 1.0
+    assert (up.fleet_share, budgeted.share.held) == (0.25, 1.0)
     events = [r.getMessage().split(":")[0].split(" ")[0] for r in caplog.records]
     assert events.count("budget.shared_unavailable") == 1
     assert events.count("budget.shared_recovered") == 1
@@ -178,3 +180,50 @@ def test_cached_verdicts_round_trip_and_anything_else_is_a_miss() -> None:
     assert again.model == "gpt-4o-mini"
     for junk in ("", "{}", '{"kind": "scale5", "assessment": {"score": 9}}', "[1]"):
         assert decode_outcome(junk) is None
+
+
+async def test_a_settlement_after_its_window_expired_leaves_no_key_without_a_ttl(
+    redis_server: RedisServer,
+) -> None:
+    """A call that outlives its cost window's key (expired in Redis) settles into nothing: the
+    correction must not create the key again without a TTL (a key that would never expire)."""
+    keys = prefix()
+    shared = make_shared(
+        BudgetSettings(fleet="redis", redis_url=redis_server.url, redis_prefix=keys),  # type: ignore[arg-type]
+        SystemClock(),
+    )
+    assert shared is not None
+    live = await shared.reserve(0.02, {"minute": (60.0, 1.0)})
+    gone = await shared.reserve(0.02, {"hour": (3600.0, 1.0)})
+    assert isinstance(live, SharedReservation)
+    assert isinstance(gone, SharedReservation)
+    client = Redis.from_url(redis_server.url)
+    (expired,) = gone.keys
+    await client.delete(expired)  # what its TTL does when the call outlives the window's key
+    await shared.settle(live, 0.005)
+    await shared.settle(gone, 0.005)
+    assert await client.exists(expired) == 0
+    (kept,) = live.keys
+    assert float(await client.get(kept)) == pytest.approx(0.005)
+    assert 0 < await client.ttl(kept) <= 120  # the correction kept the window's TTL
+    await client.aclose()
+    await shared.aclose()
+
+
+async def test_redis_logs_a_call_when_it_starts_not_before_the_local_smoothing_held_it(
+    redis_server: RedisServer,
+) -> None:
+    """rpm 120: the replica's per-second smoothing starts 2 calls a second, so 6 calls made at
+    once start over about 2 s, and the fleet's log in Redis has them at those moments (a log
+    written before the smoothing would have all 6 at once: a later window could then take more
+    than rpm)."""
+    keys = prefix()
+    judge = replica(redis_server.url, keys, FakeJudge(), rpm=120, max_rate_wait_s=10)
+    await outcomes(judge, range(6))
+    client = Redis.from_url(redis_server.url)
+    logged = await client.zrange(f"{keys}:rate:fake:fake-judge", 0, -1, withscores=True)
+    starts = sorted(score for _, score in logged)
+    assert len(starts) == 6
+    assert starts[-1] - starts[0] >= 1.5
+    await client.aclose()
+    await judge.aclose()

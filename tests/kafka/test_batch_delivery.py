@@ -204,3 +204,35 @@ async def test_a_replica_joining_mid_batch_resumes_the_partitions_it_takes_over(
         for service in (first, second):
             service.signal(signal.SIGTERM)
             assert service.wait(30) == 0, run.logs()
+
+
+async def test_sigkill_between_submitting_and_journaling_adopts_the_batch(
+    run: Run, provider: FakeLLMServer
+) -> None:
+    """The replica is killed as the provider accepts its batch (the fake SIGKILLs it from inside
+    the create call), so only the batch's intent is in the journal, not its id. The successor
+    finds the intent, finds the provider's batch by the key in its metadata and polls it: every
+    message judged once by the provider, every verdict published."""
+    provider.batches.delay_s = HELD_S
+    await run.produce(0, N)
+    first = batch_service(run, "a")
+    provider.batches.on_create = lambda: first.signal(signal.SIGKILL)
+    try:
+        async with Verdicts(
+            run.bootstrap, run.verdicts, isolation_level="read_uncommitted"
+        ) as seen:
+            first.wait(WAIT_S)
+            provider.batches.on_create = None
+            assert provider.stats()["batch"]["batches_created"] == 1
+            second = batch_service(run, "a")
+            await until_resumed(run, second)
+            provider.batches.delay_s = BATCH_DELAY_S  # the batch ends now
+            await seen.wait_for(N, run, watch=(second,))
+            await seen.settle(0.5)
+            assert set(seen.counts) == set(run.ids)
+            assert_judged_once(provider, N)
+            assert any(line.get("event") == "batch.adopted" for line in log_lines(second))
+            second.signal(signal.SIGTERM)
+            assert second.wait(30) == 0, run.logs()
+    finally:
+        provider.batches.on_create = None

@@ -62,6 +62,7 @@ DEEP = (
     + b"}}"
 )
 BIG = 123456789012345678901234567890
+ROME = "The Eiffel Tower is in Rome"
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
@@ -105,6 +106,7 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
                 None,
             ),
             (b"a", with_id("verdict-refused", metadata={"blob": "m" * 100_000}), None),
+            (b"a", with_id("held", output=ROME, metadata={"blob": "q" * 35_000}), None),
             (b"a", grounded(2), None),
         ],
     )
@@ -113,9 +115,12 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
         verdicts = await read_until(
             kafka_bootstrap,
             topics.verdicts,
-            expected=6,
+            expected=7,
             settle_s=0.5,
             isolation_level="read_committed",
+        )
+        held = await read_until(
+            kafka_bootstrap, topics.quarantine, expected=1, isolation_level="read_committed"
         )
         dlq = await read_until(
             kafka_bootstrap, topics.dlq, expected=3, settle_s=0.5, isolation_level="read_committed"
@@ -131,6 +136,7 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
         "ok-1": 1,
         "bad-header-name": 1,
         str(BIG): 1,
+        "held": 1,
         "ok-2": 1,
     }
     by_request = {json.loads(r.value)["request_id"]: r for r in verdicts}
@@ -145,6 +151,11 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
     assert b"sk-live" not in b"".join(r.value for r in dlq)
     assert letters[7]["reason"] == "oversized"  # the verdicts topic takes 60,000 bytes at most
     assert "the verdict record is" in letters[7]["detail"]  # fitted before the broker saw it
+    # a failing answer whose quarantine record (payload + verdict) is over the limit keeps its
+    # route, without its payload
+    (quarantined,) = [orjson.loads(r.value) for r in held]
+    assert quarantined["verdict"]["request_id"] == "held"
+    assert (quarantined["payload"], quarantined["payload_omitted"]) == (None, True)
 
 
 async def test_big_messages_are_bounded_by_buffered_bytes_not_only_by_count(

@@ -4,6 +4,7 @@ progress line and readiness."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import orjson
@@ -44,9 +45,11 @@ refs = st.builds(
 batches = st.builds(
     SubmittedBatch,
     st.sampled_from(["openai", "anthropic"]),
-    st.text(min_size=1, max_size=80),
+    st.none() | st.text(min_size=1, max_size=80),  # None: an intent, not submitted yet
     st.lists(st.tuples(st.text(max_size=64), st.none() | refs), max_size=20).map(tuple),
     st.floats(0, 4e9),
+    st.text(min_size=1, max_size=40),
+    st.integers(0, 100_000),
 )
 
 
@@ -69,9 +72,12 @@ def test_a_stream_name_gives_its_partition_back(topic: str, partition: int) -> N
 @given(batches)
 def test_a_journal_record_reads_back_as_the_batch_it_stored(batch: SubmittedBatch) -> None:
     latest: dict[tuple[int, str], SubmittedBatch] = {}
-    _apply(latest, 3, batch.batch_id.encode(), orjson.dumps(batch.to_json()))
-    assert latest == {(3, batch.batch_id): batch}
-    _apply(latest, 3, batch.batch_id.encode(), None)  # a tombstone deletes it
+    _apply(latest, 3, batch.ident.encode(), orjson.dumps(batch.to_json()))
+    assert latest == {(3, batch.ident): batch}
+    submitted = dataclasses.replace(batch, batch_id="batch_1")  # the same key, superseding
+    _apply(latest, 3, batch.ident.encode(), orjson.dumps(submitted.to_json()))
+    assert latest == {(3, batch.ident): submitted}
+    _apply(latest, 3, batch.ident.encode(), None)  # a tombstone deletes it
     assert latest == {}
 
 

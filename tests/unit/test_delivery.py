@@ -410,6 +410,9 @@ class SubmittingForever:
         self.given.append(timeout_s)
         await asyncio.sleep(timeout_s)
 
+    def release(self, streams: set[str]) -> None:
+        """Handed-over partitions' items are no longer waited for: nothing is, here."""
+
 
 async def test_a_revoke_waits_one_revoke_timeout_in_all() -> None:
     """A message still judging and a batch submission that hangs: the revoke gives both one

@@ -326,7 +326,7 @@ class TestDecidedVerdicts:
             verdict.judge.model,
             verdict.judge.prompt_version,
             verdict.judge.tier,
-        ) == ("fake", "fake-judge", "groundedness-v2", "llm")
+        ) == ("fake", "fake-judge", "groundedness-v3", "llm")
         assert verdict.threshold == 0.5
         assert verdict.mode is ScoringMode.SCALE5
 

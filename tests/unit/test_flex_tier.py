@@ -93,3 +93,38 @@ def test_a_short_timeout_with_flex_is_warned_about_at_start(
         warn_short_timeout(30.0)
         warn_short_timeout(900.0)
     assert [r.getMessage().split()[0] for r in caplog.records] == ["judge.flex_short_timeout"]
+
+
+@pytest.mark.parametrize(
+    ("reported", "requested", "served"),
+    [
+        ("flex", "flex", "flex"),
+        (None, "flex", "flex"),
+        ("default", "flex", "default"),  # refused flex, served by the default tier
+        ("priority", None, "priority"),  # the project's default tier may be priority
+        ("scale", None, "default"),
+        (None, None, None),
+    ],
+)
+def test_the_tier_that_served_is_the_one_reported(
+    reported: str | None, requested: Tier | None, served: str | None
+) -> None:
+    """Priority processing bills above list price: it is reported as such, not as default."""
+    from guard.providers.openai import _served
+
+    assert _served(reported, requested) == served
+
+
+def test_a_model_without_flex_is_refused_naming_only_priced_flex_models() -> None:
+    """The fix offered names models the price table marks flex, and no other (o3 is unpriced)."""
+    from guard.errors import ConfigError
+    from guard.providers.flex import check_flex
+    from guard.providers.pricing import PriceTable
+
+    table = PriceTable.load()
+    with pytest.raises(ConfigError) as caught:
+        check_flex("openai", "gpt-4o-mini", table.lookup("gpt-4o-mini"))
+    named = str(caught.value).split("use a flex model (")[1].split(")")[0].split(", ")
+    assert "o3" not in named
+    assert named
+    assert all(table.require(m).flex for m in named)

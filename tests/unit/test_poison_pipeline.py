@@ -298,6 +298,40 @@ class TestAnyExceptionDeadLetters:
         assert [out.kind for out in outputs] == ["dead_letter"]
         assert "ValueError: boom" in orjson.loads(outputs[0].value)["detail"]
 
+    def test_fitting_that_raises_dead_letters_the_message(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def broken(*_: Any, **__: Any) -> Any:
+            raise OverflowError("size")
+
+        monkeypatch.setattr("consumers.runtime.message.fit_outputs", broken)
+        outputs = handle(Record(request()))
+        letter = orjson.loads(outputs[0].value)
+        assert (letter["reason"], letter["detail"]) == (
+            "internal_error",
+            "building the verdict records raised OverflowError: size",
+        )
+
+    def test_a_judge_core_that_raises_anything_dead_letters_the_message(self) -> None:
+        """Not a JudgeError (those make an ``error`` verdict): a bug in the judge core."""
+
+        def bug(_: Any) -> Any:
+            raise ZeroDivisionError("a bug in a judge")
+
+        guard = Guard(FakeJudge(bug), JudgeSettings())
+
+        async def judge(decoded: codec.Decoded) -> Verdict:
+            return await guard.judge(decoded.request, message_key=decoded.source.key)
+
+        outcome = asyncio.run(PIPELINE.process(Record(request()), judge))
+        assert isinstance(outcome, Finished)
+        (letter,) = [orjson.loads(out.value) for out in outcome.outputs]
+        assert (letter["reason"], letter["detail"]) == (
+            "internal_error",
+            "the judge raised ZeroDivisionError: a bug in a judge",
+        )
+        assert letter["input"]["offset"] == Record(b"").offset
+
 
 HEADER_NAMES = st.sampled_from(
     [
@@ -313,9 +347,9 @@ HEADER_NAMES = st.sampled_from(
     ]
 )
 BIG = st.builds(lambda n, b: b * n, st.integers(1, 450_000), st.binary(min_size=1, max_size=2))
-HEADERS = st.lists(
-    st.tuples(HEADER_NAMES | st.text(max_size=30), st.binary(max_size=40) | BIG), max_size=6
-)
+# any name, lone surrogates and the escaped form of a name that was not UTF-8 included
+NAMES = HEADER_NAMES | st.text(st.characters(exclude_categories=()), max_size=30)
+HEADERS = st.lists(st.tuples(NAMES, st.binary(max_size=40) | BIG), max_size=6)
 JSON_LEAF = (
     st.none()
     | st.booleans()
@@ -342,9 +376,35 @@ FIELDS = st.fixed_dictionaries(
         "question": st.text(max_size=50),
     },
 )
+ENDS = b',"context":"a"}'
+# bodies that parsers and serializers have choked on: repeated keys, NaN, lone surrogates,
+# nesting, numbers past every limit, a BOM, trailing data, ids of every JSON type
+HOSTILE_JSON = st.sampled_from(
+    [
+        b'{"output": "x", "output": "y"' + ENDS,
+        b'{"output": NaN' + ENDS,
+        b'{"output": "\\ud800"' + ENDS,
+        b"[" * 100_000,
+        b'{"output":"a","context":' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"output":"a","metadata":1e999' + ENDS,
+        b'{"output":"a","metadata":{"x":' + b"1" * 4500 + b"}" + ENDS,
+        b'{"output":"a","id":' + b"9" * 5000 + ENDS,
+        b'\xef\xbb\xbf{"output":"a"' + ENDS,
+        b'{"output":"a\\u0000b"' + ENDS,
+        b'{"output":"a","id":1.5' + ENDS,
+        b'{"output":"a","id":true' + ENDS,
+        b'{"output":"a","id":"' + "é".encode() * 100_000 + b'"' + ENDS,
+        b'{"output":"a","context_field":"nope"' + ENDS,
+        b'{"output":"a","context_field":"messages","messages":[{"role":"tool","content":"a",'
+        b'"name":"' + b"n" * 200_000 + b'"}]}',
+        b'"a string"',
+        b'{"output":"a"' + ENDS + b" trailing",
+    ]
+)
 VALUES = (
     st.none()
     | st.binary(max_size=300)
+    | HOSTILE_JSON
     | FIELDS.map(lambda fields: request(**fields))
     | st.builds(lambda n: request(padding="p" * n), st.integers(0, 250_000))
 )

@@ -104,9 +104,11 @@ def _previous_scan(text: str) -> list[tuple[str, str]]:
     folded = injection.skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
         lowered = variant.translate(injection._IGNORECASE_TWINS).lower()
-        for (kind, pattern), triggers in zip(injection._PATTERNS, injection._TRIGGERS, strict=True):
+        for index, ((kind, _), triggers) in enumerate(
+            zip(injection._PATTERNS, injection._TRIGGERS, strict=True)
+        ):
             if any(word in lowered for word in triggers):
-                for match in pattern.finditer(variant):
+                for match in injection.matches(index, variant):
                     excerpt = injection._excerpt(variant, match.start(), match.end())
                     if (kind, injection.skeleton(excerpt)) not in seen:
                         seen.add((kind, injection.skeleton(excerpt)))

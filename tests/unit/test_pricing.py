@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import structlog.testing
 
 from guard.errors import ConfigError
 from guard.models import Usage
@@ -127,8 +128,7 @@ def test_openai_models_bill_no_cache_write_premium() -> None:
 
 @pytest.mark.parametrize(("tier", "factor"), [("flex", 0.5), ("default", 1.0), (None, 1.0)])
 def test_flex_calls_cost_batch_prices(tier: str | None, factor: float) -> None:
-    """Flex is billed at batch prices (delivery_factor.flex); batch items are discounted by
-    their outcome's price_factor instead, so a batch usage is not discounted twice."""
+    """Flex is billed at batch prices (delivery_factor.flex)."""
     table = PriceTable.load()
     usage = Usage(input_tokens=MILLION, cached_tokens=MILLION // 2, output_tokens=MILLION)
     listed = table.cost("gpt-5-mini", usage)
@@ -150,3 +150,32 @@ def test_flex_and_cache_minimum_come_from_the_table() -> None:
     assert not table.require("gpt-4o-mini").flex
     assert table.require("claude-haiku-4-5").cache_min_tokens == 4096
     assert table.require("gpt-4o-mini").cache_min_tokens == 1024
+
+
+@pytest.mark.parametrize(("tier", "factor"), [("batch", 0.5), ("flex", 0.5)])
+def test_batch_and_flex_usage_is_priced_at_its_delivery_factor(tier: str, factor: float) -> None:
+    """The verdict's usage says how it was billed, and the price follows from it alone."""
+    table = PriceTable.load()
+    usage = Usage(input_tokens=MILLION, output_tokens=MILLION, service_tier=tier)  # type: ignore[arg-type]
+    assert table.cost("gpt-4o-mini", usage) == pytest.approx(factor * (0.15 + 0.60))
+
+
+def test_priority_calls_cost_the_models_priority_price(tmp_path: Path) -> None:
+    extra = tmp_path / "prices.json"
+    extra.write_text(
+        '{"models": {"gpt-4o": {"input": 2.5, "output": 10, "cached_input": 1.25,'
+        ' "priority": {"input": 4.25, "output": 17, "cached_input": 2.125}}}}'
+    )
+    usage = Usage(input_tokens=MILLION, output_tokens=MILLION, service_tier="priority")
+    assert PriceTable.load(extra).cost("gpt-4o", usage) == pytest.approx(4.25 + 17)
+
+
+def test_an_unpriced_priority_call_costs_list_price_and_says_so() -> None:
+    usage = Usage(input_tokens=MILLION, output_tokens=MILLION, service_tier="priority")
+    with structlog.testing.capture_logs() as logs:
+        cost = PriceTable.load().cost("gpt-4.1-nano", usage)
+        PriceTable.load().cost("gpt-4.1-nano", usage)
+    assert cost == pytest.approx(0.10 + 0.40)
+    warned = [e for e in logs if e["event"] == "judge.tier_unpriced"]
+    assert len(warned) == 1  # once per model
+    assert warned[0]["model"] == "gpt-4.1-nano"

@@ -96,4 +96,11 @@ HAIKU = PriceTable.load().require("claude-haiku-4-5")
 def test_examples_are_sent_when_they_make_the_prefix_cacheable(
     setting: str, price: object, expected: bool
 ) -> None:
-    assert use_examples(setting, price, 1359) is expected  # type: ignore[arg-type]
+    """1,092 tokens without the examples: past 1,024 by less than the estimate's error."""
+    assert use_examples(setting, price, 1092, 1468) is expected  # type: ignore[arg-type]
+
+
+def test_auto_drops_the_examples_when_the_prefix_is_cached_for_certain_without_them() -> None:
+    """Past the minimum by more than the chars/4 estimate's error the examples only add tokens."""
+    assert use_examples("auto", MINI, 1200, 1576) is False
+    assert use_examples("auto", MINI, 1120, 1496) is True

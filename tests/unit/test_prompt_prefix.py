@@ -38,12 +38,13 @@ def test_the_static_prefix_reaches_the_cache_minimum_with_room_to_spare(
     mode: ScoringMode, model: type
 ) -> None:
     """Schema + system prompt exceed 1,024 tokens by more than the error of a chars/4 estimate
-    (10%), so the prefix is cached; without the examples it would not be."""
+    (10%), so the prefix is cached; without the examples it might not be (so ``auto`` keeps
+    them)."""
     schema = estimate_tokens(json.dumps(_response_format(model)))
     with_examples = schema + estimate_tokens(system_prompt(mode))
     without = schema + estimate_tokens(system_prompt(mode, examples=False))
     assert with_examples >= CACHE_MIN_TOKENS * 1.1
-    assert without < CACHE_MIN_TOKENS
+    assert without < CACHE_MIN_TOKENS * 1.1
 
 
 def test_the_examples_are_fenced_and_say_they_are_not_the_case_under_review() -> None:

@@ -33,7 +33,7 @@ def case(**changes: object) -> PreparedCase:
 
 
 def test_prompt_version_is_the_default_one() -> None:
-    assert PROMPT_VERSION == "groundedness-v2"
+    assert PROMPT_VERSION == "groundedness-v3"
 
 
 def test_system_prompt_defines_groundedness_and_what_is_not_evidence() -> None:
@@ -106,3 +106,18 @@ def test_truncation_is_mentioned_when_text_was_cut() -> None:
 def test_the_transcript_source_is_described_as_labelled_turns() -> None:
     user = build_prompt(case(source=ContextField.MESSAGES), FENCE).user
     assert "role label on every turn" in user
+
+
+def test_the_prompt_bounds_the_reply_and_asks_reasons_only_for_unsupported_claims() -> None:
+    """Output tokens are the call's costliest: the explanation, claims and quotes are bounded,
+    and a supported claim's reason is empty (its quote is the evidence for it)."""
+    from guard.providers import prompts
+
+    system = build_prompt(case(), FENCE).system
+    assert f"at most {prompts.QUOTE_MAX_WORDS} words" in system
+    assert f"at most {prompts.REASON_MAX_WORDS} words" in system
+    assert f"at most {prompts.CLAIM_MAX_WORDS}" in system
+    assert f"at most two sentences ({prompts.EXPLANATION_MAX_WORDS} words)" in system
+    assert 'a supported claim\'s reason is ""' in system
+    fields = list(Scale5Assessment.model_json_schema()["properties"])
+    assert fields == ["explanation", "claims", "score"]  # reasons before the decision
