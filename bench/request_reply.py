@@ -80,6 +80,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "(exactly-once, linger_ms 5, transaction_interval_s 0.1: the default interval; the "
         "client's fetch_max_wait_ms 10)",
     )
+    parser.add_argument(
+        "--rate", type=float, help="pace every target at this rate (default: half of capacity)"
+    )
     parser.add_argument("--echo", help=argparse.SUPPRESS)  # internal: run the echo target
     return parser.parse_args(argv)
 
@@ -292,7 +295,7 @@ async def measure(
             alone = figures(await sequential(client, args.sequential))
             cap = await capacity(client, args.concurrency, args.capacity_seconds)
             runs = []
-            for rate in rates:
+            for rate in rates if args.rate is None else [args.rate]:
                 rate = cap / 2 if rate is None else rate
                 before, mine = cpu_of(target), time.process_time()
                 found = figures(await paced(client, rate, args.seconds))
