@@ -4,14 +4,21 @@
 
 For each target process (all on 127.0.0.1, the client in this process):
 
-* ``echo``: a bare aiokafka consumer that answers every request on its reply topic with a
-  fixed verdict record: the baseline, Kafka's own request-reply round trip;
 * ``run`` (``groundguard run``, instant fake judge, ``reply.allowed_prefixes`` set), once with
-  the default producer ``kafka.linger_ms`` (5) and once with ``linger_ms: 0``.
+  the default producer ``kafka.linger_ms`` (5) and once with ``linger_ms: 0``;
+* ``echo``: the baseline, Kafka's own request-reply round trip, tuned as ``run``'s clients
+  are: an aiokafka consumer in a group (``read_committed``, offsets committed every second
+  beside the loop, as ``run`` does) that answers every request on its reply topic with a fixed
+  verdict record, through an idempotent ``acks=all`` producer without linger.
 
 Each target is warmed up, its capacity measured with ``--concurrency`` screens in a closed loop
-for ``--capacity-seconds``, then requests are sent open-loop at half that rate for ``--seconds``.
-Added latency = the client's round trip minus the verdict's ``latency_ms`` (the judge call).
+for ``--capacity-seconds``, then requests are sent open-loop for ``--seconds``: ``run`` at half
+its capacity, the echo at the same rate as the first ``run`` target (a fair baseline: the same
+load on broker and client), and at half of its own capacity. Added latency = the client's
+round trip minus the verdict's ``latency_ms`` (the judge call). Each round trip is split, from
+the reply record's timestamp (when the target handed it to its producer): request sent ->
+reply handed to the producer (the client's produce, the target's fetch, judge and routing),
+and reply handed -> arrived at the client (the target's produce, the client's fetch).
 Goal (issue 12): p99 <= 50 ms for ``run``. Figures depend on the machine's load: compare the
 rows of one run, and the ratio to ``echo``.
 """
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import subprocess
 import sys
 import tempfile
@@ -28,6 +36,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import ConsumerRecord
 
@@ -37,16 +46,20 @@ from harness import (
     create_topics,
     kafka_broker,
     percentile,
+    sample_process,
     service_config,
 )
 from throughput import instant_judge
 
 from consumers.records import SourceCoordinates, VerdictRecord
 from consumers.reply import ScreeningClient, unanswered
-from consumers.reply.headers import CORRELATION_ID_HEADER, ReplyTo, reply_target
+from consumers.reply.client import FETCH_MAX_WAIT_MS
+from consumers.reply.headers import CORRELATION_ID_HEADER, ReplyTo, correlation_of, reply_target
+from consumers.runtime.heap import freeze_startup
 from guard.models import JudgeRequest
 
 PREFIX = "bench.reply."
+EOS_FETCH_MAX_WAIT_MS = 10  # the client's, against exactly-once (ScreeningClient's docstring)
 REQUEST = {
     "output": "The Eiffel Tower is in Paris.",
     "context": "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
@@ -60,6 +73,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--capacity-seconds", type=float, default=4.0)
     parser.add_argument("--concurrency", type=int, default=32, help="closed-loop screens")
     parser.add_argument("--sequential", type=int, default=100, help="requests sent one by one")
+    parser.add_argument(
+        "--targets",
+        default="run5,run0,echo",
+        help="comma-separated, in order: run5 (linger_ms 5, the default), run0, echo, eos "
+        "(exactly-once, linger_ms 5, transaction_interval_s 0.1: the default interval; the "
+        "client's fetch_max_wait_ms 10)",
+    )
+    parser.add_argument(
+        "--rate", type=float, help="pace every target at this rate (default: half of capacity)"
+    )
     parser.add_argument("--echo", help=argparse.SUPPRESS)  # internal: run the echo target
     return parser.parse_args(argv)
 
@@ -68,22 +91,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 async def echo(bootstrap: str, topic: str) -> None:
-    """Answer each request on its reply topic with a fixed verdict record, at once."""
+    """Answer each request on its reply topic with a fixed verdict record, at once; commit the
+    offsets every second beside the loop, as ``run`` does."""
     verdict = unanswered(JudgeRequest(output="x"), "echo", "echo", "echo baseline")
     record = VerdictRecord(
         **verdict.model_dump(), input=SourceCoordinates(topic=topic, partition=0, offset=0)
     )
-    value = record.model_dump_json().encode()
+    template = record.model_dump_json().encode()  # its request_id: the request's, spliced in
+    assert template.count(b'"request_id":"echo"') == 1
     consumer = AIOKafkaConsumer(
         topic,
         bootstrap_servers=bootstrap,
         group_id=f"echo-{uuid.uuid4().hex[:8]}",
         auto_offset_reset="latest",
-        enable_auto_commit=True,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
     )
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=0, acks="all")
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, linger_ms=0, acks="all", enable_idempotence=True
+    )
     await consumer.start()
     await producer.start()
+    committing: asyncio.Task[None] | None = None
+    last_commit = time.monotonic()
     try:
         while True:
             batch = await consumer.getmany(timeout_ms=100)
@@ -91,12 +121,17 @@ async def echo(bootstrap: str, topic: str) -> None:
                 for r in records:
                     reply = reply_target(r.headers, allowed_prefixes=(PREFIX,))
                     if isinstance(reply, ReplyTo):
+                        request_id = orjson.dumps(orjson.loads(r.value)["id"])
+                        value = template.replace(b'"echo"', request_id, 1)
                         await producer.send(
                             reply.topic,
                             value,
                             key=r.key,
                             headers=[(CORRELATION_ID_HEADER, reply.correlation_id)],
                         )
+            if time.monotonic() - last_commit >= 1.0 and (committing is None or committing.done()):
+                committing = asyncio.create_task(consumer.commit())
+                last_commit = time.monotonic()
     finally:
         await consumer.stop()
         await producer.stop()
@@ -124,37 +159,37 @@ class EchoProcess(ServiceProcess):
 
 
 class TimedClient(ScreeningClient):
-    """Notes, per reply, its record's timestamp (when ``run`` handed it to its producer) and
-    when it arrived, to split the round trip (bench only: reads a private hook)."""
+    """Notes, per reply, its record's timestamp (when the target handed it to its producer)
+    and when it arrived, by request id, to split the round trip (bench only: reads a private
+    hook)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.arrivals: list[tuple[float, float]] = []
+        self.arrivals: dict[str, tuple[float, float]] = {}
 
     def _answer(self, record: ConsumerRecord[Any, Any]) -> None:
-        self.arrivals.append((record.timestamp / 1000, time.time()))
+        arrived = time.time()
+        future = self._pending.get(correlation_of(record.headers or ()) or b"")
         super()._answer(record)
+        if future is not None and future.done() and not future.exception():
+            self.arrivals[future.result().request_id] = (record.timestamp / 1000, arrived)
 
 
-async def split_once(client: TimedClient, splits: list[tuple[float, float, float]]) -> None:
-    """One screen's round trip in three (ms): request sent -> verdict built in ``run`` (its
-    ``created_at``; judge call included), verdict built -> reply handed to the producer, reply
-    handed to the producer -> arrived at the client. Wall clocks of one machine."""
+Sample = tuple[float, float, float]  # added latency; sent -> handed; handed -> arrived (s)
+
+
+async def screen_once(client: TimedClient, out: list[Sample]) -> bool:
+    """One screen; its sample in ``out``; whether it was answered."""
     sent = time.time()
-    verdict = await client.screen(REQUEST, timeout=10)
-    if verdict.reason == "reply_timeout" or not client.arrivals:
-        return
-    built = verdict.created_at.timestamp()
-    handed, arrived = client.arrivals[-1]
-    splits.append(((built - sent) * 1000, (handed - built) * 1000, (arrived - handed) * 1000))
-
-
-async def screen_once(client: ScreeningClient, out: list[float]) -> None:
     started = time.perf_counter()
     verdict = await client.screen(REQUEST, timeout=10)
     rtt = time.perf_counter() - started
-    if verdict.error is None or verdict.error.kind != "reply_timeout":
-        out.append(rtt - verdict.latency_ms / 1000)
+    timing = client.arrivals.pop(verdict.request_id, None)
+    if timing is None or (verdict.error is not None and verdict.error.kind == "reply_timeout"):
+        return False
+    handed, arrived = timing
+    out.append((rtt - verdict.latency_ms / 1000, handed - sent, arrived - handed))
+    return True
 
 
 async def warm_up(client: ScreeningClient, deadline_s: float = 90.0) -> None:
@@ -166,42 +201,49 @@ async def warm_up(client: ScreeningClient, deadline_s: float = 90.0) -> None:
     raise RuntimeError("the target never answered")
 
 
-async def sequential(
-    client: TimedClient, n: int
-) -> tuple[list[float], list[tuple[float, float, float]]]:
-    """One request at a time, 20 ms apart: the latency without queueing, and its split."""
-    added: list[float] = []
-    splits: list[tuple[float, float, float]] = []
+async def sequential(client: TimedClient, n: int) -> list[Sample]:
+    """One request at a time, 20 ms apart: the latency without queueing."""
+    samples: list[Sample] = []
     for _ in range(n):
-        await screen_once(client, added)
+        await screen_once(client, samples)
         await asyncio.sleep(0.02)
-        await split_once(client, splits)
-        await asyncio.sleep(0.02)
-    return added, splits
+    return samples
 
 
-async def capacity(client: ScreeningClient, concurrency: int, seconds: float) -> float:
-    done: list[float] = []
+async def capacity(client: TimedClient, concurrency: int, seconds: float) -> float:
+    samples: list[Sample] = []
     end = time.monotonic() + seconds
 
-    async def loop() -> None:
+    async def loop() -> int:
+        answered = 0
         while time.monotonic() < end:
-            await screen_once(client, done)
+            answered += await screen_once(client, samples)
+        return answered
 
     started = time.monotonic()
-    await asyncio.gather(*(loop() for _ in range(concurrency)))
-    return len(done) / (time.monotonic() - started)
+    answered = sum(await asyncio.gather(*(loop() for _ in range(concurrency))))
+    return answered / (time.monotonic() - started)
 
 
-async def paced(client: ScreeningClient, rate: float, seconds: float) -> list[float]:
-    added: list[float] = []
-    tasks: list[asyncio.Task[None]] = []
+async def paced(client: TimedClient, rate: float, seconds: float) -> list[Sample]:
+    samples: list[Sample] = []
+    tasks: list[asyncio.Task[bool]] = []
     started = time.monotonic()
     for i in range(int(rate * seconds)):
         await asyncio.sleep(max(0.0, started + i / rate - time.monotonic()))
-        tasks.append(asyncio.create_task(screen_once(client, added)))
+        tasks.append(asyncio.create_task(screen_once(client, samples)))
     await asyncio.gather(*tasks)
-    return added
+    return samples
+
+
+def figures(samples: list[Sample]) -> dict[str, float]:
+    """p50/p99 (ms) of the added latency and of each leg."""
+    out: dict[str, float] = {"n": len(samples)}
+    for i, name in enumerate(("", "_in", "_out")):
+        ms = [s[i] * 1000 for s in samples]
+        out[f"p50{name}"], out[f"p99{name}"] = percentile(ms, 50), percentile(ms, 99)
+    out["max"] = max((s[0] * 1000 for s in samples), default=float("nan"))
+    return out
 
 
 async def produce_acks(bootstrap: str, topic: str, n: int = 40) -> dict[int, list[float]]:
@@ -224,39 +266,59 @@ async def produce_acks(bootstrap: str, topic: str, n: int = 40) -> dict[int, lis
     return acks
 
 
+def cpu_of(target: ServiceProcess) -> float:
+    """CPU seconds the target's process used so far."""
+    assert target.proc is not None
+    sample = sample_process(target.proc.pid)
+    return sample.cpu_s if sample is not None else float("nan")
+
+
 async def measure(
-    target: ServiceProcess, bootstrap: str, requests: str, args: argparse.Namespace
+    target: ServiceProcess,
+    bootstrap: str,
+    requests: str,
+    args: argparse.Namespace,
+    rates: list[float | None],
+    fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS,
 ) -> dict[str, Any]:
+    """The target's figures one by one, its capacity, and paced at each of ``rates`` (None:
+    half of its capacity)."""
     target.start()
     try:
         async with TimedClient(
-            bootstrap, request_topic=requests, reply_topic_prefix=PREFIX
+            bootstrap,
+            request_topic=requests,
+            reply_topic_prefix=PREFIX,
+            fetch_max_wait_ms=fetch_max_wait_ms,
         ) as client:
             await warm_up(client)
-            added, splits = await sequential(client, args.sequential)
-            alone = [a * 1000 for a in added]
-            rate = await capacity(client, args.concurrency, args.capacity_seconds)
-            ms = [a * 1000 for a in await paced(client, rate / 2, args.seconds)]
+            alone = figures(await sequential(client, args.sequential))
+            cap = await capacity(client, args.concurrency, args.capacity_seconds)
+            runs = []
+            for rate in rates if args.rate is None else [args.rate]:
+                rate = cap / 2 if rate is None else rate
+                before, mine = cpu_of(target), time.process_time()
+                found = figures(await paced(client, rate, args.seconds))
+                found["cpu_ms"] = (cpu_of(target) - before) * 1000 / max(1.0, found["n"])
+                found["client_cpu_ms"] = (time.process_time() - mine) * 1000 / max(1.0, found["n"])
+                runs.append((rate, found))
     finally:
         target.stop()
-    return {
-        "split_p50": [percentile([s[i] for s in splits], 50) for i in range(3)],
-        "alone_p50": percentile(alone, 50),
-        "alone_p99": percentile(alone, 99),
-        "capacity": rate,
-        "n": len(ms),
-        "p50": percentile(ms, 50),
-        "p99": percentile(ms, 99),
-        "max": max(ms, default=float("nan")),
-    }
+    return {"alone": alone, "capacity": cap, "paced": runs}
 
 
 async def main_async(args: argparse.Namespace) -> None:
     with kafka_broker(args.bootstrap) as bootstrap, tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         results: dict[str, dict[str, Any]] = {}
-        targets = [("echo", None), ("run linger_ms=5", 5), ("run linger_ms=0", 0)]
-        for name, linger in targets:
+        targets = {
+            "run5": ("run linger_ms=5", 5),
+            "run0": ("run linger_ms=0", 0),
+            "eos": ("run exactly-once", 5),
+        }
+        for key in args.targets.split(","):
+            name, linger = targets.get(key, ("echo", None))
+            eos = {"guarantee": "exactly_once", "transactional_id_prefix": "bench-rr"}
             run_id = uuid.uuid4().hex[:8]
             requests = f"bench-rr-{run_id}"
             await create_topics(
@@ -278,11 +340,16 @@ async def main_async(args: argparse.Namespace) -> None:
                 reply={"allowed_prefixes": [PREFIX]},
                 kafka={"linger_ms": linger or 0},
                 log={"level": "warning"},
+                **(eos if key == "eos" else {}),
             )
-            target = (
-                EchoProcess(config, workdir) if linger is None else ServiceProcess(config, workdir)
-            )
-            results[name] = await measure(target, bootstrap, requests, args)
+            if linger is None:  # the echo: at the first run's rate, then at half its own
+                rates = [*[r["paced"][0][0] for r in results.values()][:1], None]
+                target: ServiceProcess = EchoProcess(config, workdir)
+                results[name] = await measure(target, bootstrap, requests, args, rates)
+            else:
+                target = ServiceProcess(config, workdir)
+                wait_ms = EOS_FETCH_MAX_WAIT_MS if key == "eos" else FETCH_MAX_WAIT_MS
+                results[name] = await measure(target, bootstrap, requests, args, [None], wait_ms)
         acks = await produce_acks(bootstrap, requests)
         report(args, results)
         for linger, ms in acks.items():
@@ -294,39 +361,48 @@ async def main_async(args: argparse.Namespace) -> None:
 
 def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None:
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
-        f"paced phase {args.seconds:g}s at half of capacity; "
-        "client linger_ms=0, fetch_max_wait_ms=100"
+        f"paced phases {args.seconds:g}s; client linger_ms=0, fetch_max_wait_ms=100 (eos: 10); "
+        "ms: added latency p50/p99 (max), and p50/p99 of each leg: "
+        "sent -> reply handed to the target's producer | -> arrived"
     )
     print(
-        f"{'':<18} {'one by one':>17} | {'':>10} {'at half of capacity':>33}\n"
-        f"{'target':<18} {'p50 ms':>8} {'p99 ms':>8} | {'capacity/s':>10} {'n':>6} "
-        f"{'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+        f"{'target':<16} {'phase':<22} {'n':>5} {'p50':>6} {'p99':>6} {'max':>6} | "
+        f"{'in p50':>6} {'p99':>6} | {'out p50':>7} {'p99':>6} | cpu ms/request: target, client"
     )
-    for name, r in results.items():
-        alone = f"{r['alone_p50']:>8.1f} {r['alone_p99']:>8.1f}"
-        paced = f"{r['p50']:>8.1f} {r['p99']:>8.1f} {r['max']:>8.1f}"
-        print(f"{name:<18} {alone} | {r['capacity']:>10.0f} {r['n']:>6} {paced}")
-    print("one by one, p50 ms: sent -> verdict built | built -> reply to producer | -> client")
-    for name, r in results.items():
-        if name != "echo":
-            a, b, c = r["split_p50"]
-            print(f"  {name:<16} {a:>8.1f} | {b:>8.1f} | {c:>8.1f}")
-    base = results["echo"]
-    for name, r in results.items():
-        if name == "echo":
-            continue
-        met = "met" if r["p99"] <= 50 else "NOT met"
+
+    def row(name: str, phase: str, f: dict[str, float]) -> None:
         print(
-            f"{name}: one by one p50 {r['alone_p50'] - base['alone_p50']:+.1f} ms over echo; "
-            f"at half capacity p50 {r['p50'] / base['p50']:.2f}x echo "
-            f"({r['p50'] - base['p50']:+.1f} ms), p99 {r['p99'] / base['p99']:.2f}x echo "
-            f"({r['p99'] - base['p99']:+.1f} ms); goal p99 <= 50 ms: {met}"
+            f"{name:<16} {phase:<22} {f['n']:>5.0f} {f['p50']:>6.1f} {f['p99']:>6.1f} "
+            f"{f['max']:>6.0f} | {f['p50_in']:>6.1f} {f['p99_in']:>6.1f} | "
+            f"{f['p50_out']:>7.1f} {f['p99_out']:>6.1f}"
+            + (f" | {f['cpu_ms']:.2f}, {f['client_cpu_ms']:.2f}" if "cpu_ms" in f else "")
+        )
+
+    for name, r in results.items():
+        row(name, "one by one", r["alone"])
+        for rate, f in r["paced"]:
+            row(name, f"{rate:.0f}/s of {r['capacity']:.0f}/s", f)
+    echo = results.get("echo")
+    for name, r in results.items():
+        if echo is None or name == "echo":
+            continue
+        same_rate = echo["paced"][0][1]
+        f = r["paced"][0][1]
+        met = "met" if f["p99"] <= 50 else "NOT met"
+        print(
+            f"{name}: one by one p50 {r['alone']['p50'] - echo['alone']['p50']:+.1f} ms, "
+            f"p99 {r['alone']['p99'] - echo['alone']['p99']:+.1f} ms over echo; at half "
+            f"capacity p50 {f['p50'] / same_rate['p50']:.2f}x, "
+            f"p99 {f['p99'] / same_rate['p99']:.2f}x the echo at the first run's rate; "
+            f"goal p99 <= 50 ms: {met}"
         )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    freeze_startup()  # the load generator and the echo pause for no full collection, as run
     if args.echo:
         asyncio.run(echo(args.bootstrap, args.echo))
         return 0

@@ -334,7 +334,7 @@ def _replies(stats: ServiceStats) -> Iterable[Metric]:
         ),
         (
             "replies_dropped",
-            "Replies not delivered, by reason (unknown_topic, refused).",
+            "Replies not delivered, by reason (unknown_topic, unknown_partition, refused).",
             stats.replies_dropped,
         ),
     ):

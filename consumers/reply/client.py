@@ -17,7 +17,9 @@ produces the request with the ``kafka_replyTopic`` and ``kafka_correlationId`` h
 **Fail-closed**: :meth:`screen` always returns a :class:`guard.models.Verdict`. When no verdict
 arrives within the timeout, or the request cannot be produced, it is an ``error`` verdict
 (``reason`` and ``error.kind`` ``reply_timeout`` or ``request_not_sent``, ``judge.tier``
-``none``), so code that sends only on ``label == "pass"`` blocks the answer. A reply that arrives
+``none``), so code that sends only on ``label == "pass"`` blocks the answer. A request the
+service dead-letters (invalid, too large) is answered at once with an ``error`` verdict whose
+``reason`` is the dead letter's (``invalid_request``, ``oversized``...). A reply that arrives
 after its timeout is discarded. Verdicts that do arrive are
 :class:`consumers.records.VerdictRecord` s (with the input's coordinates).
 """
@@ -40,20 +42,11 @@ from pydantic import ValidationError
 
 from consumers.errors import ClientClosed
 from consumers.records import VerdictRecord
+from consumers.reply.failclosed import error_verdict
 from consumers.reply.headers import correlation_of, request_headers, valid_topic
 from consumers.settings import SecuritySettings
 from guard import defaults
-from guard.models import (
-    ContextField,
-    Cut,
-    ErrorInfo,
-    JudgeInfo,
-    JudgeRequest,
-    Label,
-    ScoringMode,
-    Truncation,
-    Verdict,
-)
+from guard.models import ContextField, JudgeRequest, Verdict
 
 log = structlog.get_logger("consumers.client")
 DEFAULT_REPLY_TOPIC_PREFIX = "guard.reply."
@@ -65,22 +58,14 @@ READ_RETRY_S = 1.0
 
 def unanswered(request: JudgeRequest, request_id: str, kind: str, message: str) -> Verdict:
     """The fail-closed ``error`` verdict for a request that got no verdict."""
-    return Verdict(
-        request_id=request_id,
-        label=Label.ERROR,
-        reason=kind,
-        threshold=defaults.DEFAULT_THRESHOLD,
-        mode=ScoringMode.SCALE5,
-        explanation=f"No verdict: {message}; failing closed (do not send the answer).",
-        truncation=Truncation(
-            context=Cut(original_chars=0, kept_chars=0, truncated=False),
-            output=Cut(original_chars=len(request.output), kept_chars=0, truncated=False),
-        ),
+    return error_verdict(
+        request_id,
+        kind,
+        message,
+        provider="groundguard-client",
+        retriable=True,
+        output_chars=len(request.output),
         source=request.context_field or ContextField.CONTEXT,
-        judge=JudgeInfo(
-            provider="groundguard-client", model="none", prompt_version="none", tier="none"
-        ),
-        error=ErrorInfo(kind=kind, message=message, retriable=True),
     )
 
 
@@ -90,7 +75,10 @@ class ScreeningClient:
     ``reply_topic_prefix`` must be one of the service's ``reply.allowed_prefixes``; or give
     ``reply_topic`` (an existing topic under such a prefix, not created or deleted here).
     ``timeout_s`` is :meth:`screen`'s default timeout. Producer and consumer are tuned for
-    latency: ``linger_ms=0``, and fetches answered as soon as a reply arrives."""
+    latency: ``linger_ms=0``, and fetches answered as soon as a reply arrives. Against an
+    exactly-once service a reply becomes readable only when its transaction's marker is
+    written, which an open fetch may not see until ``fetch_max_wait_ms`` passes: lower it
+    (e.g. 10) to cut that wait, at the cost of that many fetches a second while idle."""
 
     def __init__(
         self,
@@ -102,12 +90,14 @@ class ScreeningClient:
         timeout_s: float = defaults.DEFAULT_CLIENT_TIMEOUT_S,
         security: SecuritySettings | None = None,
         client_id: str = "groundguard-client",
+        fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS,
     ) -> None:
         self.request_topic = request_topic
         self.reply_topic = reply_topic or f"{reply_topic_prefix}{uuid.uuid4().hex[:16]}"
         if not valid_topic(self.reply_topic):
             raise ValueError(f"invalid reply topic name {self.reply_topic!r}")
         self.timeout_s = timeout_s
+        self._fetch_max_wait_ms = fetch_max_wait_ms
         self._owns_topic = reply_topic is None
         self._kafka: dict[str, Any] = {
             "bootstrap_servers": bootstrap_servers,
@@ -149,7 +139,7 @@ class ScreeningClient:
                 group_id=None,
                 enable_auto_commit=False,
                 isolation_level="read_committed",  # exactly-once replies: committed ones only
-                fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+                fetch_max_wait_ms=self._fetch_max_wait_ms,
                 **self._kafka,
             )
             await self._consumer.start()

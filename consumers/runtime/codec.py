@@ -65,16 +65,19 @@ def header(headers: Headers, *names: str) -> bytes | None:
     return None
 
 
+def fallback_id(origin: Origin) -> str:
+    """The id of a request that carries none: its request-id header, else its coordinates."""
+    from_header = header(origin.headers, *REQUEST_ID_HEADERS)
+    if from_header and len(from_header) <= REQUEST_ID_MAX_CHARS:
+        return as_text(from_header)
+    source = origin.source
+    return f"{source.topic}-{source.partition}-{source.offset}"
+
+
 def _with_id(request: JudgeRequest, origin: Origin) -> JudgeRequest:
     if request.id:
         return request
-    from_header = header(origin.headers, *REQUEST_ID_HEADERS)
-    if from_header and len(from_header) <= REQUEST_ID_MAX_CHARS:
-        request_id = as_text(from_header)
-    else:
-        source = origin.source
-        request_id = f"{source.topic}-{source.partition}-{source.offset}"
-    return request.model_copy(update={"id": request_id})
+    return request.model_copy(update={"id": fallback_id(origin)})
 
 
 def decode(

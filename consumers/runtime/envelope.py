@@ -72,6 +72,7 @@ class OutRecord:
     headers: list[tuple[str, bytes]]
     kind: str  # "verdict" | "quarantine" | "approved" | "reply" | "dead_letter"
     tag: str = ""  # the verdict's label, or the dead letter's reason (for counters)
+    partition: int | None = None  # None: by the key (a reply's kafka_replyPartition sets it)
 
 
 def origin_of(record: RecordLike) -> Origin:

@@ -33,10 +33,11 @@ class Fetcher:
         self._errors = 0  # consecutive undecodable fetches
         self._error_at = 0.0
 
-    async def fetch(self) -> Records:
-        """The next records; {} after a retriable error (non-retriable ones raise)."""
+    async def fetch(self, timeout_ms: int | None = None) -> Records:
+        """The next records, waiting at most ``timeout_ms`` (default ``poll_ms``) for them; {}
+        after a retriable error (non-retriable ones raise)."""
         try:
-            return await self._consumer.getmany(self._poll_ms)
+            return await self._consumer.getmany(self._poll_ms if timeout_ms is None else timeout_ms)
         except UNDECODABLE_FETCH as exc:
             await self._undecodable(exc)
             return {}

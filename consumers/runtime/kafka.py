@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import errors as Errors
-from aiokafka.errors import KafkaConnectionError, KafkaError
+from aiokafka.errors import KafkaConnectionError, KafkaError, UnknownTopicOrPartitionError
 from aiokafka.protocol.group import HeartbeatRequest
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
@@ -43,6 +43,7 @@ from consumers.settings import ServiceSettings
 
 log = structlog.get_logger("consumers.service")
 MIN_REQUEST_BYTES = 1_048_576
+FORGOTTEN_KEPT = 1024  # forgotten topics remembered (so a late send does not re-track them)
 CLOSE_GRACE_S = 1.0  # after a producer's flush timed out, how long its abort may take
 Records = dict[TopicPartition, list[ConsumerRecord[Any, Any]]]
 
@@ -103,8 +104,17 @@ class Producer(Protocol):
     async def start(self) -> None: ...
 
     async def send(
-        self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
-    ) -> asyncio.Future[Any]: ...
+        self,
+        topic: str,
+        value: bytes,
+        *,
+        key: bytes | None,
+        headers: list[tuple[str, bytes]],
+        partition: int | None = None,
+    ) -> asyncio.Future[Any]:
+        """Hand a record to the producer (``partition`` None: by the key); raises
+        ``KafkaError`` when ``partition`` is not one of the topic's."""
+        ...
 
     async def flush(self) -> None:
         """Wait until every record sent so far is acknowledged or failed."""
@@ -340,21 +350,31 @@ class KafkaProducer:
     def __init__(self, producer: AIOKafkaProducer) -> None:
         self._p = producer
         self._in_flight: dict[str, int] = {}  # topic -> records sent, not yet acknowledged
-        self._forgetting: set[str] = set()  # forgotten once their records in flight are done
+        # topics forgotten (untracked whenever none of their records is in flight), until
+        # looked up again (partitions_for); the most recent FORGOTTEN_KEPT
+        self._forgotten: dict[str, None] = {}
 
     async def start(self) -> None:
         await self._p.start()
 
     async def send(
-        self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
+        self,
+        topic: str,
+        value: bytes,
+        *,
+        key: bytes | None,
+        headers: list[tuple[str, bytes]],
+        partition: int | None = None,
     ) -> asyncio.Future[Any]:
-        if topic in self._forgetting:
-            self._forgetting.discard(topic)
+        if partition is not None and partition not in await self._p.partitions_for(topic):
+            raise UnknownTopicOrPartitionError(f"{topic} has no partition {partition}")
         if topic not in self._in_flight:
             self._tracked().add(topic)  # its metadata may still be known: asked again
         self._in_flight[topic] = self._in_flight.get(topic, 0) + 1
         try:
-            future: asyncio.Future[Any] = await self._p.send(topic, value, key=key, headers=headers)
+            future: asyncio.Future[Any] = await self._p.send(
+                topic, value, key=key, headers=headers, partition=partition
+            )
         except BaseException:
             self._sent(topic)
             raise
@@ -365,10 +385,14 @@ class KafkaProducer:
         """aiokafka adds every topic sent to, or looked up, to the topics of each metadata
         request, for good: with a reply topic per requester they would pile up (deleted ones
         included). Removed here once its records in flight are done (a refresh meanwhile would
-        leave them without a leader)."""
-        if self._in_flight.get(topic):
-            self._forgetting.add(topic)
-        else:
+        leave them without a leader), and again after any later send to it (exactly-once, a
+        reply staged before its topic was forgotten is sent after), until it is looked up
+        again (:meth:`partitions_for`)."""
+        self._forgotten.pop(topic, None)
+        self._forgotten[topic] = None
+        while len(self._forgotten) > FORGOTTEN_KEPT:
+            del self._forgotten[next(iter(self._forgotten))]
+        if not self._in_flight.get(topic):
             self._tracked().discard(topic)
 
     def tracked(self) -> frozenset[str]:
@@ -383,8 +407,7 @@ class KafkaProducer:
         left = self._in_flight.pop(topic, 1) - 1
         if left:
             self._in_flight[topic] = left
-        elif topic in self._forgetting:
-            self._forgetting.discard(topic)
+        elif topic in self._forgotten:
             self._tracked().discard(topic)
 
     async def flush(self) -> None:
@@ -395,15 +418,20 @@ class KafkaProducer:
         return context
 
     async def partitions_for(self, topic: str) -> set[int]:
+        self._forgotten.pop(topic, None)  # wanted again
         partitions: set[int] = await self._p.partitions_for(topic)
         return partitions
 
     async def existing(self, topics: set[str]) -> set[str]:
         client = self._p.client
         self._tracked().update(topics)  # forgotten ones too: asked afresh
-        self._forgetting -= topics
-        await client.force_metadata_update()
-        return {topic for topic in topics if client.cluster.partitions_for_topic(topic)}
+        try:
+            await client.force_metadata_update()
+            return {topic for topic in topics if client.cluster.partitions_for_topic(topic)}
+        finally:  # a forgotten one stays forgotten (its send, if any, asks again)
+            for topic in topics:
+                if topic in self._forgotten and not self._in_flight.get(topic):
+                    self._tracked().discard(topic)
 
     async def send_offsets_to_transaction(
         self, offsets: dict[TopicPartition, int], group_id: str

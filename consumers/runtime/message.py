@@ -70,6 +70,24 @@ class Pipeline:
 
     async def process(self, record: RecordLike, judge: Judge) -> Finished | Unfinished:
         """The message's outputs, or :class:`Unfinished` when ``judge`` says so."""
+        finished = await self._process(record, judge)
+        return self.answered(finished) if isinstance(finished, Finished) else finished
+
+    def answered(self, finished: Finished) -> Finished:
+        """``finished``, plus an ``error`` reply when the message was dead-lettered and asks
+        for a reply (:meth:`consumers.runtime.replies.Replies.error_reply`)."""
+        if self.replies is None or not isinstance(finished.origin, Origin):
+            return finished
+        kinds = [out.kind for out in finished.outputs]
+        if "dead_letter" not in kinds or "reply" in kinds:
+            return finished
+        letter = finished.outputs[kinds.index("dead_letter")]
+        reply = self.replies.error_reply(letter, finished.origin, self.limit)
+        if reply is None:
+            return finished
+        return Finished([*finished.outputs, reply], finished.origin, finished.verdict)
+
+    async def _process(self, record: RecordLike, judge: Judge) -> Finished | Unfinished:
         size = len(record.value or b"")  # a big value is parsed and built off the event loop
         decoded = await off_loop(size, self.decode, record)
         if isinstance(decoded, Finished):

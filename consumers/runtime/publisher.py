@@ -50,7 +50,16 @@ async def append_all(producer: Producer, outputs: list[OutRecord]) -> Sent:
     for out in outputs:
         try:
             futures.append(
-                (out, await producer.send(out.topic, out.value, key=out.key, headers=out.headers))
+                (
+                    out,
+                    await producer.send(
+                        out.topic,
+                        out.value,
+                        key=out.key,
+                        headers=out.headers,
+                        partition=out.partition,
+                    ),
+                )
             )
         except (KafkaError, IllegalOperation) as exc:  # the latter: a transaction gone wrong
             futures.append((out, exc))

@@ -1,28 +1,33 @@
 """Request-reply in ``run``: the reply a message asks for, whether its topic can take it, and
 what happens when it cannot.
 
-* :meth:`Replies.target` reads the ``kafka_replyTopic`` / ``kafka_correlationId`` headers
-  (:func:`consumers.reply.headers.reply_target`); a reply to a topic outside
-  ``reply.allowed_prefixes`` (all of them while that list is empty), or with bad headers, is
-  ignored: counted by reason (``groundguard_replies_ignored_total``) and logged at most once per
-  topic and reason every ``reply.log_interval_s``.
+* :meth:`Replies.target` reads the ``kafka_replyTopic`` / ``kafka_correlationId`` /
+  ``kafka_replyPartition`` headers (:func:`consumers.reply.headers.reply_target`); a reply to
+  a topic outside ``reply.allowed_prefixes`` (all of them while that list is empty), or with
+  bad headers, is ignored: counted by reason (``groundguard_replies_ignored_total``) and logged
+  at most once per topic and reason every ``reply.log_interval_s``.
 * The reply is one more output of the message (kind ``reply``, built by
   :func:`consumers.runtime.routing.route_verdict`): keyed like the input, the verdict record as
   value, the verdict's headers without credentials, plus the correlation id; fitted to size like
   the verdict, and delivered with the other outputs before the input offset is committed
   (at-least-once on a producer of its own without linger, so it never waits behind the
   verdicts' batches; exactly-once in the transaction: :mod:`consumers.runtime.commits`).
+* A message that is dead-lettered and asks for a reply gets an ``error`` verdict as its reply
+  (:meth:`Replies.error_reply`: the dead letter's reason as ``reason`` and ``error.kind``), so
+  its requester does not wait for its timeout.
 * A reply must never stop the service or hold a partition: before delivery
-  :meth:`Replies.deliverable` drops replies whose topic does not exist (its metadata is awaited
-  at most ``reply.timeout_s``; a missing topic is remembered for
+  :meth:`Replies.deliverable` drops replies whose topic (or named partition) does not exist
+  (its metadata is awaited at most ``reply.timeout_s``; a missing topic is remembered for
   ``reply.missing_topic_recheck_s``), and a reply the broker refuses or does not acknowledge
   within ``reply.timeout_s`` is dropped too. Drops are counted by reason
-  (``groundguard_replies_dropped_total``: ``unknown_topic``, ``refused``) and logged like
-  ignored replies; the verdicts topic stays the record of truth, and the requester's client
-  times out and fails closed.
+  (``groundguard_replies_dropped_total``: ``unknown_topic``, ``unknown_partition``,
+  ``refused``) and logged like ignored replies; the verdicts topic stays the record of truth,
+  and the requester's client times out and fails closed.
 * The producer asks metadata only for the ``TRACKED_TOPICS`` reply topics used last (and those
   it is still sending to): aiokafka keeps every topic it ever sent to in each metadata request,
-  and with a reply topic per requester (deleted at its close) they would pile up.
+  and with a reply topic per requester (deleted at its close) they would pile up. A topic
+  forgotten while a reply to it is staged (exactly-once) is forgotten again once that reply is
+  sent (:meth:`consumers.runtime.kafka.KafkaProducer.forget`).
 """
 
 from __future__ import annotations
@@ -33,11 +38,15 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
+import orjson
 import structlog
 from aiokafka.errors import KafkaError
 
+from consumers.reply.failclosed import error_verdict
 from consumers.reply.headers import Ignored, ReplyTo, reply_target
-from consumers.runtime.envelope import Headers, OutRecord
+from consumers.runtime import codec, routing
+from consumers.runtime.envelope import Headers, Origin, OutRecord
+from consumers.runtime.fitting import fit_envelope, record_size
 from consumers.runtime.kafka import Producer
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
@@ -47,6 +56,8 @@ REPLY = "reply"  # the OutRecord kind
 THROTTLE_KEYS = 1024  # (topic, reason) pairs remembered for log throttling
 THROTTLE_LINES = 20  # log lines per interval over all topics
 TRACKED_TOPICS = 64  # reply topics whose metadata the producer keeps (the most recent)
+ERROR_DETAIL_CHARS = 500  # of a dead letter's detail, in its error reply
+ID_SCAN_BYTES = 1_048_576  # a dead-lettered payload up to this size is read for its "id"
 
 
 class Throttle:
@@ -111,9 +122,10 @@ class Replies:
         self._clock = clock
         self._throttle = Throttle(settings.reply.log_interval_s, clock)
         self._missing: dict[str, float] = {}  # topic -> when it was found missing
-        self._known: dict[str, None] = {}  # topics found, least recently used first (bounded)
+        # topics found and their partitions, least recently used first (bounded)
+        self._known: dict[str, frozenset[int]] = {}
         self._producer: Producer | None = None  # the one replies go out on
-        self._lookups: dict[str, asyncio.Task[bool]] = {}
+        self._lookups: dict[str, asyncio.Task[frozenset[int]]] = {}
         self._noise = MissingReplyTopicNoise(settings.reply.allowed_prefixes)
         if settings.reply.enabled:
             logging.getLogger("aiokafka.cluster").addFilter(self._noise)
@@ -128,6 +140,29 @@ class Replies:
             self._log("reply.ignored", found.topic, found.reason)
             return None
         return found
+
+    def error_reply(self, letter: OutRecord, origin: Origin, limit: int) -> OutRecord | None:
+        """The reply for a message dead-lettered as ``letter`` when it asks for one: an
+        ``error`` verdict whose ``reason`` and ``error.kind`` are the dead letter's reason, so
+        the requester learns at once instead of at its timeout. None when it asks for none (or
+        the reply would not fit ``limit`` bytes)."""
+        reply = self.target(origin.headers)
+        if reply is None:
+            return None
+        verdict = error_verdict(
+            _request_id(origin),
+            letter.tag,
+            _detail(letter)[:ERROR_DETAIL_CHARS],
+            provider="groundguard",
+            retriable=letter.tag == "internal_error",
+        )
+        source = origin.source
+        value = routing.with_input(
+            verdict.model_dump_json().encode(), source.model_dump_json().encode()
+        )
+        base = routing.verdict_headers(source, verdict, origin.headers)
+        out = fit_envelope(routing.reply_record(reply, origin.key, value, base, "error"))
+        return out if record_size(out) <= limit else None
 
     def dropped(self, out: OutRecord, reason: str, error: BaseException | None = None) -> None:
         self._unknown(out.topic)  # looked up again: it may be gone
@@ -150,48 +185,56 @@ class Replies:
     # ------------------------------------------------------------------ delivery
 
     async def deliverable(self, producer: Producer, outputs: list[OutRecord]) -> list[OutRecord]:
-        """``outputs`` without the replies whose topic does not exist (counted, logged)."""
+        """``outputs`` without the replies whose topic, or partition (``kafka_replyPartition``),
+        does not exist (counted, logged)."""
         if not any(out.kind == REPLY for out in outputs):
             return outputs
         self._producer = producer
         kept: list[OutRecord] = []
         for out in outputs:
-            if out.kind == REPLY and not await self._exists(producer, out.topic):
-                self.dropped(out, "unknown_topic")
-                continue
+            if out.kind == REPLY:
+                partitions = await self._partitions(producer, out.topic)
+                if not partitions:
+                    self.dropped(out, "unknown_topic")
+                    continue
+                if out.partition is not None and out.partition not in partitions:
+                    self.dropped(out, "unknown_partition")
+                    continue
             kept.append(out)
         return kept
 
-    async def _exists(self, producer: Producer, topic: str) -> bool:
-        if topic in self._known:
-            self._known[topic] = self._known.pop(topic)  # the most recently used
-            return True
+    async def _partitions(self, producer: Producer, topic: str) -> frozenset[int]:
+        """The topic's partitions; empty when it does not exist."""
+        known = self._known.pop(topic, None)
+        if known is not None:
+            self._known[topic] = known  # the most recently used
+            return known
         found = self._missing.get(topic)
         if found is not None and self._clock() - found < self.settings.missing_topic_recheck_s:
-            return False
+            return frozenset()
         lookup = self._lookups.get(topic)
         if lookup is None:  # one lookup per topic, shared by the messages waiting for it
             lookup = self._lookups[topic] = asyncio.create_task(self._lookup(producer, topic))
             lookup.add_done_callback(lambda _: self._lookups.pop(topic, None))
         return await asyncio.shield(lookup)
 
-    async def _lookup(self, producer: Producer, topic: str) -> bool:
+    async def _lookup(self, producer: Producer, topic: str) -> frozenset[int]:
         try:
             async with asyncio.timeout(self.settings.timeout_s):
-                partitions = await producer.partitions_for(topic)
+                partitions = frozenset(await producer.partitions_for(topic))
         except (TimeoutError, KafkaError):
-            partitions = set()
+            partitions = frozenset()
         if partitions:
             self._missing.pop(topic, None)
-            self._known[topic] = None
+            self._known[topic] = partitions
             while len(self._known) > TRACKED_TOPICS:
                 self._unknown(next(iter(self._known)))
-            return True
+            return partitions
         producer.forget(topic)
         self._missing[topic] = self._clock()
         while len(self._missing) > THROTTLE_KEYS:
             del self._missing[next(iter(self._missing))]
-        return False
+        return partitions
 
     def _unknown(self, topic: str) -> None:
         """Forget ``topic``: the producer stops asking for its metadata (with a reply topic per
@@ -208,3 +251,27 @@ class Replies:
             lookup.cancel()
         if lookups:
             await asyncio.wait(lookups)
+
+
+def _request_id(origin: Origin) -> str:
+    """A dead-lettered request's id: its ``id`` field when the payload is a JSON object with
+    one, else as the codec gives one (header, or coordinates)."""
+    value = origin.value or b""
+    if len(value) <= ID_SCAN_BYTES:
+        try:
+            found = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            found = None
+        ident = found.get("id") if isinstance(found, dict) else None
+        if isinstance(ident, str) and 0 < len(ident) <= codec.REQUEST_ID_MAX_CHARS:
+            return ident
+    return codec.fallback_id(origin)
+
+
+def _detail(letter: OutRecord) -> str:
+    """The ``detail`` of a dead-letter record."""
+    try:
+        detail = orjson.loads(letter.value).get("detail")
+    except (orjson.JSONDecodeError, AttributeError):
+        detail = None
+    return detail if isinstance(detail, str) and detail else f"dead-lettered ({letter.tag})"

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import orjson
 
+from consumers.records import SourceCoordinates
 from consumers.reply.headers import CORRELATION_ID_HEADER, ReplyTo
 from consumers.runtime.codec import Decoded
-from consumers.runtime.envelope import OutRecord, coordinate_headers, tracing_headers
+from consumers.runtime.envelope import Headers, OutRecord, coordinate_headers, tracing_headers
 from consumers.runtime.headers import safe_headers
 from consumers.settings import FailurePolicy, TopicSettings
 from guard.defaults import SCHEMA_VERSION
@@ -75,6 +76,20 @@ def quarantine_json(
     )
 
 
+def verdict_headers(
+    source: SourceCoordinates, verdict: Verdict, headers: Headers
+) -> list[tuple[str, bytes]]:
+    """The headers of a verdict's records: the input's coordinates, the request id and label,
+    and the input's tracing headers."""
+    return [
+        *coordinate_headers(source),
+        ("groundguard-request-id", verdict.request_id.encode()),
+        ("groundguard-label", verdict.label.value.encode()),
+        ("content-type", b"application/json"),
+        *tracing_headers(headers),
+    ]
+
+
 def route_verdict(
     decoded: Decoded,
     verdict: Verdict,
@@ -86,13 +101,7 @@ def route_verdict(
 ) -> list[OutRecord]:
     """The verdict record, plus the quarantine or approved copy and the reply where due."""
     source = decoded.source
-    base = [
-        *coordinate_headers(source),
-        ("groundguard-request-id", verdict.request_id.encode()),
-        ("groundguard-label", verdict.label.value.encode()),
-        ("content-type", b"application/json"),
-        *tracing_headers(decoded.headers),
-    ]
+    base = verdict_headers(source, verdict, decoded.headers)
     source_json = source.model_dump_json().encode()
     verdict_value = verdict.model_dump_json().encode()
     value = with_input(verdict_value, source_json)
@@ -114,4 +123,4 @@ def reply_record(
     """The verdict record sent to a reply topic: the requester chose that topic, so headers
     that may hold credentials stay behind; the correlation id goes along."""
     headers = [*safe_headers(base)[0], (CORRELATION_ID_HEADER, reply.correlation_id)]
-    return OutRecord(reply.topic, key, value, headers, "reply", label)
+    return OutRecord(reply.topic, key, value, headers, "reply", label, reply.partition)

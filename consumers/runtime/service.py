@@ -62,6 +62,7 @@ log_name = "consumers.service"
 log = structlog.get_logger(log_name)
 REPLY_LINGER_MS = 0  # a requester waits for each reply: no linger (batches form in flight)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
+COMMIT_WATCH_MS = 10  # while a periodic commit runs, the loop looks this often whether it ended
 
 
 def _input_bytes(origin: Origin | SourceCoordinates) -> int:
@@ -192,14 +193,26 @@ class GuardService:
         fetcher = Fetcher(self._consumer, self._stop, self.settings.kafka.poll_timeout_ms)
         while not self._stop.is_set():
             self.intake.check()
-            batch = await fetcher.fetch()
+            batch = await fetcher.fetch(self._until_commit_ms())
             for tp, records in batch.items():
                 self.intake.take(tp, records, self._spawn)
             self.intake.relieve()
             due = self._clock() - self._last_commit >= self.commits.policy.interval_s
             if due and (self._periodic is None or self._periodic.done()):
+                self._last_commit = self._clock()  # every interval, however long commits take
                 self._periodic = asyncio.create_task(self._periodic_commit())
                 self._periodic.add_done_callback(self._commit_ended)
+
+    def _until_commit_ms(self) -> int:
+        """How long a fetch may wait for records: until the next periodic commit is due (or,
+        while one runs, ``COMMIT_WATCH_MS``), at most ``poll_timeout_ms``. A commit due while the
+        loop waited went out when the fetch timed out: exactly-once, every reply waited too."""
+        assert self.commits is not None
+        poll_ms = self.settings.kafka.poll_timeout_ms
+        if self._periodic is not None and not self._periodic.done():
+            return min(poll_ms, COMMIT_WATCH_MS)
+        due_s = self._last_commit + self.commits.policy.interval_s - self._clock()
+        return max(1, min(poll_ms, int(due_s * 1000)))
 
     async def _periodic_commit(self) -> None:
         """A periodic commit, beside the loop: the loop keeps fetching while the broker answers
@@ -211,7 +224,6 @@ class GuardService:
             self._journal.settle(
                 {tp: part.tracker.committed for tp, part in self.intake.partitions.items()}
             )
-        self._last_commit = self._clock()
 
     def _commit_ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
@@ -342,10 +354,9 @@ class GuardService:
             return  # its outputs are out (or staged): a step after delivery raised, e.g. on_verdict
         origin = deadletters.salvage(record)
         try:
+            letter = self._pipeline.failed(origin, "handling the message", exc)
             await self._deliver(
-                part,
-                record.offset,
-                Finished([self._pipeline.failed(origin, "handling the message", exc)], origin),
+                part, record.offset, self._pipeline.answered(Finished([letter], origin))
             )
         except Exception as again:
             self._abandon(record, again)
@@ -408,8 +419,9 @@ class GuardService:
         """Revoked partitions stop taking work, waiting messages are dropped, in-flight ones get
         ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered."""
         parts = self.intake.revoking(revoked)
+        deadline = time.monotonic() + self.settings.revoke_timeout_s  # one timeout for both
         finished = await self.intake.settle(parts, self.settings.revoke_timeout_s)
-        await self._settle_batches(revoked)
+        await self._settle_batches(revoked, max(0.0, deadline - time.monotonic()))
         try:
             await self._commit(parts, revoking=True)
         finally:
@@ -438,7 +450,8 @@ class GuardService:
         )
         deadline = time.monotonic() + self.settings.drain_timeout_s
         finished = await self.intake.settle(parts, self.settings.drain_timeout_s)
-        await self._settle_batches([p.tp for p in parts])
+        left = max(0.0, deadline - time.monotonic())
+        await self._settle_batches([p.tp for p in parts], min(left, self.settings.revoke_timeout_s))
         if self._periodic is not None:  # bounded by commit_timeout_s; its error is recorded
             await asyncio.wait({self._periodic})
         try:
@@ -459,12 +472,12 @@ class GuardService:
             commits=self.stats.commits,
         )
 
-    async def _settle_batches(self, handed_over: list[TopicPartition]) -> None:
+    async def _settle_batches(self, handed_over: list[TopicPartition], timeout_s: float) -> None:
         """Before partitions are handed over: batches being submitted are recorded in the
-        journal, so the next owner polls them rather than submitting them again; this process
-        stops waiting for (and polling) their items."""
+        journal (within ``timeout_s``), so the next owner polls them rather than submitting
+        them again; this process stops waiting for (and polling) their items."""
         if self.guard.batcher is not None:
-            await self.guard.batcher.settle(self.settings.revoke_timeout_s)
+            await self.guard.batcher.settle(timeout_s)
             self.guard.batcher.release({stream_of(tp.topic, tp.partition) for tp in handed_over})
         if self._journal is not None:
             self._journal.forget(handed_over)

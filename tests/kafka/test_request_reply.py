@@ -15,6 +15,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from consumers.errors import ClientClosed
 from consumers.reply import CORRELATION_ID_HEADER, REPLY_TOPIC_HEADER, ScreeningClient
+from consumers.reply.headers import request_headers
 from consumers.runtime import replies as replies_module
 from consumers.settings import ReplySettings
 from guard.assembly import build_guard
@@ -318,3 +319,113 @@ async def test_reply_topics_do_not_pile_up_in_the_producer_metadata(
         tracked = service._replies_producer.tracked()
     assert len(set(used)) == 6
     assert tracked & set(used) <= set(used[-2:])  # the most recent ones only
+
+
+async def test_a_reply_goes_to_the_partition_the_request_names(kafka_bootstrap: str) -> None:
+    """``kafka_replyPartition`` (Spring's 4-byte big-endian int) picks the reply topic's
+    partition, whatever the key; a partition the topic lacks drops the reply (counted) and the
+    verdict is still published and committed."""
+    topics, settings = await setup(kafka_bootstrap)
+    reply_topic = unique(PREFIX + "parts")
+    await create_topics(kafka_bootstrap, {reply_topic: 3})
+    records = [
+        (b"same-key", grounded(i), request_headers(reply_topic, b"c%d" % i, partition))
+        for i, partition in enumerate((2, 1, 2, 0, 9))
+    ]
+    async with running(settings, guard_with(FakeJudge(), settings)) as service:
+        await produce(kafka_bootstrap, topics.requests, records)
+        replies = await read_until(kafka_bootstrap, reply_topic, expected=4, timeout_s=30)
+        committed, ends = await wait_committed(
+            kafka_bootstrap, settings.group_id, topics.requests, 1
+        )
+        stats = service.stats
+    where = sorted((headers_of(r)[CORRELATION_ID_HEADER], r.partition) for r in replies)
+    assert where == [(b"c0", 2), (b"c1", 1), (b"c2", 2), (b"c3", 0)]
+    assert stats.replies_dropped == {"unknown_partition": 1}
+    assert committed == ends
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once"])
+async def test_a_dead_lettered_request_gets_an_error_reply_at_once(
+    kafka_bootstrap: str, guarantee: str
+) -> None:
+    """A request the service dead-letters (malformed JSON from a raw producer; one over
+    max_message_bytes from the client) gets an ``error`` verdict naming the dead letter's
+    reason on its reply topic, and the client returns it at once, not at its timeout."""
+    topics, settings = await setup(
+        kafka_bootstrap,
+        guarantee=guarantee,
+        transactional_id_prefix=unique("tx"),
+        max_message_bytes=1000,
+    )
+    async with (
+        running(settings, guard_with(FakeJudge(), settings)),
+        ScreeningClient(
+            kafka_bootstrap, request_topic=topics.requests, reply_topic_prefix=PREFIX
+        ) as client,
+    ):
+        raw = (b"k", b'{"id": "m1", "output": ', request_headers(client.reply_topic, b"raw-1"))
+        await produce(kafka_bootstrap, topics.requests, [raw])
+        started = time.monotonic()
+        big = await client.screen(GOOD | {"id": "big", "context": "x" * 2000}, timeout=60)
+        waited = time.monotonic() - started
+        replies = await read_until(
+            kafka_bootstrap,
+            client.reply_topic,
+            expected=2,
+            timeout_s=30,
+            isolation_level="read_committed",
+        )
+        letters = await read_until(
+            kafka_bootstrap, topics.dlq, expected=2, timeout_s=30, isolation_level="read_committed"
+        )
+    assert (big.label, big.reason, big.request_id) == (Label.ERROR, "oversized", "big")
+    assert big.error is not None
+    assert big.error.kind == "oversized"
+    assert "max_message_bytes" in big.error.message
+    assert waited < 30  # the reply, not the timeout
+    malformed = next(r for r in replies if headers_of(r)[CORRELATION_ID_HEADER] == b"raw-1")
+    body = orjson.loads(malformed.value)
+    assert (body["label"], body["reason"], body["error"]["kind"]) == (
+        "error",
+        "invalid_json",
+        "invalid_json",
+    )
+    assert sorted(orjson.loads(r.value)["reason"] for r in letters) == ["invalid_json", "oversized"]
+
+
+async def test_exactly_once_a_reply_topic_forgotten_while_staged_stays_forgotten(
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exactly-once, replies to four topics staged in one transaction while only two are
+    tracked: the two forgotten while their replies were staged are not asked for again once
+    those replies are sent (the transaction's send tracked them again, for good)."""
+    monkeypatch.setattr(replies_module, "TRACKED_TOPICS", 2)
+    topics, settings = await setup(
+        kafka_bootstrap,
+        guarantee="exactly_once",
+        transactional_id_prefix=unique("tx"),
+        transaction_interval_s=2.0,  # the four replies are staged before the transaction
+    )
+    async with running(settings, guard_with(FakeJudge(), settings)) as service:
+        clients = [
+            ScreeningClient(
+                kafka_bootstrap, request_topic=topics.requests, reply_topic_prefix=PREFIX
+            )
+            for _ in range(4)
+        ]
+        for client in clients:
+            await client.start()
+        try:
+            verdicts = await asyncio.gather(
+                *(c.screen(GOOD | {"id": f"s{n}"}, timeout=30) for n, c in enumerate(clients))
+            )
+        finally:
+            for client in clients:
+                await client.close()
+        tracked = service._replies_producer.tracked()
+        known = set(service.replies._known)
+    used = {client.reply_topic for client in clients}
+    assert [v.label for v in verdicts] == [Label.PASS] * 4
+    assert len(known) == 2
+    assert tracked & used <= known

@@ -231,7 +231,13 @@ class FakeProducer:
         self.forgotten.append(topic)
 
     async def send(
-        self, topic: str, value: bytes, *, key: bytes | None, headers: list[tuple[str, bytes]]
+        self,
+        topic: str,
+        value: bytes,
+        *,
+        key: bytes | None,
+        headers: list[tuple[str, bytes]],
+        partition: int | None = None,
     ) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         out = Output(topic, key, value)

@@ -414,3 +414,61 @@ async def test_no_info_line_is_logged_per_message_quarantined_or_not() -> None:
         assert cluster.verdict_ids("quarantine") == ["bad"]
     per_message = {"message.quarantined", "verdict.published"}
     assert [e for e in logs if e["event"] in per_message and e["log_level"] != "debug"] == []
+
+
+class SubmittingForever:
+    """The batcher's ``settle`` while a batch submission hangs (the real one waits on its
+    submissions up to ``timeout_s``): it takes the whole time it is given."""
+
+    def __init__(self) -> None:
+        self.given: list[float] = []
+
+    async def settle(self, timeout_s: float) -> None:
+        self.given.append(timeout_s)
+        await asyncio.sleep(timeout_s)
+
+    def release(self, streams: set[str]) -> None:
+        """Handed-over partitions' items are no longer waited for: nothing is, here."""
+
+
+async def test_a_revoke_waits_one_revoke_timeout_in_all() -> None:
+    """A message still judging and a batch submission that hangs: the revoke gives both one
+    ``revoke_timeout_s`` together (it gave each a whole one, waiting twice as long)."""
+    cluster = FakeCluster()
+    timeout_s = 1.0
+    async with running(
+        cluster, [A, B], judge=FakeJudge(latency_s=60), revoke_timeout_s=timeout_s
+    ) as h:
+        batcher = SubmittingForever()
+        h.service.guard.batcher = batcher  # type: ignore[attr-defined]
+        cluster.produce(A, request(0))
+        await until(lambda: h.judge.in_flight == 1, "a message judging")
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await h.consumer.rebalance([B])
+        took = loop.time() - started
+        h.service.guard.batcher = None  # type: ignore[attr-defined]
+    assert batcher.given[0] < timeout_s / 5  # what was left of the one timeout
+    assert timeout_s <= took < 1.8 * timeout_s  # two timeouts would be 2x
+
+
+async def test_exactly_once_a_transaction_due_while_the_loop_waits_goes_out_on_time() -> None:
+    """Exactly-once on an idle partition: the transaction that publishes a staged verdict (and
+    its reply) is due ``transaction_interval_s`` after the last one. The loop waiting for
+    records held it until its fetch timed out (``poll_timeout_ms``): every reply waited."""
+    cluster = FakeCluster()
+    s = settings(**EXACTLY_ONCE, transaction_interval_s=0.2, kafka={"poll_timeout_ms": 5000})
+    broker, stop = FakeBroker(cluster), asyncio.Event()
+    service = GuardService(s, Guard(FakeJudge(), s.judge), stop=stop, broker=broker)
+    task = asyncio.create_task(service.run())  # on the real clock
+    await until(lambda: bool(broker.consumers) and broker.consumers[-1].started, "start")
+    await broker.consumers[-1].rebalance([A])
+    await asyncio.sleep(0.3)  # idle: the loop waits for records
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    cluster.produce(A, request(0))
+    await until(lambda: cluster.verdict_ids() == ids(0), "the verdict published", timeout_s=15)
+    took = loop.time() - started
+    stop.set()
+    await task
+    assert took < 2.0  # an interval or two, not the 5 s fetch

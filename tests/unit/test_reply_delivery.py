@@ -114,3 +114,18 @@ async def test_exactly_once_a_reply_refused_for_good_is_dropped_when_it_fails_th
     assert cluster.verdict_ids() == ids(0, 1, 2)
     assert stats.replies_dropped == {"refused": 3}
     assert stats.replies == 0
+
+
+async def test_a_reply_to_a_partition_the_topic_lacks_is_dropped() -> None:
+    """``kafka_replyPartition`` names a partition the reply topic does not have (it has one):
+    the reply is dropped and counted; the verdict is published and the offset committed."""
+    cluster = FakeCluster()
+    async with running(cluster, [A], **REPLY) as h:
+        for i, partition in enumerate((0, 3)):
+            headers = request_headers("guard.reply.me", b"c%d" % i, partition)
+            cluster.produce(A, request(i), headers=headers)
+        await h.committed(A, 2)
+        stats = h.service.stats
+    assert cluster.verdict_ids() == ids(0, 1)
+    assert stats.replies == 1
+    assert stats.replies_dropped == {"unknown_partition": 1}

@@ -13,20 +13,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from consumers.records import SourceCoordinates, VerdictRecord
 from consumers.reply.headers import (
     CORRELATION_ID_HEADER,
     IGNORED_REASONS,
+    REPLY_PARTITION_HEADER,
     REPLY_TOPIC_HEADER,
     Ignored,
     ReplyTo,
     reply_target,
     request_headers,
 )
+from consumers.runtime.deadletters import build
+from consumers.runtime.envelope import Origin
 from consumers.runtime.message import Finished, Pipeline
 from consumers.runtime.replies import MissingReplyTopicNoise, Replies, Throttle
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ReplySettings, ServiceSettings, TopicSettings
 from guard.engine import Guard
+from guard.models import Label
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 
@@ -76,6 +81,49 @@ class TestReplyTarget:
         assert isinstance(found, Ignored)
         assert found.reason == reason
 
+    @pytest.mark.parametrize("partition", [0, 1, 7, 2**31 - 1])
+    def test_a_reply_partition_is_read_as_spring_writes_it(self, partition: int) -> None:
+        header = (REPLY_PARTITION_HEADER, partition.to_bytes(4, "big"))
+        assert target([*asks(b"guard.reply.a"), header]) == ReplyTo(
+            "guard.reply.a", b"c-1", partition
+        )
+
+    def test_the_client_headers_round_trip_with_a_partition(self) -> None:
+        headers = request_headers("guard.reply.x", b"id", 5)
+        assert target(headers) == ReplyTo("guard.reply.x", b"id", 5)
+
+    @pytest.mark.parametrize(
+        ("value", "reason"),
+        [
+            (b"", "invalid_reply_partition"),
+            (b"\x00\x01", "invalid_reply_partition"),  # a short, not an int
+            (b"\x00\x00\x00\x00\x01", "invalid_reply_partition"),
+            (b"\xff\xff\xff\xff", "invalid_reply_partition"),  # -1
+            (b"\x80\x00\x00\x00", "invalid_reply_partition"),  # the smallest int
+            (None, "invalid_reply_partition"),
+        ],
+    )
+    def test_an_unusable_reply_partition_is_ignored(self, value: bytes | None, reason: str) -> None:
+        found = target([*asks(b"guard.reply.a"), (REPLY_PARTITION_HEADER, value)])
+        assert found == Ignored(reason, "guard.reply.a")
+
+    def test_a_reply_partition_given_twice_is_ignored(self) -> None:
+        twice = [(REPLY_PARTITION_HEADER, (n).to_bytes(4, "big")) for n in (0, 1)]
+        assert target([*asks(b"guard.reply.a"), *twice]) == Ignored(
+            "duplicate_header", "guard.reply.a"
+        )
+
+    @given(st.binary(max_size=8))
+    def test_any_reply_partition_bytes_give_a_valid_partition_or_a_reason(
+        self, value: bytes
+    ) -> None:
+        found = target([*asks(b"guard.reply.a"), (REPLY_PARTITION_HEADER, value)])
+        if isinstance(found, ReplyTo):
+            assert len(value) == 4
+            assert found.partition == int.from_bytes(value, "big") < 2**31
+        else:
+            assert found == Ignored("invalid_reply_partition", "guard.reply.a")
+
     def test_the_service_own_topics_are_reserved(self) -> None:
         found = target(asks(b"guard.reply.v"), reserved={"guard.reply.v"})
         assert found == Ignored("reserved_topic", "guard.reply.v")
@@ -86,7 +134,14 @@ class TestReplyTarget:
     @given(
         st.lists(
             st.tuples(
-                st.sampled_from([REPLY_TOPIC_HEADER, CORRELATION_ID_HEADER, "kafka_replyTopic\x00"])
+                st.sampled_from(
+                    [
+                        REPLY_TOPIC_HEADER,
+                        CORRELATION_ID_HEADER,
+                        REPLY_PARTITION_HEADER,
+                        "kafka_replyTopic\x00",
+                    ]
+                )
                 | st.text(max_size=20),
                 st.none() | st.binary(max_size=300),
             ),
@@ -102,6 +157,7 @@ class TestReplyTarget:
             assert found.topic.isascii()
             assert found.topic.isprintable()
             assert 0 < len(found.correlation_id) <= 256
+            assert found.partition is None or 0 <= found.partition < 2**31
         elif isinstance(found, Ignored):
             assert found.reason in IGNORED_REASONS
             assert len(found.topic) <= 64 * 4  # shown cut short, escaped
@@ -176,6 +232,79 @@ class TestReplyRecord:
         assert reply.key is not None
         assert reply.key.startswith(b"sha256:")
         assert "groundguard-headers-dropped" in dict(reply.headers)
+
+    async def test_a_reply_partition_goes_on_the_reply_record(self) -> None:
+        headers = request_headers("guard.reply.me", b"corr", 2)
+        finished = await outputs_for(
+            Record(b'{"output": "x", "context": "x"}', headers), settings(), ServiceStats()
+        )
+        reply = next(o for o in finished.outputs if o.kind == "reply")
+        assert reply.partition == 2
+        assert all(o.partition is None for o in finished.outputs if o.kind != "reply")
+
+    @pytest.mark.parametrize(
+        ("value", "kind", "request_id"),
+        [
+            (b'{"id": "r9", "output": ', "invalid_json", "in-0-7"),
+            (b'{"id": "r9", "output": 5}', "invalid_request", "r9"),
+            (b"[1, 2]", "not_an_object", "in-0-7"),
+            (b"\xff\xfe", "invalid_utf8", "in-0-7"),
+        ],
+    )
+    async def test_a_dead_lettered_request_gets_an_error_reply(
+        self, value: bytes, kind: str, request_id: str
+    ) -> None:
+        """The dead letter goes to the dead-letter topic, and the requester gets an ``error``
+        verdict with the dead letter's reason at once (it waited until its timeout)."""
+        headers = [*request_headers("guard.reply.me", b"corr", 1), ("traceparent", b"00-t-01")]
+        finished = await outputs_for(Record(value, headers), settings(), ServiceStats())
+        assert [o.kind for o in finished.outputs] == ["dead_letter", "reply"]
+        letter, reply = finished.outputs
+        assert (reply.topic, reply.partition, reply.key) == ("guard.reply.me", 1, b"user-1")
+        assert dict(reply.headers)[CORRELATION_ID_HEADER] == b"corr"
+        assert dict(reply.headers)["traceparent"] == b"00-t-01"
+        record = VerdictRecord.model_validate_json(reply.value)
+        assert record.label is Label.ERROR
+        assert record.reason == kind == letter.tag
+        assert record.error is not None
+        assert (record.error.kind, record.error.retriable) == (kind, False)
+        assert record.error.message
+        assert record.request_id == request_id
+        assert (record.input.topic, record.input.offset) == ("in", 7)
+
+    @given(
+        st.binary(max_size=300),
+        st.none() | st.binary(max_size=300),
+        st.lists(st.tuples(st.text(max_size=12), st.binary(max_size=40)), max_size=4),
+    )
+    def test_any_dead_lettered_bytes_get_a_valid_error_reply(
+        self, value: bytes, request_id: bytes | None, extra: list[tuple[str, bytes]]
+    ) -> None:
+        """Whatever the payload and headers, the error reply is a valid verdict record with
+        a request id of at most 256 characters, its correlation id and its partition."""
+        s = settings()
+        headers = [*request_headers("guard.reply.me", b"c", 3), *extra]
+        if request_id is not None:
+            headers.append(("x-request-id", request_id))
+        origin = Origin(
+            SourceCoordinates(topic="in", partition=0, offset=7), b"k", value, tuple(headers)
+        )
+        letter = Pipeline(s, GUARD.parse).dead_letter(
+            build(origin, "invalid_request", "bad"), origin
+        )
+        replies = Replies(s, ServiceStats())
+        reply = replies.error_reply(letter, origin, 1_000_000)
+        logging.getLogger("aiokafka.cluster").removeFilter(replies._noise)  # what close does
+        assert reply is not None
+        record = VerdictRecord.model_validate_json(reply.value)
+        assert (record.label, record.reason) == (Label.ERROR, "invalid_request")
+        assert 0 < len(record.request_id) <= 256
+        assert (reply.topic, reply.partition) == ("guard.reply.me", 3)
+        assert dict(reply.headers)[CORRELATION_ID_HEADER] == b"c"
+
+    async def test_a_dead_lettered_request_asking_no_reply_gets_none(self) -> None:
+        finished = await outputs_for(Record(b"{"), settings(), ServiceStats())
+        assert [o.kind for o in finished.outputs] == ["dead_letter"]
 
     async def test_an_ignored_reply_is_counted_and_the_verdict_still_routed(self) -> None:
         stats = ServiceStats()

@@ -22,6 +22,7 @@ from aiokafka.errors import KafkaError
 from consumers.config import load_settings
 from consumers.errors import ConsumerError, SettingsError
 from consumers.logging import get_logger
+from consumers.runtime.heap import freeze_startup
 from consumers.runtime.run import run_service
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"groundguard run: bad setting {exc}", file=sys.stderr)
         return EXIT_USAGE
     configure_logging(settings)
+    freeze_startup()  # full collections no longer walk start-up's objects (a latency tail)
     try:
         asyncio.run(_serve(settings, guard, environ))
     except (ConsumerError, KafkaError, OSError) as exc:
