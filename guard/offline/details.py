@@ -23,6 +23,7 @@ from guard.offline.lexicon import (
     NAME_DECORATIONS,
     NICKNAMES,
     UNITS,
+    alternation,
     foreign_words,
 )
 from guard.offline.text import STOPWORDS, content_stems, fold, stem
@@ -33,18 +34,89 @@ MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
 # Words by which an answer says it computed a figure ("in total", "which leaves", "6 months
 # after"); without one, a number that arithmetic could reach is more likely a wrong number.
 _COMPUTES = re.compile(
-    r"\b(?:total|in all|altogether|combined|overall|sum|leaves?|left|remaining|remain|"
-    r"difference|later|earlier|each|times|twice|half|double|which is|that's|that is|"
-    r"works out|comes to|makes|would be|less|more|fewer|cheaper|saving|save|layover|"
-    r"average|so|per|insgesamt|also|mal|geteilt|durch|pro|je|por|dividido|multiplicado|"
-    r"fois|divisé|soit|donc)\b|[=×+*/÷]",
+    r"\b"
+    + alternation(
+        [
+            "total",
+            "in all",
+            "altogether",
+            "combined",
+            "overall",
+            "sum",
+            "leaves?",
+            "left",
+            "remaining",
+            "remain",
+            "difference",
+            "later",
+            "earlier",
+            "each",
+            "times",
+            "twice",
+            "half",
+            "double",
+            "which is",
+            "that's",
+            "that is",
+            "works out",
+            "comes to",
+            "makes",
+            "would be",
+            "less",
+            "more",
+            "fewer",
+            "cheaper",
+            "saving",
+            "save",
+            "layover",
+            "average",
+            "so",
+            "per",
+            "insgesamt",
+            "also",
+            "mal",
+            "geteilt",
+            "durch",
+            "pro",
+            "je",
+            "por",
+            "dividido",
+            "multiplicado",
+            "fois",
+            "divisé",
+            "soit",
+            "donc",
+        ],
+        literal=False,
+    )
+    + r"\b|[=×+*/÷]",
     re.IGNORECASE,
 )
 
 
 _DATE_COMPUTES = re.compile(
-    r"\b(?:after|from|until|till|by|later|before|since|ends?|"
-    r"expires?|covered|available|due|leaves?|then)\b",
+    r"\b"
+    + alternation(
+        [
+            "after",
+            "from",
+            "until",
+            "till",
+            "by",
+            "later",
+            "before",
+            "since",
+            "ends?",
+            "expires?",
+            "covered",
+            "available",
+            "due",
+            "leaves?",
+            "then",
+        ],
+        literal=False,
+    )
+    + r"\b",
     re.IGNORECASE,
 )
 

@@ -8,6 +8,7 @@ decimal comma: "2,5 %", "1.200,50 €").
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _DAY = 1.0
 UNITS: dict[str, tuple[str, float]] = {
@@ -537,3 +538,18 @@ def english(text: str) -> bool:
     if len(tokens) < 4:
         return not european(text)
     return sum(t in _ENGLISH for t in tokens) >= 0.06 * len(tokens) and not european(text)
+
+
+def alternation(words: Iterable[str], *, literal: bool = True) -> str:
+    """A regex matching any of ``words`` (longest first), led by a lookahead for their first
+    letters: the regex engine tries the alternatives one by one, so at a position where none
+    can start (a digit, a space) the lookahead fails at once instead of after every word. The
+    same matches, in a fraction of the time on text dense with numbers. ``literal=False``
+    takes the words as regexes, in the order given, each opening with a literal letter
+    ("leaves?")."""
+    words = list(dict.fromkeys(words))
+    firsts = sorted({w[0].lower() for w in words} | {w[0].upper() for w in words})
+    alternatives = (
+        sorted((re.escape(w) for w in words), key=len, reverse=True) if literal else words
+    )
+    return "(?=[" + "".join(re.escape(c) for c in firsts) + "])(?:" + "|".join(alternatives) + ")"

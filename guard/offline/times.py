@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from guard.offline.lexicon import WEEKDAY_GROUPS, WEEKDAYS
+from guard.offline.lexicon import WEEKDAY_GROUPS, WEEKDAYS, alternation
 from guard.offline.numbers import EXTRACT_CACHE_SIZE
 
 
@@ -46,8 +46,8 @@ _WORD_TIMES = {
     "mitternacht": 0,
     "minuit": 0,
 }
-_DAY_ALT = "|".join(sorted((re.escape(d) for d in WEEKDAYS), key=len, reverse=True))
-_GROUP_ALT = "|".join(sorted((re.escape(g) for g in WEEKDAY_GROUPS), key=len, reverse=True))
+_DAY_ALT = alternation(WEEKDAYS)
+_GROUP_ALT = alternation(WEEKDAY_GROUPS)
 _WEEKDAY = re.compile(
     rf"\b(?P<first>{_DAY_ALT})s?\.?\b(?:\s?(?:-|–|—|to|until|till|through|thru|a|al|bis|à|au)"
     rf"\s?(?P<last>{_DAY_ALT})s?\.?\b)?|\b(?P<group>{_GROUP_ALT})\b",
@@ -60,9 +60,31 @@ _SHORT_DAY_NAMES = frozenset(
 
 HEDGE_MINUTES = 30
 _HEDGE = re.compile(
-    r"(?:about|around|approximately|roughly|shortly after|just after|"
-    r"just before|shortly before|kurz nach|kurz vor|gegen|etwa|vers|environ|"
-    r"hacia|sobre|alrededor de|poco después de|c\.|~)\s*(?:at\s*|um\s*|à\s*)?$",
+    alternation(
+        [
+            "about",
+            "around",
+            "approximately",
+            "roughly",
+            "shortly after",
+            "just after",
+            "just before",
+            "shortly before",
+            "kurz nach",
+            "kurz vor",
+            "gegen",
+            "etwa",
+            "vers",
+            "environ",
+            "hacia",
+            "sobre",
+            "alrededor de",
+            "poco después de",
+            "c.",
+            "~",
+        ]
+    )
+    + r"\s*(?:at\s*|um\s*|à\s*)?$",
     re.IGNORECASE,
 )
 
