@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from guard.offline import additions, ordering
+from guard.offline import additions, ordering, polarity, quantifiers
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -123,6 +123,12 @@ def check_claim(
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
     if not readable:
+        flip = polarity.flipped_clause(claim.text, index)
+        if flip is not None:  # negations are read in Spanish, German and French too
+            return result("contradicted", "negation_clause", flip[0], flip[1])
+        shift = quantifiers.shifted(claim.text, index)  # and "todos", "alle", "tous"
+        if shift is not None:
+            return result("contradicted", "quantifier_limited", shift[0], shift[1])
         if details.quantities or details.clock or details.days:
             return result(
                 "undecided",

@@ -128,7 +128,10 @@ def _clauses(sentence: str) -> list[str]:
         if not piece:
             continue
         stems = content_stems(piece)
-        if merged and min(len(stems), len(joined)) < MIN_CLAUSE_CONTENT_WORDS:
+        if merged and (
+            min(len(stems), len(joined)) < MIN_CLAUSE_CONTENT_WORDS
+            or _predicate_of(sentence[merged[-1][0] : merged[-1][1]], piece)
+        ):
             # the words between them (a separator such as "provided that") count too
             joined.update(content_stems(sentence[merged[-1][1] : begin]), stems)
             merged[-1] = (merged[-1][0], end)
@@ -136,6 +139,21 @@ def _clauses(sentence: str) -> list[str]:
             merged.append((begin, end))
             joined = set(stems)
     return [sentence[b:e].strip() for b, e in merged] or [sentence]
+
+
+def _predicate_of(before: str, piece: str) -> bool:
+    """Whether ``piece`` is the predicate of a verbless ``before``: "The external examiner,
+    Professor Hale, | asked for ..." is one claim, its subject set off by an apposition."""
+    first = words(piece)[:1]
+    return (
+        bool(first)
+        and first[0].islower()
+        and (_looks_like_verb(first[0]) or _THIRD_PERSON.fullmatch(first[0]) is not None)
+        and not any(_looks_like_verb(w) for w in words(before))
+    )
+
+
+_THIRD_PERSON = re.compile(r"[a-z]{3,}[^s]s")  # "suggests", "confirms" (not "access")
 
 
 def clause_spans(sentence: str) -> list[tuple[int, int]]:

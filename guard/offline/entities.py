@@ -98,8 +98,20 @@ class Name:
         when the caller has it already."""
         wanted = self.line
         if wanted is not None:
-            return wanted in (word_line(text) if line is None else line)
+            if wanted in (word_line(text) if line is None else line):
+                return True
+            return self._titled_in(text)
         return _named_pattern(self.text.lower()).search(text.lower()) is not None
+
+    def _titled_in(self, text: str) -> bool:
+        """ "Dr Osei" in "Dr Amara Osei", "Professor Hale" in "Professor J. Hale": a title
+        and a surname with given names or initials between them."""
+        words = self.text.lower().split()
+        if len(words) != 2 or words[0].rstrip(".") not in _TITLES:
+            return False
+        title, surname = (re.escape(w) for w in words)
+        pattern = rf"\b{title}\W+(?:[a-z]+\.?\s+){{1,2}}{surname}\b"
+        return re.search(pattern, text.lower()) is not None
 
     @property
     def line(self) -> str | None:
@@ -112,6 +124,7 @@ class Name:
 
 
 _WORDS = re.compile(r"\w+")
+_TITLES = frozenset({"dr", "prof", "professor", "mr", "mrs", "ms", "miss", "sir", "judge"})
 
 
 def word_line(text: str) -> str:
@@ -191,6 +204,7 @@ def _is_name_word(tokens: list[str], index: int) -> bool:
         word.lower() not in STOPWORDS
         and bool(_CAPITALISED.fullmatch(following))
         and following.lower() not in STOPWORDS
+        and not _LABEL.fullmatch(following)  # "Size L ...", "Gate B ...": a guessed label
     )
 
 

@@ -497,7 +497,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 # Function words that only Spanish, German or French text has in numbers.
-_FOREIGN = _words("""
+FOREIGN_FUNCTION_WORDS = _words("""
 el los las del al una unos unas es son está están pero para por con sin muy también puede der
 die das den dem des und ist sind nicht ein eine einen mit für auf bei werden wird oder le les
 du des et est sont une avec pour dans sur pas mais aussi peut être vous nous que se su lo como
@@ -515,7 +515,7 @@ def european(text: str) -> bool:
     tokens = _TOKEN.findall(text.lower())
     if not tokens:
         return False
-    foreign = sum(t in _FOREIGN for t in tokens)
+    foreign = sum(t in FOREIGN_FUNCTION_WORDS for t in tokens)
     english = sum(t in _ENGLISH for t in tokens)
     return foreign > english and foreign >= FOREIGN_SHARE * len(tokens)
 
@@ -528,7 +528,7 @@ def foreign_words(text: str) -> bool:
     "pour"...) more than English ones, even too few to call it :func:`european`: its capitalised
     words may be common nouns of that language."""
     tokens = _TOKEN.findall(text.lower())
-    foreign = sum(t in _FOREIGN for t in tokens)
+    foreign = sum(t in FOREIGN_FUNCTION_WORDS for t in tokens)
     return foreign >= FOREIGN_WORDS and foreign > sum(t in _ENGLISH for t in tokens)
 
 

@@ -29,13 +29,10 @@ def reference_clauses(sentence: str) -> list[str]:
         piece = sentence[begin:end].strip()
         if not piece:
             continue
-        if (
-            merged
-            and min(
-                len(content_stems(piece)),
-                len(content_stems(sentence[merged[-1][0] : merged[-1][1]])),
-            )
-            < MIN_CLAUSE_CONTENT_WORDS
+        previous = sentence[merged[-1][0] : merged[-1][1]] if merged else ""
+        if merged and (
+            min(len(content_stems(piece)), len(content_stems(previous))) < MIN_CLAUSE_CONTENT_WORDS
+            or claims_module._predicate_of(previous, piece)
         ):
             merged[-1] = (merged[-1][0], end)
         else:
@@ -179,7 +176,14 @@ _TEXT_BITS = st.sampled_from(
 def reference_named_in(name: str, text: str) -> bool:
     """The name match as first written: a regex over both texts in lower case."""
     words = [re.escape(w) for w in name.lower().split()]
-    return re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None
+    if re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None:
+        return True
+    # and a title with a surname, given names or initials between ("Dr Osei" / "Dr A. Osei")
+    plain = all(re.fullmatch(r"\w+", w) for w in name.lower().split())
+    if not plain or len(words) != 2 or words[0] not in entities._TITLES:
+        return False
+    between = r"\W+(?:[a-z]+\.?\s+){1,2}"
+    return re.search(rf"\b{words[0]}{between}{words[1]}\b", text.lower()) is not None
 
 
 class TestNames:

@@ -1,0 +1,252 @@
+"""Relations the offline judge reads across the evidence (issue 10, held-out categories): a
+negation flipped against the clause a claim restates, wherever it sits and in es/de/fr too; a
+universal where the evidence limits the noun; comparisons across documents or against the
+claim's own amounts; who said what. And the grounded restatements of those that must never
+fail."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pytest
+
+from guard import Guard, JudgeSettings
+from guard.case import Passage, PreparedCase
+from guard.models import JudgeRequest
+from guard.offline import OfflineJudge, comparison, entities, polarity, quantifiers
+from guard.offline.align import EvidenceIndex
+from guard.offline.claims import split_claims
+from guard.offline.judge import Decision
+
+
+def decide(
+    output: str, context: str | list[str] | list[dict[str, str]], question: str | None = None
+) -> Decision:
+    settings = JudgeSettings()
+    request = JudgeRequest.model_validate(
+        {"output": output, "context": context, "question": question}
+    )
+    case = Guard(OfflineJudge(settings), settings).prepare(request)
+    assert isinstance(case, PreparedCase)
+    return OfflineJudge(settings).decide(case)
+
+
+def index(*texts: str) -> EvidenceIndex:
+    passages = tuple(Passage(f"[{n}]", t) for n, t in enumerate(texts, 1))
+    return EvidenceIndex.build(passages, "\n".join(texts))
+
+
+def failed_by(decision: Decision) -> set[str]:
+    return {r.basis for r in decision.results if r.status == "contradicted"}
+
+
+PARKING = (
+    "Visitor parking. Permits bought through the app are valid in zones A and B only; "
+    "they cannot be used in the hospital car park. Each permit lasts 24 hours."
+)
+
+
+class TestNegatedClause:
+    @pytest.mark.parametrize(
+        ("claim", "context"),
+        [
+            # the negated clause opens with a pronoun: its subject is in the clause before
+            ("Permits bought through the app can be used in the hospital car park.", PARKING),
+            # the negation sits in the sentence after the one naming the subject
+            (
+                "The bulk import endpoint is idempotent.",
+                "POST /v3/bulk-import loads a CSV file. The endpoint is not idempotent: "
+                "repeating a request imports the rows again.",
+            ),
+            # two cues against one: "may ... without" against "must not ... without"
+            (
+                "Tenants may keep a pet without written permission from the landlord.",
+                "Tenants must not keep a pet without written permission from the landlord.",
+            ),
+        ],
+    )
+    def test_the_opposite_polarity_of_the_restated_clause_fails(
+        self, claim: str, context: str
+    ) -> None:
+        decision = decide(claim, [context])
+        assert decision.label == "fail"
+        assert "negation" in decision.basis
+
+    @pytest.mark.parametrize(
+        ("claim", "context"),
+        [
+            ("Permits from the app can't be used in the hospital car park.", PARKING),
+            # "notice-free" is "without notice"
+            (
+                "You get two notice-free withdrawals a year.",
+                "Two withdrawals a year without notice are allowed.",
+            ),
+            # a limit the clause sets is not the claim's statement
+            (
+                "Adults can take one or two tablets every four to six hours.",
+                "Take 1 to 2 tablets every 4 to 6 hours. Do not take more than 8 tablets in "
+                "24 hours.",
+            ),
+            # "stopped sending" negates without a cue
+            (
+                "Reminder emails weren't sent between 9 and 10.",
+                "Between 9 and 10 a faulty worker stopped sending reminder emails.",
+            ),
+            # the list item takes the polarity of its sentence
+            (
+                "Damage from floods, fire or theft isn't included.",
+                "The policy covers accidental damage and does not cover damage from floods, "
+                "fire or theft.",
+            ),
+        ],
+    )
+    def test_a_restatement_that_keeps_the_polarity_is_not_failed(
+        self, claim: str, context: str
+    ) -> None:
+        assert "negation_clause" not in failed_by(decide(claim, [context]))
+
+    @pytest.mark.parametrize(
+        ("claim", "context"),
+        [
+            (
+                "Puede tomar este jarabe durante la lactancia sin consultar a su médico.",
+                "No tome este jarabe durante la lactancia sin consultar antes a su médico.",
+            ),
+            (
+                "Die Karte kann im Ausland benutzt werden.",
+                "Die Karte kann nicht im Ausland benutzt werden.",
+            ),
+            (
+                "Les animaux sont acceptés dans les chambres.",
+                "Les animaux ne sont pas acceptés dans les chambres.",
+            ),
+        ],
+    )
+    def test_negations_are_read_in_spanish_german_and_french(
+        self, claim: str, context: str
+    ) -> None:
+        assert polarity.flipped_clause(claim, index(context)) is not None
+        assert polarity.flipped_clause(context, index(context)) is None
+
+    def test_negations_are_counted(self) -> None:
+        assert polarity.cues("It is not unusual.") == 1
+        assert polarity.cues("You can't leave without paying.") == 2
+        assert polarity.cues("A fee-free account, nothing to pay.") == 2
+        assert polarity.cues("Not only cheap but fast.") == 0
+
+
+class TestLimitedNouns:
+    @pytest.mark.parametrize(
+        ("claim", "context", "limit"),
+        [
+            (
+                "The storm cut power to all households in the valley.",
+                "The storm cut power to some households in the valley for six hours.",
+                "some households",
+            ),
+            (
+                "Any booking can be cancelled free of charge.",
+                "Bookings over 30 days ahead can be cancelled free of charge.",
+                "Bookings over 30",
+            ),
+            (
+                "Every card payment abroad is free.",
+                "Card payments in euro are free. Card payments in other currencies cost 1%.",
+                "payments in other currencies",
+            ),
+        ],
+    )
+    def test_all_of_a_noun_the_evidence_limits_fails(
+        self, claim: str, context: str, limit: str
+    ) -> None:
+        found = quantifiers.shifted(claim, index(context))
+        assert found is not None
+        assert limit in found[0]
+        assert "quantifier_limited" in failed_by(decide(claim, [context]))
+
+    @pytest.mark.parametrize(
+        ("claim", "context"),
+        [
+            (
+                "All bookings over 30 days ahead can be cancelled free.",
+                "Bookings over 30 days ahead can be cancelled free of charge.",
+            ),
+            ("Every order ships free.", "All orders ship free; most arrive in two days."),
+            ("Not every booking can be cancelled.", "Some bookings can be cancelled."),
+        ],
+    )
+    def test_a_kept_limit_or_a_universal_evidence_is_not_failed(
+        self, claim: str, context: str
+    ) -> None:
+        assert quantifiers.shifted(claim, index(context)) is None
+        decision = decide(claim, [context])
+        assert not failed_by(decision) & {"quantifier", "quantifier_limited"}
+
+
+class TestComparisons:
+    def test_a_comparison_across_two_documents_is_read(self) -> None:
+        context = ["Basic plan: 20 GB storage, one user.", "Team plan: 200 GB storage."]
+        failed = decide("The Team plan has less storage than the Basic plan.", context)
+        assert failed.label == "fail"
+        assert "comparison_reversed" in failed_by(failed)
+        held = decide("The Team plan has more storage than the Basic plan.", context)
+        assert "comparison_reversed" not in failed_by(held)
+
+    @pytest.mark.parametrize(
+        ("claim", "reversed_"),
+        [
+            ("The evening course costs more: £300 a term against £450.", True),
+            ("The evening course costs less: £300 a term against £450.", False),
+            ("The express is faster, 40 minutes against 65 by bus.", False),
+            ("The express is slower, 40 minutes against 65 by bus.", True),
+        ],
+    )
+    def test_a_claim_whose_own_amounts_reverse_it(self, claim: str, reversed_: bool) -> None:
+        assert (comparison.reversed_comparison(claim, ()) is not None) is reversed_
+
+
+class TestWhoSaidWhat:
+    LETTERS: ClassVar[list[dict[str, str]]] = [
+        {"id": "gp", "source": "GP note, Dr Amara Osei", "text": "Blood pressure 150/95 today."},
+        {
+            "id": "renal",
+            "source": "Renal clinic letter, Dr Henrik Dahl",
+            "text": "I recommend stopping the ibuprofen and repeating the blood test in a month.",
+        },
+    ]
+
+    def test_a_recommendation_credited_to_the_wrong_author_fails(self) -> None:
+        decision = decide(
+            "Dr Osei recommended stopping the ibuprofen and repeating the blood test.",
+            self.LETTERS,
+        )
+        assert "attribution" in failed_by(decision)
+
+    def test_the_right_author_with_a_role_apposition_is_not_failed(self) -> None:
+        decision = decide(
+            "Dr Dahl, the kidney specialist, suggests stopping the ibuprofen and repeating the "
+            "blood test in a month.",
+            self.LETTERS,
+        )
+        assert decision.label != "fail"
+
+    def test_a_subject_set_off_by_an_apposition_stays_with_its_predicate(self) -> None:
+        claims = split_claims("The auditor, Ms Rao, asked for the invoices to be kept.")
+        assert [c.text for c in claims] == [
+            "The auditor, Ms Rao, asked for the invoices to be kept."
+        ]
+
+    def test_a_date_in_a_document_header_is_evidence(self) -> None:
+        context = [{"id": "t1", "source": "Billing note, 12 May", "text": "Refund of £40 sent."}]
+        decision = decide("The refund of £40 was sent on 12 May.", context)
+        assert decision.label != "fail"
+
+
+def test_a_label_opening_a_sentence_is_no_certain_name() -> None:
+    (name,) = entities.names("Size L is in stock online.")
+    assert name.guessed
+    decision = decide(
+        "Size L is in stock online and size M is at the Leeds store.",
+        ['{"online": {"M": 0, "L": 4}, "stores": [{"store": "Leeds", "M": 2}]}'],
+    )
+    assert decision.label != "fail"
