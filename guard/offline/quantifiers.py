@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from guard.offline.align import EvidenceIndex, EvidenceSentence
-from guard.offline.text import content_stems, stem
+from guard.offline.text import content_stems, stem, word_set
 
 MAX_SENTENCES = 8  # candidate sentences read for the noun
 MIN_SHARED = 2  # claim words a sentence must share, the noun included
@@ -23,31 +23,15 @@ _UNIVERSAL = re.compile(
     r"cualquier|alle|jede[rsnm]?|tous les|toutes les|chaque)\s+(?P<noun>[^\W\d_][\w-]*)",
     re.IGNORECASE,
 )
-_LIMITING = frozenset(
-    {
-        "some",
-        "most",
-        "many",
-        "several",
-        "certain",
-        "select",
-        "selected",
-        "few",
-        "eligible",
-        "qualifying",
-        "participating",
-        "only",
-        "algunos",
-        "algunas",
-        "ciertos",
-        "einige",
-        "manche",
-        "bestimmte",
-        "certains",
-        "certaines",
-        "quelques",
-    }
-)
+# words that limit a noun or a statement to part of it ("some customers", "usually")
+LIMITING = word_set("""
+some most many several certain select selected usually often sometimes typically eligible
+limited specific one two three few
+""")
+_LIMITING = LIMITING | word_set("""
+qualifying participating only algunos algunas ciertos einige manche bestimmte certains
+certaines quelques
+""")
 _BOUND = re.compile(
     r"^\W*(?:[\w-]+\W+){0,1}?(?:over|above|under|below|at least|more than|less than|up to|"
     r"from|of at least|in other|other than|except|excluding|marked|labelled|labeled|"

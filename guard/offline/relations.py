@@ -48,28 +48,7 @@ _UNIVERSAL = frozenset(
 )
 
 
-_LIMITING = frozenset(
-    {
-        "some",
-        "most",
-        "many",
-        "several",
-        "certain",
-        "select",
-        "selected",
-        "usually",
-        "often",
-        "sometimes",
-        "typically",
-        "eligible",
-        "limited",
-        "specific",
-        "one",
-        "two",
-        "three",
-        "few",
-    }
-)
+_LIMITING = quantifiers.LIMITING
 
 
 _CONDITION = re.compile(
