@@ -123,10 +123,10 @@ def check_claim(
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
     if not readable:
-        flip = polarity.flipped_clause(claim.text, index)
+        flip = polarity.flipped_clause(claim.text, index, details.stems)
         if flip is not None:  # negations are read in Spanish, German and French too
             return result("contradicted", "negation_clause", flip[0], flip[1])
-        shift = quantifiers.shifted(claim.text, index)  # and "todos", "alle", "tous"
+        shift = quantifiers.shifted(claim.text, index, details.stems)  # and "todos", "alle", "tous"
         if shift is not None:
             return result("contradicted", "quantifier_limited", shift[0], shift[1])
         if details.quantities or details.clock or details.days:

@@ -84,10 +84,13 @@ def _stems(text: str) -> set[str]:
     return set(content_stems(text)) - _IGNORED
 
 
-def flipped_clause(claim: str, index: EvidenceIndex) -> Flip | None:
+def flipped_clause(
+    claim: str, index: EvidenceIndex, claim_stems: list[str] | None = None
+) -> Flip | None:
     """The reason and the sentence when the clause ``claim`` restates has the other polarity,
-    or None when no clause is restated or one keeps the claim's polarity."""
-    about = _stems(claim)
+    or None when no clause is restated or one keeps the claim's polarity (``claim_stems``:
+    its content stems, when the caller has them)."""
+    about = _stems(claim) if claim_stems is None else set(claim_stems) - _IGNORED
     if len(about) < MIN_SHARED:
         return None
     mine = cues(claim) % 2

@@ -41,10 +41,14 @@ _BOUND = re.compile(
 _EVERY = frozenset({"all", "every", "any", "each"})
 
 
-def shifted(claim: str, index: EvidenceIndex) -> tuple[str, EvidenceSentence] | None:
-    """The reason and the sentence when the claim says "all" of a noun the evidence limits."""
-    about = set(content_stems(claim))
+def shifted(
+    claim: str, index: EvidenceIndex, stems: list[str] | None = None
+) -> tuple[str, EvidenceSentence] | None:
+    """The reason and the sentence when the claim says "all" of a noun the evidence limits
+    (``stems``: the claim's content stems, when the caller has them)."""
+    about: set[str] = set()
     for match in _UNIVERSAL.finditer(claim):
+        about = about or set(content_stems(claim) if stems is None else stems)
         noun = stem(match.group("noun"))
         if _limited(claim, match.end("noun"), match.start("noun")) is not None:
             continue  # "all orders over £40": the claim keeps the limit

@@ -511,15 +511,15 @@ def _agent_swapped(claim: str, details: Details, index: EvidenceIndex) -> Failur
     return None
 
 
-def _clause_polarity(claim: Claim, index: EvidenceIndex) -> Failure | None:
+def _clause_polarity(claim: Claim, stems: list[str], index: EvidenceIndex) -> Failure | None:
     if claim.short_answer or _fragment(claim.text):
         return None  # a verbless list item takes its polarity from its heading
-    flip = polarity.flipped_clause(claim.text, index)
+    flip = polarity.flipped_clause(claim.text, index, stems)
     return None if flip is None else ("negation_clause", flip[0], flip[1])
 
 
-def _noun_quantifier(text: str, index: EvidenceIndex) -> Failure | None:
-    found = quantifiers.shifted(text, index)
+def _noun_quantifier(text: str, stems: list[str], index: EvidenceIndex) -> Failure | None:
+    found = quantifiers.shifted(text, index, stems)
     return None if found is None else ("quantifier_limited", found[0], found[1])
 
 
@@ -537,8 +537,8 @@ def relation_failure(
         or _names_apart(details.names, index, claim.text)
         or _unbounded(claim.text, sentence, overlap)
         or _polarity(claim, sentence, overlap, index)
-        or _clause_polarity(claim, index)
-        or _noun_quantifier(claim.text, index)
+        or _clause_polarity(claim, details.stems, index)
+        or _noun_quantifier(claim.text, details.stems, index)
         or _quantifier(claim.text, sentence, overlap, index)
         or _contrary(claim, details.stems, index, sentence)
         or _name_swapped(claim.text, details, index)
