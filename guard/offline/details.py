@@ -86,6 +86,11 @@ _COMPUTES = re.compile(
             "divisé",
             "soit",
             "donc",
+            "plus",
+            "minus",
+            "weighted",
+            "multiplied",
+            "divided",
         ],
         literal=False,
     )
@@ -415,6 +420,8 @@ def _number_failure(
             continue
         if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
             continue  # computed from the restated sentence's own amounts: "1.5 times £12"
+        if shown and _operands(quantity, details, index) >= MANY_OPERANDS:
+            continue  # "68%: 60% of 70 plus 40% of 65": more steps than arithmetic tries
         instead = numbers.closest(quantity, nearby)
         if instead is not None and overlap >= SAME_SLOT_OVERLAP:
             return (
@@ -436,6 +443,14 @@ def _number_failure(
     return None
 
 
+MANY_OPERANDS = 4  # grounded amounts beside a computed one: more than two steps take
+
+
+def _operands(quantity: numbers.Quantity, details: Details, index: EvidenceIndex) -> int:
+    """How many other amounts of the claim the evidence states: the operands it shows."""
+    return sum(q is not quantity and index.amounts.supports(q) for q in details.quantities)
+
+
 INEXACT_RANGE = 0.5  # evidence durations within this share of a claimed one are compared
 
 
@@ -450,7 +465,7 @@ def _inexact(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
     return any(numbers.inexact(quantity, e) for e in near[:MAX_AMOUNTS])
 
 
-_COMMON_ABBREVIATIONS = frozenset(
+COMMON_ABBREVIATIONS = frozenset(
     {
         "HR",
         "UK",
@@ -486,6 +501,9 @@ def _misplaced(
     says another ("until 10 PM" where the Thursday sentence says 21:00)."""
     if sentence is None:
         return None
+    if sentence.scope != sentence.stems:  # "Thursday: nurse-led clinic." after "Tuesday: Dr X."
+        own = sum(s in sentence.stems for s in details.stems)
+        overlap = min(overlap, own / len(details.stems)) if details.stems else overlap
     clause = _slot(sentence.text, details.stems) if (details.clock or details.days) else ""
     sentence_clock = times.times(clause) if clause else list(sentence.clock)
     sentence_days = times.weekdays(clause) if clause else list(sentence.days)
@@ -590,7 +608,7 @@ def _name_failure(
         return None  # names translate across languages ("Munich", "München"): not proof
     for name in names:
         if (
-            name.text in _COMMON_ABBREVIATIONS
+            name.text in COMMON_ABBREVIATIONS
             or name.guessed
             or denied(name, text)
             or _foreign_word(name)
@@ -668,7 +686,7 @@ def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
     if not token.isupper():
         return False
     return (
-        token in _COMMON_ABBREVIATIONS
+        token in COMMON_ABBREVIATIONS
         or any(entities.abbreviates(token, other.text) for other in index.names())
         or index.spells_out(token)
     )

@@ -59,6 +59,10 @@ _CUES = negation.CUES - {"nor"} | frozenset(
         "sans",
     }
 )
+_CONDITION = re.compile(
+    r"\s*(?:if|unless|provided|as long as|except|when|si|a menos que|wenn|falls|sofern|sauf si)\b",
+    re.IGNORECASE,
+)
 _TOKEN = re.compile(r"[^\W\d_]+(?:-free\b)?")
 _CONTRACTED = re.compile(r"(?<=\w)n['’]t\b", re.IGNORECASE)
 _CLAUSE = re.compile(
@@ -107,6 +111,8 @@ def flipped_clause(
             shared = len(stems & about)
             if shared < MIN_SHARED or shared < CLAUSE_SHARE * len(stems):
                 continue
+            if _CONDITION.match(clause):
+                continue  # "unless you add flood cover": the condition's polarity, not the claim's
             if cues(clause) % 2 == mine:
                 return None  # a clause restated with the claim's own polarity
             if implicit or negation.IMPLICIT_NEGATIVE.search(clause):

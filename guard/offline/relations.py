@@ -17,7 +17,14 @@ import re
 from guard.offline import comparison, entities, negation, numbers, polarity, quantifiers
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
-from guard.offline.details import DECORATIONS, Answer, Details, Failure, short
+from guard.offline.details import (
+    COMMON_ABBREVIATIONS,
+    DECORATIONS,
+    Answer,
+    Details,
+    Failure,
+    short,
+)
 from guard.offline.text import GENERIC, GENERIC_STEMS, STOPWORDS, content_stems, stem, word_set
 
 ALIGN_FOR_POLARITY = 0.6
@@ -438,6 +445,8 @@ def _name_swapped(claim: str, details: Details, index: EvidenceIndex) -> Failure
         for other in entities.names(sentence.text)[:MAX_SWAP_NAMES]:
             if other.guessed or 2 * len(_distinct(other.parts, claimed)) <= len(other.parts):
                 continue
+            if other.text in COMMON_ABBREVIATIONS:
+                continue  # "CET", "UK": a zone or a region beside a name, not one in its slot
             if slot and slot & _beside(sentence.text, other.text):
                 return (
                     "name_swapped",

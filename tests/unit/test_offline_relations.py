@@ -250,3 +250,56 @@ def test_a_label_opening_a_sentence_is_no_certain_name() -> None:
         ['{"online": {"M": 0, "L": 4}, "stores": [{"store": "Leeds", "M": 2}]}'],
     )
     assert decision.label != "fail"
+
+
+class TestGroundedFormsAreNotFailed:
+    """Grounded answers in forms real traffic has (tables, record fields, conditions, worked
+    computations, time zones): none may be a confident fail."""
+
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            # a Markdown table: its header cells are labels, not names
+            (
+                "| Room | Price |\n|---|---|\n| Single | €80 |\n| Double | €110 |",
+                ["Single rooms cost €80 a night. Double rooms cost €110 a night."],
+            ),
+            # a record line refers back to the one before it: its own words say Thursday
+            (
+                "Dr Okafor's clinic runs on Mondays; the physio clinic is on Wednesdays.",
+                [
+                    {
+                        "id": "t",
+                        "source": "timetable",
+                        "text": "Monday: Dr Okafor. Wednesday: physio clinic.",
+                    }
+                ],
+            ),
+            # the negated claim restates the main clause; the condition keeps its own polarity
+            (
+                "The plan doesn't cover dental work unless you bought the dental add-on.",
+                ["Dental work is excluded, unless you add Dental Cover to your plan."],
+            ),
+            # a computation of more steps than the arithmetic tries, its operands all grounded
+            (
+                "Your overall grade is 74%: 50% of the project (80) plus 50% of the exam (68).",
+                ["Overall grade = 50% project + 50% exam. Project: 80. Exam: 68."],
+            ),
+            # a time zone beside a city is no name in the city's slot
+            (
+                "The webinar starts at 14:00 in Paris.",
+                ["The webinar starts at 14:00 CET (Paris)."],
+            ),
+        ],
+    )
+    def test_a_grounded_form_is_not_failed(self, output: str, context: list[str]) -> None:
+        decision = decide(output, context, "When is it?")
+        assert decision.label != "fail", [r.reason for r in decision.results]
+
+    def test_a_wrong_two_step_sum_still_fails(self) -> None:
+        decision = decide(
+            "You bought 50 seats; 30 are assigned and 5 are pending, so 18 remain.",
+            ["Seats purchased: 50. Assigned: 30. Pending invitations: 5."],
+            "How many seats are free?",
+        )
+        assert decision.label == "fail"
