@@ -395,6 +395,10 @@ def _number_failure(
             continue  # "3 months" against "90 days": the units do not convert exactly
         if quantity.kind == "ordinal" and index.writes(quantity.text):
             continue  # "Version 2.1" against "v2.1": a label the evidence glues to letters
+        if _coded(quantity, details.text, index):
+            continue  # "LH 902" against "LH902": a code written with a space
+        if quantity.kind == "duration" and _counted_as_ordinal(quantity, index):
+            continue  # "off for four days" against "from the fourth day": the same count
         shown = shows[quantity.kind == "date"]
         nearby = list(sentence.quantities) if sentence is not None else []
         # a claim restating a sentence with another amount of the kind, and no computing
@@ -443,6 +447,24 @@ def _number_failure(
     return None
 
 
+_CODE_BEFORE = re.compile(r"\b([A-Z]{1,4})[ -]$")
+
+
+def _coded(quantity: numbers.Quantity, text: str, index: EvidenceIndex) -> bool:
+    """Whether a count is the number of a code the evidence writes glued ("LH 902": "LH902")."""
+    if quantity.kind != "count":
+        return False
+    code = _CODE_BEFORE.search(text, max(0, quantity.start - 6), quantity.start)
+    return code is not None and index.writes(f"{code.group(1)}{quantity.text}")
+
+
+def _counted_as_ordinal(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """Whether the evidence counts the claim's duration as an ordinal ("the fourth day")."""
+    return quantity.number == int(quantity.number) > 0 and any(
+        q.kind == "ordinal" and q.value == quantity.number for q in index.quantities
+    )
+
+
 MANY_OPERANDS = 4  # grounded amounts beside a computed one: more than two steps take
 
 
@@ -486,6 +508,17 @@ COMMON_ABBREVIATIONS = frozenset(
         "CET",
         "PST",
         "EST",
+        "API",
+        "URL",
+        "SDK",
+        "PIN",
+        "SMS",
+        "ATM",
+        "IBAN",
+        "CSV",
+        "JSON",
+        "HTTP",
+        "HTTPS",
     }
 )
 

@@ -53,6 +53,11 @@ _WEEKDAY = re.compile(
     rf"\s?(?P<last>{_DAY_ALT})s?\.?\b)?|\b(?P<group>{_GROUP_ALT})\b",
     re.IGNORECASE,
 )
+_MOVED = re.compile(
+    r"\b(?:mov|chang|switch|postpon|reschedul|push|shift|brought|verschob|verlegt|cambi|pas[oó]|"
+    r"déplac|report)\w*\s+(?:\w+\s+){0,3}?(?:from|von|de|del|du)\s+(?:\w+\s+)?$",
+    re.IGNORECASE,
+)
 _SHORT_DAY_NAMES = frozenset(
     {"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"}
 )
@@ -210,6 +215,9 @@ def weekdays(text: str) -> list[Weekdays]:
             found.append(Weekdays(match.group(0), frozenset({first}), match.start()))
             continue
         last = WEEKDAYS[last_text.lower()]
+        if _MOVED.search(text, max(0, match.start() - 40), match.start()):
+            found.append(Weekdays(match.group(0), frozenset({first, last}), match.start()))
+            continue  # "moved from Tuesday to Thursday": two days, not the days between
         span = (last - first) % 7
         found.append(
             Weekdays(

@@ -290,6 +290,23 @@ class TestGroundedFormsAreNotFailed:
                 "The webinar starts at 14:00 in Paris.",
                 ["The webinar starts at 14:00 CET (Paris)."],
             ),
+            # a change from one day to another names two days, not the days between
+            (
+                "The review moved from Monday to Wednesday, same time.",
+                ["Update: the review has moved from Monday 09:00 to Wednesday 09:00."],
+            ),
+            # a code written with a space
+            ("Your train ICE 578 leaves at 08:12.", ['{"train": "ICE578", "dep": "08:12"}']),
+            # a count the evidence writes as an ordinal
+            (
+                "The late fee applies once you're three days overdue.",
+                ["A late fee is charged from the third day after the due date."],
+            ),
+            # a common technical abbreviation is no missing name
+            (
+                "The API returns at most 50 results per page.",
+                ["Search results are paginated; a page holds up to 50 results."],
+            ),
         ],
     )
     def test_a_grounded_form_is_not_failed(self, output: str, context: list[str]) -> None:
