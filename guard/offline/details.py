@@ -217,6 +217,9 @@ def _enumerators(text: str) -> frozenset[int]:
 SMALL_COUNT = 12
 
 
+_FIELD_END = re.compile(r"[,;\"{}\[\]]")  # a record's next field is not what it counts
+
+
 def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSentence | None) -> bool:
     """Whether the sentence counts what the claim's bare number counts: the word after the
     number ("5 users") follows a count of the sentence too."""
@@ -226,8 +229,10 @@ def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSenten
     for q in sentence.quantities[:MAX_AMOUNTS]:
         if q.kind != "count":
             continue
-        for match in re.finditer(re.escape(q.text), sentence.text):
-            if counted[0] in content_stems(sentence.text[match.end() : match.end() + 40])[:2]:
+        # the amount itself, not its digits inside another number ("2" in "88213")
+        for match in re.finditer(rf"(?<![\w.,]){re.escape(q.text)}(?![\w])", sentence.text):
+            after = _FIELD_END.split(sentence.text[match.end() : match.end() + 40], maxsplit=1)[0]
+            if counted[0] in content_stems(after)[:2]:  # "5 users", not '5, "users": ...'
                 return True
     return False
 

@@ -155,8 +155,10 @@ def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
         claim_stems -= _OPEN_UNTIL
     evidence_words = _stems(evidence_sentence)
     evidence_stems = set(evidence_words)
+    # "no user limit" against "unlimited": a negation and a negating prefix say the same
+    claim_negated = negated(claim)
     for word in sorted(claim_stems - evidence_stems):
-        found = _prefix_opposite(word, evidence_stems)
+        found = None if claim_negated else _prefix_opposite(word, evidence_stems)
         if found is None or found in claim_stems:
             found = next(
                 (

@@ -290,7 +290,11 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,")
         and not (text[start - 1] == "-" and (start < 2 or not text[start - 2].isalpha()))
     )  # -640, 3-5
-    if glued and not (match.group("sign") and start == match.end("sign")):
+    if (
+        glued
+        and not (match.group("sign") and start == match.end("sign"))
+        and not _AGE_BAND.search(text, max(0, start - 6), start)  # "under-16s" is an age
+    ):
         return None  # part of a word, code or time: "COVID-19", "A4", "v2.1", "8:30"
     end = match.end("num")
     if end < len(text) and text[end] == ":" and end + 1 < len(text) and text[end + 1].isdigit():
@@ -299,6 +303,9 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     if match.end() == end and num.isascii() and num.isdigit() and not match.group("sign"):
         return _bare(text, match, num)  # the common case, read without the unit grammar
     return _measured(text, match, eu)
+
+
+_AGE_BAND = re.compile(r"\b(?:under|over)-$", re.IGNORECASE)  # "under-16s", "over-65s"
 
 
 def _measured(text: str, match: re.Match[str], eu: bool) -> Quantity | None:

@@ -302,6 +302,22 @@ class TestGroundedFormsAreNotFailed:
                 "The late fee applies once you're three days overdue.",
                 ["A late fee is charged from the third day after the due date."],
             ),
+            # a negation and a negating prefix say the same thing
+            (
+                "On the Team plan there's no limit on projects.",
+                ["Team plan: unlimited projects, 10 users."],
+            ),
+            # an age band written with a hyphen is a number of the evidence
+            (
+                "Nobody under 12 can use the pool without an adult.",
+                ["Under-12s must be accompanied by an adult in the pool."],
+            ),
+            # a record's next field is not what its number counts
+            (
+                "Your order (3 items) arrives in two parcels: the lamp tomorrow, two cushions "
+                "next week.",
+                ['{"order": "77212", "items": [{"name": "lamp"}, {"name": "cushion", "qty": 2}]}'],
+            ),
             # a common technical abbreviation is no missing name
             (
                 "The API returns at most 50 results per page.",
@@ -320,3 +336,10 @@ class TestGroundedFormsAreNotFailed:
             "How many seats are free?",
         )
         assert decision.label == "fail"
+
+
+def test_an_age_band_is_a_number_and_a_code_is_not() -> None:
+    from guard.offline import numbers
+
+    assert [q.value for q in numbers.extract("Under-12s and over-65s go free.")] == [12.0, 65.0]
+    assert numbers.extract("COVID-19 rules, form A-38.") == []
