@@ -106,9 +106,24 @@ def split_claims(output: str, *, answers_question: bool = True) -> list[Claim]:
 
 
 def is_short_answer(text: str) -> bool:
-    """A few words without a verb: "Delhi", "6.213 km long", "President Richard Nixon"."""
+    """A few words without a verb: "Delhi", "6.213 km long", "President Richard Nixon" (not
+    "Members can't bring guests", "Growth includes up to 3 users")."""
     tokens = words(text)
-    return len(tokens) <= SHORT_ANSWER_WORDS and not any(_looks_like_verb(t) for t in tokens)
+    return len(tokens) <= SHORT_ANSWER_WORDS and not any(
+        _looks_like_verb(t) or _NEGATED_VERB.search(t) or _verb_before_object(t, following)
+        for t, following in zip(tokens, [*tokens[1:], ""], strict=False)
+    )
+
+
+_NEGATED_VERB = re.compile(r"n['’]t$", re.IGNORECASE)
+_OBJECT_OPENERS = frozenset({"a", "an", "the", "up", "no", "all", "only", "about"})
+
+
+def _verb_before_object(word: str, following: str) -> bool:
+    """ "includes up to 3 users", "costs £5": a verb in the third person before its object."""
+    return _THIRD_PERSON.fullmatch(word) is not None and (
+        following.lower() in _OBJECT_OPENERS or following[:1].isdigit()
+    )
 
 
 def _looks_like_verb(word: str) -> bool:

@@ -343,3 +343,29 @@ def test_an_age_band_is_a_number_and_a_code_is_not() -> None:
 
     assert [q.value for q in numbers.extract("Under-12s and over-65s go free.")] == [12.0, 65.0]
     assert numbers.extract("COVID-19 rules, form A-38.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "short"),
+    [
+        ("Members can't bring guests.", False),
+        ("Growth includes up to 3 users.", False),
+        ("The ticket costs £5.", False),
+        ("Two days", True),
+        ("President Richard Nixon", True),
+        ("6.213 km long", True),
+    ],
+)
+def test_a_short_sentence_with_a_verb_is_no_short_answer(text: str, short: bool) -> None:
+    from guard.offline.claims import is_short_answer
+
+    assert is_short_answer(text) is short
+
+
+def test_a_short_claim_is_not_passed_as_an_answer_beside_the_question() -> None:
+    decision = decide(
+        "Growth includes up to 3 users.",
+        ["Starter includes up to 3 users. Growth includes unlimited users."],
+        "How many users does Growth include?",
+    )
+    assert decision.label != "pass"
