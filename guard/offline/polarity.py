@@ -31,8 +31,9 @@ SENTENCE_COVER = 0.75  # of the claim's words, the share the clause's sentence m
 CLAUSE_SHARE = 0.75  # of the clause's words, the share the claim must have
 MIN_SHARED = 2  # words of the clause the claim shares, at least
 
-# negation cues, counted once each: English (see guard.offline.negation), Spanish, German and
-# French ("ne" / "n'" for the French pair "ne ... pas", whose second half is not counted)
+# negation cues, counted once each: English (see guard.offline.negation), Spanish, German,
+# French ("ne" / "n'" for the French pair "ne ... pas", whose second half is not counted),
+# Italian and Portuguese
 _CUES = negation.CUES - {"nor"} | frozenset(
     {
         "nunca",
@@ -57,6 +58,15 @@ _CUES = negation.CUES - {"nor"} | frozenset(
         "ne",
         "n",
         "sans",
+        "non",
+        "senza",
+        "nessun",
+        "nessuno",
+        "nessuna",
+        "não",
+        "sem",
+        "nenhum",
+        "nenhuma",
     }
 )
 _CONDITION = re.compile(

@@ -120,9 +120,17 @@ class TestNegatedClause:
                 "Les animaux sont acceptés dans les chambres.",
                 "Les animaux ne sont pas acceptés dans les chambres.",
             ),
+            (
+                "Il biglietto è rimborsabile dopo la partenza.",
+                "Il biglietto non è rimborsabile dopo la partenza.",
+            ),
+            (
+                "O cartão pode ser usado no estrangeiro.",
+                "O cartão não pode ser usado no estrangeiro.",
+            ),
         ],
     )
-    def test_negations_are_read_in_spanish_german_and_french(
+    def test_negations_are_read_in_spanish_german_french_italian_portuguese(
         self, claim: str, context: str
     ) -> None:
         assert polarity.flipped_clause(claim, index(context)) is not None
