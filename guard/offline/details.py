@@ -514,6 +514,7 @@ COMMON_ABBREVIATIONS = frozenset(
         "PST",
         "EST",
         "API",
+        "GP",
         "URL",
         "SDK",
         "PIN",

@@ -326,16 +326,33 @@ class TestGroundedFormsAreNotFailed:
                 "next week.",
                 ['{"order": "77212", "items": [{"name": "lamp"}, {"name": "cushion", "qty": 2}]}'],
             ),
+            # a rise as a share of the old amount
+            (
+                "The fee went up by 5% in January: it is now €21 a month instead of €20.",
+                ["From 1 January the monthly fee rises from €20 to €21."],
+            ),
             # a common technical abbreviation is no missing name
             (
                 "The API returns at most 50 results per page.",
                 ["Search results are paginated; a page holds up to 50 results."],
+            ),
+            (
+                "It interacts with warfarin, so your GP should check your INR more often.",
+                ["Interactions: increases the effect of warfarin. Monitor INR closely."],
             ),
         ],
     )
     def test_a_grounded_form_is_not_failed(self, output: str, context: list[str]) -> None:
         decision = decide(output, context, "When is it?")
         assert decision.label != "fail", [r.reason for r in decision.results]
+
+    def test_a_wrong_rise_still_fails(self) -> None:
+        decision = decide(
+            "The fee went up by 10%, from €20 to €21.",
+            ["From 1 January the monthly fee rises from €20 to €21."],
+            "Did the fee change?",
+        )
+        assert decision.label == "fail"
 
     def test_a_wrong_two_step_sum_still_fails(self) -> None:
         decision = decide(
