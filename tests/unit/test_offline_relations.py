@@ -346,21 +346,21 @@ class TestGroundedFormsAreNotFailed:
         decision = decide(output, context, "When is it?")
         assert decision.label != "fail", [r.reason for r in decision.results]
 
-    def test_a_wrong_rise_still_fails(self) -> None:
-        decision = decide(
-            "The fee went up by 10%, from €20 to €21.",
-            ["From 1 January the monthly fee rises from €20 to €21."],
-            "Did the fee change?",
-        )
-        assert decision.label == "fail"
-
-    def test_a_wrong_two_step_sum_still_fails(self) -> None:
-        decision = decide(
-            "You bought 50 seats; 30 are assigned and 5 are pending, so 18 remain.",
-            ["Seats purchased: 50. Assigned: 30. Pending invitations: 5."],
-            "How many seats are free?",
-        )
-        assert decision.label == "fail"
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            (
+                "The fee went up by 10%, from €20 to €21.",
+                ["The monthly fee rises from €20 to €21."],
+            ),
+            (
+                "You bought 50 seats; 30 are assigned and 5 are pending, so 18 remain.",
+                ["Seats purchased: 50. Assigned: 30. Pending invitations: 5."],
+            ),
+        ],
+    )
+    def test_a_wrong_computation_still_fails(self, output: str, context: list[str]) -> None:
+        assert decide(output, context, "How many?").label == "fail"
 
 
 def test_an_age_band_is_a_number_and_a_code_is_not() -> None:
