@@ -38,6 +38,9 @@ _COMPUTES = re.compile(
     + alternation(
         [
             "total",
+            "totals",
+            "totall?ing",
+            "adds? up",
             "in all",
             "altogether",
             "combined",

@@ -26,7 +26,7 @@ def _clock(n: str) -> str:
 
 
 _TIME = re.compile(
-    r"(?<![\w$€£.,:/-])(?:"
+    r"(?:(?<![\w$€£.,:/-])|(?<=\dT))(?:"  # "2026-06-08T10:30" is a time too
     + _clock("1")
     + r"(?:\s?(?:-|–|—|to|until|till|through|a|bis|à|al|hasta)\s?"
     + _clock("2")

@@ -6,6 +6,7 @@ fail."""
 
 from __future__ import annotations
 
+import json
 from typing import ClassVar
 
 import pytest
@@ -394,3 +395,40 @@ def test_a_short_claim_is_not_passed_as_an_answer_beside_the_question() -> None:
         "How many users does Growth include?",
     )
     assert decision.label != "pass"
+
+
+def decide_conversation(output: str, tool: dict[str, object]) -> Decision:
+    settings = JudgeSettings()
+    request = JudgeRequest.model_validate(
+        {
+            "output": output,
+            "messages": [
+                {"role": "user", "content": "Can you check?"},
+                {"role": "tool", "name": "lookup", "content": json.dumps(tool)},
+            ],
+            "context_field": "messages",
+        }
+    )
+    case = Guard(OfflineJudge(settings), settings).prepare(request)
+    assert isinstance(case, PreparedCase)
+    return OfflineJudge(settings).decide(case)
+
+
+@pytest.mark.parametrize(
+    ("output", "tool"),
+    [
+        # a total of three amounts, said with "totalling"
+        (
+            "You have 3 unpaid invoices totalling $900; the oldest is 30 days overdue.",
+            {"unpaid": [{"amount": 500, "days": 30}, {"amount": 250}, {"amount": 150}]},
+        ),
+        # an ISO date-time holds a time of day
+        (
+            "Dr Ruiz has a free slot on Tuesday at 11:15.",
+            {"doctor": "Dr Ruiz", "free_slots": ["2026-06-09T11:15 (Tue)"]},
+        ),
+    ],
+)
+def test_a_tool_result_read_as_its_json_writes_it(output: str, tool: dict[str, object]) -> None:
+    decision = decide_conversation(output, tool)
+    assert decision.label != "fail", [r.reason for r in decision.results]
