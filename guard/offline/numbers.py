@@ -123,6 +123,8 @@ _STOPWATCH = re.compile(
     r"\b(?:(?P<h>\d{1,3})\s?h\s?)?(?P<m>\d{1,3})\s?m\s?(?P<s>\d{1,2})\s?s\b"
     r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b"
 )
+_FRACTION = re.compile(r"\b(?:a|one|two|three|four)\s+$", re.IGNORECASE)
+_OF = re.compile(r"s?\s+of\b", re.IGNORECASE)
 _TIMES = re.compile(r"\s+times\b")  # "three times a day": a count
 _YEARISH = re.compile(r"1\d{3}|20\d{2}")
 _LABEL = re.compile(
@@ -197,6 +199,11 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         taken.append(match.span())
     taken.sort()
     for match in _ORDINAL.finditer(text):
+        if _FRACTION.search(text, max(0, match.start() - 6), match.start()) and _OF.match(
+            text, match.end()
+        ):
+            taken.append(match.span())
+            continue  # "a third of", "two fifths of": a fraction, not an ordinal or an amount
         if not _overlaps(match.span(), taken):
             ordinal = _ordinal(match)
             if ordinal is not None:

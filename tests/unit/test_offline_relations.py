@@ -332,6 +332,17 @@ class TestGroundedFormsAreNotFailed:
                 "The fee went up by 5% in January: it is now €21 a month instead of €20.",
                 ["From 1 January the monthly fee rises from €20 to €21."],
             ),
+            # a fraction is no ordinal ("a third of")
+            (
+                "About a third of the members voted for the change.",
+                ["Of 300 members, 104 voted for the change."],
+            ),
+            # a summary's framing restates the evidence: no addition of its own
+            (
+                "Overall the survey finds that staff morale has improved, with the average "
+                "score up from 6.1 to 7.4.",
+                ["Average staff satisfaction score rose from 6.1 in 2024 to 7.4 in 2025."],
+            ),
             # a common technical abbreviation is no missing name
             (
                 "The API returns at most 50 results per page.",
