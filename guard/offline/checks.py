@@ -231,6 +231,13 @@ def _support_status(
         )
     if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
         absent = _as_written(missing, claim.text)
+        if (details.quantities or details.clock) and not computed:
+            return result(
+                "undecided",
+                "details_restated",
+                f"its amounts, dates and times are in the evidence, its words mostly not "
+                f"(missing: {absent}{_closest(sentence)}): a restatement, not proof",
+            )
         return result(
             "undecided",
             "low_support",

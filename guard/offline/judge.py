@@ -205,11 +205,12 @@ def _additions(results: list[ClaimResult]) -> list[ClaimResult]:
     ]
 
 
-# a claim framed as a summary of the evidence restates it in other words: no addition
+# a claim framed as a summary of the evidence, or as a conclusion drawn from the claims
+# before it ("so you're covered until ..."), restates or derives: no addition of its own
 _FRAMED = re.compile(
     r"\W*(?:overall|in short|in summary|to sum up|to summari[sz]e|in brief|all in all|"
     r"key points?|summary|the (?:report|document|letter|policy|minutes|article) (?:says|finds|"
-    r"states|shows|records))\b",
+    r"states|shows|records)|so|therefore|thus|hence|which means|that means|meaning)\b",
     re.IGNORECASE,
 )
 

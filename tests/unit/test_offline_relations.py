@@ -343,6 +343,12 @@ class TestGroundedFormsAreNotFailed:
                 "score up from 6.1 to 7.4.",
                 ["Average staff satisfaction score rose from 6.1 in 2024 to 7.4 in 2025."],
             ),
+            # a conclusion whose date the evidence gives, in words of its own
+            (
+                "Your phone was delivered on 4 April and has a one-year warranty, so you're "
+                "protected until 4 April next year.",
+                ["Order 5512: phone delivered 4 April 2026.", "Phones carry a 12-month warranty."],
+            ),
             # a common technical abbreviation is no missing name
             (
                 "The API returns at most 50 results per page.",
