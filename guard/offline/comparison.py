@@ -280,10 +280,10 @@ def _self_reversed(claim: str) -> Reversal | None:
     if match is None:
         return None
     way = _SELF_WAY[match.group(1).lower()]
-    rest = claim[match.end() :]
-    amounts = [q for q in numbers.extract(rest) if _fits(q, None)]
+    # the claim's own amounts (read once per claim), those after the comparative
+    amounts = [q for q in numbers.extract(claim) if q.start >= match.end() and _fits(q, None)]
     for first, second in pairwise(amounts):
-        between = rest[first.start + len(first.text) : second.start]
+        between = claim[first.start + len(first.text) : second.start]
         if not _AGAINST.fullmatch(between):
             continue
         one, two = first.value, second.value

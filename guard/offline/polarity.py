@@ -30,6 +30,7 @@ MAX_SENTENCES = 6  # candidate sentences read for the restated clause
 SENTENCE_COVER = 0.75  # of the claim's words, the share the clause's sentence must have
 CLAUSE_SHARE = 0.75  # of the clause's words, the share the claim must have
 MIN_SHARED = 2  # words of the clause the claim shares, at least
+MAX_ABOUT = 40  # words of a claim that can restate one clause, at most (longer: not read)
 
 # negation cues, counted once each: English (see guard.offline.negation), Spanish, German,
 # French ("ne" / "n'" for the French pair "ne ... pas", whose second half is not counted),
@@ -105,7 +106,7 @@ def flipped_clause(
     or None when no clause is restated or one keeps the claim's polarity (``claim_stems``:
     its content stems, when the caller has them)."""
     about = _stems(claim) if claim_stems is None else set(claim_stems) - _IGNORED
-    if len(about) < MIN_SHARED:
+    if not MIN_SHARED <= len(about) <= MAX_ABOUT:
         return None
     mine = cues(claim) % 2
     implicit = negation.IMPLICIT_NEGATIVE.search(claim) is not None
