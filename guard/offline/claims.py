@@ -110,13 +110,24 @@ def is_short_answer(text: str) -> bool:
     "Members can't bring guests", "Growth includes up to 3 users")."""
     tokens = words(text)
     return len(tokens) <= SHORT_ANSWER_WORDS and not any(
-        _looks_like_verb(t) or _NEGATED_VERB.search(t) or _verb_before_object(t, following)
+        _looks_like_verb(t)
+        or _NEGATED_VERB.search(t)
+        or _verb_before_object(t, following)
+        or _quantified(t, following)
         for t, following in zip(tokens, [*tokens[1:], ""], strict=False)
     )
 
 
 _NEGATED_VERB = re.compile(r"n['’]t$", re.IGNORECASE)
 _OBJECT_OPENERS = frozenset({"a", "an", "the", "up", "no", "all", "only", "about"})
+
+
+_QUANTIFIERS = frozenset({"all", "every", "each", "most", "some", "no", "none", "always", "never"})
+
+
+def _quantified(word: str, following: str) -> bool:
+    """ "All flights include a meal": a quantified statement, not a name ("All Saints")."""
+    return word.lower() in _QUANTIFIERS and following[:1].islower()
 
 
 def _verb_before_object(word: str, following: str) -> bool:

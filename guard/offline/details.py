@@ -403,6 +403,8 @@ def _number_failure(
             continue  # "3 months" against "90 days": the units do not convert exactly
         if quantity.kind == "ordinal" and index.writes(quantity.text):
             continue  # "Version 2.1" against "v2.1": a label the evidence glues to letters
+        if quantity.text.lower() in numbers.FREQUENCIES and _per_period(index):
+            continue  # "a monthly fee" against "£25 per month": how often, said another way
         if _coded(quantity, details.text, index):
             continue  # "LH 902" against "LH902": a code written with a space
         if quantity.kind == "duration" and _counted_as_ordinal(quantity, index):
@@ -456,6 +458,17 @@ def _number_failure(
 
 
 _CODE_BEFORE = re.compile(r"\b([A-Z]{1,4})[ -]$")
+
+
+_PER_PERIOD = re.compile(
+    r"\b(?:per|a|an|each|every|/)\s*(?:day|week|fortnight|month|quarter|year|annum)\b",
+    re.IGNORECASE,
+)
+
+
+def _per_period(index: EvidenceIndex) -> bool:
+    """Whether the evidence says how often with "per month", "a year", "/month"."""
+    return _PER_PERIOD.search(index.normalized) is not None
 
 
 def _coded(quantity: numbers.Quantity, text: str, index: EvidenceIndex) -> bool:

@@ -349,6 +349,11 @@ class TestGroundedFormsAreNotFailed:
                 "protected until 4 April next year.",
                 ["Order 5512: phone delivered 4 April 2026.", "Phones carry a 12-month warranty."],
             ),
+            # "monthly" for "per month": how often, said another way
+            (
+                "Plan A has a higher monthly fee than Plan B.",
+                ["Plan A: £25 per month. Plan B: £18 per month."],
+            ),
             # a common technical abbreviation is no missing name
             (
                 "The API returns at most 50 results per page.",
@@ -392,6 +397,8 @@ def test_an_age_band_is_a_number_and_a_code_is_not() -> None:
     ("text", "short"),
     [
         ("Members can't bring guests.", False),
+        ("All flights include a free meal.", False),
+        ("All Saints", True),
         ("Growth includes up to 3 users.", False),
         ("The ticket costs £5.", False),
         ("Two days", True),
