@@ -112,6 +112,52 @@ def _attribution(
     )
 
 
+_SAID_BY = re.compile(
+    r"^\W*(?:according to (?P<by>[\w' &-]{2,40}?),|(?P<who>[\w' &-]{2,40}?)\s+(?:has |have )?"
+    r"(?:said|says|told|confirmed|confirms|wrote|writes|stated|states|explained|recommended|"
+    r"recommends|suggested|suggests|argued|noted|notes|reported|mentioned|promised|agreed|"
+    r"accepted|admitted|announced|warned|advised|asked|requested|approved)\b)",
+    re.IGNORECASE,
+)
+_PERSONAL = frozenset(
+    {"i", "we", "you", "he", "she", "they", "it", "this", "that", "there", "who", "which"}
+)
+MAX_CREDITED_PASSAGES = 50  # passages read for who a statement is credited to
+
+
+def _credited(text: str, index: EvidenceIndex) -> Failure | None:
+    """ "The landlord said the boiler would be replaced" where the document saying so is the
+    letting agent's and another document is the landlord's: who the claim credits (a role or
+    a name, before a reporting verb or after "according to") is named by another passage
+    than the one that says what the claim reports."""
+    match = _SAID_BY.match(text)
+    if match is None:
+        return None
+    who_text = match.group("by") or match.group("who") or ""
+    if set(who_text.lower().split()) & _PERSONAL:
+        return None
+    who = set(content_stems(who_text))
+    reported = [s for s in content_stems(text[match.end() :]) if s not in who]
+    sentence, share = best_sentence(reported, [], index)
+    if sentence is None or share < ATTRIBUTION_OVERLAP or len(reported) < 2 or not who:
+        return None
+    words = {
+        label: set(content_stems(t))
+        for label, t in list(index.texts.items())[:MAX_CREDITED_PASSAGES]
+    }
+    if who <= words.get(sentence.passage, set()):
+        return None  # the passage saying it names its author
+    others = [label for label, stems in words.items() if who <= stems]
+    if not others:
+        return None  # the claim's author is named nowhere: not judged here
+    return (
+        "attribution",
+        f'{sentence.passage} says this ("{short(sentence.text)}") and never names '
+        f"'{who_text.strip()}', whom {others[0]} names",
+        sentence,
+    )
+
+
 def _comparison(text: str, index: EvidenceIndex) -> Failure | None:
     found = comparison.reversed_comparison(text, index.passages)
     if found is None:
@@ -543,6 +589,7 @@ def relation_failure(
     return (
         _comparison(claim.text, index)
         or _attribution(details, sentence, overlap, index)
+        or _credited(claim.text, index)
         or _names_apart(details.names, index, claim.text)
         or _unbounded(claim.text, sentence, overlap)
         or _polarity(claim, sentence, overlap, index)

@@ -239,6 +239,30 @@ class TestWhoSaidWhat:
         )
         assert decision.label != "fail"
 
+    EMAILS: ClassVar[list[dict[str, str]]] = [
+        {
+            "id": "e1",
+            "source": "Email from the letting agent",
+            "text": "The boiler will be replaced on Friday.",
+        },
+        {"id": "e2", "source": "Email from the landlord", "text": "I have approved the budget."},
+    ]
+
+    def test_a_statement_credited_to_the_wrong_role_fails(self) -> None:
+        decision = decide("The landlord said the boiler will be replaced on Friday.", self.EMAILS)
+        assert "attribution" in failed_by(decision)
+
+    @pytest.mark.parametrize(
+        "output",
+        [
+            "The letting agent said the boiler will be replaced on Friday.",
+            "According to the letting agent, the boiler will be replaced on Friday.",
+            "They said the boiler will be replaced on Friday.",
+        ],
+    )
+    def test_a_statement_credited_to_its_author_is_not_failed(self, output: str) -> None:
+        assert "attribution" not in failed_by(decide(output, self.EMAILS))
+
     def test_a_subject_set_off_by_an_apposition_stays_with_its_predicate(self) -> None:
         claims = split_claims("The auditor, Ms Rao, asked for the invoices to be kept.")
         assert [c.text for c in claims] == [
