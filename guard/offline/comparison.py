@@ -162,7 +162,7 @@ def _same_sentence(text: str, a: int, b: int) -> bool:
 _THAN = re.compile(
     r"\b(?P<way>more|less|fewer|higher|lower|bigger|smaller|larger|greater|"
     r"cheaper|longer|shorter)\s+(?:[a-z]+\s+){0,2}?than\s+(?:the\s+)?"
-    r"(?P<other>(?:[A-Z][\w-]*\s*){1,4})"
+    r"(?P<other>(?:[A-Z0-9][\w-]*\s*){1,4})"
 )
 _THAN_WAY = {
     "more": 1,
@@ -178,7 +178,8 @@ _THAN_WAY = {
     "cheaper": -1,
     "shorter": -1,
 }
-_CAPITALISED_RUN = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,3}")
+# a name, or a model written with its figures ("Model S", "the 64 GB model")
+_CAPITALISED_RUN = re.compile(r"\b[A-Z0-9][\w-]*(?:\s+[A-Z0-9][\w-]*){0,3}")
 
 
 def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:

@@ -201,6 +201,13 @@ class TestComparisons:
         held = decide("The Team plan has more storage than the Basic plan.", context)
         assert "comparison_reversed" not in failed_by(held)
 
+    def test_models_named_by_their_figures_are_compared(self) -> None:
+        context = ["Tablet 10 32 GB: £329. Tablet 10 256 GB: £449."]
+        wrong = decide("The 32 GB model is more expensive than the 256 GB model.", context)
+        assert "comparison_reversed" in failed_by(wrong)
+        right = decide("The 256 GB model is more expensive than the 32 GB model.", context)
+        assert "comparison_reversed" not in failed_by(right)
+
     @pytest.mark.parametrize(
         ("claim", "reversed_"),
         [
