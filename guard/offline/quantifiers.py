@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from guard.offline import negation
 from guard.offline.align import EvidenceIndex, EvidenceSentence
 from guard.offline.text import content_stems, stem, word_set
 
@@ -39,6 +40,7 @@ _BOUND = re.compile(
     re.IGNORECASE,
 )
 _EVERY = frozenset({"all", "every", "any", "each"})
+_KIND = re.compile(r"[a-z]+-[a-z]+", re.IGNORECASE)  # "long-haul", "office-based", "part-time"
 
 
 def shifted(
@@ -48,6 +50,8 @@ def shifted(
     (``stems``: the claim's content stems, when the caller has them)."""
     about: set[str] = set()
     for match in _UNIVERSAL.finditer(claim):
+        if match.group(0).lower().startswith("any") and negation.negated(claim):
+            continue  # "not a suspect in any slayings" says none, not all
         about = about or set(content_stems(claim) if stems is None else stems)
         noun = stem(match.group("noun"))
         if _limited(claim, match.end("noun"), match.start("noun")) is not None:
@@ -95,6 +99,8 @@ def _limited(text: str, end: int, start: int) -> str | None:
     limiting = [w for w in before if w.lower() in _LIMITING]
     if limiting:
         return f"{limiting[-1]} {text[start:end]}"
+    if before and _KIND.fullmatch(before[-1]) and text[start - len(before[-1]) - 1 : start].strip():
+        return f"{before[-1]} {text[start:end]}"  # "long-haul flights": a kind of them
     bound = _BOUND.match(text[end : end + 40])
     if bound is None:
         return None

@@ -159,6 +159,11 @@ class TestLimitedNouns:
                 "Bookings over 30",
             ),
             (
+                "All trains have a quiet coach.",
+                "Long-distance trains have a quiet coach; regional trains do not.",
+                "Long-distance trains",
+            ),
+            (
                 "Every card payment abroad is free.",
                 "Card payments in euro are free. Card payments in other currencies cost 1%.",
                 "payments in other currencies",
@@ -182,6 +187,8 @@ class TestLimitedNouns:
             ),
             ("Every order ships free.", "All orders ship free; most arrive in two days."),
             ("Not every booking can be cancelled.", "Some bookings can be cancelled."),
+            # "any" under a negation says none, not all
+            ("The fee is not charged on any transfers.", "Some transfers over €1,000 pay a fee."),
         ],
     )
     def test_a_kept_limit_or_a_universal_evidence_is_not_failed(
