@@ -132,9 +132,12 @@ def times(text: str) -> list[TimeOfDay]:
 @lru_cache(maxsize=EXTRACT_CACHE_SIZE)
 def _times(text: str) -> tuple[TimeOfDay, ...]:
     """:func:`times`, read once per text (a one-claim answer is read as answer and claim)."""
-    found: list[TimeOfDay] = []
+    found = _day_parts(text)
+    said = [t.span for t in found]
     clock24 = _TWENTY_FOUR.search(text) is not None
     for match in _TIME.finditer(text):
+        if any(a < match.end() and match.start() < b for a, b in said):
+            continue  # "9 Uhr abends" was read with its part of the day
         if match.group("word"):
             found.append(
                 TimeOfDay(
@@ -154,6 +157,66 @@ def _times(text: str) -> tuple[TimeOfDay, ...]:
                 break
             found.append(TimeOfDay(_end_text(match, n), minutes, match.span(), hedged))
     return tuple(found)
+
+
+# an hour with the part of the day it falls in, in Spanish, French and German: "nueve de la
+# noche" is 21:00, "4 heures de l'après-midi" 16:00, "neun Uhr abends" 21:00
+def _one_to_twelve(words: str) -> dict[str, int]:
+    """The words for one to twelve, in order, with their values."""
+    return {w: n for n, w in enumerate(words.split(), 1)}
+
+
+_HOUR_WORDS = {
+    **_one_to_twelve("una dos tres cuatro cinco seis siete ocho nueve diez once doce"),
+    **_one_to_twelve("une deux trois quatre cinq six sept huit neuf dix onze douze"),
+    **_one_to_twelve("eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf"),
+    "ein": 1,
+}
+_PARTS = {
+    "de la mañana": 0,
+    "de la madrugada": 0,
+    "de la tarde": 12,
+    "de la noche": 12,
+    "du matin": 0,
+    "de l'après-midi": 12,
+    "de l’après-midi": 12,
+    "du soir": 12,
+    "morgens": 0,
+    "früh": 0,
+    "vormittags": 0,
+    "nachmittags": 12,
+    "abends": 12,
+}
+_NIGHT = frozenset({"de la noche", "de la madrugada", "du soir", "abends"})
+_DAY_PART = re.compile(
+    r"\b(?P<h>\d{1,2}|"
+    + "|".join(sorted(_HOUR_WORDS, key=len, reverse=True))
+    + r")(?P<half>\s+y\s+media|\s+et\s+demie|\s+heures?\s+et\s+demie)?"
+    r"(?:\s+(?:heures?|h|uhr))?\s+(?P<part>"
+    + "|".join(re.escape(k) for k in sorted(_PARTS, key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
+def _day_parts(text: str) -> list[TimeOfDay]:
+    """The hours of ``text`` said with their part of the day (see ``_DAY_PART``)."""
+    found: list[TimeOfDay] = []
+    for match in _DAY_PART.finditer(text):
+        raw = match.group("h").lower()
+        hour = int(raw) if raw.isdigit() else _HOUR_WORDS[raw]
+        if not 1 <= hour <= 12:
+            continue
+        part = match.group("part").lower()
+        if hour == 12:  # "doce de la noche" is midnight, "doce de la mañana" noon
+            hour = 0 if part in _NIGHT else 12
+        else:
+            hour += _PARTS[part]
+        minute = 30 if match.group("half") else 0
+        found.append(
+            TimeOfDay(match.group(0), frozenset({(hour * 60 + minute) % 1440}), match.span())
+        )
+    return found
 
 
 def _marked(match: re.Match[str], n: str) -> bool:

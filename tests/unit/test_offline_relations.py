@@ -494,3 +494,18 @@ def decide_conversation(output: str, tool: dict[str, object]) -> Decision:
 def test_a_tool_result_read_as_its_json_writes_it(output: str, tool: dict[str, object]) -> None:
     decision = decide_conversation(output, tool)
     assert decision.label != "fail", [r.reason for r in decision.results]
+
+
+@pytest.mark.parametrize(
+    ("output", "context", "wrong"),
+    [
+        ("La farmacia cierra a las nueve de la noche.", "Horario: de 9:00 a 21:00.", False),
+        ("La farmacia cierra a las diez de la noche.", "Horario: de 9:00 a 21:00.", True),
+        ("La pharmacie ferme à 8 heures du soir.", "Horaires : 9h00 - 20h00.", False),
+        ("Die Apotheke schließt um neun Uhr abends.", "Öffnungszeiten: 9:00-21:00 Uhr.", False),
+        ("Die Apotheke schließt um zehn Uhr abends.", "Öffnungszeiten: 9:00-21:00 Uhr.", True),
+    ],
+)
+def test_an_hour_with_its_part_of_the_day_is_a_time(output: str, context: str, wrong: bool) -> None:
+    decision = decide(output, [context], "¿Hasta qué hora?")
+    assert (decision.label == "fail") is wrong, [r.reason for r in decision.results]
