@@ -189,12 +189,9 @@ _PARTS = {
 }
 _NIGHT = frozenset({"de la noche", "de la madrugada", "du soir", "abends"})
 _DAY_PART = re.compile(
-    r"\b(?P<h>\d{1,2}|"
-    + "|".join(sorted(_HOUR_WORDS, key=len, reverse=True))
-    + r")(?P<half>\s+y\s+media|\s+et\s+demie|\s+heures?\s+et\s+demie)?"
-    r"(?:\s+(?:heures?|h|uhr))?\s+(?P<part>"
-    + "|".join(re.escape(k) for k in sorted(_PARTS, key=len, reverse=True))
-    + r")\b",
+    rf"\b(?P<h>\d{{1,2}}|{alternation(_HOUR_WORDS)})"
+    r"(?P<half>\s+y\s+media|\s+et\s+demie|\s+heures?\s+et\s+demie)?"
+    rf"(?:\s+(?:heures?|h|uhr))?\s+(?P<part>{alternation(_PARTS)})\b",
     re.IGNORECASE,
 )
 
