@@ -473,7 +473,7 @@ def _per_period(index: EvidenceIndex) -> bool:
 
 def _coded(quantity: numbers.Quantity, text: str, index: EvidenceIndex) -> bool:
     """Whether a count is the number of a code the evidence writes glued ("LH 902": "LH902")."""
-    if quantity.kind != "count":
+    if quantity.kind not in ("count", "year"):  # "IC 2041" reads like a year
         return False
     code = _CODE_BEFORE.search(text, max(0, quantity.start - 6), quantity.start)
     return code is not None and index.writes(f"{code.group(1)}{quantity.text}")

@@ -253,7 +253,16 @@ def _same_passage(first: entities.Name, second: entities.Name, index: EvidenceIn
     holders = [
         {s.passage for s in index.sentences if _mentions(name, s.scope)} for name in (first, second)
     ]
-    return not (holders[0] and holders[1]) or bool(holders[0] & holders[1])
+    if not holders[0] and not holders[1]:
+        return True
+    if not (holders[0] and holders[1]):  # one name nowhere, unless a code the evidence
+        return not any(_code(n) and index.writes(n.text) for n in (first, second))  # glues
+    return bool(holders[0] & holders[1])
+
+
+def _code(name: entities.Name) -> bool:
+    """A name with figures ("ICE 578", "Gate B12"): a code, maybe written without its space."""
+    return any(ch.isdigit() for ch in name.text)
 
 
 def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:

@@ -479,6 +479,11 @@ def decide_conversation(output: str, tool: dict[str, object]) -> Decision:
 @pytest.mark.parametrize(
     ("output", "tool"),
     [
+        # a code the tool writes without its space is no name absent from the places
+        (
+            "Your train IC 2041 leaves Leipzig at 07:50.",
+            {"train": "IC2041", "from": "Leipzig Hbf", "dep": "07:50"},
+        ),
         # a total of three amounts, said with "totalling"
         (
             "You have 3 unpaid invoices totalling $900; the oldest is 30 days overdue.",
