@@ -105,7 +105,7 @@ def _quantity_pattern(number: str) -> re.Pattern[str]:
         rf"(?P<sign>US\$|[$€£¥₹])?\s?"
         rf"(?P<num>{number}|\b{_TENS_ALT}[- ](?:{_UNITS_WORDS})\b|\b{_WORDNUM}\b)"
         rf"(?:\s?(?P<scale>{_SCALE_ALT})\b)?"
-        rf"(?:(?:\s|-)?(?P<unit>{_UNIT_ALT})(?:s|es|n|en|e)?\b|\s?(?P<pct>%)|\s?(?P<tsign>[€$£]))?"
+        rf"(?:\)?(?:\s|-)?(?P<unit>{_UNIT_ALT})(?:s|es|n|en|e)?\b|\s?(?P<pct>%)|\s?(?P<tsign>[€$£]))?"
         rf"(?:\s?(?P<era>BCE|BC|AD|CE)\b)?",
         re.IGNORECASE,
     )
@@ -336,12 +336,16 @@ def _measured(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         and not match.group("scale")
         and not _TIMES.match(text, match.end())
     ):
+        begin = match.start("num")
+        if _labels(text[max(0, begin - 12) : begin]) and value > 1:  # "level three", "gate two"
+            return Quantity(match.group("num"), value, "ordinal", False, value, begin)
         return None  # "one", "a", "ten" alone are too often not amounts; "three times" is
     hedged = _hedged(text[max(0, match.start() - HEDGE_WINDOW) : match.start()])
     begin = match.start("sign") if match.group("sign") else match.start("num")
     if kind == "count" and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
-    return Quantity(text[begin : match.end()].strip(), scaled, kind, hedged, value, begin)
+    written = text[begin : match.end()].strip().replace(")", "", 1)  # "thirty (30) days"
+    return Quantity(written, scaled, kind, hedged, value, begin)
 
 
 def _bare(text: str, match: re.Match[str], num: str) -> Quantity:

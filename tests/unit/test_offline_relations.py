@@ -392,6 +392,16 @@ class TestGroundedFormsAreNotFailed:
                 "Plan A has a higher monthly fee than Plan B.",
                 ["Plan A: £25 per month. Plan B: £18 per month."],
             ),
+            # a legal "thirty (30) days" is a duration; a month does not convert exactly
+            (
+                "Either party can end the agreement with one month's written notice.",
+                ["Either party may terminate on not less than thirty (30) days' written notice."],
+            ),
+            # "level three" is the 3rd
+            (
+                "The clinic is on the 3rd floor.",
+                ["The clinic is on level three of the health centre."],
+            ),
             # a common technical abbreviation is no missing name
             (
                 "The API returns at most 50 results per page.",
