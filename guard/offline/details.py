@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
@@ -148,11 +149,17 @@ class Details:
     def of(cls, claim: Claim, readable: bool) -> Details:
         clock = times.times(claim.text)
         in_times = {i for t in clock for i in range(*t.span)}  # a set: linear, not amounts x times
-        quantities = [
-            q
-            for q in numbers.extract(claim.text)
-            if q.start not in in_times and not _counted(q) and not enumerator(claim.text, q)
-        ]
+        # the first MAX_AMOUNTS (and one more, to know there are more): the rest are unread
+        quantities = list(
+            islice(
+                (
+                    q
+                    for q in numbers.extract(claim.text)
+                    if q.start not in in_times and not _counted(q) and not enumerator(claim.text, q)
+                ),
+                MAX_AMOUNTS + 1,
+            )
+        )
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
         return cls(
             content_stems(claim.text),
@@ -183,8 +190,9 @@ class Answer:
         nights), so €568" grounds €540 (4 x 135), €28 (3.50 x 2 x 4) and then €568. Two
         steps (three operands) only where the answer shows it computes."""
         clock = tuple(t for t in times.times(output) if any(t.agrees(e) for e in index.clock))
-        amounts = [q for q in numbers.extract(output) if not enumerator(output, q)]
-        amounts = amounts[:MAX_AMOUNTS]
+        amounts = list(
+            islice((q for q in numbers.extract(output) if not enumerator(output, q)), MAX_AMOUNTS)
+        )
         grounded = [q for q in amounts if _counted(q)]  # "three modules": the answer's count
         steps = 2 if _COMPUTES.search(output) else 1
         evidence = list(index.quantities)

@@ -76,6 +76,7 @@ _NOT_NAMES = (
 )
 
 
+NAMES_CACHE_SIZE = 64  # texts whose names are remembered (small: claims of recent windows)
 _OPENERS = frozenset({".", "!", "?", ":", '"', "“", "(", "-", "•", "*", "–", "—", ";", "|"})
 
 
@@ -146,6 +147,12 @@ def _named_pattern(name: str) -> re.Pattern[str]:
 def names(text: str, *, whole_answer: bool = False) -> list[Name]:
     """The names in one sentence or clause of text. In a ``whole_answer`` (a bare short
     answer such as "Mumbai") an opening capitalised word is a name too."""
+    return list(_names(text, whole_answer))
+
+
+@lru_cache(maxsize=NAMES_CACHE_SIZE)
+def _names(text: str, whole_answer: bool) -> tuple[Name, ...]:
+    """:func:`names`, read once per text (the windows of one message repeat their claims)."""
     tokens = _TOKEN.findall(text)
     found: list[Name] = []
     run: list[str] = []
@@ -165,7 +172,7 @@ def names(text: str, *, whole_answer: bool = False) -> list[Name]:
             _close(run, found, guessed)
             run, guessed = [], False
     _close(run, found, guessed)
-    return found
+    return tuple(found)
 
 
 _LABEL = re.compile(r"\d{1,4}|[A-Z]")  # "Reviewer 1", "Model A", "Terminal 2"
