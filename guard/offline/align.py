@@ -166,8 +166,9 @@ class EvidenceIndex:
             index.days.update(d for w in sentence.days for d in w.days)
             for stem in sentence.scope:
                 index._postings.setdefault(stem, []).append(number)
-        for header in index.headers.values():  # "source: cardiology letter, Dr Hughes"
+        for header in index.headers.values():  # "source: cardiology letter, Dr Hughes, 2 May"
             index.stems.update(content_stems(header))
+            index.quantities.extend(numbers.extract(header))
         for stem in index.stems:
             index._buckets.setdefault(stem[:BUCKET], []).append(stem)
         index.amounts = QuantityIndex(index.quantities)

@@ -151,9 +151,15 @@ def _key(x: float) -> float:
 
 
 def _share(percent: float, pool: list[Quantity]) -> bool:
-    """ "150 GB of 200 GB" is 75 %: a ratio of two amounts of one kind."""
+    """ "150 GB of 200 GB" is 75 %: a ratio of two amounts of one kind; "from €20 to €21" is
+    a 5 % rise: their difference as a share of the first."""
     return any(
-        b.value and a.kind == b.kind and abs(100 * a.value / b.value - percent) <= SHARE_SLACK
+        b.value
+        and a.kind == b.kind
+        and (
+            abs(100 * a.value / b.value - percent) <= SHARE_SLACK
+            or abs(100 * abs(a.value - b.value) / b.value - percent) <= SHARE_SLACK
+        )
         for a in pool
         for b in pool
         if a is not b

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from guard.offline import additions, ordering
+from guard.offline import additions, ordering, polarity, quantifiers
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -123,6 +123,12 @@ def check_claim(
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
     if not readable:
+        flip = polarity.flipped_clause(claim.text, index, details.stems)
+        if flip is not None:  # negations are read in Spanish, German and French too
+            return result("contradicted", "negation_clause", flip[0], flip[1])
+        shift = quantifiers.shifted(claim.text, index, details.stems)  # and "todos", "alle", "tous"
+        if shift is not None:
+            return result("contradicted", "quantifier_limited", shift[0], shift[1])
         if details.quantities or details.clock or details.days:
             return result(
                 "undecided",
@@ -225,6 +231,13 @@ def _support_status(
         )
     if share < LOW_SUPPORT and len(missing) >= MIN_MISSING_FOR_LOW:
         absent = _as_written(missing, claim.text)
+        if (details.quantities or details.clock) and not computed:
+            return result(
+                "undecided",
+                "details_restated",
+                f"its amounts, dates and times are in the evidence, its words mostly not "
+                f"(missing: {absent}{_closest(sentence)}): a restatement, not proof",
+            )
         return result(
             "undecided",
             "low_support",

@@ -106,9 +106,35 @@ def split_claims(output: str, *, answers_question: bool = True) -> list[Claim]:
 
 
 def is_short_answer(text: str) -> bool:
-    """A few words without a verb: "Delhi", "6.213 km long", "President Richard Nixon"."""
+    """A few words without a verb: "Delhi", "6.213 km long", "President Richard Nixon" (not
+    "Members can't bring guests", "Growth includes up to 3 users")."""
     tokens = words(text)
-    return len(tokens) <= SHORT_ANSWER_WORDS and not any(_looks_like_verb(t) for t in tokens)
+    return len(tokens) <= SHORT_ANSWER_WORDS and not any(
+        _looks_like_verb(t)
+        or _NEGATED_VERB.search(t)
+        or _verb_before_object(t, following)
+        or _quantified(t, following)
+        for t, following in zip(tokens, [*tokens[1:], ""], strict=False)
+    )
+
+
+_NEGATED_VERB = re.compile(r"n['’]t$", re.IGNORECASE)
+_OBJECT_OPENERS = frozenset({"a", "an", "the", "up", "no", "all", "only", "about"})
+
+
+_QUANTIFIERS = frozenset({"all", "every", "each", "most", "some", "no", "none", "always", "never"})
+
+
+def _quantified(word: str, following: str) -> bool:
+    """ "All flights include a meal": a quantified statement, not a name ("All Saints")."""
+    return word.lower() in _QUANTIFIERS and following[:1].islower()
+
+
+def _verb_before_object(word: str, following: str) -> bool:
+    """ "includes up to 3 users", "costs £5": a verb in the third person before its object."""
+    return _THIRD_PERSON.fullmatch(word) is not None and (
+        following.lower() in _OBJECT_OPENERS or following[:1].isdigit()
+    )
 
 
 def _looks_like_verb(word: str) -> bool:
@@ -128,7 +154,10 @@ def _clauses(sentence: str) -> list[str]:
         if not piece:
             continue
         stems = content_stems(piece)
-        if merged and min(len(stems), len(joined)) < MIN_CLAUSE_CONTENT_WORDS:
+        if merged and (
+            min(len(stems), len(joined)) < MIN_CLAUSE_CONTENT_WORDS
+            or _predicate_of(sentence[merged[-1][0] : merged[-1][1]], piece)
+        ):
             # the words between them (a separator such as "provided that") count too
             joined.update(content_stems(sentence[merged[-1][1] : begin]), stems)
             merged[-1] = (merged[-1][0], end)
@@ -136,6 +165,21 @@ def _clauses(sentence: str) -> list[str]:
             merged.append((begin, end))
             joined = set(stems)
     return [sentence[b:e].strip() for b, e in merged] or [sentence]
+
+
+def _predicate_of(before: str, piece: str) -> bool:
+    """Whether ``piece`` is the predicate of a verbless ``before``: "The external examiner,
+    Professor Hale, | asked for ..." is one claim, its subject set off by an apposition."""
+    first = words(piece)[:1]
+    return (
+        bool(first)
+        and first[0].islower()
+        and (_looks_like_verb(first[0]) or _THIRD_PERSON.fullmatch(first[0]) is not None)
+        and not any(_looks_like_verb(w) for w in words(before))
+    )
+
+
+_THIRD_PERSON = re.compile(r"[a-z]{3,}[^s]s")  # "suggests", "confirms" (not "access")
 
 
 def clause_spans(sentence: str) -> list[tuple[int, int]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 from guard.case import Passage
 from guard.offline import numbers
@@ -56,7 +57,11 @@ class Reversal:
 
 def reversed_comparison(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:
     """The reversal in ``claim``, or None when it holds or cannot be judged."""
-    return _comparative_reversed(claim, passages) or _than_reversed(claim, passages)
+    return (
+        _comparative_reversed(claim, passages)
+        or _than_reversed(claim, passages)
+        or _self_reversed(claim)
+    )
 
 
 def _comparative_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:
@@ -156,7 +161,8 @@ def _same_sentence(text: str, a: int, b: int) -> bool:
 # "A returned more than B", "A costs less than B": both things named, each with its amount
 _THAN = re.compile(
     r"\b(?P<way>more|less|fewer|higher|lower|bigger|smaller|larger|greater|"
-    r"cheaper|longer|shorter)\s+than\s+(?:the\s+)?(?P<other>(?:[A-Z][\w-]*\s*){1,4})"
+    r"cheaper|longer|shorter)\s+(?:[a-z]+\s+){0,2}?than\s+(?:the\s+)?"
+    r"(?P<other>(?:[A-Z0-9][\w-]*\s*){1,4})"
 )
 _THAN_WAY = {
     "more": 1,
@@ -172,7 +178,8 @@ _THAN_WAY = {
     "cheaper": -1,
     "shorter": -1,
 }
-_CAPITALISED_RUN = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,3}")
+# a name, or a model written with its figures ("Model S", "the 64 GB model")
+_CAPITALISED_RUN = re.compile(r"\b[A-Z0-9][\w-]*(?:\s+[A-Z0-9][\w-]*){0,3}")
 
 
 def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None:
@@ -194,6 +201,8 @@ def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None
     if subject[0] == "the":
         subject = subject[1:]
     direction = _THAN_WAY[match.group("way").lower()]
+    if not any(_find(p.text.lower(), subject) and _find(p.text.lower(), other) for p in passages):
+        return _apart_reversed(match, subject, other, direction, passages)
     for passage in passages:
         lower = passage.text.lower()
         mine_at, other_at = _find(lower, subject), _find(lower, other)
@@ -215,5 +224,79 @@ def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None
     return None
 
 
+def _apart_reversed(
+    match: re.Match[str],
+    subject: list[str],
+    other: list[str],
+    direction: int,
+    passages: tuple[Passage, ...],
+) -> Reversal | None:
+    """The comparison when no passage names both things ("Easy Access Saver: 2.6% AER" and
+    "Saver Plus: 3.9% AER" in two documents): the first amount after each name, of one kind."""
+    located: list[tuple[Passage, numbers.Quantity]] = []
+    for words in (subject, other):
+        found = None
+        for passage in passages:
+            at = _find(passage.text.lower(), words)
+            if at is None:
+                continue
+            amounts = [q for q in numbers.extract(passage.text) if _fits(q, None)]
+            first = _first_after(passage.text, amounts, at[1])
+            if first is not None:
+                found = (passage, first)
+                break
+        if found is None:
+            return None
+        located.append(found)
+    (passage, mine), (_, theirs) = located
+    if mine.kind != theirs.kind or mine.value == theirs.value:
+        return None
+    if (mine.value > theirs.value) == (direction > 0):
+        return None
+    return Reversal(
+        f"'{match.group(0).strip()}' is reversed: {passage.label} gives {mine.text}, "
+        f"{located[1][0].label} gives {theirs.text}",
+        passage.label,
+        mine.text,
+    )
+
+
 def _first_after(text: str, amounts: list[numbers.Quantity], at: int) -> numbers.Quantity | None:
     return next((q for q in amounts if q.start >= at and _same_sentence(text, at, q.start)), None)
+
+
+_AGAINST = re.compile(
+    r"(?:\s+(?:a|an|per|each)\s+\w+)?\s*(?:,|;|\()?\s*(?:against|versus|vs\.?|"
+    r"compared (?:with|to)|instead of|rather than|while|whereas)\s+(?:the\s+)?",
+    re.IGNORECASE,
+)
+_SELF_WAY = {**{w: way for w, (way, _) in _COMPARATIVES.items()}, **_THAN_WAY}
+_SELF = re.compile(r"\b(" + "|".join(_SELF_WAY) + r")\b", re.IGNORECASE)
+
+
+def _self_reversed(claim: str) -> Reversal | None:
+    """A comparison the claim's own two amounts reverse ("costs more per year: £6,200 against
+    £11,400"): the first amount is the compared thing's, the one after "against" the other's."""
+    match = _SELF.search(claim)
+    if match is None:
+        return None
+    way = _SELF_WAY[match.group(1).lower()]
+    # the claim's own amounts (read once per claim), those after the comparative
+    amounts = [q for q in numbers.extract(claim) if q.start >= match.end() and _fits(q, None)]
+    for first, second in pairwise(amounts):
+        between = claim[first.start + len(first.text) : second.start]
+        if not _AGAINST.fullmatch(between):
+            continue
+        one, two = first.value, second.value
+        if first.kind != second.kind:
+            if second.kind != "count":
+                continue
+            one = first.number  # "40 minutes against 65": the unit said once
+        if one != two and (one > two) != (way > 0):
+            return Reversal(
+                f"'{match.group(0).strip()}' is reversed by the claim's own amounts: "
+                f"{first.text} against {second.text}",
+                "",
+                first.text,
+            )
+    return None

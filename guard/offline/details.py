@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 
 from guard.offline import arithmetic, entities, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence
@@ -23,6 +24,7 @@ from guard.offline.lexicon import (
     NAME_DECORATIONS,
     NICKNAMES,
     UNITS,
+    alternation,
     foreign_words,
 )
 from guard.offline.text import STOPWORDS, content_stems, fold, stem
@@ -33,18 +35,97 @@ MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
 # Words by which an answer says it computed a figure ("in total", "which leaves", "6 months
 # after"); without one, a number that arithmetic could reach is more likely a wrong number.
 _COMPUTES = re.compile(
-    r"\b(?:total|in all|altogether|combined|overall|sum|leaves?|left|remaining|remain|"
-    r"difference|later|earlier|each|times|twice|half|double|which is|that's|that is|"
-    r"works out|comes to|makes|would be|less|more|fewer|cheaper|saving|save|layover|"
-    r"average|so|per|insgesamt|also|mal|geteilt|durch|pro|je|por|dividido|multiplicado|"
-    r"fois|divisé|soit|donc)\b|[=×+*/÷]",
+    r"\b"
+    + alternation(
+        [
+            "total",
+            "totals",
+            "totall?ing",
+            "adds? up",
+            "in all",
+            "altogether",
+            "combined",
+            "overall",
+            "sum",
+            "leaves?",
+            "left",
+            "remaining",
+            "remain",
+            "difference",
+            "later",
+            "earlier",
+            "each",
+            "times",
+            "twice",
+            "half",
+            "double",
+            "which is",
+            "that's",
+            "that is",
+            "works out",
+            "comes to",
+            "makes",
+            "would be",
+            "less",
+            "more",
+            "fewer",
+            "cheaper",
+            "saving",
+            "save",
+            "layover",
+            "average",
+            "so",
+            "per",
+            "insgesamt",
+            "also",
+            "mal",
+            "geteilt",
+            "durch",
+            "pro",
+            "je",
+            "por",
+            "dividido",
+            "multiplicado",
+            "fois",
+            "divisé",
+            "soit",
+            "donc",
+            "plus",
+            "minus",
+            "weighted",
+            "multiplied",
+            "divided",
+        ],
+        literal=False,
+    )
+    + r"\b|[=×+*/÷]",
     re.IGNORECASE,
 )
 
 
 _DATE_COMPUTES = re.compile(
-    r"\b(?:after|from|until|till|by|later|before|since|ends?|"
-    r"expires?|covered|available|due|leaves?|then)\b",
+    r"\b"
+    + alternation(
+        [
+            "after",
+            "from",
+            "until",
+            "till",
+            "by",
+            "later",
+            "before",
+            "since",
+            "ends?",
+            "expires?",
+            "covered",
+            "available",
+            "due",
+            "leaves?",
+            "then",
+        ],
+        literal=False,
+    )
+    + r"\b",
     re.IGNORECASE,
 )
 
@@ -68,11 +149,17 @@ class Details:
     def of(cls, claim: Claim, readable: bool) -> Details:
         clock = times.times(claim.text)
         in_times = {i for t in clock for i in range(*t.span)}  # a set: linear, not amounts x times
-        quantities = [
-            q
-            for q in numbers.extract(claim.text)
-            if q.start not in in_times and not _counted(q) and not enumerator(claim.text, q)
-        ]
+        # the first MAX_AMOUNTS (and one more, to know there are more): the rest are unread
+        quantities = list(
+            islice(
+                (
+                    q
+                    for q in numbers.extract(claim.text)
+                    if q.start not in in_times and not _counted(q) and not enumerator(claim.text, q)
+                ),
+                MAX_AMOUNTS + 1,
+            )
+        )
         names = entities.names(claim.text, whole_answer=claim.short_answer) if readable else []
         return cls(
             content_stems(claim.text),
@@ -103,8 +190,9 @@ class Answer:
         nights), so €568" grounds €540 (4 x 135), €28 (3.50 x 2 x 4) and then €568. Two
         steps (three operands) only where the answer shows it computes."""
         clock = tuple(t for t in times.times(output) if any(t.agrees(e) for e in index.clock))
-        amounts = [q for q in numbers.extract(output) if not enumerator(output, q)]
-        amounts = amounts[:MAX_AMOUNTS]
+        amounts = list(
+            islice((q for q in numbers.extract(output) if not enumerator(output, q)), MAX_AMOUNTS)
+        )
         grounded = [q for q in amounts if _counted(q)]  # "three modules": the answer's count
         steps = 2 if _COMPUTES.search(output) else 1
         evidence = list(index.quantities)
@@ -140,6 +228,9 @@ def _enumerators(text: str) -> frozenset[int]:
 SMALL_COUNT = 12
 
 
+_FIELD_END = re.compile(r"[,;\"{}\[\]]")  # a record's next field is not what it counts
+
+
 def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSentence | None) -> bool:
     """Whether the sentence counts what the claim's bare number counts: the word after the
     number ("5 users") follows a count of the sentence too."""
@@ -149,8 +240,10 @@ def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSenten
     for q in sentence.quantities[:MAX_AMOUNTS]:
         if q.kind != "count":
             continue
-        for match in re.finditer(re.escape(q.text), sentence.text):
-            if counted[0] in content_stems(sentence.text[match.end() : match.end() + 40])[:2]:
+        # the amount itself, not its digits inside another number ("2" in "88213")
+        for match in re.finditer(rf"(?<![\w.,]){re.escape(q.text)}(?![\w])", sentence.text):
+            after = _FIELD_END.split(sentence.text[match.end() : match.end() + 40], maxsplit=1)[0]
+            if counted[0] in content_stems(after)[:2]:  # "5 users", not '5, "users": ...'
                 return True
     return False
 
@@ -318,6 +411,12 @@ def _number_failure(
             continue  # "3 months" against "90 days": the units do not convert exactly
         if quantity.kind == "ordinal" and index.writes(quantity.text):
             continue  # "Version 2.1" against "v2.1": a label the evidence glues to letters
+        if quantity.text.lower() in numbers.FREQUENCIES and _per_period(index):
+            continue  # "a monthly fee" against "£25 per month": how often, said another way
+        if _coded(quantity, details.text, index):
+            continue  # "LH 902" against "LH902": a code written with a space
+        if quantity.kind == "duration" and _counted_as_ordinal(quantity, index):
+            continue  # "off for four days" against "from the fourth day": the same count
         shown = shows[quantity.kind == "date"]
         nearby = list(sentence.quantities) if sentence is not None else []
         # a claim restating a sentence with another amount of the kind, and no computing
@@ -343,6 +442,8 @@ def _number_failure(
             continue
         if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
             continue  # computed from the restated sentence's own amounts: "1.5 times £12"
+        if shown and _operands(quantity, details, index) >= MANY_OPERANDS:
+            continue  # "68%: 60% of 70 plus 40% of 65": more steps than arithmetic tries
         instead = numbers.closest(quantity, nearby)
         if instead is not None and overlap >= SAME_SLOT_OVERLAP:
             return (
@@ -364,6 +465,43 @@ def _number_failure(
     return None
 
 
+_CODE_BEFORE = re.compile(r"\b([A-Z]{1,4})[ -]$")
+
+
+_PER_PERIOD = re.compile(
+    r"\b(?:per|a|an|each|every|/)\s*(?:day|week|fortnight|month|quarter|year|annum)\b",
+    re.IGNORECASE,
+)
+
+
+def _per_period(index: EvidenceIndex) -> bool:
+    """Whether the evidence says how often with "per month", "a year", "/month"."""
+    return _PER_PERIOD.search(index.normalized) is not None
+
+
+def _coded(quantity: numbers.Quantity, text: str, index: EvidenceIndex) -> bool:
+    """Whether a count is the number of a code the evidence writes glued ("LH 902": "LH902")."""
+    if quantity.kind not in ("count", "year"):  # "IC 2041" reads like a year
+        return False
+    code = _CODE_BEFORE.search(text, max(0, quantity.start - 6), quantity.start)
+    return code is not None and index.writes(f"{code.group(1)}{quantity.text}")
+
+
+def _counted_as_ordinal(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """Whether the evidence counts the claim's duration as an ordinal ("the fourth day")."""
+    return quantity.number == int(quantity.number) > 0 and any(
+        q.kind == "ordinal" and q.value == quantity.number for q in index.quantities
+    )
+
+
+MANY_OPERANDS = 4  # grounded amounts beside a computed one: more than two steps take
+
+
+def _operands(quantity: numbers.Quantity, details: Details, index: EvidenceIndex) -> int:
+    """How many other amounts of the claim the evidence states: the operands it shows."""
+    return sum(q is not quantity and index.amounts.supports(q) for q in details.quantities)
+
+
 INEXACT_RANGE = 0.5  # evidence durations within this share of a claimed one are compared
 
 
@@ -378,7 +516,7 @@ def _inexact(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
     return any(numbers.inexact(quantity, e) for e in near[:MAX_AMOUNTS])
 
 
-_COMMON_ABBREVIATIONS = frozenset(
+COMMON_ABBREVIATIONS = frozenset(
     {
         "HR",
         "UK",
@@ -399,6 +537,18 @@ _COMMON_ABBREVIATIONS = frozenset(
         "CET",
         "PST",
         "EST",
+        "API",
+        "GP",
+        "URL",
+        "SDK",
+        "PIN",
+        "SMS",
+        "ATM",
+        "IBAN",
+        "CSV",
+        "JSON",
+        "HTTP",
+        "HTTPS",
     }
 )
 
@@ -414,6 +564,9 @@ def _misplaced(
     says another ("until 10 PM" where the Thursday sentence says 21:00)."""
     if sentence is None:
         return None
+    if sentence.scope != sentence.stems:  # "Thursday: nurse-led clinic." after "Tuesday: Dr X."
+        own = sum(s in sentence.stems for s in details.stems)
+        overlap = min(overlap, own / len(details.stems)) if details.stems else overlap
     clause = _slot(sentence.text, details.stems) if (details.clock or details.days) else ""
     sentence_clock = times.times(clause) if clause else list(sentence.clock)
     sentence_days = times.weekdays(clause) if clause else list(sentence.days)
@@ -518,7 +671,7 @@ def _name_failure(
         return None  # names translate across languages ("Munich", "München"): not proof
     for name in names:
         if (
-            name.text in _COMMON_ABBREVIATIONS
+            name.text in COMMON_ABBREVIATIONS
             or name.guessed
             or denied(name, text)
             or _foreign_word(name)
@@ -596,7 +749,7 @@ def _abbreviated(part: str, name: entities.Name, index: EvidenceIndex) -> bool:
     if not token.isupper():
         return False
     return (
-        token in _COMMON_ABBREVIATIONS
+        token in COMMON_ABBREVIATIONS
         or any(entities.abbreviates(token, other.text) for other in index.names())
         or index.spells_out(token)
     )

@@ -76,7 +76,8 @@ _NOT_NAMES = (
 )
 
 
-_OPENERS = frozenset({".", "!", "?", ":", '"', "“", "(", "-", "•", "*", "–", "—", ";"})
+NAMES_CACHE_SIZE = 64  # texts whose names are remembered (small: claims of recent windows)
+_OPENERS = frozenset({".", "!", "?", ":", '"', "“", "(", "-", "•", "*", "–", "—", ";", "|"})
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,20 @@ class Name:
         when the caller has it already."""
         wanted = self.line
         if wanted is not None:
-            return wanted in (word_line(text) if line is None else line)
+            if wanted in (word_line(text) if line is None else line):
+                return True
+            return self._titled_in(text)
         return _named_pattern(self.text.lower()).search(text.lower()) is not None
+
+    def _titled_in(self, text: str) -> bool:
+        """ "Dr Osei" in "Dr Amara Osei", "Professor Hale" in "Professor J. Hale": a title
+        and a surname with given names or initials between them."""
+        words = self.text.lower().split()
+        if len(words) != 2 or words[0].rstrip(".") not in _TITLES:
+            return False
+        title, surname = (re.escape(w) for w in words)
+        pattern = rf"\b{title}\W+(?:[a-z]+\.?\s+){{1,2}}{surname}\b"
+        return re.search(pattern, text.lower()) is not None
 
     @property
     def line(self) -> str | None:
@@ -112,6 +125,7 @@ class Name:
 
 
 _WORDS = re.compile(r"\w+")
+_TITLES = frozenset({"dr", "prof", "professor", "mr", "mrs", "ms", "miss", "sir", "judge"})
 
 
 def word_line(text: str) -> str:
@@ -133,6 +147,12 @@ def _named_pattern(name: str) -> re.Pattern[str]:
 def names(text: str, *, whole_answer: bool = False) -> list[Name]:
     """The names in one sentence or clause of text. In a ``whole_answer`` (a bare short
     answer such as "Mumbai") an opening capitalised word is a name too."""
+    return list(_names(text, whole_answer))
+
+
+@lru_cache(maxsize=NAMES_CACHE_SIZE)
+def _names(text: str, whole_answer: bool) -> tuple[Name, ...]:
+    """:func:`names`, read once per text (the windows of one message repeat their claims)."""
     tokens = _TOKEN.findall(text)
     found: list[Name] = []
     run: list[str] = []
@@ -152,7 +172,7 @@ def names(text: str, *, whole_answer: bool = False) -> list[Name]:
             _close(run, found, guessed)
             run, guessed = [], False
     _close(run, found, guessed)
-    return found
+    return tuple(found)
 
 
 _LABEL = re.compile(r"\d{1,4}|[A-Z]")  # "Reviewer 1", "Model A", "Terminal 2"
@@ -191,6 +211,7 @@ def _is_name_word(tokens: list[str], index: int) -> bool:
         word.lower() not in STOPWORDS
         and bool(_CAPITALISED.fullmatch(following))
         and following.lower() not in STOPWORDS
+        and not _LABEL.fullmatch(following)  # "Size L ...", "Gate B ...": a guessed label
     )
 
 

@@ -11,6 +11,7 @@ rule that decided (:mod:`guard.offline.calibration`).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -198,10 +199,20 @@ def _additions(results: list[ClaimResult]) -> list[ClaimResult]:
             basis="unsupported_addition",
             reason=f"an addition the evidence does not support: {r.reason}",
         )
-        if r.basis == "low_support" and r.support < ADDITION_SUPPORT
+        if r.basis == "low_support" and r.support < ADDITION_SUPPORT and not _FRAMED.match(r.claim)
         else r
         for r in results
     ]
+
+
+# a claim framed as a summary of the evidence, or as a conclusion drawn from the claims
+# before it ("so you're covered until ..."), restates or derives: no addition of its own
+_FRAMED = re.compile(
+    r"\W*(?:overall|in short|in summary|to sum up|to summari[sz]e|in brief|all in all|"
+    r"key points?|summary|the (?:report|document|letter|policy|minutes|article) (?:says|finds|"
+    r"states|shows|records)|so|therefore|thus|hence|which means|that means|meaning)\b",
+    re.IGNORECASE,
+)
 
 
 def _undecided_basis(results: list[ClaimResult], factual: list[ClaimResult]) -> str:

@@ -8,6 +8,7 @@ decimal comma: "2,5 %", "1.200,50 €").
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _DAY = 1.0
 UNITS: dict[str, tuple[str, float]] = {
@@ -496,7 +497,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 # Function words that only Spanish, German or French text has in numbers.
-_FOREIGN = _words("""
+FOREIGN_FUNCTION_WORDS = _words("""
 el los las del al una unos unas es son está están pero para por con sin muy también puede der
 die das den dem des und ist sind nicht ein eine einen mit für auf bei werden wird oder le les
 du des et est sont une avec pour dans sur pas mais aussi peut être vous nous que se su lo como
@@ -514,7 +515,7 @@ def european(text: str) -> bool:
     tokens = _TOKEN.findall(text.lower())
     if not tokens:
         return False
-    foreign = sum(t in _FOREIGN for t in tokens)
+    foreign = sum(t in FOREIGN_FUNCTION_WORDS for t in tokens)
     english = sum(t in _ENGLISH for t in tokens)
     return foreign > english and foreign >= FOREIGN_SHARE * len(tokens)
 
@@ -527,7 +528,7 @@ def foreign_words(text: str) -> bool:
     "pour"...) more than English ones, even too few to call it :func:`european`: its capitalised
     words may be common nouns of that language."""
     tokens = _TOKEN.findall(text.lower())
-    foreign = sum(t in _FOREIGN for t in tokens)
+    foreign = sum(t in FOREIGN_FUNCTION_WORDS for t in tokens)
     return foreign >= FOREIGN_WORDS and foreign > sum(t in _ENGLISH for t in tokens)
 
 
@@ -537,3 +538,18 @@ def english(text: str) -> bool:
     if len(tokens) < 4:
         return not european(text)
     return sum(t in _ENGLISH for t in tokens) >= 0.06 * len(tokens) and not european(text)
+
+
+def alternation(words: Iterable[str], *, literal: bool = True) -> str:
+    """A regex matching any of ``words`` (longest first), led by a lookahead for their first
+    letters: the regex engine tries the alternatives one by one, so at a position where none
+    can start (a digit, a space) the lookahead fails at once instead of after every word. The
+    same matches, in a fraction of the time on text dense with numbers. ``literal=False``
+    takes the words as regexes, in the order given, each opening with a literal letter
+    ("leaves?")."""
+    words = list(dict.fromkeys(words))
+    firsts = sorted({w[0].lower() for w in words} | {w[0].upper() for w in words})
+    alternatives = (
+        sorted((re.escape(w) for w in words), key=len, reverse=True) if literal else words
+    )
+    return "(?=[" + "".join(re.escape(c) for c in firsts) + "])(?:" + "|".join(alternatives) + ")"

@@ -11,7 +11,7 @@ import re
 
 from guard.offline.text import stem, words
 
-_CUES = frozenset(
+CUES = frozenset(
     {
         "not",
         "no",
@@ -37,7 +37,7 @@ _CUES = frozenset(
         "denies",
     }
 )
-_NOT_NEGATING = re.compile(
+NOT_NEGATING = re.compile(
     r"\bnot only\b|\bno (?:doubt|matter|less|more than|fewer than)\b|\bnothing but\b"
     r"|\bnever(?:theless)\b|\bwhether or not\b|\bnot (?:just|merely|simply)\b",
     re.IGNORECASE,
@@ -109,10 +109,11 @@ def _prefix_opposite(word: str, evidence_stems: set[str]) -> str | None:
 
 def negated(text: str) -> bool:
     """Whether ``text`` contains a negation (after removing idioms that only look negative)."""
-    cleaned = _NOT_NEGATING.sub(" ", text).replace("’", "'")
+    cleaned = NOT_NEGATING.sub(" ", text).replace("’", "'")
     if re.search(r"(?<=\w)n't\b", cleaned, re.IGNORECASE):
         return True
-    return any(w.lower() in _CUES for w in words(cleaned))
+    # "notice-free", "fee-free": without notice, without a fee
+    return any(w.lower() in CUES or w.lower().endswith("-free") for w in words(cleaned))
 
 
 def flipped(claim: str, evidence_sentence: str) -> str | None:
@@ -154,8 +155,10 @@ def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
         claim_stems -= _OPEN_UNTIL
     evidence_words = _stems(evidence_sentence)
     evidence_stems = set(evidence_words)
+    # "no user limit" against "unlimited": a negation and a negating prefix say the same
+    claim_negated = negated(claim)
     for word in sorted(claim_stems - evidence_stems):
-        found = _prefix_opposite(word, evidence_stems)
+        found = None if claim_negated else _prefix_opposite(word, evidence_stems)
         if found is None or found in claim_stems:
             found = next(
                 (
@@ -171,3 +174,14 @@ def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
                 f"says '{evidence_words[found]}'"
             )
     return None
+
+
+# Words that negate without a negation cue: a negated claim may restate such a sentence
+# ("the fee isn't refundable" for "the fee is non-refundable").
+IMPLICIT_NEGATIVE = re.compile(
+    r"\b(?:non-?\w+|un\w+able|in\w+ible|except\w*|exclud\w*|only|fail\w*|prohibit\w*|"
+    r"forbid\w*|ban\w*|refus\w*|avoid\w*|instead|rather|absent|free of|lack\w*|"
+    r"neither|impossible|invalid|ineligible|outside|beyond|cease\w*|stopp?\w*|"
+    r"discontinu\w*|no longer|former\w*|ex-\w+)\b",
+    re.IGNORECASE,
+)

@@ -30,6 +30,7 @@ from guard.offline.lexicon import (
     SCALES,
     UNITS,
     WORD_NUMBERS,
+    alternation,
     european,
 )
 
@@ -79,12 +80,13 @@ _EN_NUM = (
 )
 # Spanish / German / French: 1.200,50 or 1 200,50 (thousands) and 2,5 (decimal comma)
 _EU_NUM = r"\d{1,3}(?:[. \u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:,\d+)?"
-_WORDNUM = "|".join(sorted((re.escape(w) for w in WORD_NUMBERS), key=len, reverse=True))
+_WORDNUM = alternation(WORD_NUMBERS)
 _TENS = "|".join(ORDINAL_TENS)
+_TENS_ALT = alternation(ORDINAL_TENS)
 _UNITS_WORDS = "one|two|three|four|five|six|seven|eight|nine"
-_UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
-_SCALE_ALT = "|".join(sorted((re.escape(s) for s in SCALES), key=len, reverse=True))
-_MONTH_ALT = "|".join(sorted(MONTHS, key=len, reverse=True))
+_UNIT_ALT = alternation(UNITS)
+_SCALE_ALT = alternation(SCALES)
+_MONTH_ALT = alternation(MONTHS)
 _ORD_SUFFIX = r"(?:st|nd|rd|th|\.|º|er|e)?"
 
 _DATE = re.compile(
@@ -101,9 +103,9 @@ _DATE = re.compile(
 def _quantity_pattern(number: str) -> re.Pattern[str]:
     return re.compile(
         rf"(?P<sign>US\$|[$€£¥₹])?\s?"
-        rf"(?P<num>{number}|\b(?:{_TENS})[- ](?:{_UNITS_WORDS})\b|\b(?:{_WORDNUM})\b)"
+        rf"(?P<num>{number}|\b{_TENS_ALT}[- ](?:{_UNITS_WORDS})\b|\b{_WORDNUM}\b)"
         rf"(?:\s?(?P<scale>{_SCALE_ALT})\b)?"
-        rf"(?:(?:\s|-)?(?P<unit>{_UNIT_ALT})(?:s|es|n|en|e)?\b|\s?(?P<pct>%)|\s?(?P<tsign>[€$£]))?"
+        rf"(?:\)?(?:\s|-)?(?P<unit>{_UNIT_ALT})(?:s|es|n|en|e)?\b|\s?(?P<pct>%)|\s?(?P<tsign>[€$£]))?"
         rf"(?:\s?(?P<era>BCE|BC|AD|CE)\b)?",
         re.IGNORECASE,
     )
@@ -121,6 +123,8 @@ _STOPWATCH = re.compile(
     r"\b(?:(?P<h>\d{1,3})\s?h\s?)?(?P<m>\d{1,3})\s?m\s?(?P<s>\d{1,2})\s?s\b"
     r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b"
 )
+_FRACTION = re.compile(r"\b(?:a|one|two|three|four)\s+$", re.IGNORECASE)
+_OF = re.compile(r"s?\s+of\b", re.IGNORECASE)
 _TIMES = re.compile(r"\s+times\b")  # "three times a day": a count
 _YEARISH = re.compile(r"1\d{3}|20\d{2}")
 _LABEL = re.compile(
@@ -195,6 +199,11 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         taken.append(match.span())
     taken.sort()
     for match in _ORDINAL.finditer(text):
+        if _FRACTION.search(text, max(0, match.start() - 6), match.start()) and _OF.match(
+            text, match.end()
+        ):
+            taken.append(match.span())
+            continue  # "a third of", "two fifths of": a fraction, not an ordinal or an amount
         if not _overlaps(match.span(), taken):
             ordinal = _ordinal(match)
             if ordinal is not None:
@@ -288,11 +297,28 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,")
         and not (text[start - 1] == "-" and (start < 2 or not text[start - 2].isalpha()))
     )  # -640, 3-5
-    if glued and not (match.group("sign") and start == match.end("sign")):
+    if (
+        glued
+        and not (match.group("sign") and start == match.end("sign"))
+        and not _AGE_BAND.search(text, max(0, start - 6), start)  # "under-16s" is an age
+    ):
         return None  # part of a word, code or time: "COVID-19", "A4", "v2.1", "8:30"
     end = match.end("num")
     if end < len(text) and text[end] == ":" and end + 1 < len(text) and text[end + 1].isdigit():
         return None  # a time of day ("20:00"), read by guard.offline.times
+    num = match.group("num")
+    if match.end() == end and num.isascii() and num.isdigit() and not match.group("sign"):
+        return _bare(text, match, num)  # the common case, read without the unit grammar
+    return _measured(text, match, eu)
+
+
+_AGE_BAND = re.compile(r"\b(?:under|over)-$", re.IGNORECASE)  # "under-16s", "over-65s"
+
+
+def _measured(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
+    """An amount with its sign, scale, unit or era, or a number in words (any number: a bare
+    one gives what :func:`_bare` gives)."""
+    start, end = match.span("num")
     value = number_value(match.group("num"), eu)
     if value is None:
         return None
@@ -301,7 +327,8 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         kind = "year" if _YEARISH.fullmatch(match.group("num")) else "count"
         begin = match.start("sign") if match.group("sign") else start
         end = match.end("scale") if match.group("scale") else end
-        return Quantity(text[begin:end].strip(), value, kind, _hedged(text[:begin]), value, begin)
+        hedged = _hedged(text[max(0, begin - HEDGE_WINDOW) : begin])
+        return Quantity(text[begin:end].strip(), value, kind, hedged, value, begin)
     kind, scaled = _kind(match, value)
     if (
         word_number
@@ -309,12 +336,28 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         and not match.group("scale")
         and not _TIMES.match(text, match.end())
     ):
+        begin = match.start("num")
+        if _labels(text[max(0, begin - 12) : begin]) and value > 1:  # "level three", "gate two"
+            return Quantity(match.group("num"), value, "ordinal", False, value, begin)
         return None  # "one", "a", "ten" alone are too often not amounts; "three times" is
-    hedged = _hedged(text[: match.start()])
+    hedged = _hedged(text[max(0, match.start() - HEDGE_WINDOW) : match.start()])
     begin = match.start("sign") if match.group("sign") else match.start("num")
     if kind == "count" and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
-    return Quantity(text[begin : match.end()].strip(), scaled, kind, hedged, value, begin)
+    written = text[begin : match.end()].strip().replace(")", "", 1)  # "thirty (30) days"
+    return Quantity(written, scaled, kind, hedged, value, begin)
+
+
+def _bare(text: str, match: re.Match[str], num: str) -> Quantity:
+    """A number of plain digits with no sign, scale, unit or era (what :func:`_amount` makes
+    of it through :func:`number_value` and :func:`_kind`): a year or a count."""
+    value = float(num)
+    begin = match.start("num")
+    kind = "year" if _YEARISH.fullmatch(num) else "count"
+    hedged = _hedged(text[max(0, match.start() - HEDGE_WINDOW) : match.start()])
+    if kind == "count" and _labels(text[max(0, begin - 12) : begin]):
+        kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
+    return Quantity(num, value, kind, hedged, value, begin)
 
 
 def _glued_letter_unit(text: str, match: re.Match[str]) -> bool:
@@ -329,12 +372,16 @@ def _labels(before: str) -> bool:
     return bool(end) and (end[-1].isalpha() or end[-1] in "§#") and bool(_LABEL.search(before))
 
 
+_DECIMAL_COMMA = re.compile(r"\d+,\d{1,2}|\d{1,3}(?:\.\d{3})+,\d+")
+_EU_SEPARATORS = re.compile(r"[. \u00a0\u202f]")
+
+
 def number_value(raw: str, eu: bool = False) -> float | None:
     """The value of a number as written: digits (English or European separators) or words."""
     raw = raw.lower()
     if raw[0].isdigit():
-        if eu or re.fullmatch(r"\d+,\d{1,2}|\d{1,3}(?:\.\d{3})+,\d+", raw):
-            digits = re.sub(r"[. \u00a0\u202f]", "", raw).replace(",", ".")
+        if eu or _DECIMAL_COMMA.fullmatch(raw):
+            digits = _EU_SEPARATORS.sub("", raw).replace(",", ".")
         else:
             digits = raw.replace(",", "")
         try:
@@ -376,8 +423,11 @@ def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
     return "count", value
 
 
+HEDGE_WINDOW = 24  # characters before an amount read for a hedge
+
+
 def _hedged(before: str) -> bool:
-    tail = before[-24:]
+    tail = before[-HEDGE_WINDOW:]
     words = tail.split()
     if not words or words[-1].lower() not in _HEDGE_ENDS:
         return False  # the cheap test first: most amounts follow no hedge

@@ -14,11 +14,18 @@ from __future__ import annotations
 
 import re
 
-from guard.offline import comparison, entities, negation, numbers
+from guard.offline import comparison, entities, negation, numbers, polarity, quantifiers
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
-from guard.offline.details import DECORATIONS, Answer, Details, Failure, short
-from guard.offline.text import GENERIC, GENERIC_STEMS, STOPWORDS, content_stems, stem
+from guard.offline.details import (
+    COMMON_ABBREVIATIONS,
+    DECORATIONS,
+    Answer,
+    Details,
+    Failure,
+    short,
+)
+from guard.offline.text import GENERIC, GENERIC_STEMS, STOPWORDS, content_stems, stem, word_set
 
 ALIGN_FOR_POLARITY = 0.6
 ALIGN_FOR_QUANTIFIER = 0.5
@@ -48,28 +55,7 @@ _UNIVERSAL = frozenset(
 )
 
 
-_LIMITING = frozenset(
-    {
-        "some",
-        "most",
-        "many",
-        "several",
-        "certain",
-        "select",
-        "selected",
-        "usually",
-        "often",
-        "sometimes",
-        "typically",
-        "eligible",
-        "limited",
-        "specific",
-        "one",
-        "two",
-        "three",
-        "few",
-    }
-)
+_LIMITING = quantifiers.LIMITING
 
 
 _CONDITION = re.compile(
@@ -82,6 +68,13 @@ _CONDITION = re.compile(
 _ACRONYM = re.compile(r"[A-Z]{2,5}s?")  # "CEO", "APR": maybe short for words of the evidence
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ese|ish|ean)$")
 ATTRIBUTION_OVERLAP = 0.6
+_REPORTING = frozenset(
+    stem(w)
+    for w in word_set("""
+    said says told stated wrote noted confirmed confirms explained mentioned reported argued
+    asked recommended recommends suggested suggests according claimed added
+    """)
+)
 
 
 def _attribution(
@@ -92,14 +85,22 @@ def _attribution(
     comments say so; "Dr Hughes suggested ..." where the letter saying so is Dr Nair's;
     "Marco, your account manager, said ..." where the engineer's comment says it)."""
     names = [n for n in details.names if any(len(p) > 1 for p in n.parts)]
-    if sentence is None or not names:
-        return None
+    if sentence is None or not names or _fragment(details.text):
+        return None  # "Dr Lindqvist, the cardiologist": who, without what they said
     naming = {n: index.naming(n) for n in names}
     foreign = [n for n in names if naming[n] and sentence.passage not in naming[n]]
     if len(foreign) != 1 or not (len(names) == 1 or foreign[0].guessed or foreign[0].labelled):
         return None  # several names, or none credited from elsewhere: not judged here
     name = foreign[0]
     said = [s for s in details.stems if not any(s in n.parts for n in names)]
+    # who says it ("Our engineer Priya confirmed ...") is not what is said
+    at = details.text.find(name.text)
+    credit = (
+        _REPORTING | set(content_stems(details.text[max(0, at - 30) : at]))
+        if at >= 0
+        else _REPORTING
+    )
+    said = [s for s in said if s not in credit] or said
     if not said or sum(in_sentence(s, sentence, index) for s in said) < (
         ATTRIBUTION_OVERLAP * len(said)
     ):
@@ -111,6 +112,52 @@ def _attribution(
     )
 
 
+_SAID_BY = re.compile(
+    r"^\W*(?:according to (?P<by>[\w' &-]{2,40}?),|(?P<who>[\w' &-]{2,40}?)\s+(?:has |have )?"
+    r"(?:said|says|told|confirmed|confirms|wrote|writes|stated|states|explained|recommended|"
+    r"recommends|suggested|suggests|argued|noted|notes|reported|mentioned|promised|agreed|"
+    r"accepted|admitted|announced|warned|advised|asked|requested|approved)\b)",
+    re.IGNORECASE,
+)
+_PERSONAL = frozenset(
+    {"i", "we", "you", "he", "she", "they", "it", "this", "that", "there", "who", "which"}
+)
+MAX_CREDITED_PASSAGES = 50  # passages read for who a statement is credited to
+
+
+def _credited(text: str, index: EvidenceIndex) -> Failure | None:
+    """ "The landlord said the boiler would be replaced" where the document saying so is the
+    letting agent's and another document is the landlord's: who the claim credits (a role or
+    a name, before a reporting verb or after "according to") is named by another passage
+    than the one that says what the claim reports."""
+    match = _SAID_BY.match(text)
+    if match is None:
+        return None
+    who_text = match.group("by") or match.group("who") or ""
+    if set(who_text.lower().split()) & _PERSONAL:
+        return None
+    who = set(content_stems(who_text))
+    reported = [s for s in content_stems(text[match.end() :]) if s not in who]
+    sentence, share = best_sentence(reported, [], index)
+    if sentence is None or share < ATTRIBUTION_OVERLAP or len(reported) < 2 or not who:
+        return None
+    words = {
+        label: set(content_stems(t))
+        for label, t in list(index.texts.items())[:MAX_CREDITED_PASSAGES]
+    }
+    if who <= words.get(sentence.passage, set()):
+        return None  # the passage saying it names its author
+    others = [label for label, stems in words.items() if who <= stems]
+    if not others:
+        return None  # the claim's author is named nowhere: not judged here
+    return (
+        "attribution",
+        f'{sentence.passage} says this ("{short(sentence.text)}") and never names '
+        f"'{who_text.strip()}', whom {others[0]} names",
+        sentence,
+    )
+
+
 def _comparison(text: str, index: EvidenceIndex) -> Failure | None:
     found = comparison.reversed_comparison(text, index.passages)
     if found is None:
@@ -118,7 +165,8 @@ def _comparison(text: str, index: EvidenceIndex) -> Failure | None:
     holder = next(
         (s for s in index.sentences if s.passage == found.passage and found.amount in s.text), None
     )
-    return "comparison_reversed", found.reason, holder
+    basis = "comparison_reversed" if found.passage else "comparison_self"  # its own amounts
+    return basis, found.reason, holder
 
 
 def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) -> Failure | None:
@@ -132,7 +180,12 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) ->
     }
     if len(distinct) < 2 or len(distinct) > MAX_RELATED_NAMES or negation.negated(text):
         return None  # a long list of names, or "there is no X among Y", relates nothing
-    named = list(distinct.values())
+    # a guessed name ("Size L" opening a sentence) is related only if the evidence has it
+    named = [
+        n
+        for n in distinct.values()
+        if not n.guessed or all(index.has(p) for p in n.parts if len(p) > 1)
+    ]
     if len(named) > 2:  # of a longer list, only names surely read as names
         named = [n for n in named if not n.guessed]
     for first, second in ((named[0], other) for other in named[1:]):
@@ -200,7 +253,16 @@ def _same_passage(first: entities.Name, second: entities.Name, index: EvidenceIn
     holders = [
         {s.passage for s in index.sentences if _mentions(name, s.scope)} for name in (first, second)
     ]
-    return not (holders[0] and holders[1]) or bool(holders[0] & holders[1])
+    if not holders[0] and not holders[1]:
+        return True
+    if not (holders[0] and holders[1]):  # one name nowhere, unless a code the evidence
+        return not any(_code(n) and index.writes(n.text) for n in (first, second))  # glues
+    return bool(holders[0] & holders[1])
+
+
+def _code(name: entities.Name) -> bool:
+    """A name with figures ("ICE 578", "Gate B12"): a code, maybe written without its space."""
+    return any(ch.isdigit() for ch in name.text)
 
 
 def _mentions(name: entities.Name, stems: frozenset[str]) -> bool:
@@ -233,17 +295,6 @@ def _polarity(
     return basis, f'{flip} ({sentence.passage}: "{short(sentence.text)}")', sentence
 
 
-# Words that negate without a negation cue: a negated claim may restate such a sentence
-# ("the fee isn't refundable" for "the fee is non-refundable").
-_IMPLICIT_NEGATIVE = re.compile(
-    r"\b(?:non-?\w+|un\w+able|in\w+ible|except\w*|exclud\w*|only|fail\w*|prohibit\w*|"
-    r"forbid\w*|ban\w*|refus\w*|avoid\w*|instead|rather|absent|free of|lack\w*|"
-    r"neither|impossible|invalid|ineligible|outside|beyond|cease\w*|stopp?\w*|"
-    r"discontinu\w*|no longer|former\w*|ex-\w+)\b",
-    re.IGNORECASE,
-)
-
-
 def _negation_added(claim: str, sentence: EvidenceSentence, index: EvidenceIndex) -> str | None:
     """A negated claim whose words one sentence states (all but one, which the evidence has
     elsewhere) without any negation, plain or implicit ("The Oberoi family is not involved in
@@ -251,7 +302,7 @@ def _negation_added(claim: str, sentence: EvidenceSentence, index: EvidenceIndex
     denies what the sentence says."""
     if not negation.negated(claim) or negation.negated(sentence.text):
         return None
-    if _IMPLICIT_NEGATIVE.search(sentence.text):
+    if negation.IMPLICIT_NEGATIVE.search(sentence.text):
         return None
     stems = [s for s in content_stems(claim) if s not in GENERIC_STEMS]
     if len(stems) < 2 or not all(index.has(s) for s in stems):
@@ -315,16 +366,20 @@ def _fragment(text: str) -> bool:
     return is_short_answer(text) and not _SUBJECTS & set(re.findall(r"[a-z]+", text.lower()))
 
 
+# "not everyone", "not all": a limit, not a universal
+_NOT_UNIVERSAL = re.compile(r"\b(?:not|n't)\s+(?:quite\s+)?(?:all|every\w*|always|each|any\w*)\b")
+
+
 def _quantifier(
     text: str, sentence: EvidenceSentence | None, overlap: float, index: EvidenceIndex
 ) -> Failure | None:
     if sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
         return None
-    claim_words = set(re.findall(r"[a-z]+", text.lower()))
+    claim_words = set(re.findall(r"[a-z]+", _NOT_UNIVERSAL.sub(" ", text.lower())))
     evidence_words = set(re.findall(r"[a-z]+", sentence.text.lower()))
     universal = (claim_words & _UNIVERSAL) - evidence_words
     limiting = (evidence_words & _LIMITING) - claim_words
-    if universal and limiting:
+    if universal and limiting and not evidence_words & _UNIVERSAL:  # "all orders ..., most"
         return (
             "quantifier",
             f"the claim says '{sorted(universal)[0]}' where "
@@ -445,6 +500,8 @@ def _name_swapped(claim: str, details: Details, index: EvidenceIndex) -> Failure
         for other in entities.names(sentence.text)[:MAX_SWAP_NAMES]:
             if other.guessed or 2 * len(_distinct(other.parts, claimed)) <= len(other.parts):
                 continue
+            if other.text in COMMON_ABBREVIATIONS:
+                continue  # "CET", "UK": a zone or a region beside a name, not one in its slot
             if slot and slot & _beside(sentence.text, other.text):
                 return (
                     "name_swapped",
@@ -518,6 +575,18 @@ def _agent_swapped(claim: str, details: Details, index: EvidenceIndex) -> Failur
     return None
 
 
+def _clause_polarity(claim: Claim, stems: list[str], index: EvidenceIndex) -> Failure | None:
+    if claim.short_answer or _fragment(claim.text):
+        return None  # a verbless list item takes its polarity from its heading
+    flip = polarity.flipped_clause(claim.text, index, stems)
+    return None if flip is None else ("negation_clause", flip[0], flip[1])
+
+
+def _noun_quantifier(text: str, stems: list[str], index: EvidenceIndex) -> Failure | None:
+    found = quantifiers.shifted(text, index, stems)
+    return None if found is None else ("quantifier_limited", found[0], found[1])
+
+
 def relation_failure(
     claim: Claim,
     details: Details,
@@ -529,9 +598,12 @@ def relation_failure(
     return (
         _comparison(claim.text, index)
         or _attribution(details, sentence, overlap, index)
+        or _credited(claim.text, index)
         or _names_apart(details.names, index, claim.text)
         or _unbounded(claim.text, sentence, overlap)
         or _polarity(claim, sentence, overlap, index)
+        or _clause_polarity(claim, details.stems, index)
+        or _noun_quantifier(claim.text, details.stems, index)
         or _quantifier(claim.text, sentence, overlap, index)
         or _contrary(claim, details.stems, index, sentence)
         or _name_swapped(claim.text, details, index)

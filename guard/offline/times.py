@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from guard.offline.lexicon import WEEKDAY_GROUPS, WEEKDAYS
+from guard.offline.lexicon import WEEKDAY_GROUPS, WEEKDAYS, alternation
 from guard.offline.numbers import EXTRACT_CACHE_SIZE
 
 
@@ -26,7 +26,7 @@ def _clock(n: str) -> str:
 
 
 _TIME = re.compile(
-    r"(?<![\w$€£.,:/-])(?:"
+    r"(?:(?<![\w$€£.,:/-])|(?<=\dT))(?:"  # "2026-06-08T10:30" is a time too
     + _clock("1")
     + r"(?:\s?(?:-|–|—|to|until|till|through|a|bis|à|al|hasta)\s?"
     + _clock("2")
@@ -46,11 +46,16 @@ _WORD_TIMES = {
     "mitternacht": 0,
     "minuit": 0,
 }
-_DAY_ALT = "|".join(sorted((re.escape(d) for d in WEEKDAYS), key=len, reverse=True))
-_GROUP_ALT = "|".join(sorted((re.escape(g) for g in WEEKDAY_GROUPS), key=len, reverse=True))
+_DAY_ALT = alternation(WEEKDAYS)
+_GROUP_ALT = alternation(WEEKDAY_GROUPS)
 _WEEKDAY = re.compile(
     rf"\b(?P<first>{_DAY_ALT})s?\.?\b(?:\s?(?:-|–|—|to|until|till|through|thru|a|al|bis|à|au)"
     rf"\s?(?P<last>{_DAY_ALT})s?\.?\b)?|\b(?P<group>{_GROUP_ALT})\b",
+    re.IGNORECASE,
+)
+_MOVED = re.compile(
+    r"\b(?:mov|chang|switch|postpon|reschedul|push|shift|brought|verschob|verlegt|cambi|pas[oó]|"
+    r"déplac|report)\w*\s+(?:\w+\s+){0,3}?(?:from|von|de|del|du)\s+(?:\w+\s+)?$",
     re.IGNORECASE,
 )
 _SHORT_DAY_NAMES = frozenset(
@@ -60,9 +65,31 @@ _SHORT_DAY_NAMES = frozenset(
 
 HEDGE_MINUTES = 30
 _HEDGE = re.compile(
-    r"(?:about|around|approximately|roughly|shortly after|just after|"
-    r"just before|shortly before|kurz nach|kurz vor|gegen|etwa|vers|environ|"
-    r"hacia|sobre|alrededor de|poco después de|c\.|~)\s*(?:at\s*|um\s*|à\s*)?$",
+    alternation(
+        [
+            "about",
+            "around",
+            "approximately",
+            "roughly",
+            "shortly after",
+            "just after",
+            "just before",
+            "shortly before",
+            "kurz nach",
+            "kurz vor",
+            "gegen",
+            "etwa",
+            "vers",
+            "environ",
+            "hacia",
+            "sobre",
+            "alrededor de",
+            "poco después de",
+            "c.",
+            "~",
+        ]
+    )
+    + r"\s*(?:at\s*|um\s*|à\s*)?$",
     re.IGNORECASE,
 )
 
@@ -105,9 +132,12 @@ def times(text: str) -> list[TimeOfDay]:
 @lru_cache(maxsize=EXTRACT_CACHE_SIZE)
 def _times(text: str) -> tuple[TimeOfDay, ...]:
     """:func:`times`, read once per text (a one-claim answer is read as answer and claim)."""
-    found: list[TimeOfDay] = []
+    found = _day_parts(text)
+    said = [t.span for t in found]
     clock24 = _TWENTY_FOUR.search(text) is not None
     for match in _TIME.finditer(text):
+        if any(a < match.end() and match.start() < b for a, b in said):
+            continue  # "9 Uhr abends" was read with its part of the day
         if match.group("word"):
             found.append(
                 TimeOfDay(
@@ -127,6 +157,63 @@ def _times(text: str) -> tuple[TimeOfDay, ...]:
                 break
             found.append(TimeOfDay(_end_text(match, n), minutes, match.span(), hedged))
     return tuple(found)
+
+
+# an hour with the part of the day it falls in, in Spanish, French and German: "nueve de la
+# noche" is 21:00, "4 heures de l'après-midi" 16:00, "neun Uhr abends" 21:00
+def _one_to_twelve(words: str) -> dict[str, int]:
+    """The words for one to twelve, in order, with their values."""
+    return {w: n for n, w in enumerate(words.split(), 1)}
+
+
+_HOUR_WORDS = {
+    **_one_to_twelve("una dos tres cuatro cinco seis siete ocho nueve diez once doce"),
+    **_one_to_twelve("une deux trois quatre cinq six sept huit neuf dix onze douze"),
+    **_one_to_twelve("eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf"),
+    "ein": 1,
+}
+_PARTS = {
+    "de la mañana": 0,
+    "de la madrugada": 0,
+    "de la tarde": 12,
+    "de la noche": 12,
+    "du matin": 0,
+    "de l'après-midi": 12,
+    "de l’après-midi": 12,
+    "du soir": 12,
+    "morgens": 0,
+    "früh": 0,
+    "vormittags": 0,
+    "nachmittags": 12,
+    "abends": 12,
+}
+_NIGHT = frozenset({"de la noche", "de la madrugada", "du soir", "abends"})
+_DAY_PART = re.compile(
+    rf"\b(?P<h>\d{{1,2}}|{alternation(_HOUR_WORDS)})"
+    r"(?P<half>\s+y\s+media|\s+et\s+demie|\s+heures?\s+et\s+demie)?"
+    rf"(?:\s+(?:heures?|h|uhr))?\s+(?P<part>{alternation(_PARTS)})\b",
+    re.IGNORECASE,
+)
+
+
+def _day_parts(text: str) -> list[TimeOfDay]:
+    """The hours of ``text`` said with their part of the day (see ``_DAY_PART``)."""
+    found: list[TimeOfDay] = []
+    for match in _DAY_PART.finditer(text):
+        raw = match.group("h").lower()
+        hour = int(raw) if raw.isdigit() else _HOUR_WORDS[raw]
+        if not 1 <= hour <= 12:
+            continue
+        part = match.group("part").lower()
+        if hour == 12:  # "doce de la noche" is midnight, "doce de la mañana" noon
+            hour = 0 if part in _NIGHT else 12
+        else:
+            hour += _PARTS[part]
+        minute = 30 if match.group("half") else 0
+        found.append(
+            TimeOfDay(match.group(0), frozenset({(hour * 60 + minute) % 1440}), match.span())
+        )
+    return found
 
 
 def _marked(match: re.Match[str], n: str) -> bool:
@@ -188,6 +275,9 @@ def weekdays(text: str) -> list[Weekdays]:
             found.append(Weekdays(match.group(0), frozenset({first}), match.start()))
             continue
         last = WEEKDAYS[last_text.lower()]
+        if _MOVED.search(text, max(0, match.start() - 40), match.start()):
+            found.append(Weekdays(match.group(0), frozenset({first, last}), match.start()))
+            continue  # "moved from Tuesday to Thursday": two days, not the days between
         span = (last - first) % 7
         found.append(
             Weekdays(

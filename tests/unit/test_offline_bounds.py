@@ -29,13 +29,10 @@ def reference_clauses(sentence: str) -> list[str]:
         piece = sentence[begin:end].strip()
         if not piece:
             continue
-        if (
-            merged
-            and min(
-                len(content_stems(piece)),
-                len(content_stems(sentence[merged[-1][0] : merged[-1][1]])),
-            )
-            < MIN_CLAUSE_CONTENT_WORDS
+        previous = sentence[merged[-1][0] : merged[-1][1]] if merged else ""
+        if merged and (
+            min(len(content_stems(piece)), len(content_stems(previous))) < MIN_CLAUSE_CONTENT_WORDS
+            or claims_module._predicate_of(previous, piece)
         ):
             merged[-1] = (merged[-1][0], end)
         else:
@@ -179,7 +176,14 @@ _TEXT_BITS = st.sampled_from(
 def reference_named_in(name: str, text: str) -> bool:
     """The name match as first written: a regex over both texts in lower case."""
     words = [re.escape(w) for w in name.lower().split()]
-    return re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None
+    if re.search(r"\b" + r"\W+".join(words) + r"\b", text.lower()) is not None:
+        return True
+    # and a title with a surname, given names or initials between ("Dr Osei" / "Dr A. Osei")
+    plain = all(re.fullmatch(r"\w+", w) for w in name.lower().split())
+    if not plain or len(words) != 2 or words[0] not in entities._TITLES:
+        return False
+    between = r"\W+(?:[a-z]+\.?\s+){1,2}"
+    return re.search(rf"\b{words[0]}{between}{words[1]}\b", text.lower()) is not None
 
 
 class TestNames:
@@ -330,3 +334,97 @@ class TestDetails:
             and not details.enumerator(text, q)
         ][: details.MAX_AMOUNTS]
         assert details.Details.of(Claim(text), True).quantities == expected
+
+
+def _plain(words: Any) -> str:
+    """An alternation as the patterns first wrote it: no lookahead before the words."""
+    return "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
+
+
+def _unguarded(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` without the first-letter lookaheads of :func:`lexicon.alternation`."""
+    return re.compile(re.sub(r"\(\?=\[[^\]]*\]\)", "", pattern.pattern), pattern.flags)
+
+
+# text dense with what the number, date, time and weekday grammars read: every position a
+# word boundary, as in bench/adversarial.py's "'1 ' x 15 KB" and "'12am ' x 15 KB"
+_DENSE_BITS = st.sampled_from(
+    [
+        "1",
+        "12",
+        "2020",
+        "1,5",
+        "1.200,50",
+        "12am",
+        "9:00",
+        "$5",
+        "5 €",
+        "30%",
+        "2 hours",
+        "3 km",
+        "twenty-one",
+        "three times",
+        "first",
+        "May",
+        "5 March 2021",
+        "Mon-Fri",
+        "weekdays",
+        "about",
+        "c.",
+        "~",
+        "in total",
+        "leaves",
+        "until",
+        "No.",
+        "r e t u r n",
+        " ",
+        ",",
+        "-",
+        ".",
+    ]
+)
+
+
+class TestDenseNumbers:
+    """The guarded alternations and the bare-number shortcut read dense text as the plain
+    grammar did (bench/adversarial.py measures what they save)."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(_DENSE_BITS, min_size=1, max_size=40).map(" ".join))
+    def test_guarded_patterns_match_as_the_plain_ones(self, text: str) -> None:
+        patterns = [
+            numbers._DATE,
+            numbers._QUANTITY[False],
+            numbers._QUANTITY[True],
+            times._WEEKDAY,
+            times._HEDGE,
+            details._COMPUTES,
+            details._DATE_COMPUTES,
+        ]
+        for pattern in patterns:
+            plain = _unguarded(pattern)
+            assert plain.pattern != pattern.pattern
+            got = [(m.span(), m.groupdict()) for m in pattern.finditer(text)]
+            assert got == [(m.span(), m.groupdict()) for m in plain.finditer(text)]
+
+    def test_the_unguarded_quantity_pattern_is_the_first_one(self) -> None:
+        from guard.offline.lexicon import SCALES, UNITS, WORD_NUMBERS
+
+        plain = _unguarded(numbers._QUANTITY[False]).pattern
+        for words in (UNITS, SCALES, WORD_NUMBERS):
+            assert _plain(words) in plain
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(_DENSE_BITS, min_size=1, max_size=40).map(" ".join), st.booleans())
+    def test_a_bare_number_reads_as_the_unit_grammar_reads_it(self, text: str, eu: bool) -> None:
+        for match in numbers._QUANTITY[eu].finditer(text):
+            num = match.group("num")
+            if match.end() == match.end("num") and num.isdigit() and not match.group("sign"):
+                assert numbers._bare(text, match, num) == numbers._measured(text, match, eu)
+
+    def test_bare_numbers_are_read_whole(self) -> None:
+        text = "1 " * 2_000
+        assert len(numbers.extract(text)) == 2_000
+        claim = details.Details.of(Claim(text), True)
+        assert claim.overflow
+        assert len(claim.quantities) == details.MAX_AMOUNTS
