@@ -51,11 +51,11 @@ from harness import (
 )
 from throughput import instant_judge
 
+from consumers.heap import freeze_startup
 from consumers.records import SourceCoordinates, VerdictRecord
 from consumers.reply import ScreeningClient, unanswered
 from consumers.reply.client import FETCH_MAX_WAIT_MS
 from consumers.reply.headers import CORRELATION_ID_HEADER, ReplyTo, correlation_of, reply_target
-from consumers.runtime.heap import freeze_startup
 from guard.models import JudgeRequest
 
 PREFIX = "bench.reply."

@@ -11,7 +11,7 @@ import orjson
 PROBE = """
 import gc, orjson
 import consumers.cli.main  # what `groundguard run` imports
-from consumers.runtime.heap import freeze_startup
+from consumers.heap import freeze_startup
 frozen = freeze_startup()
 left = len(gc.get_objects())
 print(orjson.dumps({"frozen": frozen, "left": left, "count": gc.get_freeze_count()}).decode())

@@ -21,8 +21,8 @@ from aiokafka.errors import KafkaError
 
 from consumers.config import load_settings
 from consumers.errors import ConsumerError, SettingsError
+from consumers.heap import freeze_startup
 from consumers.logging import get_logger
-from consumers.runtime.heap import freeze_startup
 from consumers.runtime.run import run_service
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings

@@ -17,6 +17,7 @@ from typing import Any
 from consumers.cli.commands.run import configure_logging
 from consumers.config import load_settings
 from consumers.errors import SettingsError
+from consumers.heap import freeze_startup
 from consumers.serve.auth import ApiKeys
 from consumers.serve.service import needs_offline, serve_http
 from consumers.settings import ServiceSettings
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"groundguard serve: bad setting {exc}", file=sys.stderr)
         return EXIT_USAGE
     configure_logging(settings)
+    freeze_startup()  # full collections no longer walk start-up's objects (a latency tail)
     try:
         asyncio.run(_serve(settings, guard, offline))
     except OSError as exc:

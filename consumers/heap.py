@@ -1,4 +1,4 @@
-"""The garbage collector of a long-running service: start-up's objects moved out of its way.
+"""The garbage collector of a long-running service (``run``, ``serve``): start-up moved aside.
 
 Python's full (generation 2) collection walks every tracked object. After start-up a replica
 holds ~100,000 of them (modules, pydantic models and validators, aiokafka, the provider SDK),
