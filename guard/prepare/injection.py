@@ -54,7 +54,7 @@ from guard.models import InjectionFinding
 from guard.prepare import encodings
 from guard.prepare.evidence import RenderedEvidence
 from guard.prepare.imperative import aimed_at_model
-from guard.prepare.sanitize import COMBINING_MARK
+from guard.prepare.sanitize import class_pattern, drop_combining_marks
 
 Kind = Literal[
     "override_instructions", "score_request", "fake_verdict", "role_marker", "fence_forgery"
@@ -426,6 +426,19 @@ _CONFUSABLES = str.maketrans(
     "АВЕЅІЈКМНОРСТХУавеѕіјкмнорстхуԁһӏɡΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχϲϳ",
     "ABESIJKMHOPCTXYabesijkmhopctxydhlgABEZHIKMNOPTYXaikvoptuxcj",
 )
+# ``str.translate`` with a dict looks every character of a non-ASCII text up (about 0.1 us
+# each); one pass of the regex engine (a bitmap test per character) finds whether any
+# character of a table occurs, and most texts skip the translation.
+_TWIN_CHARS = re.compile(class_pattern(_IGNORECASE_TWINS))
+_CONFUSABLE_CHARS = re.compile(class_pattern(_CONFUSABLES))
+
+
+def _lowered(text: str) -> str:
+    """``text`` lowercased with the IGNORECASE twins of ASCII letters folded (the prefilter's
+    view)."""
+    if text.isascii() or _TWIN_CHARS.search(text) is None:
+        return text.lower()
+    return text.translate(_IGNORECASE_TWINS).lower()
 
 
 def _excerpt(text: str, start: int, end: int) -> str:
@@ -440,8 +453,8 @@ def skeleton(text: str) -> str:
     made Latin ("Ιgnore" with a Greek capital iota). Only scanned, never shown to a judge."""
     if text.isascii():
         return text
-    bare = COMBINING_MARK.sub("", unicodedata.normalize("NFKD", text))
-    return unicodedata.normalize("NFC", bare).translate(_CONFUSABLES)
+    bare = unicodedata.normalize("NFC", drop_combining_marks(unicodedata.normalize("NFKD", text)))
+    return bare.translate(_CONFUSABLES) if _CONFUSABLE_CHARS.search(bare) is not None else bare
 
 
 def matches(index: int, text: str) -> Iterator[re.Match[str]]:
@@ -476,10 +489,7 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     seen: set[tuple[str, str]] = set()
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
-        lowered = (
-            variant.lower() if variant.isascii() else variant.translate(_IGNORECASE_TWINS).lower()
-        )
-        for index in _triggered(lowered):
+        for index in _triggered(_lowered(variant)):
             kind = _PATTERNS[index][0]
             for match in matches(index, variant):
                 excerpt = _excerpt(variant, match.start(), match.end())

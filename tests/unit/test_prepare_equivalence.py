@@ -160,3 +160,17 @@ def test_document_headers_and_attributes_are_as_before(
     header = f"[{number}] ({', '.join(attrs)})" if attrs else f"[{number}]"
     attributes = tuple(evidence._one_line(v) for v in (doc.id, doc.source) if v)
     assert evidence._document_header(number, doc) == (header, attributes)
+
+
+# marks of the BMP and astral ones (Phaistos, musical symbols, Adlam), astral letters, emoji
+_MARKED = (
+    "ae\u0301\u0308\u0327\u0483\u05b0\u0e38\u302a"
+    "\U000101fd\U0001d167\U0001e944\U0001d400\U0001f3f4 "
+)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(_MARKED), max_size=60) | st.text(max_size=60))
+def test_dropping_combining_marks_equals_the_one_class_pattern(text: str) -> None:
+    expected = fast_sanitize.COMBINING_MARK.sub("", text)
+    assert fast_sanitize.drop_combining_marks(text) == expected
