@@ -144,9 +144,21 @@ def _reveal_tags(text: str) -> str:
     return _HIDDEN_TAGS.sub(lambda m: m.group().translate(_UNTAG), text)
 
 
+# An ASCII text's line breaks and controls, done by ``bytes.translate`` (a table lookup per
+# byte, about ten times cheaper than ``str.translate``'s ASCII path): the line breaks become
+# ``\n``, then the other controls (every one ``_TABLE`` drops) are deleted.
+_ASCII_LINE_BREAKS = bytes.maketrans(b"\r\x0b\x0c", b"\n\n\n")
+_ASCII_DROPPED = bytes(
+    code for code in range(0x80) if code not in b"\r\x0b\x0c" and _TABLE.get(code, "") is None
+)
+
+
+def _clean_ascii(text: str) -> str:
+    """What the line-break and character rules make of the ASCII ``text``."""
+    return text.encode("ascii").translate(_ASCII_LINE_BREAKS, _ASCII_DROPPED).decode("ascii")
+
+
 def _clean_chars(text: str) -> str:
-    if text.isascii():  # only controls to drop: translate's ASCII fast path
-        return text.translate(_TABLE)
     if _TOUCHED_CHARS.search(text) is None:
         return text
     return _SURROGATES.sub("", _reveal_tags(text).translate(_TABLE))
@@ -173,9 +185,12 @@ def sanitize(text: str) -> str:
     """Return ``text`` without invisible or control characters, NFC-normalised, tidy blanks."""
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
-    if text.isascii() or _LINE_BREAK_CHARS.search(text) is not None:
-        text = text.translate(_LINE_BREAKS)
-    text = _clean_chars(text)
+    if text.isascii():
+        text = _clean_ascii(text)
+    else:
+        if _LINE_BREAK_CHARS.search(text) is not None:
+            text = text.translate(_LINE_BREAKS)
+        text = _clean_chars(text)
     if not unicodedata.is_normalized("NFC", text):  # a linear check; true for most text
         text = unicodedata.normalize("NFC", _LONG_MARK_RUN.sub(r"\1", text))
     return collapse_whitespace(text)

@@ -34,6 +34,12 @@ def test_sanitize_equals_the_reference(text: str) -> None:
 
 
 @settings(max_examples=300)
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=80))
+def test_sanitize_of_ascii_equals_the_reference(text: str) -> None:
+    assert fast_sanitize.sanitize(text) == reference_sanitize.sanitize(text)
+
+
+@settings(max_examples=300)
 @given(st.text(alphabet=st.sampled_from(" \t\n\r\u3000ab"), max_size=80))
 def test_collapse_whitespace_equals_the_reference(text: str) -> None:
     assert fast_sanitize.collapse_whitespace(text) == reference_sanitize.collapse_whitespace(text)
