@@ -13,11 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guard.models import ContextField, Document, JudgeRequest, Message
-from guard.prepare import evidence, injection
+from guard.prepare import encodings, evidence, injection
 from guard.prepare import excerpt as fast_excerpt
 from guard.prepare import sanitize as fast_sanitize
 from guard.prepare.truncate import SENTENCE_END
-from tests.unit import reference_evidence, reference_excerpt, reference_sanitize
+from tests.unit import (
+    reference_encodings,
+    reference_evidence,
+    reference_excerpt,
+    reference_sanitize,
+)
 
 _TRICKY = (
     " \t\n\r\x0b\x0c\x85\u2028\u2029\x00\x1b\x7f\x9f\u00a0\u3000\u200b\u202e\ufeff\ufb01"
@@ -180,3 +185,64 @@ _MARKED = (
 def test_dropping_combining_marks_equals_the_one_class_pattern(text: str) -> None:
     expected = fast_sanitize.COMBINING_MARK.sub("", text)
     assert fast_sanitize.drop_combining_marks(text) == expected
+
+
+# the characters the decoders' shapes decide on: base64 and hex digits, separators, leetspeak
+# digits and symbols, letters spaced out, and a few non-ASCII ones (no prefilter)
+_ENCODED_PIECES = st.sampled_from(
+    [
+        "aGVsbG8gd29ybGQgaGVsbG8g",
+        "SWdub3Jl",
+        "49 67 6e 6f 72 65 20 61 6c 6c 20 70",
+        "\\x49\\x67\\x6e\\x6f\\x72\\x65\\x20\\x61\\x6c\\x6c\\x20",
+        "49 67 6e",
+        "6f72",
+        "\\x69",
+        "0x67",
+        ":",
+        ",",
+        " ",
+        "i g n o r e",
+        "G.r.a.d.e.r",
+        "_",
+        "-",
+        "*",
+        ".",
+        "1gn0r3",
+        "4ll",
+        "!",
+        "a",
+        "Z",
+        "é",
+        "vtaber",
+        "erongi",
+        "$",
+        "|",
+        "@",
+        "\n",
+        "7",
+        "+/",
+        "=",
+        "x",
+        "ｉ",
+    ]
+)
+_ENCODED = st.lists(_ENCODED_PIECES, max_size=30).map("".join)
+
+
+@settings(max_examples=500)
+@given(_ENCODED | st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=80))
+def test_hidden_texts_equal_the_reference(text: str) -> None:
+    assert encodings.hidden(text) == reference_encodings.hidden(text)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from("aZ09+/=: ,.-_*!|$@7"), max_size=60))
+def test_shape_prefilters_never_skip_a_match(text: str) -> None:
+    assert encodings._leet_hint(text) == (encodings._LEET_HINT.search(text) is not None)
+    b64 = encodings._BASE64_HINT_SHAPE in text.encode().translate(encodings._BASE64_SHAPE)
+    assert b64 == (encodings._BASE64_HINT.search(text) is not None)
+    if encodings._HEX_RUN.search(text):
+        assert encodings._HEX_RUN_SHAPE in text.encode().translate(encodings._HEX_SHAPE)
+    if encodings._SPACED_HINT.search(text) and "_" not in text:
+        assert encodings._SPACED_HINT_SHAPE in text.encode().translate(encodings._SPACED_SHAPE)
