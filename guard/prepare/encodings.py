@@ -223,9 +223,9 @@ def hidden(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     found: list[tuple[str, str]] = [("base64", plain) for plain in _base64(text)]
     found += [("hex", plain) for plain in _hex(text)]
     lowered = text.lower()
-    if any(hint in lowered for hint in _ROT13_HINTS):
+    if any(map(lowered.__contains__, _ROT13_HINTS)):  # map: no Python frame per hint
         found.append(("rot13", text.translate(_ROT13)))
-    if any(hint in lowered for hint in _REVERSED_HINTS):
+    if any(map(lowered.__contains__, _REVERSED_HINTS)):
         found.append(("reversed", text[::-1]))
     if _leet_hint(text):
         found.append(("leetspeak", f"{text.translate(_LEET_AS_I)}\n{text.translate(_LEET_AS_L)}"))

@@ -65,7 +65,7 @@ class _Block:
     def content_words(self) -> set[str]:
         return words(self.body)
 
-    @property
+    @cached_property  # read several times while fitting
     def text(self) -> str:
         return f"{self.header} {self.body}" if self.header else self.body
 
@@ -287,7 +287,7 @@ def _fitted(
     kept = fit_blocks(blocks, limit, query)
     text = _join(kept)
     passages = tuple(p for p in (b.passage() for b in kept) if p is not None)
-    cut = Cut(
+    cut = Cut.model_construct(  # ints and a bool: no validation needed
         original_chars=original,
         kept_chars=len(text),
         truncated=text != full or original != len(full),
