@@ -65,7 +65,7 @@ class _Block:
     def content_words(self) -> set[str]:
         return words(self.body)
 
-    @cached_property  # read several times while fitting
+    @property
     def text(self) -> str:
         return f"{self.header} {self.body}" if self.header else self.body
 
