@@ -197,7 +197,7 @@ class Guard:
                 mode=s.mode,
                 threshold=s.threshold,
                 question=question,
-                truncation=Truncation.model_construct(context=rendered.cut, output=output_cut),
+                truncation=Truncation(context=rendered.cut, output=output_cut),
                 injections=injections,
                 message_key=message_key,
                 coverage=coverage,
@@ -215,11 +215,8 @@ class Guard:
         pieces, complete = windows(clean, s.max_output_chars, most)
         pieces = [p for p in pieces if _LETTER_OR_DIGIT.search(p)]  # nothing to judge in others
         judged = sum(map(len, pieces))
-        # built from values of the right types: model_construct skips a validation per model
-        cut = Cut.model_construct(
-            original_chars=len(clean), kept_chars=judged, truncated=not complete
-        )
-        coverage = OutputCoverage.model_construct(
+        cut = Cut(original_chars=len(clean), kept_chars=judged, truncated=not complete)
+        coverage = OutputCoverage(
             policy=s.on_truncated_output,
             total_chars=len(clean),
             judged_chars=judged,

@@ -287,7 +287,7 @@ def _fitted(
     kept = fit_blocks(blocks, limit, query)
     text = _join(kept)
     passages = tuple(p for p in (b.passage() for b in kept) if p is not None)
-    cut = Cut.model_construct(  # ints and a bool: no validation needed
+    cut = Cut(
         original_chars=original,
         kept_chars=len(text),
         truncated=text != full or original != len(full),
