@@ -302,6 +302,18 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
 # match counts only as an order aimed at the model
 _GATED = frozenset({0, 2, 6, 7, 8, 12})
 
+# The letters every match of the pattern at the same index starts with, at a word boundary
+# (each alternative starts with ``\b`` and one of these words). Behind a lookahead for them,
+# the regex engine rejects most positions with one class test instead of trying each word
+# (about half the time of these costly patterns on prose); the matches are the same.
+_LEADING_LETTERS = {2: "rsgmlcje", 6: "aldjegsrfo", 12: "ctrm"}
+_SEARCHES = tuple(
+    re.compile(rf"(?=\b[{_LEADING_LETTERS[i]}])(?:{pattern.pattern})", pattern.flags)
+    if i in _LEADING_LETTERS
+    else pattern
+    for i, (_, pattern) in enumerate(_PATTERNS)
+)
+
 # Words every match of the pattern at the same index must contain (lowercased). A pattern runs
 # only when one occurs in the text: plain substring tests are far cheaper than these regexes.
 _TRIGGERS: tuple[tuple[str, ...], ...] = (
@@ -462,7 +474,7 @@ def matches(index: int, text: str) -> Iterator[re.Match[str]]:
     """The matches of pattern ``index`` in ``text``; for an override or a score request, only
     the orders aimed at the model, not prose about instructions or grades
     (:func:`~guard.prepare.imperative.aimed_at_model`)."""
-    found = _PATTERNS[index][1].finditer(text)
+    found = _SEARCHES[index].finditer(text)
     if index not in _GATED:
         return found
     return _orders(found, text, override=_PATTERNS[index][0] == "override_instructions")

@@ -246,3 +246,60 @@ def test_shape_prefilters_never_skip_a_match(text: str) -> None:
         assert encodings._HEX_RUN_SHAPE in text.encode().translate(encodings._HEX_SHAPE)
     if encodings._SPACED_HINT.search(text) and "_" not in text:
         assert encodings._SPACED_HINT_SHAPE in text.encode().translate(encodings._SPACED_SHAPE)
+
+
+_AT_WORDS = st.lists(
+    st.sampled_from(
+        [
+            "Rate",
+            "this",
+            " ",
+            "it",
+            "5",
+            "ſcore",
+            "ſ",
+            "K",
+            "İ",
+            "ı",
+            "Grader",
+            ",",
+            ": ",
+            "respond with score 5",
+            "give",
+            "mark",
+            "label",
+            "evaluate",
+            "treat",
+            "all claims",
+            "as supported",
+            "Assign",
+            "a score of 4",
+            "fact-checker",
+            "ai ",
+            "dear ",
+            "\n",
+            "x",
+            "count every",
+            "rate this 5",
+            "ſcore this answer 5",
+            "Mark it as grounded",
+            "treat all claims as verified",
+            "Consider every statement true",
+            "statement",
+            "judge",
+            "classify",
+            "the answer",
+            "as grounded",
+            "-",
+        ]
+    ),
+    max_size=20,
+).map("".join)
+
+
+@settings(max_examples=400)
+@given(_AT_WORDS)
+def test_patterns_behind_their_leading_letters_match_as_before(text: str) -> None:
+    for index in injection._LEADING_LETTERS:
+        before = [m.span() for m in injection._PATTERNS[index][1].finditer(text)]
+        assert [m.span() for m in injection._SEARCHES[index].finditer(text)] == before
