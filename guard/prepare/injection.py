@@ -537,6 +537,8 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
     reversed, leetspeak, spaced-out letters; :mod:`guard.prepare.encodings`). The excerpt of a
     finding in hidden text starts with its encoding (``base64: ...``); at most
     :data:`MAX_FINDINGS_PER_TEXT` of them per text."""
+    if not text:  # nothing to read, nothing hidden (a request's attributes often)
+        return []
     findings = scan(text, location)
     hidden, solid_runs = encodings.hidden(text)
     found: list[InjectionFinding] = [
