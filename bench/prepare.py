@@ -1,17 +1,27 @@
 """Cost of the judge core's own work per request: parse + prepare (sanitize, render, fit,
 injection scan), and the prompt build, without any judge call.
 
-Not a test: it prints figures.
+Not a test: it prints figures. Times are CPU time (``time.process_time``), the least of
+``--rounds`` rounds, so other processes on a loaded machine inflate them less than wall time.
+``--against DIR`` measures another checkout (its ``guard`` package, e.g. ``git worktree add
+/tmp/base main``) with this same script in alternating subprocesses and prints the ratio
+(other / this) per row: a before/after in the same run.
 
     .venv/bin/python bench/prepare.py
     .venv/bin/python bench/prepare.py --repeat 5000
+    .venv/bin/python bench/prepare.py --against /tmp/base --rounds 5
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import orjson
 
@@ -22,6 +32,8 @@ from guard.providers.prompts import build_prompt
 from guard.testing import FakeJudge
 
 SENTENCE = "Our return policy allows returns within 30 days of delivery for a full refund. "
+REALISTIC = Path(__file__).parent / "data" / "realistic-dev.jsonl"
+REALISTIC_ROW = "realistic dev set (mean)"
 
 
 def payloads() -> dict[str, bytes]:
@@ -57,32 +69,82 @@ def payloads() -> dict[str, bytes]:
     }
 
 
-def per_call_us(fn: Callable[[], object], repeat: int) -> float:
+def per_call_us(fn: Callable[[], object], repeat: int, rounds: int) -> float:
+    """The least CPU time of one call over ``rounds`` rounds of ``repeat`` calls."""
     fn()
-    started = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return (time.perf_counter() - started) / repeat * 1e6
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        for _ in range(repeat):
+            fn()
+        best = min(best, (time.process_time() - started) / repeat)
+    return best * 1e6
+
+
+def measure(repeat: int, rounds: int) -> dict[str, tuple[float, float]]:
+    """``{row: (parse+prepare us, prompt us)}`` for every request kind."""
+    guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
+    chat = Guard(FakeJudge(), JudgeSettings(provider="fake", context_field="messages"))
+    rows: dict[str, tuple[float, float]] = {}
+    for name, payload in payloads().items():
+        g = chat if "conversation" in name else guard
+        times = repeat if len(payload) < 10_000 else max(1, repeat // 20)
+        prep = per_call_us(lambda g=g, p=payload: g.prepare(g.parse(p)), times, rounds)
+        case = g.prepare(g.parse(payload))
+        assert isinstance(case, PreparedCase)
+        prompt = per_call_us(lambda c=case: build_prompt(c, Fence.new()), times, rounds)
+        rows[name] = (prep, prompt)
+    lines = [line.encode() for line in REALISTIC.read_text().splitlines() if line.strip()]
+
+    def prepare_all() -> None:
+        for line in lines:
+            guard.prepare(guard.parse(line))
+
+    per_set = per_call_us(prepare_all, max(1, repeat // 200), rounds)
+    rows[REALISTIC_ROW] = (per_set / len(lines), float("nan"))
+    return rows
+
+
+def _other(directory: str, repeat: int, rounds: int) -> dict[str, tuple[float, float]]:
+    """The rows measured with the ``guard`` package of checkout ``directory``."""
+    env = {**os.environ, "PYTHONPATH": str(Path(directory).resolve())}
+    argv = [sys.executable, __file__, "--json", "--repeat", str(repeat), "--rounds", str(rounds)]
+    done = subprocess.run(argv, env=env, check=True, capture_output=True, text=True)
+    return {k: (v[0], v[1]) for k, v in json.loads(done.stdout).items()}
+
+
+def _best(a: dict[str, tuple[float, float]], b: dict[str, tuple[float, float]]) -> dict:
+    return {k: (min(a[k][0], b[k][0]), min(a[k][1], b[k][1])) for k in a}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", metavar="DIR", help="another checkout to compare with")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    guard = Guard(FakeJudge(), JudgeSettings(provider="fake"))
-    chat = Guard(FakeJudge(), JudgeSettings(provider="fake", context_field="messages"))
-    print(f"{'request':32} {'parse+prepare':>14} {'+ prompt':>10}")
-    for name, payload in payloads().items():
-        g = chat if "conversation" in name else guard
-        repeat = args.repeat if len(payload) < 10_000 else max(1, args.repeat // 20)
-        prep = per_call_us(lambda g=g, p=payload: g.prepare(g.parse(p)), repeat)
-        case = g.prepare(g.parse(payload))
-        assert isinstance(case, PreparedCase)
-        prompt = per_call_us(lambda c=case: build_prompt(c, Fence.new()), repeat)
-        print(f"{name:32} {prep:>11.0f} us {prompt:>7.0f} us")
+    if args.json:
+        print(json.dumps(measure(args.repeat, args.rounds)))
+        return
+    if args.against:  # alternate: other, this, other, this (load drifts; keep each one's best)
+        here = Path(__file__).resolve().parent.parent
+        other = _other(args.against, args.repeat, args.rounds)
+        rows = _other(str(here), args.repeat, args.rounds)
+        other = _best(other, _other(args.against, args.repeat, args.rounds))
+        rows = _best(rows, _other(str(here), args.repeat, args.rounds))
+        print(f"{'request (CPU us)':32} {'parse+prepare':>14} {'against':>10} {'ratio':>7}")
+        for name, (prep, _) in rows.items():
+            theirs = other[name][0]
+            print(f"{name:32} {prep:>11.0f} us {theirs:>7.0f} us {theirs / prep:>6.2f}x")
+        return
+    print(f"{'request (CPU us)':32} {'parse+prepare':>14} {'+ prompt':>10}")
+    for name, (prep, prompt) in measure(args.repeat, args.rounds).items():
+        shown = "" if prompt != prompt else f"{prompt:>7.0f} us"  # NaN: no single prompt
+        print(f"{name:32} {prep:>11.0f} us {shown:>10}")
     texts = (("ASCII", SENTENCE * 12_500), ("non-ASCII", "Возврат — “30 дней”. " * 50_000))
     for label, text in texts:
-        seconds = per_call_us(lambda t=text: sanitize(t), 5) / 1e6
+        seconds = per_call_us(lambda t=text: sanitize(t), 5, 1) / 1e6
         print(f"sanitize {label}: {len(text) / seconds / 1e6:.1f} M chars/s")
 
 

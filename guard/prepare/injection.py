@@ -54,7 +54,7 @@ from guard.models import InjectionFinding
 from guard.prepare import encodings
 from guard.prepare.evidence import RenderedEvidence
 from guard.prepare.imperative import aimed_at_model
-from guard.prepare.sanitize import COMBINING_MARK
+from guard.prepare.sanitize import class_pattern, drop_combining_marks
 
 Kind = Literal[
     "override_instructions", "score_request", "fake_verdict", "role_marker", "fence_forgery"
@@ -302,6 +302,18 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
 # match counts only as an order aimed at the model
 _GATED = frozenset({0, 2, 6, 7, 8, 12})
 
+# The letters every match of the pattern at the same index starts with, at a word boundary
+# (each alternative starts with ``\b`` and one of these words). Behind a lookahead for them,
+# the regex engine rejects most positions with one class test instead of trying each word
+# (about half the time of these costly patterns on prose); the matches are the same.
+_LEADING_LETTERS = {2: "rsgmlcje", 6: "aldjegsrfo", 12: "ctrm"}
+_SEARCHES = tuple(
+    re.compile(rf"(?=\b[{_LEADING_LETTERS[i]}])(?:{pattern.pattern})", pattern.flags)
+    if i in _LEADING_LETTERS
+    else pattern
+    for i, (_, pattern) in enumerate(_PATTERNS)
+)
+
 # Words every match of the pattern at the same index must contain (lowercased). A pattern runs
 # only when one occurs in the text: plain substring tests are far cheaper than these regexes.
 _TRIGGERS: tuple[tuple[str, ...], ...] = (
@@ -415,7 +427,8 @@ _ASCII_NEEDED = tuple(word for word in _NEEDED if word.isascii())
 def _triggered(lowered: str) -> list[int]:
     """The indexes of the patterns whose trigger words occur in the lowercased ``lowered``,
     in order."""
-    hits = [word for word in (_ASCII_NEEDED if lowered.isascii() else _NEEDED) if word in lowered]
+    # filter: the substring tests run in C, with no Python frame per word
+    hits = list(filter(lowered.__contains__, _ASCII_NEEDED if lowered.isascii() else _NEEDED))
     return sorted({i for word in hits for i in _NEEDLES[word]}) if hits else []
 
 
@@ -426,6 +439,19 @@ _CONFUSABLES = str.maketrans(
     "АВЕЅІЈКМНОРСТХУавеѕіјкмнорстхуԁһӏɡΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχϲϳ",
     "ABESIJKMHOPCTXYabesijkmhopctxydhlgABEZHIKMNOPTYXaikvoptuxcj",
 )
+# ``str.translate`` with a dict looks every character of a non-ASCII text up (about 0.1 us
+# each); one pass of the regex engine (a bitmap test per character) finds whether any
+# character of a table occurs, and most texts skip the translation.
+_TWIN_CHARS = re.compile(class_pattern(_IGNORECASE_TWINS))
+_CONFUSABLE_CHARS = re.compile(class_pattern(_CONFUSABLES))
+
+
+def _lowered(text: str) -> str:
+    """``text`` lowercased with the IGNORECASE twins of ASCII letters folded (the prefilter's
+    view)."""
+    if text.isascii() or _TWIN_CHARS.search(text) is None:
+        return text.lower()
+    return text.translate(_IGNORECASE_TWINS).lower()
 
 
 def _excerpt(text: str, start: int, end: int) -> str:
@@ -440,15 +466,15 @@ def skeleton(text: str) -> str:
     made Latin ("Ιgnore" with a Greek capital iota). Only scanned, never shown to a judge."""
     if text.isascii():
         return text
-    bare = COMBINING_MARK.sub("", unicodedata.normalize("NFKD", text))
-    return unicodedata.normalize("NFC", bare).translate(_CONFUSABLES)
+    bare = unicodedata.normalize("NFC", drop_combining_marks(unicodedata.normalize("NFKD", text)))
+    return bare.translate(_CONFUSABLES) if _CONFUSABLE_CHARS.search(bare) is not None else bare
 
 
 def matches(index: int, text: str) -> Iterator[re.Match[str]]:
     """The matches of pattern ``index`` in ``text``; for an override or a score request, only
     the orders aimed at the model, not prose about instructions or grades
     (:func:`~guard.prepare.imperative.aimed_at_model`)."""
-    found = _PATTERNS[index][1].finditer(text)
+    found = _SEARCHES[index].finditer(text)
     if index not in _GATED:
         return found
     return _orders(found, text, override=_PATTERNS[index][0] == "override_instructions")
@@ -476,10 +502,7 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     seen: set[tuple[str, str]] = set()
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
-        lowered = (
-            variant.lower() if variant.isascii() else variant.translate(_IGNORECASE_TWINS).lower()
-        )
-        for index in _triggered(lowered):
+        for index in _triggered(_lowered(variant)):
             kind = _PATTERNS[index][0]
             for match in matches(index, variant):
                 excerpt = _excerpt(variant, match.start(), match.end())
@@ -514,6 +537,8 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
     reversed, leetspeak, spaced-out letters; :mod:`guard.prepare.encodings`). The excerpt of a
     finding in hidden text starts with its encoding (``base64: ...``); at most
     :data:`MAX_FINDINGS_PER_TEXT` of them per text."""
+    if not text:  # nothing to read, nothing hidden (a request's attributes often)
+        return []
     findings = scan(text, location)
     hidden, solid_runs = encodings.hidden(text)
     found: list[InjectionFinding] = [
