@@ -270,6 +270,9 @@ async def test_replicas_judge_on_through_a_redis_outage_and_use_redis_again_afte
     config["judge"]["budget"] |= {"rpm": 6000, "redis_timeout_s": 0.5, "redis_retry_s": 0.5}
     fleet = (run.service("a", **config), run.service("b", **config))
     await wait_members(run.bootstrap, run.group, 2, run)
+    # both judge through the outage: each holds partitions before the first request (a group
+    # of two members may still be finishing its rebalance, a judging alone)
+    await until(lambda: len(owners(fleet)) == 2, "both replicas own partitions", run)
     calls_logged = f"{run.prefix}:rate:openai-compatible:{MODEL}"  # a base_url: compatible
     async with Verdicts(run.bootstrap, run.verdicts, isolation_level="read_uncommitted") as seen:
         for batch, redis_up in enumerate((True, False, True)):
@@ -277,6 +280,7 @@ async def test_replicas_judge_on_through_a_redis_outage_and_use_redis_again_afte
                 own_redis.stop()
             elif batch:
                 own_redis.start()
+                await asyncio.sleep(1.0)  # past redis_retry_s: the next call asks Redis again
             before = len(counting_judge.call_log())
             await run.produce(batch * 20, batch * 20 + 20)
             await seen.wait_for(len(run.ids), run, timeout_s=WAIT_S, watch=fleet)
