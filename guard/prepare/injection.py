@@ -305,7 +305,8 @@ _GATED = frozenset({0, 2, 6, 7, 8, 12})
 # The letters every match of the pattern at the same index starts with, at a word boundary
 # (each alternative starts with ``\b`` and one of these words). Behind a lookahead for them,
 # the regex engine rejects most positions with one class test instead of trying each word
-# (about half the time of these costly patterns on prose); the matches are the same.
+# (about half the time of these costly patterns on prose); the matches are the same. Used
+# where :data:`_STARTS` cannot be (never, with the texts :func:`scan` sees).
 _LEADING_LETTERS = {2: "rsgmlcje", 6: "aldjegsrfo", 12: "ctrm"}
 _SEARCHES = tuple(
     re.compile(rf"(?=\b[{_LEADING_LETTERS[i]}])(?:{pattern.pattern})", pattern.flags)
@@ -313,6 +314,93 @@ _SEARCHES = tuple(
     else pattern
     for i, (_, pattern) in enumerate(_PATTERNS)
 )
+
+# What every match of the pattern at the same index starts with: one of the ASCII words (in
+# :func:`_lowered` text, where every character IGNORECASE matches to a printable ASCII one is
+# that one in lower case), one of the other words (in the text, with the pattern's flags), or
+# a line start (patterns with ``^`` under MULTILINE). :func:`_started` runs the pattern only
+# where one of them starts, which finds the same matches as ``finditer`` at a fraction of the
+# cost: a search for literal words skips most of a text in C, where ``finditer`` tries every
+# word at every position.
+_START_WORDS: dict[int, tuple[str, str, bool]] = {  # ASCII words, other words, line starts
+    0: ("ignore disregard forget override bypass", "", False),
+    1: ("new updated revised note message instruction dear", "", False),
+    2: ("rate score grade mark rank give label classify judge evaluate", "", False),
+    3: ("\" ' { final verdict", "", True),
+    4: ("< [ ( tool", "", True),
+    5: ("<< begin_ end_", "", False),
+    6: (
+        "ai llm dear judge evaluator grader assessor scorer rater reviewer fact"
+        " respond reply answer output return assign award give",
+        "",
+        False,
+    ),
+    7: (
+        "ignor olvida oubli vergiss negeer disregarda zignoruj yukaridaki",
+        "игнорируй забудь проигнорируй 忽略 无视 忽视 無視 忘记 忘掉 指示 指令 命令 지시 명령 지침"
+        " önceki تجاهل انس निर्देश",
+        False,
+    ),
+    8: ("da asigna pon donne attribue met gib vergib assegna de", "dê постав оцени", False),
+    9: ("you context evidence document source", "", False),
+    10: ("", "给 为 请 你 回答 答案 回复 输出 把 将 答え 出力 満点 5点", False),
+    11: ("this", "", False),
+    12: ("consider treat regard count mark", "", False),
+}
+
+
+def _alternation(words: list[str], flags: int = 0) -> re.Pattern[str] | None:
+    """A search for any of ``words``, or None for none."""
+    return re.compile("|".join(map(re.escape, words)), flags) if words else None
+
+
+_STARTS = tuple(
+    (
+        _alternation(ascii_words.split() + (["\n"] if line_starts else [])),
+        _alternation(other_words.split(), _PATTERNS[index][1].flags),
+        line_starts,
+    )
+    for index, (ascii_words, other_words, line_starts) in (
+        (i, _START_WORDS[i]) for i in range(len(_PATTERNS))
+    )
+)
+
+
+def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
+    """``_PATTERNS[index].finditer(text)``, with the pattern tried only where one of its
+    :data:`_START_WORDS` (or a line start) begins; ``lowered`` is ``_lowered(text)``."""
+    ascii_words, other_words, line_starts = _STARTS[index]
+    pattern = _PATTERNS[index][1]
+    match = pattern.match
+    find = ascii_words.search if ascii_words is not None else None
+    find_other = other_words.search if other_words is not None and not text.isascii() else None
+    pos, end = 0, len(text)
+    if line_starts:  # the first line's start; the others follow a "\n" (a start word)
+        first = match(text, 0)
+        if first is not None:
+            yield first
+            pos = first.end()
+    ascii_at = other_at = -1  # the next start at or after ``pos`` of each kind (end: none)
+    while pos < end:
+        if ascii_at < pos:
+            found = find(lowered, pos) if find is not None else None
+            ascii_at = found.start() if found is not None else end
+        if other_at < pos:
+            found = find_other(text, pos) if find_other is not None else None
+            other_at = found.start() if found is not None else end
+        at = min(ascii_at, other_at)
+        if at >= end:
+            return
+        result = match(text, at)
+        if result is None and line_starts and lowered[at] == "\n":
+            at += 1  # the line's start
+            result = match(text, at) if at < end else None
+        if result is None:
+            pos = at + 1
+        else:
+            yield result
+            pos = max(result.end(), at + 1)  # no pattern matches the empty string
+
 
 # Words every match of the pattern at the same index must contain (lowercased). A pattern runs
 # only when one occurs in the text: plain substring tests are far cheaper than these regexes.
@@ -470,11 +558,17 @@ def skeleton(text: str) -> str:
     return bare.translate(_CONFUSABLES) if _CONFUSABLE_CHARS.search(bare) is not None else bare
 
 
-def matches(index: int, text: str) -> Iterator[re.Match[str]]:
+def matches(index: int, text: str, lowered: str | None = None) -> Iterator[re.Match[str]]:
     """The matches of pattern ``index`` in ``text``; for an override or a score request, only
     the orders aimed at the model, not prose about instructions or grades
-    (:func:`~guard.prepare.imperative.aimed_at_model`)."""
-    found = _SEARCHES[index].finditer(text)
+    (:func:`~guard.prepare.imperative.aimed_at_model`). ``lowered``: ``_lowered(text)``, if
+    known."""
+    lowered = _lowered(text) if lowered is None else lowered
+    found = (
+        _started(index, text, lowered)
+        if len(lowered) == len(text)
+        else _SEARCHES[index].finditer(text)
+    )
     if index not in _GATED:
         return found
     return _orders(found, text, override=_PATTERNS[index][0] == "override_instructions")
@@ -502,9 +596,10 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     seen: set[tuple[str, str]] = set()
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
-        for index in _triggered(_lowered(variant)):
+        lowered = _lowered(variant)
+        for index in _triggered(lowered):
             kind = _PATTERNS[index][0]
-            for match in matches(index, variant):
+            for match in matches(index, variant, lowered):
                 excerpt = _excerpt(variant, match.start(), match.end())
                 key = (kind, skeleton(excerpt))  # the text's finding read again in its skeleton
                 if key not in seen:
