@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
+from harness import realistic_pool
 
 from guard import Guard, JudgeSettings, PreparedCase
 from guard.prepare.injection import Fence
@@ -34,6 +35,8 @@ from guard.testing import FakeJudge
 SENTENCE = "Our return policy allows returns within 30 days of delivery for a full refund. "
 REALISTIC = Path(__file__).parent / "data" / "realistic-dev.jsonl"
 REALISTIC_ROW = "realistic dev set (mean)"
+POOL_ROW = "realistic pool, 1-4 KB (mean)"
+POOL_SIZE = 200  # requests of bench/harness.py's realistic_pool, as the service benches send
 
 
 def payloads() -> dict[str, bytes]:
@@ -102,6 +105,14 @@ def measure(repeat: int, rounds: int) -> dict[str, tuple[float, float]]:
 
     per_set = per_call_us(prepare_all, max(1, repeat // 200), rounds)
     rows[REALISTIC_ROW] = (per_set / len(lines), float("nan"))
+    pool = [orjson.dumps(request) for request in realistic_pool(POOL_SIZE)]
+
+    def prepare_pool() -> None:
+        for payload in pool:
+            guard.prepare(guard.parse(payload))
+
+    per_pool = per_call_us(prepare_pool, max(1, repeat // 200), rounds)
+    rows[POOL_ROW] = (per_pool / len(pool), float("nan"))
     return rows
 
 

@@ -315,80 +315,78 @@ _SEARCHES = tuple(
     for i, (_, pattern) in enumerate(_PATTERNS)
 )
 
-# What every match of the pattern at the same index starts with: one of the ASCII words (in
-# :func:`_lowered` text, where every character IGNORECASE matches to a printable ASCII one is
-# that one in lower case), one of the other words (in the text, with the pattern's flags), or
-# a line start (patterns with ``^`` under MULTILINE). :func:`_started` runs the pattern only
-# where one of them starts, which finds the same matches as ``finditer`` at a fraction of the
-# cost: a search for literal words skips most of a text in C, where ``finditer`` tries every
-# word at every position.
-_START_WORDS: dict[int, tuple[str, str, bool]] = {  # ASCII words, other words, line starts
-    0: ("ignore disregard forget override bypass", "", False),
-    1: ("new updated revised note message instruction dear", "", False),
-    2: ("rate score grade mark rank give label classify judge evaluate", "", False),
-    3: ("\" ' { final verdict", "", True),
-    4: ("< [ ( tool", "", True),
-    5: ("<< begin_ end_", "", False),
+# The literal words every match of the pattern at the same index starts with (after its
+# ``\b``, if any), and whether a match may start at a line start instead (``^`` under
+# MULTILINE). :func:`_started` runs the pattern only where one of them begins, found with
+# ``str.find`` in the :func:`_lowered` text: the same matches as ``finditer``, which tries
+# every word at every position, at a fraction of the cost.
+_START_WORDS: dict[int, tuple[str, bool]] = {
+    0: ("ignore disregard forget override bypass", False),
+    1: ("new updated revised note message instruction dear", False),
+    2: ("rate score grade mark rank give label classify judge evaluate", False),
+    3: ("\" ' { final verdict", True),
+    4: ("< [ ( tool", True),
+    5: ("<< begin_ end_", False),
     6: (
         "ai llm dear judge evaluator grader assessor scorer rater reviewer fact"
         " respond reply answer output return assign award give",
-        "",
         False,
     ),
     7: (
-        "ignor olvida oubli vergiss negeer disregarda zignoruj yukaridaki",
-        "игнорируй забудь проигнорируй 忽略 无视 忽视 無視 忘记 忘掉 指示 指令 命令 지시 명령 지침"
+        "ignor olvida oubli vergiss negeer disregarda zignoruj yukarıdaki"
+        " игнорируй забудь проигнорируй 忽略 无视 忽视 無視 忘记 忘掉 指示 指令 命令 지시 명령 지침"
         " önceki تجاهل انس निर्देश",
         False,
     ),
-    8: ("da asigna pon donne attribue met gib vergib assegna de", "dê постав оцени", False),
-    9: ("you context evidence document source", "", False),
-    10: ("", "给 为 请 你 回答 答案 回复 输出 把 将 答え 出力 満点 5点", False),
-    11: ("this", "", False),
-    12: ("consider treat regard count mark", "", False),
+    8: ("da asigna pon donne attribue met gib vergib assegna de dê постав оцени", False),
+    9: ("you context evidence document source", False),
+    10: ("给 为 请 你 回答 答案 回复 输出 把 将 答え 出力 満点 5点", False),
+    11: ("this", False),
+    12: ("consider treat regard count mark", False),
 }
+# Cyrillic letters IGNORECASE matches to a letter that ``_lowered`` leaves apart (``о`` and
+# ``ᲂ``): a start word is searched up to its first one, and in each form of a first one.
+_UNFOLDED_TWINS = {"в": "ᲀ", "д": "ᲁ", "о": "ᲂ", "с": "ᲃ", "т": "ᲄᲅ", "ъ": "ᲆ", "ѣ": "ᲇ"}
 
 
-def _alternation(words: list[str], flags: int = 0) -> re.Pattern[str] | None:
-    """A search for any of ``words``, or None for none."""
-    return re.compile("|".join(map(re.escape, words)), flags) if words else None
+def _search_forms(word: str) -> list[str]:
+    """What any text a start ``word`` matches starts with in the :func:`_lowered` view."""
+    lowered = _lowered(word)
+    cut = next((i for i, c in enumerate(lowered) if i and c in _UNFOLDED_TWINS), len(lowered))
+    first, rest = lowered[0], lowered[1:cut]
+    return [first + rest, *(twin + rest for twin in _UNFOLDED_TWINS.get(first, ""))]
 
 
-_STARTS = tuple(
-    (
-        _alternation(ascii_words.split() + (["\n"] if line_starts else [])),
-        _alternation(other_words.split(), _PATTERNS[index][1].flags),
-        line_starts,
-    )
-    for index, (ascii_words, other_words, line_starts) in (
-        (i, _START_WORDS[i]) for i in range(len(_PATTERNS))
-    )
-)
+def _search_words(words: str, line_starts: bool) -> tuple[str, ...]:
+    forms = [form for word in words.split() for form in _search_forms(word)]
+    # a form that another one starts with is found with it
+    unique = [f for f in dict.fromkeys(forms) if not any(o != f and f.startswith(o) for o in forms)]
+    return (*unique, *(["\n"] if line_starts else []))
 
 
 def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
     """``_PATTERNS[index].finditer(text)``, with the pattern tried only where one of its
     :data:`_START_WORDS` (or a line start) begins; ``lowered`` is ``_lowered(text)``."""
-    ascii_words, other_words, line_starts = _STARTS[index]
-    pattern = _PATTERNS[index][1]
-    match = pattern.match
-    find = ascii_words.search if ascii_words is not None else None
-    find_other = other_words.search if other_words is not None and not text.isascii() else None
-    pos, end = 0, len(text)
+    match = _PATTERNS[index][1].match
+    words, line_starts = _SEARCH_WORDS[index], _START_WORDS[index][1]
+    find = lowered.find
+    end = len(text)
+    found = [find(word) for word in words]
+    ahead = [at if at >= 0 else end for at in found]  # the next start of each word
+    pos = 0
     if line_starts:  # the first line's start; the others follow a "\n" (a start word)
         first = match(text, 0)
         if first is not None:
             yield first
             pos = first.end()
-    ascii_at = other_at = -1  # the next start at or after ``pos`` of each kind (end: none)
-    while pos < end:
-        if ascii_at < pos:
-            found = find(lowered, pos) if find is not None else None
-            ascii_at = found.start() if found is not None else end
-        if other_at < pos:
-            found = find_other(text, pos) if find_other is not None else None
-            other_at = found.start() if found is not None else end
-        at = min(ascii_at, other_at)
+    while True:
+        at = min(ahead)
+        if at < pos:  # passed: find the words again from ``pos``
+            for i, word in enumerate(words):
+                if ahead[i] < pos:
+                    at = find(word, pos)
+                    ahead[i] = at if at >= 0 else end
+            at = min(ahead)
         if at >= end:
             return
         result = match(text, at)
@@ -540,6 +538,9 @@ def _lowered(text: str) -> str:
     if text.isascii() or _TWIN_CHARS.search(text) is None:
         return text.lower()
     return text.translate(_IGNORECASE_TWINS).lower()
+
+
+_SEARCH_WORDS = tuple(_search_words(*_START_WORDS[i]) for i in range(len(_PATTERNS)))
 
 
 def _excerpt(text: str, start: int, end: int) -> str:

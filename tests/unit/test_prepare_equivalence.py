@@ -6,6 +6,7 @@ decides on (blanks, line breaks, controls, tags, marks, look-alikes)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -439,7 +440,7 @@ _START_PIECES = sorted(
     {
         variant
         for words in injection._START_WORDS.values()
-        for word in (*words[0].split(), *words[1].split(), *_PHRASES)
+        for word in (*words[0].split(), *_PHRASES)
         for variant in _twins(word)
     }
 )
@@ -475,29 +476,33 @@ def test_start_words_are_the_starts_of_the_patterns_matches() -> None:
 def test_every_start_word_begins_a_matching_phrase() -> None:
     """The phrases above exercise each start word: a start word missing from
     :data:`injection._START_WORDS` would fail the tests above."""
-    for index, (ascii_words, other_words, _) in injection._START_WORDS.items():
+    for index, (words, _) in injection._START_WORDS.items():
         pattern = injection._PATTERNS[index][1]
         starts = {
             injection._lowered(match.group())[: len(word)]
             for phrase in _MATCHING_PHRASES[index]
             for match in pattern.finditer(phrase)
-            for word in (*ascii_words.split(), *other_words.split())
+            for word in map(injection._lowered, words.split())
         }
-        for word in (*ascii_words.split(), *other_words.split()):
+        for word in map(injection._lowered, words.split()):
             assert word in starts, (index, word)
 
 
-def test_lowered_text_keeps_every_ignorecase_twin_of_printable_ascii_in_place() -> None:
-    """The other premise: ``_lowered`` keeps each character where it is, and turns every
-    character IGNORECASE matches to a printable ASCII one into that one in lower case; no
-    ASCII character IGNORECASE matches a non-ASCII start word's letters."""
+def test_every_text_a_start_word_matches_is_searched_for_in_its_lowered_view() -> None:
+    """The other premise: ``_lowered`` keeps each character where it is, and every text a
+    start word matches (each of its letters in any of the forms the pattern's flags match it
+    to, such as ``ſ``, ``K``, ``ı``, ``ᲂ``) reads, lowered, as one of the searched words."""
     everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
     assert len(injection._lowered(everything)) == len(everything)
-    for ascii_char in map(chr, range(0x20, 0x7F)):
-        twins = re.compile(re.escape(ascii_char), re.IGNORECASE).findall(everything)
-        assert {injection._lowered(t) for t in twins} == {ascii_char.lower()}
-    ascii_text = "".join(map(chr, range(0x80)))
-    for ascii_words, other_words, _ in injection._START_WORDS.values():
-        assert ascii_words.isascii()
-        for letter in {c for c in other_words if not c.isascii()}:
-            assert re.search(re.escape(letter), ascii_text, re.IGNORECASE) is None
+    twins: dict[tuple[str, int], list[str]] = {}
+    for index, (words, _) in injection._START_WORDS.items():
+        flags = injection._PATTERNS[index][1].flags & re.IGNORECASE
+        searched = injection._SEARCH_WORDS[index]
+        for word in words.split():
+            prefix = word[: max(map(len, injection._search_forms(word)))]
+            for letter in prefix:
+                if (letter, flags) not in twins:
+                    twins[letter, flags] = re.findall(re.escape(letter), everything, flags)
+            for variant in itertools.product(*(twins[c, flags] for c in prefix)):
+                lowered = injection._lowered("".join(variant))
+                assert any(lowered.startswith(s) for s in searched), (index, variant)
