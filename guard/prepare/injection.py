@@ -302,19 +302,6 @@ _PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
 # match counts only as an order aimed at the model
 _GATED = frozenset({0, 2, 6, 7, 8, 12})
 
-# The letters every match of the pattern at the same index starts with, at a word boundary
-# (each alternative starts with ``\b`` and one of these words). Behind a lookahead for them,
-# the regex engine rejects most positions with one class test instead of trying each word
-# (about half the time of these costly patterns on prose); the matches are the same. Used
-# where :data:`_STARTS` cannot be (never, with the texts :func:`scan` sees).
-_LEADING_LETTERS = {2: "rsgmlcje", 6: "aldjegsrfo", 12: "ctrm"}
-_SEARCHES = tuple(
-    re.compile(rf"(?=\b[{_LEADING_LETTERS[i]}])(?:{pattern.pattern})", pattern.flags)
-    if i in _LEADING_LETTERS
-    else pattern
-    for i, (_, pattern) in enumerate(_PATTERNS)
-)
-
 # The literal words every match of the pattern at the same index starts with (after its
 # ``\b``, if any), and whether a match may start at a line start instead (``^`` under
 # MULTILINE). :func:`_started` runs the pattern only where one of them begins, found with
@@ -564,12 +551,7 @@ def matches(index: int, text: str, lowered: str | None = None) -> Iterator[re.Ma
     the orders aimed at the model, not prose about instructions or grades
     (:func:`~guard.prepare.imperative.aimed_at_model`). ``lowered``: ``_lowered(text)``, if
     known."""
-    lowered = _lowered(text) if lowered is None else lowered
-    found = (
-        _started(index, text, lowered)
-        if len(lowered) == len(text)
-        else _SEARCHES[index].finditer(text)
-    )
+    found = _started(index, text, _lowered(text) if lowered is None else lowered)
     if index not in _GATED:
         return found
     return _orders(found, text, override=_PATTERNS[index][0] == "override_instructions")

@@ -304,10 +304,11 @@ _AT_WORDS = _strung(
 
 @settings(max_examples=400)
 @given(_AT_WORDS)
-def test_patterns_behind_their_leading_letters_match_as_before(text: str) -> None:
-    for index in injection._LEADING_LETTERS:
-        before = [m.span() for m in injection._PATTERNS[index][1].finditer(text)]
-        assert [m.span() for m in injection._SEARCHES[index].finditer(text)] == before
+def test_patterns_tried_at_their_start_words_match_as_before(text: str) -> None:
+    lowered = injection._lowered(text)
+    for index, (_, pattern) in enumerate(injection._PATTERNS):
+        before = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in injection._started(index, text, lowered)] == before
 
 
 def _twins(word: str) -> list[str]:
