@@ -495,13 +495,26 @@ _NEEDED = tuple(
     if not any(o != word and o in word and set(indexes) <= set(_NEEDLES[o]) for o in _NEEDLES)
 )
 _ASCII_NEEDED = tuple(word for word in _NEEDED if word.isascii())
+# A non-ASCII word occurs only where a character of it does: one regex pass (a class test per
+# character) for a letter of each spares most non-ASCII texts (accents, typographic quotes)
+# a substring pass for each non-ASCII word.
+_NON_ASCII_LETTERS = re.compile(
+    "[{}]".format(
+        "".join(
+            re.escape(next(c for c in word if not c.isascii()))
+            for word in _NEEDED
+            if not word.isascii()
+        )
+    )
+)
 
 
 def _triggered(lowered: str) -> list[int]:
     """The indexes of the patterns whose trigger words occur in the lowercased ``lowered``,
     in order."""
     # filter: the substring tests run in C, with no Python frame per word
-    hits = list(filter(lowered.__contains__, _ASCII_NEEDED if lowered.isascii() else _NEEDED))
+    ascii_only = lowered.isascii() or _NON_ASCII_LETTERS.search(lowered) is None
+    hits = list(filter(lowered.__contains__, _ASCII_NEEDED if ascii_only else _NEEDED))
     return sorted({i for word in hits for i in _NEEDLES[word]}) if hits else []
 
 

@@ -507,3 +507,31 @@ def test_every_text_a_start_word_matches_is_searched_for_in_its_lowered_view() -
             for variant in itertools.product(*(twins[c, flags] for c in prefix)):
                 lowered = injection._lowered("".join(variant))
                 assert any(lowered.startswith(s) for s in searched), (index, variant)
+
+
+_AROUND_TRIGGERS = _strung(
+    [
+        *{word for words in injection._TRIGGERS for word in words},
+        *(word[:2] for words in injection._TRIGGERS for word in words),
+        *(word[-2:] for words in injection._TRIGGERS for word in words),
+        " ",
+        "é",
+        "’",
+        "分",
+        "о",
+        "x",
+    ],
+    8,
+)
+
+
+@settings(max_examples=400)
+@given(_AROUND_TRIGGERS)
+def test_triggered_patterns_are_those_with_a_trigger_word(text: str) -> None:
+    lowered = injection._lowered(text)
+    expected = [
+        index
+        for index, words in enumerate(injection._TRIGGERS)
+        if any(word in lowered for word in words)
+    ]
+    assert injection._triggered(lowered) == expected
