@@ -368,14 +368,13 @@ def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
             pos = first.end()
     while True:
         at = min(ahead)
-        if at < pos:  # passed: find the words again from ``pos``
-            for i, word in enumerate(words):
-                if ahead[i] < pos:
-                    at = find(word, pos)
-                    ahead[i] = at if at >= 0 else end
-            at = min(ahead)
         if at >= end:
             return
+        if at < pos:  # a word passed: its next start from ``pos``
+            i = ahead.index(at)
+            at = find(words[i], pos)
+            ahead[i] = at if at >= 0 else end
+            continue
         result = match(text, at)
         if result is None and line_starts and lowered[at] == "\n":
             at += 1  # the line's start
