@@ -1,5 +1,6 @@
 """Cost of the judge core's own work per request: parse + prepare (sanitize, render, fit,
-injection scan), and the prompt build, without any judge call.
+injection scan), and the prompt build, without any judge call: typical and large requests, the
+realistic dev set and a pool of realistic 1-4 KB requests (bench/harness.py::realistic_pool).
 
 Not a test: it prints figures. Times are CPU time (``time.process_time``), the least of
 ``--rounds`` rounds, so other processes on a loaded machine inflate them less than wall time.
