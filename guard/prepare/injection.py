@@ -346,7 +346,7 @@ def _search_forms(word: str) -> list[str]:
 
 def _search_words(words: str, line_starts: bool) -> tuple[str, ...]:
     forms = [form for word in words.split() for form in _search_forms(word)]
-    # a form that another one starts with is found with it
+    # a form that starts with another one is found where that one is
     unique = [f for f in dict.fromkeys(forms) if not any(o != f and f.startswith(o) for o in forms)]
     return (*unique, *(["\n"] if line_starts else []))
 
@@ -358,8 +358,7 @@ def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
     words, line_starts = _SEARCH_WORDS[index], _START_WORDS[index][1]
     find = lowered.find
     end = len(text)
-    found = [find(word) for word in words]
-    ahead = [at if at >= 0 else end for at in found]  # the next start of each word
+    ahead = [at if at >= 0 else end for at in map(find, words)]  # each word's next start
     pos = 0
     if line_starts:  # the first line's start; the others follow a "\n" (a start word)
         first = match(text, 0)
