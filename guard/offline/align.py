@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from guard.case import Passage
 from guard.offline import entities, numbers, times
+from guard.offline.compact import SEPARATORS, Compact
 from guard.offline.lexicon import european
 from guard.offline.numbers import Quantity, QuantityIndex
 from guard.offline.text import (
@@ -52,7 +53,6 @@ MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
 FOREIGN_SAMPLE = 8  # sentences read to tell the evidence's language
 MAX_ACRONYMS = 16  # acronyms of one case looked for as initials of evidence words
 MIN_WRITTEN = 3  # characters of a code looked for in the compact evidence
-_SEPARATORS = re.compile(r"[\s_:#/-]")  # separators a code may be written with or without
 _LABEL_WORD = re.compile(r"^\s*(?:version|release|build)\s*", re.IGNORECASE)
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
@@ -141,6 +141,7 @@ class EvidenceIndex:
     _foreign: bool | None = None  # read on first use (see foreign())
     _spelled: dict[str, bool] = field(default_factory=dict)  # acronym -> spells_out()
     _written: dict[str, bool] = field(default_factory=dict)  # code -> writes()
+    _compact: Compact | None = None  # the normalized evidence without separators (writes())
 
     @classmethod
     def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
@@ -234,18 +235,19 @@ class EvidenceIndex:
         """Whether the evidence writes the letters and digits of ``text`` in a row, whatever
         separates them ("AB-1234" / "AB1234", "Version 2.1" / "v2.1"): remembered per text,
         at most ``MAX_ACRONYMS`` searches per case (past that, not found)."""
-        wanted = _SEPARATORS.sub("", normalize(_LABEL_WORD.sub("", text)))
+        wanted = SEPARATORS.sub("", normalize(_LABEL_WORD.sub("", text)))
         if len(wanted) < MIN_WRITTEN:
             return False
         if wanted not in self._written:
             if len(self._written) >= MAX_ACRONYMS:
                 return False
             longest = max(re.findall(r"[^\W_]+", wanted) or [""], key=len)
-            found = None
+            found = False
             if longest in self.normalized:  # the cheap test first: most codes are not there
-                spaced = (_SEPARATORS.pattern + "?").join(re.escape(ch) for ch in wanted)
-                found = re.search(rf"(?<![\d.]){spaced}(?!\d)", self.normalized)
-            self._written[wanted] = found is not None
+                if self._compact is None:
+                    self._compact = Compact(self.normalized)
+                found = self._compact.writes(wanted)
+            self._written[wanted] = found
         return self._written[wanted]
 
     def has(self, word: str) -> bool:
