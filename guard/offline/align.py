@@ -299,7 +299,8 @@ def _read_sentences(passage: Passage) -> list[EvidenceSentence]:
     for number, span in enumerate(spans):
         order = tuple(content_stems(span.text))
         stems = frozenset(order)
-        first = span.text.split(None, 1)[0].lower() if span.text.split() else ""
+        opening = span.text.split(None, 1)  # [] exactly when the sentence has no word
+        first = opening[0].lower() if opening else ""
         scope = stems
         sequence = order
         if _FIELD.match(span.text):  # a field of a record continues the record
@@ -396,6 +397,8 @@ def _common_prefix(a: str, b: str) -> int:
 
 def _demonym_of(demonym: str, place: str) -> bool:
     """ "scottish" / "scotland", "indian" / "india", "english" / "england"."""
+    if not demonym.endswith(_DEMONYM_SUFFIXES):
+        return False  # the cheap test first (one call): most words are no demonym
     for suffix in _DEMONYM_SUFFIXES:
         if demonym.endswith(suffix) and len(demonym) - len(suffix) >= 4:
             root = demonym[: len(demonym) - len(suffix)]

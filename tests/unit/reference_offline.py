@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from guard.offline.align import _DEMONYM_SUFFIXES, _common_prefix
 from guard.offline.numbers import (
     _AGE_BAND,
     _DATE,
@@ -233,3 +234,13 @@ def content_stems(text: str) -> list[str]:
             if is_content(part):
                 seen.setdefault(stem(part), None)
     return list(seen)
+
+
+def _demonym_of(demonym: str, place: str) -> bool:
+    """ "scottish" / "scotland", "indian" / "india", "english" / "england"."""
+    for suffix in _DEMONYM_SUFFIXES:
+        if demonym.endswith(suffix) and len(demonym) - len(suffix) >= 4:
+            root = demonym[: len(demonym) - len(suffix)]
+            shared = _common_prefix(root, place)
+            return shared >= 4 and shared >= len(root) - 1
+    return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard.offline import numbers, text, times
+from guard.offline import align, numbers, text, times
 from guard.offline.compact import Compact
 from tests.unit import reference_offline
 
@@ -92,3 +92,17 @@ def test_a_long_run_of_initials_is_read_once() -> None:
     wanted = "a." * 1300
     evidence = "a. " * 40 + "a." * 1300 + "x"
     assert Compact(evidence).writes(wanted) == reference_offline.written(wanted, evidence)
+
+
+_STEMS = st.lists(
+    st.sampled_from(
+        ("scot", "tish", "land", "ind", "ian", "ians", "an", "ish", "ese", "ic", "i", "a")
+    ),
+    max_size=5,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_STEMS, _STEMS)
+def test_demonyms_equal_the_reference(demonym: str, place: str) -> None:
+    assert align._demonym_of(demonym, place) == reference_offline._demonym_of(demonym, place)
