@@ -214,14 +214,39 @@ def _extract(text: str) -> tuple[Quantity, ...]:
                 taken.append(match.span())
     eu = european(text)
     for match in _QUANTITY[eu].finditer(text):
-        if match.group("num") and not (taken and _overlaps(match.span(), taken)):
-            quantity = _amount(text, match, eu)
-            if quantity is not None:
-                found.append(quantity)
+        num = match.group("num")
+        if not num or (taken and _overlaps(match.span(), taken)):
+            continue
+        if _follows_a_number(text, match, num):
+            value = float(num)  # what _bare gives: no hedge or label ends in a digit
+            kind = "year" if len(num) == 4 and _YEARISH.fullmatch(num) else "count"
+            found.append(Quantity(num, value, kind, False, value, match.start("num")))
+            continue
+        quantity = _amount(text, match, eu)
+        if quantity is not None:
+            found.append(quantity)
     return tuple(_compound_durations(sorted(found, key=_START), text))
 
 
 _START = attrgetter("start")
+
+
+def _follows_a_number(text: str, match: re.Match[str], num: str) -> bool:
+    """The fast path of a run of numbers ("1 2 1 2 ..."): plain digits with no sign, scale,
+    unit or era, one space after another number, and no time of day ("20:00"). Nothing
+    glues it to a word, and no hedge or label can end right before it (none ends in a
+    digit), so :func:`_amount` would read it as :func:`_bare` does, with no hedge or label."""
+    start, end = match.span("num")
+    return (
+        start >= 2
+        and text[start - 1] == " "
+        and text[start - 2].isdigit()
+        and match.end() == end
+        and num.isdigit()
+        and num.isascii()
+        and not match.group("sign")
+        and not (text[end : end + 1] == ":" and text[end + 1 : end + 2].isdigit())
+    )
 
 
 _JOIN = re.compile(r"\s*(?:,|and)?\s*")
