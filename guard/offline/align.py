@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from guard.case import Passage
-from guard.offline import entities, numbers, times
+from guard.offline import compact, entities, numbers, times
 from guard.offline.compact import SEPARATORS, Compact
 from guard.offline.lexicon import european
 from guard.offline.numbers import Quantity, QuantityIndex
@@ -53,6 +53,7 @@ MAX_NAMED_SENTENCES = 200  # sentences whose names are read for abbreviations
 FOREIGN_SAMPLE = 8  # sentences read to tell the evidence's language
 MAX_ACRONYMS = 16  # acronyms of one case looked for as initials of evidence words
 MIN_WRITTEN = 3  # characters of a code looked for in the compact evidence
+MAX_PATTERN_CODE = 64  # longer codes are looked for without compiling a pattern of them
 _LABEL_WORD = re.compile(r"^\s*(?:version|release|build)\s*", re.IGNORECASE)
 _DEMONYM_SUFFIXES = ("ians", "ian", "ans", "an", "ish", "ese", "ic", "i")
 
@@ -244,11 +245,19 @@ class EvidenceIndex:
             longest = max(re.findall(r"[^\W_]+", wanted) or [""], key=len)
             found = False
             if longest in self.normalized:  # the cheap test first: most codes are not there
-                if self._compact is None:
-                    self._compact = Compact(self.normalized)
-                found = self._compact.writes(wanted)
+                found = self._written_in(wanted)
             self._written[wanted] = found
         return self._written[wanted]
+
+    def _written_in(self, wanted: str) -> bool:
+        """A short code by its pattern (cheap to compile, no pass over the evidence to
+        build); a long one through :class:`Compact` (a pattern costs time in its length to
+        compile: 85 ms for 3,900 characters). Both find the same spans."""
+        if len(wanted) <= MAX_PATTERN_CODE:
+            return compact.written_by_pattern(wanted, self.normalized)
+        if self._compact is None:
+            self._compact = Compact(self.normalized)
+        return self._compact.writes(wanted)
 
     def has(self, word: str) -> bool:
         """Whether the evidence contains ``word`` (a stem) or a close form of it."""

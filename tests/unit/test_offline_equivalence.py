@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard.offline import align, numbers, text, times
+from guard.offline import align, compact, numbers, text, times
 from guard.offline.compact import Compact
 from tests.unit import reference_offline
 
@@ -73,7 +73,9 @@ def _code_and_evidence(draw: st.DrawFn) -> tuple[str, str]:
 @given(_code_and_evidence())
 def test_written_codes_equal_the_reference(case: tuple[str, str]) -> None:
     wanted, evidence = case
-    assert Compact(evidence).writes(wanted) == reference_offline.written(wanted, evidence)
+    expected = reference_offline.written(wanted, evidence)
+    assert Compact(evidence).writes(wanted) == expected
+    assert compact.written_by_pattern(wanted, evidence) == expected
 
 
 @settings(max_examples=300, deadline=None)
