@@ -64,7 +64,8 @@ _ABBREVIATIONS = frozenset(
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][^\W_]*(?:['’-][^\W_]+)*|\d+(?:[.,]\d+)*")
 
 STEM_CACHE_SIZE = 65536  # distinct words whose stems are remembered
-TEXT_CACHE_SIZE = 64  # texts whose words and stems are remembered (the checks reread a claim)
+TEXT_CACHE_SIZE = 64  # long texts whose words and stems are remembered (checks reread a claim)
+CACHED_FROM = 256  # characters: a shorter text is read again (cheaper than a cache miss)
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -190,13 +191,20 @@ def _append_stripped(spans: list[Span], text: str, start: int, end: int) -> None
 
 def words(text: str) -> list[str]:
     """The words and numbers of ``text``, in order, as written."""
+    if len(text) < CACHED_FROM:
+        return _read_words(text)
     return list(_words(text))
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _words(text: str) -> tuple[str, ...]:
-    """:func:`words`, read once per text (the checks of one claim read it again and again)."""
-    return tuple(w.strip("'’-") for w in _WORD.findall(text) if w.strip("'’-"))
+    """:func:`words` of a long text, read once (the checks of one claim read it again and
+    again)."""
+    return tuple(_read_words(text))
+
+
+def _read_words(text: str) -> list[str]:
+    return [w.strip("'’-") for w in _WORD.findall(text) if w.strip("'’-")]
 
 
 @lru_cache(maxsize=STEM_CACHE_SIZE)
@@ -287,12 +295,18 @@ def is_content(word: str) -> bool:
 
 def content_stems(text: str) -> list[str]:
     """The stems of the content words of ``text``, in order, without repeats."""
+    if len(text) < CACHED_FROM:
+        return _read_content_stems(text)
     return list(_content_stems(text))
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _content_stems(text: str) -> tuple[str, ...]:
-    """:func:`content_stems`, read once per text."""
+    """:func:`content_stems` of a long text, read once."""
+    return tuple(_read_content_stems(text))
+
+
+def _read_content_stems(text: str) -> list[str]:
     seen: dict[str, None] = {}
     for word in words(text):
         if word[0].isdigit():
@@ -300,7 +314,7 @@ def _content_stems(text: str) -> tuple[str, ...]:
         for part in word.split("-") if "-" in word and word[0].isalpha() else [word]:
             if is_content(part):
                 seen.setdefault(stem(part), None)
-    return tuple(seen)
+    return list(seen)
 
 
 def fold(text: str) -> str:

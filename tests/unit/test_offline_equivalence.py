@@ -47,6 +47,9 @@ def test_sentences_words_and_stems_equal_the_reference(sample: str) -> None:
     assert text.split_sentences(sample) == reference_offline.split_sentences(sample)
     assert text.words(sample) == reference_offline.words(sample)
     assert text.content_stems(sample) == reference_offline.content_stems(sample)
+    long = sample * (text.CACHED_FROM // max(len(sample), 1) + 1)  # read through the cache
+    assert text.words(long) == text.words(long) == reference_offline.words(long)
+    assert text.content_stems(long) == reference_offline.content_stems(long)
 
 
 _CODE_CHARS = st.sampled_from(("a", "b", "1", "2", ".", "é", "ß"))
