@@ -21,6 +21,7 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 
 from guard.offline.lexicon import (
     CURRENCY_SIGNS,
@@ -118,11 +119,13 @@ _ORDINAL = re.compile(
     + r"|first|second)\b",
     re.IGNORECASE,
 )
+# every ordinal ends so (the same flags): a text without it holds none, and is not scanned
+_ORDINAL_END = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
 # "14m 03s", "2h 25m": durations as a stopwatch writes them ("14h30" is a time of day)
 _STOPWATCH = re.compile(
     r"\b(?:(?P<h>\d{1,3})\s?h\s?)?(?P<m>\d{1,3})\s?m\s?(?P<s>\d{1,2})\s?s\b"
     r"|\b(?P<h2>\d{1,3})\s?h\s?(?P<m2>\d{1,2})\s?m(?:in)?\b"
-)
+)  # every stopwatch has an "m": a text without one is not scanned
 _FRACTION = re.compile(r"\b(?:a|one|two|three|four)\s+$", re.IGNORECASE)
 _OF = re.compile(r"s?\s+of\b", re.IGNORECASE)
 _TIMES = re.compile(r"\s+times\b")  # "three times a day": a count
@@ -186,7 +189,7 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         if quantity is not None:
             found.append(quantity)
             taken.append(match.span())
-    for match in _STOPWATCH.finditer(text):
+    for match in _STOPWATCH.finditer(text) if "m" in text else ():
         hours = int(match.group("h") or match.group("h2") or 0)
         minutes = int(match.group("m") or match.group("m2") or 0)
         seconds = int(match.group("s") or 0)
@@ -198,7 +201,7 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         found.append(Quantity(match.group(0), days, "duration", number=1.0, start=match.start()))
         taken.append(match.span())
     taken.sort()
-    for match in _ORDINAL.finditer(text):
+    for match in _ORDINAL.finditer(text) if _ORDINAL_END.search(text) else ():
         if _FRACTION.search(text, max(0, match.start() - 6), match.start()) and _OF.match(
             text, match.end()
         ):
@@ -211,11 +214,39 @@ def _extract(text: str) -> tuple[Quantity, ...]:
                 taken.append(match.span())
     eu = european(text)
     for match in _QUANTITY[eu].finditer(text):
-        if match.group("num") and not _overlaps(match.span(), taken):
-            quantity = _amount(text, match, eu)
-            if quantity is not None:
-                found.append(quantity)
-    return tuple(_compound_durations(sorted(found, key=lambda q: q.start), text))
+        num = match.group("num")
+        if not num or (taken and _overlaps(match.span(), taken)):
+            continue
+        if _follows_a_number(text, match, num):
+            value = float(num)  # what _bare gives: no hedge or label ends in a digit
+            kind = "year" if len(num) == 4 and _YEARISH.fullmatch(num) else "count"
+            found.append(Quantity(num, value, kind, False, value, match.start("num")))
+            continue
+        quantity = _amount(text, match, eu)
+        if quantity is not None:
+            found.append(quantity)
+    return tuple(_compound_durations(sorted(found, key=_START), text))
+
+
+_START = attrgetter("start")
+
+
+def _follows_a_number(text: str, match: re.Match[str], num: str) -> bool:
+    """The fast path of a run of numbers ("1 2 1 2 ..."): plain digits with no sign, scale,
+    unit or era, one space after another number, and no time of day ("20:00"). Nothing
+    glues it to a word, and no hedge or label can end right before it (none ends in a
+    digit), so :func:`_amount` would read it as :func:`_bare` does, with no hedge or label."""
+    start, end = match.span("num")
+    return (
+        start >= 2
+        and text[start - 1] == " "
+        and text[start - 2].isdigit()
+        and match.end() == end
+        and num.isdigit()
+        and num.isascii()
+        and not match.group("sign")
+        and not (text[end : end + 1] == ":" and text[end + 1 : end + 2].isdigit())
+    )
 
 
 _JOIN = re.compile(r"\s*(?:,|and)?\s*")
@@ -327,7 +358,7 @@ def _measured(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         kind = "year" if _YEARISH.fullmatch(match.group("num")) else "count"
         begin = match.start("sign") if match.group("sign") else start
         end = match.end("scale") if match.group("scale") else end
-        hedged = _hedged(text[max(0, begin - HEDGE_WINDOW) : begin])
+        hedged = _hedged_at(text, begin)
         return Quantity(text[begin:end].strip(), value, kind, hedged, value, begin)
     kind, scaled = _kind(match, value)
     if (
@@ -340,7 +371,7 @@ def _measured(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
         if _labels(text[max(0, begin - 12) : begin]) and value > 1:  # "level three", "gate two"
             return Quantity(match.group("num"), value, "ordinal", False, value, begin)
         return None  # "one", "a", "ten" alone are too often not amounts; "three times" is
-    hedged = _hedged(text[max(0, match.start() - HEDGE_WINDOW) : match.start()])
+    hedged = _hedged_at(text, match.start())
     begin = match.start("sign") if match.group("sign") else match.start("num")
     if kind == "count" and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
@@ -353,11 +384,22 @@ def _bare(text: str, match: re.Match[str], num: str) -> Quantity:
     of it through :func:`number_value` and :func:`_kind`): a year or a count."""
     value = float(num)
     begin = match.start("num")
-    kind = "year" if _YEARISH.fullmatch(num) else "count"
-    hedged = _hedged(text[max(0, match.start() - HEDGE_WINDOW) : match.start()])
-    if kind == "count" and _labels(text[max(0, begin - 12) : begin]):
+    kind = "year" if len(num) == 4 and _YEARISH.fullmatch(num) else "count"
+    hedged = _hedged_at(text, match.start())
+    if kind == "count" and _may_label(text, begin) and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
     return Quantity(num, value, kind, hedged, value, begin)
+
+
+def _may_label(text: str, begin: int) -> bool:
+    """The cheap test before :func:`_labels` (same window): the last character before
+    ``begin`` that is no space or dot is a letter, "§" or "#"; a run of numbers fails it at
+    once."""
+    floor = max(0, begin - 12)
+    i = begin
+    while i > floor and text[i - 1] in " .":
+        i -= 1
+    return i > floor and (text[i - 1].isalpha() or text[i - 1] in "§#")
 
 
 def _glued_letter_unit(text: str, match: re.Match[str]) -> bool:
@@ -424,6 +466,18 @@ def _kind(match: re.Match[str], value: float) -> tuple[str, float]:
 
 
 HEDGE_WINDOW = 24  # characters before an amount read for a hedge
+
+
+def _hedged_at(text: str, at: int) -> bool:
+    """:func:`_hedged` of the window before ``at``, with a cheap test first: no hedge ends
+    in a digit, so when the last word before ``at`` does (a run of numbers), none is read."""
+    floor = max(0, at - HEDGE_WINDOW)
+    i = at
+    while i > floor and text[i - 1].isspace():
+        i -= 1
+    if i == floor or text[i - 1].isdigit():
+        return False
+    return _hedged(text[floor:at])
 
 
 def _hedged(before: str) -> bool:

@@ -64,6 +64,8 @@ _ABBREVIATIONS = frozenset(
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][^\W_]*(?:['’-][^\W_]+)*|\d+(?:[.,]\d+)*")
 
 STEM_CACHE_SIZE = 65536  # distinct words whose stems are remembered
+TEXT_CACHE_SIZE = 64  # long texts whose words and stems are remembered (checks reread a claim)
+CACHED_FROM = 256  # characters: a shorter text is read again (cheaper than a cache miss)
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -146,7 +148,7 @@ def split_sentences(text: str) -> list[Span]:
     spans: list[Span] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
-        if _ends_with_abbreviation(text[start : match.start()]):
+        if _ends_with_abbreviation(text, start, match.start()):
             continue
         _append_stripped(spans, text, start, match.start())
         start = match.end()
@@ -154,12 +156,29 @@ def split_sentences(text: str) -> list[Span]:
     return spans
 
 
-def _ends_with_abbreviation(chunk: str) -> bool:
-    tail = chunk.rstrip("\"'”’)] ")
-    if not tail.endswith("."):
+def _ends_with_abbreviation(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` ends with an abbreviation and its dot ("Dr.", "e.g.", "J."):
+    read backwards from ``end`` over the last word only, so a long run of them ("A. A. A. ...",
+    each chunk growing) is read in linear time, not by copying and splitting every chunk."""
+    i = end
+    while i > start and text[i - 1] in _CLOSERS:
+        i -= 1
+    if i == start or text[i - 1] != ".":
         return False
-    last = tail[:-1].rsplit(None, 1)[-1].lower() if tail[:-1].split() else ""
+    i -= 1
+    while i > start and text[i - 1].isspace():
+        i -= 1
+    word_end = i
+    while i > start and not text[i - 1].isspace():
+        i -= 1
+        if word_end - i > _LONGEST_ABBREVIATION:
+            return False  # too long for an abbreviation, and no single letter
+    last = text[i:word_end].lower()
     return last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha())
+
+
+_CLOSERS = frozenset("\"'”’)] ")
+_LONGEST_ABBREVIATION = max(map(len, _ABBREVIATIONS))
 
 
 def _append_stripped(spans: list[Span], text: str, start: int, end: int) -> None:
@@ -172,6 +191,19 @@ def _append_stripped(spans: list[Span], text: str, start: int, end: int) -> None
 
 def words(text: str) -> list[str]:
     """The words and numbers of ``text``, in order, as written."""
+    if len(text) < CACHED_FROM:
+        return _read_words(text)
+    return list(_words(text))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _words(text: str) -> tuple[str, ...]:
+    """:func:`words` of a long text, read once (the checks of one claim read it again and
+    again)."""
+    return tuple(_read_words(text))
+
+
+def _read_words(text: str) -> list[str]:
     return [w.strip("'’-") for w in _WORD.findall(text) if w.strip("'’-")]
 
 
@@ -263,8 +295,22 @@ def is_content(word: str) -> bool:
 
 def content_stems(text: str) -> list[str]:
     """The stems of the content words of ``text``, in order, without repeats."""
+    if len(text) < CACHED_FROM:
+        return _read_content_stems(text)
+    return list(_content_stems(text))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _content_stems(text: str) -> tuple[str, ...]:
+    """:func:`content_stems` of a long text, read once."""
+    return tuple(_read_content_stems(text))
+
+
+def _read_content_stems(text: str) -> list[str]:
     seen: dict[str, None] = {}
     for word in words(text):
+        if word[0].isdigit():
+            continue  # a number (its only part): never content (is_content)
         for part in word.split("-") if "-" in word and word[0].isalpha() else [word]:
             if is_content(part):
                 seen.setdefault(stem(part), None)

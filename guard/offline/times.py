@@ -136,9 +136,12 @@ def _times(text: str) -> tuple[TimeOfDay, ...]:
     said = [t.span for t in found]
     clock24 = _TWENTY_FOUR.search(text) is not None
     for match in _TIME.finditer(text):
-        if any(a < match.end() and match.start() < b for a, b in said):
+        if said and any(a < match.end() and match.start() < b for a, b in said):
             continue  # "9 Uhr abends" was read with its part of the day
-        if match.group("word"):
+        word, h2, ap1, uhr1, sep1 = match.group("word", "h2", "ap1", "uhr1", "sep1")
+        if not (word or h2 or ap1 or uhr1 or sep1 in (":", "h")):
+            continue  # the common case first: one end, unmarked ("10 people"): a number
+        if word:
             found.append(
                 TimeOfDay(
                     match.group(0),
