@@ -158,11 +158,15 @@ class KafkaBatchJournal:
             )
 
     async def _read(self, wanted: list[TopicPartition]) -> dict[tuple[int, str], SubmittedBatch]:
-        """Every partition of ``wanted`` read to its end, within ``startup_timeout_s``."""
+        """Every partition of ``wanted`` read to its end, within ``startup_timeout_s`` once the
+        reader is connected (connecting is bounded by ``request_timeout_ms``; cancelling it
+        midway would leave aiokafka's bootstrap connection open)."""
         timeout_s = self.settings.startup_timeout_s
+        consumer = self._reader()
         try:
+            await consumer.start()
             async with asyncio.timeout(timeout_s):
-                return await self._read_all(wanted)
+                return await _read_all(consumer, wanted)
         except TimeoutError as exc:
             parts = sorted(tp.partition for tp in wanted)
             raise JournalError(
@@ -170,12 +174,14 @@ class KafkaBatchJournal:
                 f"startup_timeout_s ({timeout_s:g} s): is the broker reachable and the topic "
                 "healthy? The partitions are not judged until it is read"
             ) from exc
+        except KafkaError as exc:
+            raise JournalError(f"cannot read {self.topic}: {exc}") from exc
+        finally:
+            await consumer.stop()
 
-    async def _read_all(
-        self, wanted: list[TopicPartition]
-    ) -> dict[tuple[int, str], SubmittedBatch]:
+    def _reader(self) -> AIOKafkaConsumer:
         s = self.settings
-        consumer = AIOKafkaConsumer(
+        return AIOKafkaConsumer(
             bootstrap_servers=s.bootstrap_servers,
             client_id=f"{s.client_id}-batches-reader",
             enable_auto_commit=False,
@@ -185,22 +191,6 @@ class KafkaBatchJournal:
             request_timeout_ms=s.kafka.request_timeout_ms,
             **s.security.client_kwargs(),
         )
-        latest: dict[tuple[int, str], SubmittedBatch] = {}
-        try:
-            await consumer.start()
-            consumer.assign(wanted)
-            end = await consumer.end_offsets(wanted)
-            await consumer.seek_to_beginning(*wanted)
-            while await _behind(consumer, end):
-                fetched = await consumer.getmany(timeout_ms=500)
-                for tp, records in fetched.items():
-                    for record in records:
-                        _apply(latest, tp.partition, record.key, record.value)
-        except KafkaError as exc:
-            raise JournalError(f"cannot read {self.topic}: {exc}") from exc
-        finally:
-            await consumer.stop()
-        return latest
 
     async def _tombstone(self, done: list[tuple[int, str]]) -> None:
         assert self._producer is not None
@@ -251,6 +241,23 @@ def _too_few(topic: str, requests: str, have: int, missing: list[int]) -> str:
         f"{missing} of {requests} need one each: add partitions to {topic} to match {requests} "
         f"(kafka-topics --alter --topic {topic} --partitions {max(missing) + 1})"
     )
+
+
+async def _read_all(
+    consumer: AIOKafkaConsumer, wanted: list[TopicPartition]
+) -> dict[tuple[int, str], SubmittedBatch]:
+    """The latest journal record of each batch in ``wanted``, read by the started ``consumer``
+    from the beginning to the end offsets found first."""
+    latest: dict[tuple[int, str], SubmittedBatch] = {}
+    consumer.assign(wanted)
+    end = await consumer.end_offsets(wanted)
+    await consumer.seek_to_beginning(*wanted)
+    while await _behind(consumer, end):
+        fetched = await consumer.getmany(timeout_ms=500)
+        for tp, records in fetched.items():
+            for record in records:
+                _apply(latest, tp.partition, record.key, record.value)
+    return latest
 
 
 async def _behind(consumer: AIOKafkaConsumer, end: dict[TopicPartition, int]) -> bool:
