@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from consumers.heap import freeze_startup
 from guard import Guard, JudgeSettings
 from guard.offline import OfflineJudge
 
@@ -432,6 +433,7 @@ async def run(kinds: list[str], repeat: int, prepare_only: bool) -> None:
     judge = _PrepareOnly(settings) if prepare_only else _Timed(settings)
     guard = Guard(judge, settings)
     await guard.judge_payload(orjson.dumps(baseline()))  # warm-up: lazy imports, first regexes
+    freeze_startup()  # as `groundguard run` and `serve` do: full collections skip start-up
     base_ms, base_checks, base_lag = await measure(guard, orjson.dumps(baseline()), max(repeat, 20))
     print(
         f"{'input':44} {'bytes':>8} {'ms CPU':>8} {'x base':>8} {'checks ms':>10} "
