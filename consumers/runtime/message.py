@@ -82,7 +82,11 @@ class Pipeline:
         if "dead_letter" not in kinds or "reply" in kinds:
             return finished
         letter = finished.outputs[kinds.index("dead_letter")]
-        reply = self.replies.error_reply(letter, finished.origin, self.limit)
+        try:
+            reply = self.replies.error_reply(letter, finished.origin, self.limit)
+        except Exception:  # the courtesy reply must never cost the message its dead letter
+            log.exception("reply.error_reply_failed", dead_letter_reason=letter.tag)
+            return finished
         if reply is None:
             return finished
         return Finished([*finished.outputs, reply], finished.origin, finished.verdict)

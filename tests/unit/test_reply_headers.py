@@ -25,7 +25,7 @@ from consumers.reply.headers import (
     request_headers,
 )
 from consumers.runtime.deadletters import build
-from consumers.runtime.envelope import Origin
+from consumers.runtime.envelope import Origin, OutRecord
 from consumers.runtime.message import Finished, Pipeline
 from consumers.runtime.replies import MissingReplyTopicNoise, Replies, Throttle
 from consumers.runtime.stats import ServiceStats
@@ -301,6 +301,28 @@ class TestReplyRecord:
         assert 0 < len(record.request_id) <= 256
         assert (reply.topic, reply.partition) == ("guard.reply.me", 3)
         assert dict(reply.headers)[CORRELATION_ID_HEADER] == b"c"
+
+    def test_an_error_reply_that_fails_leaves_the_dead_letter_standing(self) -> None:
+        """A bug building the courtesy reply of a dead-lettered request is that reply's
+        problem: the message still ends as its dead letter (the last resort calls this too)."""
+
+        class Broken(Replies):
+            def error_reply(self, letter: OutRecord, origin: Origin, limit: int) -> None:
+                raise RuntimeError("boom")
+
+        s = settings()
+        origin = Origin(
+            SourceCoordinates(topic="in", partition=0, offset=7),
+            b"k",
+            b"{",
+            tuple(request_headers("guard.reply.me", b"c")),
+        )
+        pipeline = Pipeline(s, GUARD.parse, replies=Broken(s, ServiceStats()))
+        letter = pipeline.dead_letter(build(origin, "invalid_json", "bad"), origin)
+        logging.getLogger("aiokafka.cluster").removeFilter(pipeline.replies._noise)  # type: ignore[union-attr]
+        finished = pipeline.answered(Finished([letter], origin))
+        assert [o.kind for o in finished.outputs] == ["dead_letter"]
+        assert finished.outputs[0] is letter
 
     async def test_a_dead_lettered_request_asking_no_reply_gets_none(self) -> None:
         finished = await outputs_for(Record(b"{"), settings(), ServiceStats())
