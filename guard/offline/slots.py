@@ -1,0 +1,140 @@
+"""What an answer puts where its question asks: the words that answer, against the evidence.
+
+An answer to a question restates part of the question and adds what answers it: asked
+"Gelatine was piloted by a pioneer American aviator and what?", the claim "Gelatine was piloted
+by a pioneer American aviator and magician" restates the question and adds "magician". The
+restated words are the user's, so they prove nothing; the added words are the answer. When a
+claim is mostly the question's words and most of what it adds is in no document, the answer
+itself is unsupported, whatever the restated part matches: a failure the judge can show (the
+words no document has, and the evidence sentence closest to the claim).
+
+Left alone, so the other checks decide them:
+
+- a claim without a question, or one saying mostly something of its own (a paraphrase, a
+  summary, steps to follow: most of its words are not the question's);
+- a negated claim ("X was not affiliated with any party"): it says what the evidence does
+  not, so its words may well be absent from it;
+- a claim with amounts, dates or times: their words may be units or restatements ("30
+  seconds" for "30"), which the detail checks compare;
+- a language the rules do not read (the caller passes only readable answers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from guard.offline import negation, numbers, times
+from guard.offline.align import EvidenceIndex, EvidenceSentence, related
+from guard.offline.checks import ClaimResult, Premise
+from guard.offline.details import short
+from guard.offline.text import GENERIC_STEMS, content_stems, stem, words
+
+RESTATED_SHARE = 0.5  # of a claim's content words, the share the question brought, at least
+ABSENT_SHARE = 0.5  # of the words the claim adds, the share no document has, at least
+MAX_CLAIM_WORDS = 40  # a longer claim is a passage of its own, not an answer to a question
+# words that add nothing to what an answer says ("is actually the largest", "I've booked")
+FILLER = frozenset(
+    stem(w) for w in ("actually", "really", "indeed", "simply", "basically")
+)
+
+
+@dataclass(frozen=True)
+class SlotFailure:
+    """A claim whose answering words no document has: those words, and the closest
+    sentence."""
+
+    absent: tuple[str, ...]
+    reason: str
+    sentence: EvidenceSentence | None
+
+
+def added_words(claim: str, asked: frozenset[str]) -> tuple[list[str], list[str]] | None:
+    """The claim's content stems split into those the question brought and those it adds,
+    or None when the claim does not mostly restate the question (or adds nothing)."""
+    stems = [s for s in content_stems(claim) if _content(s)]
+    if not stems or not asked:
+        return None
+    restated = [s for s in stems if _asked(s, asked)]
+    added = [s for s in stems if not _asked(s, asked)]
+    if not added or len(restated) < RESTATED_SHARE * len(stems):
+        return None
+    return restated, added
+
+
+def slot_absent(
+    claim: str,
+    index: EvidenceIndex,
+    asked: frozenset[str],
+    closest: EvidenceSentence | None,
+) -> SlotFailure | None:
+    """Why the words ``claim`` adds to its question are unsupported, or None. ``asked`` holds
+    the question's stems; ``closest`` is the evidence sentence nearest the claim (named in the
+    reason)."""
+    if len(words(claim)) > MAX_CLAIM_WORDS or negation.negated(claim) or _detailed(claim):
+        return None
+    split = added_words(claim, asked)
+    if split is None:
+        return None
+    _, added = split
+    absent = [s for s in added if not index.has(s)]
+    if not absent or len(absent) < ABSENT_SHARE * len(added):
+        return None
+    written = ", ".join(f"'{_as_written(s, claim)}'" for s in absent)
+    where = (
+        f'; the closest evidence, {closest.passage}, says "{short(closest.text)}"'
+        if closest is not None
+        else ""
+    )
+    return SlotFailure(
+        tuple(absent),
+        f"the answer to the question is {written}, which no document says (the rest of the "
+        f"claim restates the question){where}",
+        closest,
+    )
+
+
+def _detailed(claim: str) -> bool:
+    """Whether the claim states an amount, a date, a time or a weekday (the detail checks'
+    business: the words around them may be units or restatements)."""
+    return bool(numbers.extract(claim) or times.times(claim) or times.weekdays(claim))
+
+
+def _content(stem_: str) -> bool:
+    """A stem that can carry the answer: not a contraction's remains, filler or generic."""
+    return (
+        "'" not in stem_
+        and "’" not in stem_
+        and len(stem_) > 2
+        and stem_ not in GENERIC_STEMS
+        and stem_ not in FILLER
+    )
+
+
+def _asked(stem_: str, asked: frozenset[str]) -> bool:
+    return stem_ in asked or any(related(stem_, a) for a in asked)
+
+
+def _as_written(stemmed: str, text: str) -> str:
+    for word in words(text):
+        for part in word.split("-"):
+            if stem(part) == stemmed:
+                return part
+    return stemmed
+
+
+def recheck(result: ClaimResult, index: EvidenceIndex, premise: Premise) -> ClaimResult:
+    """``result`` failed as ``slot_absent`` when its answering words are in no document; else
+    unchanged. Only a claim the other checks left undecided or found supported is read: a
+    contradiction already shown stands, a refusal or courtesy has no answer."""
+    if result.status not in ("undecided", "supported") or not premise.text:
+        return result
+    found = slot_absent(result.claim, index, premise.stems, result.sentence)
+    if found is None:
+        return result
+    return replace(
+        result,
+        status="contradicted",
+        basis="slot_absent",
+        reason=found.reason,
+        sentence=found.sentence,
+    )

@@ -1,0 +1,129 @@
+"""The words an answer adds to its question, against the evidence (guard.offline.slots): a
+claim that restates the question and answers it with words no document has fails as
+``slot_absent``, naming the closest evidence sentence; an answer the evidence states, a
+negated claim, a claim with amounts or one that says mostly its own thing are left to the
+other checks."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from guard.offline import slots
+from guard.offline.checks import Premise
+from guard.offline.judge import Decision
+from guard.offline.text import content_stems
+from tests.unit.test_offline_relations import decide, index
+
+BRIDGE = (
+    "The Meridian Bridge opened in 1931 over the river Aln. It was designed by Ana Ruiz, an "
+    "engineer and sculptor from Valencia. Its central span is 240 metres long."
+)
+ASKED = "The Meridian Bridge was designed by an engineer and what?"
+
+
+def bases(decision: Decision) -> set[str]:
+    return {r.basis for r in decision.results}
+
+
+class TestAnswerAbsent:
+    def test_an_answer_no_document_gives_fails_and_names_the_closest_sentence(self) -> None:
+        decision = decide(
+            "The Meridian Bridge was designed by an engineer and painter.", BRIDGE, ASKED
+        )
+        assert decision.label == "fail"
+        assert decision.basis == "fail:slot_absent"
+        failed = next(r for r in decision.results if r.basis == "slot_absent")
+        assert "'painter'" in failed.reason
+        assert "designed by Ana Ruiz" in failed.reason
+        assert failed.sentence is not None
+        assert "Ana Ruiz" in failed.sentence.text
+
+    def test_the_answer_the_evidence_gives_does_not_fail(self) -> None:
+        decision = decide(
+            "The Meridian Bridge was designed by an engineer and sculptor.", BRIDGE, ASKED
+        )
+        assert decision.label != "fail"
+        assert "slot_absent" not in bases(decision)
+
+    def test_a_kind_the_question_names_is_not_the_answer(self) -> None:
+        """Asked "which genre", answered "the genre is opera": "genre" is the question's."""
+        context = "Lina Varga is a Hungarian soprano who sings opera and operetta."
+        decision = decide("Lina Varga sings opera.", context, "Which genre does Lina Varga sing?")
+        assert "slot_absent" not in bases(decision)
+
+    def test_an_invented_kind_fails(self) -> None:
+        context = "Lina Varga is a Hungarian soprano who sings opera and operetta."
+        decision = decide("Lina Varga sings jazz.", context, "Which genre does Lina Varga sing?")
+        assert decision.label == "fail"
+        assert "slot_absent" in bases(decision)
+
+
+class TestLeftToOtherChecks:
+    def test_without_a_question_nothing_is_asked(self) -> None:
+        decision = decide(
+            "The Meridian Bridge was designed by an engineer and painter.", BRIDGE, None
+        )
+        assert "slot_absent" not in bases(decision)
+
+    def test_a_negated_claim_may_say_what_no_document_says(self) -> None:
+        decision = decide(
+            "The Meridian Bridge was not designed by an engineer and painter.", BRIDGE, ASKED
+        )
+        assert "slot_absent" not in bases(decision)
+
+    def test_a_claim_with_amounts_is_left_to_the_detail_checks(self) -> None:
+        found = slots.slot_absent(
+            "The Meridian Bridge span is 240 metres, about 790 feet.",
+            index(BRIDGE),
+            Premise.of("How long is the Meridian Bridge span?").stems,
+            None,
+        )
+        assert found is None
+
+    def test_a_claim_saying_mostly_its_own_thing_is_a_paraphrase_to_judge_elsewhere(
+        self,
+    ) -> None:
+        """Two of six content words come from the question: not a restated question."""
+        found = slots.slot_absent(
+            "Ana Ruiz sketched the Meridian Bridge while touring Portuguese viaducts.",
+            index(BRIDGE),
+            Premise.of(ASKED).stems,
+            None,
+        )
+        assert found is None
+
+
+# the bridge's words, the question's, filler, contractions, a negation and details
+VOCABULARY = (
+    "bridge designed engineer painter sculptor the a of and was opened river span long "
+    "Meridian Ruiz actually it's we'll not 240 Friday"
+)
+words = st.sampled_from(VOCABULARY.split(" "))
+sentences = st.lists(words, min_size=0, max_size=14).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(claim=sentences, question=sentences)
+def test_added_words_split_the_claim_s_content_between_question_and_answer(
+    claim: str, question: str
+) -> None:
+    split = slots.added_words(claim, Premise.of(question).stems)
+    if split is None:
+        return
+    restated, added = split
+    assert added, "a claim that adds nothing has no answer of its own"
+    assert set(restated) | set(added) <= set(content_stems(claim))
+    assert not set(restated) & set(added)
+    assert len(restated) >= slots.RESTATED_SHARE * (len(restated) + len(added))
+
+
+@settings(max_examples=150, deadline=None)
+@given(claim=sentences, question=sentences)
+def test_a_slot_failure_names_only_words_no_document_has(claim: str, question: str) -> None:
+    evidence = index(BRIDGE)
+    found = slots.slot_absent(claim, evidence, Premise.of(question).stems, None)
+    if found is not None:
+        assert found.absent
+        assert not any(evidence.has(s) for s in found.absent)
+        assert "no document says" in found.reason
