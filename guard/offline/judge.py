@@ -99,7 +99,9 @@ class OfflineJudge:
             for claim in claims[:MAX_CLAIMS]
         ]
         if readable:  # the words answering the question, against the evidence
-            results = [slots.recheck(r, index, premise) for r in results]
+            results = [
+                slots.recheck(c, r, index, premise) for c, r in zip(claims, results, strict=False)
+            ]
         return [_unread(r) for r in results] if index.capped else results
 
     def too_long(self, case: PreparedCase) -> bool:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from guard.offline import negation, numbers, times
+from guard.offline import bindings, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, related
 from guard.offline.checks import ClaimResult, Premise
+from guard.offline.claims import Claim
 from guard.offline.details import short
 from guard.offline.text import GENERIC_STEMS, content_stems, stem, words
 
@@ -33,9 +34,7 @@ RESTATED_SHARE = 0.5  # of a claim's content words, the share the question broug
 ABSENT_SHARE = 0.5  # of the words the claim adds, the share no document has, at least
 MAX_CLAIM_WORDS = 40  # a longer claim is a passage of its own, not an answer to a question
 # words that add nothing to what an answer says ("is actually the largest", "I've booked")
-FILLER = frozenset(
-    stem(w) for w in ("actually", "really", "indeed", "simply", "basically")
-)
+FILLER = frozenset(stem(w) for w in ("actually", "really", "indeed", "simply", "basically"))
 
 
 @dataclass(frozen=True)
@@ -122,19 +121,28 @@ def _as_written(stemmed: str, text: str) -> str:
     return stemmed
 
 
-def recheck(result: ClaimResult, index: EvidenceIndex, premise: Premise) -> ClaimResult:
-    """``result`` failed as ``slot_absent`` when its answering words are in no document; else
-    unchanged. Only a claim the other checks left undecided or found supported is read: a
-    contradiction already shown stands, a refusal or courtesy has no answer."""
+def recheck(
+    claim: Claim, result: ClaimResult, index: EvidenceIndex, premise: Premise
+) -> ClaimResult:
+    """``result`` failed when the claim's answer to the question is unsupported: its answering
+    words in no document (``slot_absent``), or an entity of the evidence put where the
+    evidence binds another (``slot_misbound``, :mod:`guard.offline.bindings`); else unchanged.
+    Only a claim the other checks left undecided or found supported is read: a contradiction
+    already shown stands, a refusal or courtesy has no answer."""
     if result.status not in ("undecided", "supported") or not premise.text:
         return result
     found = slot_absent(result.claim, index, premise.stems, result.sentence)
-    if found is None:
-        return result
-    return replace(
-        result,
-        status="contradicted",
-        basis="slot_absent",
-        reason=found.reason,
-        sentence=found.sentence,
-    )
+    if found is not None:
+        return replace(
+            result,
+            status="contradicted",
+            basis="slot_absent",
+            reason=found.reason,
+            sentence=found.sentence,
+        )
+    bound = bindings.misbound(result.claim, claim.short_answer, premise.text, index, premise.stems)
+    if bound is not None:
+        return replace(
+            result, status="contradicted", basis="slot_misbound", reason=bound[0], sentence=bound[1]
+        )
+    return result

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard.offline import slots
+from guard.offline import bindings, slots
 from guard.offline.checks import Premise
 from guard.offline.judge import Decision
 from guard.offline.text import content_stems
@@ -127,3 +127,75 @@ def test_a_slot_failure_names_only_words_no_document_has(claim: str, question: s
         assert found.absent
         assert not any(evidence.has(s) for s in found.absent)
         assert "no document says" in found.reason
+
+
+FILM = (
+    "Northlight is a 2011 drama film directed by Mara Olsen and written by Tomas Berg, "
+    "based on a novel by Ines Kahl. It was shot in Tromsø."
+)
+
+
+class TestMisbound:
+    """An answer that puts an entity of the evidence where the evidence binds another."""
+
+    def test_a_name_bound_to_another_slot_of_the_sentence_fails(self) -> None:
+        decision = decide(
+            "Tomas Berg directed Northlight.", FILM, "Northlight was directed by whom?"
+        )
+        assert decision.label == "fail"
+        assert decision.basis == "fail:slot_misbound"
+        failed = next(r for r in decision.results if r.basis == "slot_misbound")
+        assert "'directed by' to 'Mara Olsen'" in failed.reason
+        assert "'Tomas Berg'" in failed.reason
+
+    def test_a_short_answer_bound_elsewhere_fails(self) -> None:
+        decision = decide("Tomas Berg", FILM, "Northlight was directed by whom?")
+        assert decision.basis == "fail:slot_misbound"
+
+    def test_the_bound_name_does_not_fail(self) -> None:
+        for answer in ("Mara Olsen", "Mara Olsen directed Northlight."):
+            decision = decide(answer, FILM, "Northlight was directed by whom?")
+            assert decision.label != "fail", answer
+
+    def test_a_claim_that_does_not_restate_the_phrase_is_left_alone(self) -> None:
+        decision = decide("Tomas Berg wrote Northlight.", FILM, "Northlight was directed by whom?")
+        assert "slot_misbound" not in bases(decision)
+
+    def test_a_binding_that_restates_the_question_tells_nothing(self) -> None:
+        """Asked "based on what novel?", the evidence's "based on a novel by ..." binds the
+        novel's author, and the question typed "novle": not the answer's slot."""
+        decision = decide("Ines Kahl", FILM, "Northlight is based on what novle?")
+        assert "slot_misbound" not in bases(decision)
+
+    def test_a_name_outside_the_binding_sentence_may_be_an_alias(self) -> None:
+        context = f"{FILM} Mara Olsen is the stage name of Maria Olsson."
+        decision = decide("Maria Olsson", context, "Northlight was directed by whom?")
+        assert "slot_misbound" not in bases(decision)
+
+
+class TestCue:
+    def test_the_trailing_phrase_of_a_question_is_its_cue(self) -> None:
+        assert bindings.cue_of("Northlight was directed by whom?") == bindings.Cue("directed", "by")
+        assert bindings.cue_of("The race is officially known as?") == bindings.Cue("known", "as")
+        assert bindings.cue_of("It is best known for what cantata?") == bindings.Cue("known", "for")
+
+    def test_a_question_without_one_has_no_cue(self) -> None:
+        assert bindings.cue_of("Who directed Northlight?") is None
+        assert bindings.cue_of("Pearl Lowe is of which nationality?") is None
+        assert bindings.cue_of("He starred as Ash Morgan in what series?") is None
+
+    def test_a_binding_ends_at_the_next_clause(self) -> None:
+        found = bindings.bindings(bindings.Cue("directed", "by"), index(FILM))
+        assert [b.text for b in found] == ["Mara Olsen"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(question=sentences)
+def test_a_cue_is_read_from_any_question_without_error(question: str) -> None:
+    cue = bindings.cue_of(question + " by whom?")
+    if cue is not None:
+        assert cue.prep == "by"
+        assert cue.head.islower()
+        for binding in bindings.bindings(cue, index(FILM)):
+            assert binding.stems
+            assert binding.text in binding.sentence.text
