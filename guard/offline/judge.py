@@ -99,9 +99,7 @@ class OfflineJudge:
             for claim in claims[:MAX_CLAIMS]
         ]
         if readable:  # the words answering the question, against the evidence
-            results = [
-                slots.recheck(c, r, index, premise) for c, r in zip(claims, results, strict=False)
-            ]
+            results = slots.answered(claims, results, index, premise)
         return [_unread(r) for r in results] if index.capped else results
 
     def too_long(self, case: PreparedCase) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from guard.offline import bindings, negation, numbers, times
+from guard.offline import bindings, choices, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, related
 from guard.offline.checks import ClaimResult, Premise
 from guard.offline.claims import Claim
@@ -146,3 +146,28 @@ def recheck(
             result, status="contradicted", basis="slot_misbound", reason=bound[0], sentence=bound[1]
         )
     return result
+
+
+def answered(
+    claims: list[Claim], results: list[ClaimResult], index: EvidenceIndex, premise: Premise
+) -> list[ClaimResult]:
+    """``results`` with each claim's answer to the question checked (:func:`recheck`), and,
+    for a question offering two options, the answer's pick against the option the evidence
+    says it of (``wrong_option``, :mod:`guard.offline.choices`)."""
+    if not premise.text:
+        return results
+    checked = [recheck(c, r, index, premise) for c, r in zip(claims, results, strict=False)]
+    choice = choices.wrong_choice([r.claim for r in checked], premise.text, index)
+    if choice is None:
+        return checked
+    position, reason, sentence = choice
+    if checked[position].status not in ("undecided", "supported"):
+        return checked
+    checked[position] = replace(
+        checked[position],
+        status="contradicted",
+        basis="wrong_option",
+        reason=reason,
+        sentence=sentence,
+    )
+    return checked

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard.offline import bindings, slots
+from guard.offline import bindings, choices, slots
 from guard.offline.checks import Premise
 from guard.offline.judge import Decision
 from guard.offline.text import content_stems
@@ -199,3 +199,61 @@ def test_a_cue_is_read_from_any_question_without_error(question: str) -> None:
         for binding in bindings.bindings(cue, index(FILM)):
             assert binding.stems
             assert binding.text in binding.sentence.text
+
+
+PRIZE = (
+    "Lena Ortiz (born 1961) is a Chilean poet. In 2009 she was awarded the Hallberg Prize "
+    "for poetry. Marco Feld (born 1958) is an Austrian novelist and translator."
+)
+PRIZE_Q = "Who was awarded the Hallberg Prize, Lena Ortiz or Marco Feld?"
+
+
+class TestChoice:
+    """A question offering two options: the answer's pick against the evidence."""
+
+    def test_the_option_the_evidence_does_not_say_it_of_fails(self) -> None:
+        decision = decide("Marco Feld was awarded it.", PRIZE, PRIZE_Q)
+        assert decision.label == "fail"
+        assert decision.basis == "fail:wrong_option"
+        failed = next(r for r in decision.results if r.basis == "wrong_option")
+        assert "says it of Lena Ortiz" in failed.reason
+        assert "the answer picks Marco Feld" in failed.reason
+        assert failed.sentence is not None
+        assert "Hallberg" in failed.sentence.text
+
+    def test_the_option_the_evidence_says_it_of_does_not_fail(self) -> None:
+        for answer in ("Lena Ortiz", "Lena Ortiz was awarded the Hallberg Prize."):
+            assert "wrong_option" not in bases(decide(answer, PRIZE, PRIZE_Q)), answer
+
+    def test_a_negated_pick_picks_nobody(self) -> None:
+        decision = decide("Marco Feld was never awarded the Hallberg Prize.", PRIZE, PRIZE_Q)
+        assert "wrong_option" not in bases(decision)
+
+    def test_a_predicate_said_of_both_or_neither_decides_nothing(self) -> None:
+        both = PRIZE + " He was awarded the Hallberg Prize in 2015."
+        assert "wrong_option" not in bases(decide("Marco Feld", both, PRIZE_Q))
+        asked = "Who has more readers, Lena Ortiz or Marco Feld?"
+        assert "wrong_option" not in bases(decide("Marco Feld", PRIZE, asked))
+
+    def test_an_ordering_is_left_to_the_dates(self) -> None:
+        assert choices.options("Who was born first, Lena Ortiz or Marco Feld?") is None
+
+    def test_the_options_are_the_names_around_or(self) -> None:
+        pair = choices.options(PRIZE_Q)
+        assert pair is not None
+        assert [o.name for o in pair] == ["Lena Ortiz", "Marco Feld"]
+        assert choices.predicate(PRIZE_Q, pair) == content_stems("awarded Hallberg Prize")
+
+
+@settings(max_examples=150, deadline=None)
+@given(head=sentences, a=sentences, b=sentences)
+def test_options_are_two_distinct_names_of_the_question(head: str, a: str, b: str) -> None:
+    question = f"{head}, {a.title()} or {b.title()}?"
+    pair = choices.options(question)
+    if pair is not None:
+        first, second = pair
+        assert first.stems
+        assert second.stems
+        assert not first.stems & second.stems
+        assert first.name in question
+        assert second.name in question
