@@ -20,7 +20,7 @@ from typing import Literal
 from guard.case import Passage, PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
-from guard.offline import slots
+from guard.offline import chimeras, slots
 from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
@@ -98,8 +98,8 @@ class OfflineJudge:
             check_claim(claim, index, premise, answer, readable=readable)
             for claim in claims[:MAX_CLAIMS]
         ]
-        if readable:  # the words answering the question, against the evidence
-            results = slots.answered(claims, results, index, premise)
+        if readable:  # names made of parts, and the answer to the question, against the evidence
+            results = slots.answered(claims, chimeras.checked(results, index), index, premise)
         return [_unread(r) for r in results] if index.capped else results
 
     def too_long(self, case: PreparedCase) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard.offline import bindings, choices, slots
+from guard.offline import bindings, chimeras, choices, slots
 from guard.offline.checks import Premise
 from guard.offline.judge import Decision
 from guard.offline.text import content_stems
@@ -257,3 +257,50 @@ def test_options_are_two_distinct_names_of_the_question(head: str, a: str, b: st
         assert not first.stems & second.stems
         assert first.name in question
         assert second.name in question
+
+
+PARK = (
+    "Kestrel Point State Park is a 900 acre park on a sandy spit of Lake Orven. "
+    "Lake Orven is fed by the Marl River."
+)
+
+
+class TestAssembledName:
+    """A name put together from pieces of two names of the evidence."""
+
+    def test_pieces_of_two_names_fail(self) -> None:
+        decision = decide("The park is called Lake Orven State Park.", PARK, None)
+        assert decision.label == "fail"
+        failed = next(r for r in decision.results if r.basis == "name_assembled")
+        assert "'Lake Orven State Park'" in failed.reason
+        assert "Kestrel Point State Park is a 900 acre park" in failed.reason
+
+    def test_the_name_as_written_does_not_fail(self) -> None:
+        decision = decide("The park is called Kestrel Point State Park.", PARK, None)
+        assert "name_assembled" not in bases(decision)
+
+    def test_a_name_with_a_nickname_inside_is_still_written(self) -> None:
+        context = 'The league was founded by Matthew "The Hammer" Orven in 2004.'
+        decision = decide("Matthew Orven founded the league.", context, None)
+        assert "name_assembled" not in bases(decision)
+
+    def test_a_name_restated_with_common_words_may_be_a_paraphrase(self) -> None:
+        """ "Orven Canal" for "the canal near Lake Orven": one name and a common word."""
+        context = "The canal near Lake Orven carries barges. It is 12 km long."
+        decision = decide("The Orven Canal carries barges.", context, None)
+        assert "name_assembled" not in bases(decision)
+
+    def test_two_names_joined_by_and_are_two_names(self) -> None:
+        decision = decide("Kestrel Point and Lake Orven are in the park.", PARK, None)
+        assert "name_assembled" not in bases(decision)
+
+
+@settings(max_examples=150, deadline=None)
+@given(claim=sentences.map(str.title))
+def test_an_assembled_name_is_never_written_in_the_evidence(claim: str) -> None:
+    evidence = index(PARK, BRIDGE)
+    found = chimeras.assembled(claim, evidence)
+    if found is not None:
+        assert "no document names" in found[0]
+        named = found[0].split("'")[1]
+        assert named.lower() not in evidence.normalized
