@@ -33,7 +33,10 @@ _ORDERING = re.compile(
     r"after|born)\b",
     re.IGNORECASE,
 )
-_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
+_JOINERS = {
+    "or": re.compile(r"\s+or\s+", re.IGNORECASE),
+    "and": re.compile(r"\s+and\s+", re.IGNORECASE),
+}
 
 
 @dataclass(frozen=True)
@@ -47,24 +50,51 @@ class Option:
         return self.stems <= stems
 
 
-def options(question: str) -> tuple[Option, Option] | None:
-    """The two named options a question offers around "or", or None."""
+def options(question: str, joiner: str = "or") -> tuple[Option, Option] | None:
+    """The two named options a question offers around "or" (or the two names a text joins
+    with ``joiner`` "and"), or None."""
     if _ORDERING.search(question):
         return None
-    for match in _OR.finditer(question):
-        before = entities.names(question[: match.start()])
-        after = entities.names(question[match.end() :])
-        if not before or not after or before[-1].guessed or after[0].guessed:
-            continue
-        if not question[: match.start()].rstrip().endswith(before[-1].text):
-            continue
-        if not question[match.end() :].lstrip().startswith(after[0].text):
-            continue
-        a, b = _stems(before[-1]), _stems(after[0])
+    for match in _JOINERS[joiner].finditer(question):
+        before = _run(question[: match.start()], backwards=True)
+        after = _run(question[match.end() :])
+        a, b = _words(before), _words(after)
         a_only, b_only = a - b, b - a
         if a_only and b_only:
-            return Option(before[-1].text, a_only), Option(after[0].text, b_only)
+            return Option(" ".join(before), a_only), Option(" ".join(after), b_only)
     return None
+
+
+_NAME_JOINERS = frozenset({"of", "the", "de", "la", "del", "von", "van", "for", "&"})
+
+
+def _run(text: str, *, backwards: bool = False) -> list[str]:
+    """The capitalised words (joined by "of", "the", ...) that open ``text``, or end it when
+    ``backwards``, up to the first other word or punctuation; without the stop words that
+    open a sentence ("Are", "Both", "Yes")."""
+    tokens = text.split()
+    run: list[str] = []
+    for token in reversed(tokens) if backwards else tokens:
+        word = token.strip(",.;:!?\"'“”()")
+        closed = token[-1:] in ",.;:!?)" if token else False
+        if backwards and closed and run:
+            break  # "Fame, David Lee Roth": the comma ends the name before it
+        if not word or not (word[:1].isupper() or (word.lower() in _NAME_JOINERS and run)):
+            break
+        run.append(word)
+        if closed and not backwards:
+            break
+    if backwards:
+        run.reverse()
+    while run and run[-1].lower() in _NAME_JOINERS:
+        run.pop()
+    while run and run[0].lower() in STOPWORDS:
+        run.pop(0)
+    return run
+
+
+def _words(run: list[str]) -> frozenset[str]:
+    return frozenset(s for s in content_stems(" ".join(run)) if s not in STOPWORDS)
 
 
 def _stems(name: entities.Name) -> frozenset[str]:

@@ -20,7 +20,7 @@ from typing import Literal
 from guard.case import Passage, PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
-from guard.offline import chimeras, slots
+from guard.offline import chimeras, shared, slots
 from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
@@ -98,8 +98,8 @@ class OfflineJudge:
             check_claim(claim, index, premise, answer, readable=readable)
             for claim in claims[:MAX_CLAIMS]
         ]
-        if readable:  # names made of parts, and the answer to the question, against the evidence
-            results = slots.answered(claims, chimeras.checked(results, index), index, premise)
+        if readable:
+            results = _whole_answer(claims, results, index, premise, case.output)
         return [_unread(r) for r in results] if index.capped else results
 
     def too_long(self, case: PreparedCase) -> bool:
@@ -107,6 +107,21 @@ class OfflineJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+def _whole_answer(
+    claims: list[Claim],
+    results: list[ClaimResult],
+    index: EvidenceIndex,
+    premise: Premise,
+    output: str,
+) -> list[ClaimResult]:
+    """The checks that read a claim with the rest of the answer and the question: names
+    assembled from pieces (:mod:`~guard.offline.chimeras`), one thing said of two
+    (:mod:`~guard.offline.shared`), the answer to the question (:mod:`~guard.offline.slots`)."""
+    results = chimeras.checked(results, index)
+    results = shared.checked(results, output, premise.text, index)
+    return slots.answered(claims, results, index, premise)
 
 
 @lru_cache(maxsize=4)

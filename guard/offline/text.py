@@ -13,7 +13,7 @@ from guard.offline.lexicon import EXONYMS
 # full stop glued to the next sentence ("...century.First for Women"), common in scraped text.
 _SENTENCE_END = re.compile(
     r"(?<=[.!?])[\"'”’)\]]?\s+(?=[A-Z0-9\"“'(\[])"
-    r"|(?<=[a-z)\]]{2}[.!?])(?=[A-Z][a-z])"
+    r"|(?<=[a-z0-9)\]]{2}[.!?])(?=[A-Z][a-z])"
     r"|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
 )
 # Abbreviations whose full stop does not end a sentence.

@@ -304,3 +304,50 @@ def test_an_assembled_name_is_never_written_in_the_evidence(claim: str) -> None:
         assert "no document names" in found[0]
         named = found[0].split("'")[1]
         assert named.lower() not in evidence.normalized
+
+
+CHAINS = (
+    "Brava Tacos is a restaurant chain founded in Oregon in 1994.Green Bowl is a salad "
+    "chain that was started in Austin, Texas in 2009."
+)
+
+
+class TestSharedByBoth:
+    """One thing said of two names, where the evidence says it of one."""
+
+    def test_both_where_the_evidence_says_one_fails(self) -> None:
+        decision = decide("Both Brava Tacos and Green Bowl are restaurant chains.", CHAINS, None)
+        assert decision.label == "fail"
+        failed = next(r for r in decision.results if r.basis == "shared_one_only")
+        assert "says it of Brava Tacos only" in failed.reason
+        assert "nothing of Green Bowl" in failed.reason
+
+    def test_yes_to_a_both_question_says_it_of_both(self) -> None:
+        asked = "Were Brava Tacos and Green Bowl both founded in Oregon?"
+        decision = decide("Yes, both were founded in Oregon.", CHAINS, asked)
+        assert "shared_one_only" in bases(decision)
+
+    def test_what_the_evidence_says_of_both_does_not_fail(self) -> None:
+        decision = decide("Both Brava Tacos and Green Bowl are chains.", CHAINS, None)
+        assert "shared_one_only" not in bases(decision)
+
+    def test_no_to_a_both_question_is_left_alone(self) -> None:
+        asked = "Were Brava Tacos and Green Bowl both founded in Oregon?"
+        assert "shared_one_only" not in bases(decide("No.", CHAINS, asked))
+
+    def test_a_full_stop_glued_after_a_year_ends_the_sentence(self) -> None:
+        sentences = [s.text for s in index(CHAINS).sentences]
+        assert sentences[0].endswith("in 1994.")
+        assert sentences[1].startswith("Green Bowl")
+
+
+class TestNamesAround:
+    def test_the_capitalised_run_each_side_of_the_joiner(self) -> None:
+        pair = choices.options("Yes, The Kings of Leon and Your Pie are both bands.", "and")
+        assert pair is not None
+        assert [o.name for o in pair] == ["Kings of Leon", "Pie"]
+
+    def test_a_comma_ends_a_name(self) -> None:
+        pair = choices.options("Who was inducted into the Hall of Fame, Ann Lee or Cia Berg?")
+        assert pair is not None
+        assert pair[0].name == "Ann Lee"
