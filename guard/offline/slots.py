@@ -21,6 +21,7 @@ Left alone, so the other checks decide them:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from guard.offline import bindings, choices, negation, numbers, times
@@ -30,6 +31,7 @@ from guard.offline.claims import Claim
 from guard.offline.details import short
 from guard.offline.text import GENERIC_STEMS, content_stems, stem, words
 
+DATED = frozenset({"date", "year"})  # kinds of amount read past, not left to other checks
 RESTATED_SHARE = 0.5  # of a claim's content words, the share the question brought, at least
 ABSENT_SHARE = 0.5  # of the words the claim adds, the share no document has, at least
 MAX_CLAIM_WORDS = 40  # a longer claim is a passage of its own, not an answer to a question
@@ -69,9 +71,9 @@ def slot_absent(
     """Why the words ``claim`` adds to its question are unsupported, or None. ``asked`` holds
     the question's stems; ``closest`` is the evidence sentence nearest the claim (named in the
     reason)."""
-    if len(words(claim)) > MAX_CLAIM_WORDS or negation.negated(claim) or _detailed(claim):
+    if len(words(claim)) > MAX_CLAIM_WORDS or negation.negated(claim) or _timed(claim):
         return None
-    split = added_words(claim, asked)
+    split = added_words(_without_amounts(claim), asked)
     if split is None:
         return None
     _, added = split
@@ -92,10 +94,31 @@ def slot_absent(
     )
 
 
-def _detailed(claim: str) -> bool:
-    """Whether the claim states an amount, a date, a time or a weekday (the detail checks'
-    business: the words around them may be units or restatements)."""
-    return bool(numbers.extract(claim) or times.times(claim) or times.weekdays(claim))
+def _timed(claim: str) -> bool:
+    """Whether the claim states an amount, a time or a weekday (the detail checks' business:
+    "half a year", "half past eight" restate "6 months", "20:30" in words no document has).
+    Dates and years are read past (:func:`_without_amounts`)."""
+    amounts = [q for q in numbers.extract(claim) if q.kind not in DATED]
+    return bool(amounts or times.times(claim) or times.weekdays(claim))
+
+
+_UNIT = re.compile(r"\W*[\w'’-]*")
+
+
+def _without_amounts(claim: str) -> str:
+    """The claim without its dates and years and the word after each ("1905 by": the detail
+    checks compare them)."""
+    kept, at = [], 0
+    for quantity in numbers.extract(claim):
+        start = claim.find(quantity.text, at)
+        if start < 0:
+            continue
+        kept.append(claim[at:start])
+        end = start + len(quantity.text)
+        unit = _UNIT.match(claim, end)
+        at = unit.end() if unit is not None else end
+    kept.append(claim[at:])
+    return " ".join(kept)
 
 
 def _content(stem_: str) -> bool:

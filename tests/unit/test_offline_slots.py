@@ -59,6 +59,26 @@ class TestAnswerAbsent:
         assert "slot_absent" in bases(decision)
 
 
+class TestDatedAnswers:
+    def test_a_date_in_the_claim_is_read_past(self) -> None:
+        """The year is the detail checks' to compare; the added word is still the answer."""
+        asked = "The Meridian Bridge, opened in 1931, was designed by an engineer and what?"
+        decision = decide(
+            "The Meridian Bridge, opened in 1931, was designed by an engineer and painter.",
+            BRIDGE,
+            asked,
+        )
+        assert "slot_absent" in bases(decision)
+
+    def test_dates_and_the_word_after_them_are_dropped(self) -> None:
+        assert slots._without_amounts("opened on 3 May 1931 by Ana Ruiz").split() == [
+            "opened",
+            "on",
+            "Ana",
+            "Ruiz",
+        ]
+
+
 class TestLeftToOtherChecks:
     def test_without_a_question_nothing_is_asked(self) -> None:
         decision = decide(
