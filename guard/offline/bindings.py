@@ -36,6 +36,12 @@ _TRAILING = re.compile(
 )
 # "... officially known as?", "... sometimes called?"
 _BARE = re.compile(r"\b(?P<head>[A-Za-z][\w-]*)\s+(?P<prep>as|called|named)\s*\?\s*$", re.I)
+# "Which state ...?", "In what city ...?": evidence writes "the state of Hawaii"
+_KIND = re.compile(
+    r"\W*(?:in |at |from |of )?(?:which|what)\s+(?P<head>city|state|country|county|province|"
+    r"region|town|village|island|kingdom|borough|district)(?P<prep>)\b",
+    re.IGNORECASE,
+)
 # where a binding ends: punctuation, a bracket, or the next "<verb> by" / "and <verb>ed"
 _END = re.compile(
     r"[,;:()\[\]!?]|\.(?:\s|$)|\s(?:but|while|who|which|that|where|when)\s|"
@@ -73,14 +79,15 @@ class Binding:
 
 
 def cue_of(question: str) -> Cue | None:
-    """The phrase ``question`` ends on and asks the object of, or None."""
-    match = _TRAILING.search(question) or _BARE.search(question)
+    """The phrase ``question`` ends on and asks the object of ("directed by"), or the kind
+    it opens asking for ("Which state ...?": "state of"), or None."""
+    match = _TRAILING.search(question) or _BARE.search(question) or _KIND.match(question)
     if match is None:
         return None
     head = match.group("head")
     if head.lower() in STOPWORDS or not head.islower():
         return None  # "... is of which nationality?", "... Ash Morgan in what series?"
-    return Cue(head.lower(), match.group("prep").lower())
+    return Cue(head.lower(), match.group("prep").lower() or "of")
 
 
 def bindings(cue: Cue, index: EvidenceIndex) -> list[Binding]:
@@ -116,7 +123,8 @@ def misbound(
     if cue is None or negation.negated(claim):
         return None
     stems = content_stems(claim)
-    if not short_answer and not any(related(s, stem(cue.head)) for s in stems):
+    kind = cue.prep == "of" and _KIND.match(question) is not None
+    if not (short_answer or kind) and not any(related(s, stem(cue.head)) for s in stems):
         return None  # the claim does not restate the phrase asked about
     answer = [s for s in stems if s not in asked and not any(related(s, a) for a in asked)]
     if not answer or not all(index.has(s) for s in answer):
@@ -126,8 +134,12 @@ def misbound(
     bound = [b for b in bindings(cue, index) if _informative(b, asked)]
     if not bound or any(_overlaps(answer, b.stems) for b in bound):
         return None
-    # the answer's entity is in the binding's own sentence, in another slot of it
-    beside = [b for b in bound if all(in_sentence(s, b.sentence, index) for s in answer)]
+    # the answer speaks of the binding's sentence (a name no sentence binding the phrase
+    # mentions may be an alias of the bound one, said elsewhere)
+    # (a place asked by its kind, "which state", has no alias to fear)
+    beside = [
+        b for b in bound if kind or any(in_sentence(s, b.sentence, index) for s in answer)
+    ]
     if not beside:
         return None
     first = beside[0]

@@ -193,6 +193,30 @@ class TestMisbound:
         assert "slot_misbound" not in bases(decision)
 
 
+class TestKindAsked:
+    """ "Which state ...?": the evidence's "the state of X" binds the kind."""
+
+    CONTEXT = (
+        "Dana Holt was the CEO of Pine Pharmacies out of Oregon. Pine Pharmacies runs "
+        "30 drug stores throughout the state of Idaho."
+    )
+    ASKED = "Which state are the drug stores of which Dana Holt was CEO located in?"
+
+    def test_a_place_of_the_evidence_in_the_kind_s_slot_fails(self) -> None:
+        decision = decide("The drug stores are located in Oregon.", self.CONTEXT, self.ASKED)
+        assert decision.basis == "fail:slot_misbound"
+        failed = next(r for r in decision.results if r.basis == "slot_misbound")
+        assert "'state of' to 'Idaho'" in failed.reason
+
+    def test_the_bound_place_does_not_fail(self) -> None:
+        for answer in ("Idaho", "The drug stores are located in Idaho."):
+            assert decide(answer, self.CONTEXT, self.ASKED).label != "fail", answer
+
+    def test_the_kind_is_read_from_the_question_s_opening(self) -> None:
+        assert bindings.cue_of(self.ASKED) == bindings.Cue("state", "of")
+        assert bindings.cue_of("In which city was she born?") == bindings.Cue("city", "of")
+
+
 class TestCue:
     def test_the_trailing_phrase_of_a_question_is_its_cue(self) -> None:
         assert bindings.cue_of("Northlight was directed by whom?") == bindings.Cue("directed", "by")
@@ -201,6 +225,7 @@ class TestCue:
 
     def test_a_question_without_one_has_no_cue(self) -> None:
         assert bindings.cue_of("Who directed Northlight?") is None
+        assert bindings.cue_of("Which film did Mara Olsen direct?") is None
         assert bindings.cue_of("Pearl Lowe is of which nationality?") is None
         assert bindings.cue_of("He starred as Ash Morgan in what series?") is None
 
