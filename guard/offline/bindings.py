@@ -137,9 +137,7 @@ def misbound(
     # the answer speaks of the binding's sentence (a name no sentence binding the phrase
     # mentions may be an alias of the bound one, said elsewhere)
     # (a place asked by its kind, "which state", has no alias to fear)
-    beside = [
-        b for b in bound if kind or any(in_sentence(s, b.sentence, index) for s in answer)
-    ]
+    beside = [b for b in bound if kind or any(in_sentence(s, b.sentence, index) for s in answer)]
     if not beside:
         return None
     first = beside[0]
