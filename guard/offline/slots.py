@@ -14,8 +14,9 @@ Left alone, so the other checks decide them:
   summary, steps to follow: most of its words are not the question's);
 - a negated claim ("X was not affiliated with any party"): it says what the evidence does
   not, so its words may well be absent from it;
-- a claim with amounts, dates or times: their words may be units or restatements ("30
-  seconds" for "30"), which the detail checks compare;
+- a claim with amounts, times or weekdays: their words may be units or restatements ("30
+  seconds" for "30", "half past eight"), which the detail checks compare (dates, years and
+  ordinals are only dropped, with the word after them);
 - a language the rules do not read (the caller passes only readable answers).
 """
 
@@ -31,7 +32,7 @@ from guard.offline.claims import Claim
 from guard.offline.details import short
 from guard.offline.text import GENERIC_STEMS, content_stems, stem, words
 
-DATED = frozenset({"date", "year"})  # kinds of amount read past, not left to other checks
+DATED = frozenset({"date", "year", "ordinal"})  # amounts read past, not left to other checks
 RESTATED_SHARE = 0.5  # of a claim's content words, the share the question brought, at least
 ABSENT_SHARE = 0.5  # of the words the claim adds, the share no document has, at least
 MAX_CLAIM_WORDS = 40  # a longer claim is a passage of its own, not an answer to a question
@@ -97,7 +98,7 @@ def slot_absent(
 def _timed(claim: str) -> bool:
     """Whether the claim states an amount, a time or a weekday (the detail checks' business:
     "half a year", "half past eight" restate "6 months", "20:30" in words no document has).
-    Dates and years are read past (:func:`_without_amounts`)."""
+    Dates, years and ordinals are read past (:func:`_without_amounts`)."""
     amounts = [q for q in numbers.extract(claim) if q.kind not in DATED]
     return bool(amounts or times.times(claim) or times.weekdays(claim))
 
@@ -106,8 +107,8 @@ _UNIT = re.compile(r"\W*[\w'’-]*")
 
 
 def _without_amounts(claim: str) -> str:
-    """The claim without its dates and years and the word after each ("1905 by": the detail
-    checks compare them)."""
+    """The claim without its dates, years and ordinals and the word after each ("1905 by",
+    "third album": the detail checks compare them)."""
     kept, at = [], 0
     for quantity in numbers.extract(claim):
         start = claim.find(quantity.text, at)
