@@ -95,6 +95,29 @@ def slot_absent(
     )
 
 
+def _short_absent(
+    claim: str, index: EvidenceIndex, asked: frozenset[str], closest: EvidenceSentence | None
+) -> SlotFailure | None:
+    """A short answer ("mums or chrysanths or daffodils") is all answer: a content word of it
+    that neither the question nor any document has is an unsupported part of it."""
+    if negation.negated(claim) or _timed(claim):
+        return None
+    stems = [s for s in content_stems(_without_amounts(claim)) if _content(s)]
+    absent = [s for s in stems if not _asked(s, asked) and not index.has(s)]
+    if not absent:
+        return None
+    written = ", ".join(f"'{_as_written(s, claim)}'" for s in absent)
+    return SlotFailure(
+        tuple(absent), f"the answer's {written}: no document says so{_closest(closest)}", closest
+    )
+
+
+def _closest(closest: EvidenceSentence | None) -> str:
+    if closest is None:
+        return ""
+    return f'; the closest evidence, {closest.passage}, says "{short(closest.text)}"'
+
+
 def _timed(claim: str) -> bool:
     """Whether the claim states an amount, a time or a weekday (the detail checks' business:
     "half a year", "half past eight" restate "6 months", "20:30" in words no document has).
@@ -156,6 +179,8 @@ def recheck(
     if result.status not in ("undecided", "supported") or not premise.text:
         return result
     found = slot_absent(result.claim, index, premise.stems, result.sentence)
+    if found is None and claim.short_answer:
+        found = _short_absent(result.claim, index, premise.stems, result.sentence)
     if found is not None:
         return replace(
             result,

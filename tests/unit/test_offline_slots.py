@@ -87,6 +87,21 @@ class TestDatedAnswers:
         ]
 
 
+class TestShortAnswer:
+    CONTEXT = "Asters, sometimes called starworts or Michaelmas daisies, flower in autumn."
+    ASKED = "What are asters sometimes called?"
+
+    def test_a_word_of_a_short_answer_no_document_has_fails(self) -> None:
+        decision = decide("starworts or Michaelmas daisies or bluebells", self.CONTEXT, self.ASKED)
+        assert decision.label == "fail"
+        failed = next(r for r in decision.results if r.status == "contradicted")
+        assert "'bluebells'" in failed.reason
+
+    def test_a_short_answer_the_evidence_has_does_not_fail(self) -> None:
+        decision = decide("starworts or Michaelmas daisies", self.CONTEXT, self.ASKED)
+        assert decision.label != "fail"
+
+
 class TestLeftToOtherChecks:
     def test_without_a_question_nothing_is_asked(self) -> None:
         decision = decide(
