@@ -48,7 +48,7 @@ def judged(name: str) -> list[quality.Judged]:
     return _judged(name)
 
 
-@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.86), ("halueval", 0.87)])
+@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.86), ("halueval", 0.89)])
 def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
     assert quality.offline_accuracy(judged(name)) >= floor
 
@@ -71,7 +71,7 @@ def test_confident_offline_decisions_are_right_as_often_as_they_claim(threshold:
 def test_the_offline_tier_decides_a_share_of_halueval_at_a_lower_threshold() -> None:
     """No rule earns 0.8 on every data source yet (the realistic sets are small: a rule needs
     about 18 right of 18 there), so at the default threshold the LLM decides everything; at
-    ``cascade_confidence`` 0.6 the offline tier decides most of HaluEval (0.71 measured)."""
+    ``cascade_confidence`` 0.6 the offline tier decides most of HaluEval (0.74 measured)."""
     all_rows = judged("halueval")
     decided = [j for j in all_rows if j.decision.confidence >= 0.6]
     assert len(decided) / len(all_rows) >= 0.65
