@@ -92,7 +92,25 @@ def cue_of(question: str) -> Cue | None:
 
 def bindings(cue: Cue, index: EvidenceIndex) -> list[Binding]:
     """Every binding of ``cue`` in the evidence: the words after "<head> <prep>" up to the
-    clause's end, where the head is the cue's word or a close form of it."""
+    clause's end, where the head is the cue's word or a close form of it. Read once per
+    evidence and cue: every claim of an answer asks for the same ones."""
+    key = (id(index), cue)
+    cached = _READ.get(key)
+    if cached is not None and cached[0] is index:
+        return cached[1]
+    found = _read(cue, index)
+    if len(_READ) >= MAX_CACHED:
+        _READ.clear()
+    _READ[key] = (index, found)
+    return found
+
+
+# (id of the index, cue) -> (the index itself, so a reused id is never a hit; its bindings)
+_READ: dict[tuple[int, Cue], tuple[EvidenceIndex, list[Binding]]] = {}
+MAX_CACHED = 8
+
+
+def _read(cue: Cue, index: EvidenceIndex) -> list[Binding]:
     head = stem(cue.head)
     found: list[Binding] = []
     for sentence in index.sentences[:MAX_SENTENCES]:
