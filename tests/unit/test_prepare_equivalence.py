@@ -243,6 +243,24 @@ def test_hidden_texts_equal_the_reference(text: str) -> None:
     assert encodings.hidden(text) == reference_encodings.hidden(text)
 
 
+# what the byte tables must leave alone: the bytes of non-ASCII characters (Latin-1 ones, whose
+# code is a byte too, BMP and astral ones) and lone surrogates, next to the translated ones
+_TRANSLATED = "0134579@$!|aNzM\x80\xe9\xff\u0100\u2013\u20ac\U0001f600\ud800\udfff"
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(_TRANSLATED), max_size=40) | st.text(max_size=40))
+def test_ascii_translate_equals_str_translate(text: str) -> None:
+    tables = (
+        (encodings._ROT13, reference_encodings._ROT13),
+        (encodings._LEET_AS_I, reference_encodings._LEET_AS_I),
+        (encodings._LEET_AS_L, reference_encodings._LEET_AS_L),
+    )
+    for fast, reference in tables:
+        assert encodings.ascii_translate(text, fast) == text.translate(reference)
+    assert encodings.hidden(text) == reference_encodings.hidden(text)
+
+
 @settings(max_examples=300)
 @given(st.text(alphabet=st.sampled_from("aZ09+/=: ,.-_*!|$@7"), max_size=60))
 def test_shape_prefilters_never_skip_a_match(text: str) -> None:
