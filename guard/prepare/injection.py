@@ -48,7 +48,9 @@ import secrets
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+import ahocorasick
 
 from guard.models import InjectionFinding
 from guard.prepare import encodings
@@ -304,9 +306,9 @@ _GATED = frozenset({0, 2, 6, 7, 8, 12})
 
 # The literal words every match of the pattern at the same index starts with (after its
 # ``\b``, if any), and whether a match may start at a line start instead (``^`` under
-# MULTILINE). :func:`_started` runs the pattern only where one of them begins, found with
-# ``str.find`` in the :func:`_lowered` text: the same matches as ``finditer``, which tries
-# every word at every position, at a fraction of the cost.
+# MULTILINE). :func:`_started` runs the pattern only where one of them begins, found by
+# :func:`_occurrences` in the :func:`_lowered` text: the same matches as ``finditer``, which
+# tries every word at every position, at a fraction of the cost.
 _START_WORDS: dict[int, tuple[str, bool]] = {
     0: ("ignore disregard forget override bypass", False),
     1: ("new updated revised note message instruction dear", False),
@@ -351,28 +353,28 @@ def _search_words(words: str, line_starts: bool) -> tuple[str, ...]:
     return (*unique, *(["\n"] if line_starts else []))
 
 
-def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
+def _started(
+    index: int, text: str, lowered: str, starts: Sequence[int] | None = None
+) -> Iterator[re.Match[str]]:
     """``_PATTERNS[index].finditer(text)``, with the pattern tried only where one of its
-    :data:`_START_WORDS` (or a line start) begins; ``lowered`` is ``_lowered(text)``."""
+    :data:`_START_WORDS` (or a line start) begins; ``lowered`` is ``_lowered(text)`` and
+    ``starts`` those places in it, in any order (:func:`_occurrences`; found when not
+    given)."""
     match = _PATTERNS[index][1].match
-    words, line_starts = _SEARCH_WORDS[index], _START_WORDS[index][1]
-    find = lowered.find
+    line_starts = _START_WORDS[index][1]
+    if starts is None:
+        starts = _occurrences(lowered)[1].get(index, ())
+    # a pattern's start words of different lengths end in order, but may start out of it
+    starts = sorted(set(starts))
     end = len(text)
-    ahead = [at if at >= 0 else end for at in map(find, words)]  # each word's next start
     pos = 0
     if line_starts:  # the first line's start; the others follow a "\n" (a start word)
         first = match(text, 0)
         if first is not None:
             yield first
             pos = first.end()
-    while True:
-        at = min(ahead)
-        if at >= end:
-            return
-        if at < pos:  # a word passed: its next start from ``pos``
-            i = ahead.index(at)
-            at = find(words[i], pos)
-            ahead[i] = at if at >= 0 else end
+    for at in starts:
+        if at < pos:  # inside the last match, or tried already
             continue
         result = match(text, at)
         if result is None and line_starts and lowered[at] == "\n":
@@ -386,7 +388,8 @@ def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
 
 
 # Words every match of the pattern at the same index must contain (lowercased). A pattern runs
-# only when one occurs in the text: plain substring tests are far cheaper than these regexes.
+# only when one occurs in the text (:func:`_occurrences` finds them all in one pass, far
+# cheaper than these regexes).
 _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("ignore", "disregard", "forget", "override", "bypass"),
     ("instruction", "judge", "evaluator", "grader", "llm", "language"),
@@ -480,40 +483,13 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("grounded", "faithful", "supported"),
     ("consider", "treat", "regard", "count", "mark"),
 )
-# Each distinct trigger word, tested once per text, and the patterns it lets run. A word that
-# contains another one letting the same patterns run is left out (the shorter one is present
-# whenever it is), and an ASCII text is not searched for non-ASCII words.
-_NEEDLES: dict[str, tuple[int, ...]] = {
-    word: tuple(i for i, words in enumerate(_TRIGGERS) if word in words)
-    for word in dict.fromkeys(w for words in _TRIGGERS for w in words)
-}
-_NEEDED = tuple(
-    word
-    for word, indexes in _NEEDLES.items()
-    if not any(o != word and o in word and set(indexes) <= set(_NEEDLES[o]) for o in _NEEDLES)
-)
-_ASCII_NEEDED = tuple(word for word in _NEEDED if word.isascii())
-# A non-ASCII word occurs only where a character of it does: one regex pass (a class test per
-# character) for a letter of each spares most non-ASCII texts (accents, typographic quotes)
-# a substring pass for each non-ASCII word.
-_NON_ASCII_LETTERS = re.compile(
-    "[{}]".format(
-        "".join(
-            re.escape(next(c for c in word if not c.isascii()))
-            for word in _NEEDED
-            if not word.isascii()
-        )
-    )
-)
 
 
 def _triggered(lowered: str) -> list[int]:
     """The indexes of the patterns whose trigger words occur in the lowercased ``lowered``,
     in order."""
-    # filter: the substring tests run in C, with no Python frame per word
-    ascii_only = lowered.isascii() or _NON_ASCII_LETTERS.search(lowered) is None
-    hits = list(filter(lowered.__contains__, _ASCII_NEEDED if ascii_only else _NEEDED))
-    return sorted({i for word in hits for i in _NEEDLES[word]}) if hits else []
+    found = _occurrences(lowered)[0]
+    return [i for i in range(len(_PATTERNS)) if found >> i & 1]
 
 
 # The only non-ASCII characters IGNORECASE matches to ASCII letters, folded for the prefilter.
@@ -541,6 +517,47 @@ def _lowered(text: str) -> str:
 _SEARCH_WORDS = tuple(_search_words(*_START_WORDS[i]) for i in range(len(_PATTERNS)))
 
 
+# One Aho-Corasick automaton (C, one pass over a text, every occurrence of every word, where a
+# substring test per word made about a hundred passes and ``str.find`` per start word as many
+# again) holds each trigger word and each start word, with: its length less one (its start
+# from the end of an occurrence), the patterns it triggers (a bitmask) and those it starts.
+def _automaton() -> Any:
+    triggers: dict[str, int] = {}
+    starts: dict[str, list[int]] = {}
+    for index, words in enumerate(_TRIGGERS):
+        for word in words:
+            triggers[word] = triggers.get(word, 0) | 1 << index
+    for index, searched in enumerate(_SEARCH_WORDS):
+        for word in searched:
+            starts.setdefault(word, []).append(index)
+    automaton = ahocorasick.Automaton()
+    for word in {**triggers, **starts}:
+        automaton.add_word(
+            word, (len(word) - 1, triggers.get(word, 0), tuple(starts.get(word, ())))
+        )
+    automaton.make_automaton()
+    return automaton
+
+
+_AUTOMATON = _automaton()
+
+
+def _occurrences(lowered: str) -> tuple[int, dict[int, list[int]]]:
+    """The patterns whose trigger words occur in ``lowered`` (a bitmask: bit ``i`` for
+    ``_PATTERNS[i]``), and for each pattern the places where its start words begin (in any
+    order, some twice)."""
+    found = 0
+    starts: dict[int, list[int]] = {}
+    for end, (back, triggers, started) in _AUTOMATON.iter(lowered):
+        found |= triggers
+        for index in started:
+            if index in starts:
+                starts[index].append(end - back)
+            else:
+                starts[index] = [end - back]
+    return found, starts
+
+
 def _excerpt(text: str, start: int, end: int) -> str:
     piece = text[max(0, start - EXCERPT_MARGIN) : end + EXCERPT_MARGIN]
     piece = " ".join(piece.split())
@@ -557,12 +574,14 @@ def skeleton(text: str) -> str:
     return bare.translate(_CONFUSABLES) if _CONFUSABLE_CHARS.search(bare) is not None else bare
 
 
-def matches(index: int, text: str, lowered: str | None = None) -> Iterator[re.Match[str]]:
+def matches(
+    index: int, text: str, lowered: str | None = None, starts: Sequence[int] | None = None
+) -> Iterator[re.Match[str]]:
     """The matches of pattern ``index`` in ``text``; for an override or a score request, only
     the orders aimed at the model, not prose about instructions or grades
-    (:func:`~guard.prepare.imperative.aimed_at_model`). ``lowered``: ``_lowered(text)``, if
-    known."""
-    found = _started(index, text, _lowered(text) if lowered is None else lowered)
+    (:func:`~guard.prepare.imperative.aimed_at_model`). ``lowered``: ``_lowered(text)``, and
+    ``starts``: the places its start words begin (:func:`_occurrences`), if known."""
+    found = _started(index, text, _lowered(text) if lowered is None else lowered, starts)
     if index not in _GATED:
         return found
     return _orders(found, text, override=_PATTERNS[index][0] == "override_instructions")
@@ -591,9 +610,11 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
         lowered = _lowered(variant)
-        for index in _triggered(lowered):
-            kind = _PATTERNS[index][0]
-            for match in matches(index, variant, lowered):
+        triggered, starts = _occurrences(lowered)
+        for index, (kind, _) in enumerate(_PATTERNS):
+            if not triggered >> index & 1:
+                continue
+            for match in matches(index, variant, lowered, starts.get(index, ())):
                 excerpt = _excerpt(variant, match.start(), match.end())
                 key = (kind, skeleton(excerpt))  # the text's finding read again in its skeleton
                 if key not in seen:

@@ -7,8 +7,10 @@ decides on (blanks, line breaks, controls, tags, marks, look-alikes)."""
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import unicodedata
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +24,7 @@ from tests.unit import (
     reference_encodings,
     reference_evidence,
     reference_excerpt,
+    reference_injection,
     reference_sanitize,
 )
 
@@ -553,3 +556,38 @@ def test_triggered_patterns_are_those_with_a_trigger_word(text: str) -> None:
         if any(word in lowered for word in words)
     ]
     assert injection._triggered(lowered) == expected
+
+
+_SCANNED = _INSTRUCTIONS | _AROUND_STARTS | _AROUND_TRIGGERS | _ENCODED
+
+
+@settings(max_examples=500)
+@given(_SCANNED)
+def test_scan_equals_the_reference(text: str) -> None:
+    assert injection.scan(text, "evidence") == reference_injection.scan(text, "evidence")
+    lowered = injection._lowered(text)
+    for index in range(len(injection._PATTERNS)):
+        fast = [m.span() for m in injection._started(index, text, lowered)]
+        assert fast == [m.span() for m in reference_injection._started(index, text, lowered)]
+
+
+def _realistic_texts() -> list[str]:
+    """Every text of the realistic dev set (not the held-out ones), joined per request as the
+    scan reads it, and the texts hidden in it that the scan reads too."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "data" / "realistic-dev.jsonl"
+    texts = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line) if line.strip() else {}
+        context = row.get("context") or []
+        docs = [context] if isinstance(context, str) else context
+        bodies = [d if isinstance(d, str) else d.get("text", "") for d in docs]
+        for text in (row.get("output") or "", "\n".join([*bodies, row.get("question") or ""])):
+            texts += [text, *(plain for _, plain in encodings.hidden(text)[0])]
+    return texts
+
+
+def test_scan_of_realistic_texts_equals_the_reference() -> None:
+    texts = _realistic_texts()
+    assert len(texts) > 100
+    for text in texts:
+        assert injection.scan(text, "evidence") == reference_injection.scan(text, "evidence")
