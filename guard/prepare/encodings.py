@@ -115,10 +115,13 @@ _SOLID = (
 )
 
 
-# Shape prefilters for an ASCII text: ``bytes.translate`` maps every byte to its class (about
+# Shape prefilters: ``bytes.translate`` maps every byte of the text's UTF-8 to its class (about
 # 1 ns a byte, a tenth of a regex pass that tries a match at each letter), and a substring test
 # of the shapes tells whether a decoder's run can occur at all. A text that passes is searched
-# by the decoder's regex as before, so the prefilters change no result.
+# by the decoder's regex as before, so the prefilters change no result. The decoders' classes
+# are ASCII: a non-ASCII character becomes bytes of 0x80 or more, in no class, so it breaks a
+# run in the shape as it does in the text. The spaced-out letters' ``\w`` holds non-ASCII
+# letters too: only an ASCII text is prefiltered for them.
 def _shape_table(*classes: tuple[str, str]) -> bytes:
     """A ``bytes.translate`` table: each byte of a class's characters to its mark, any other
     byte to ``.``."""
@@ -141,9 +144,9 @@ _SPACED_SHAPE = _shape_table((_ALNUM, "w"), (" .-*", "s"))
 _SPACED_HINT_SHAPE = b"swswsw"  # _SPACED_HINT without its (?!\w)
 
 
-def _ascii_shape(text: str, table: bytes) -> bytes | None:
-    """The shape of ``text`` under ``table`` (None: ``text`` is not ASCII)."""
-    return text.encode("ascii").translate(table) if text.isascii() else None
+def _shape(text: str, table: bytes) -> bytes:
+    """The shape of ``text``'s UTF-8 under ``table``."""
+    return text.encode("utf-8", "surrogatepass").translate(table)
 
 
 def _readable(raw: bytes) -> str | None:
@@ -157,10 +160,7 @@ def _readable(raw: bytes) -> str | None:
 
 
 def _base64(text: str) -> list[str]:
-    shape = _ascii_shape(text, _BASE64_SHAPE)
-    if shape is not None and _BASE64_HINT_SHAPE not in shape:
-        return []
-    if shape is None and _BASE64_HINT.search(text) is None:
+    if _BASE64_HINT_SHAPE not in _shape(text, _BASE64_SHAPE):  # no _BASE64_HINT
         return []
     found: list[str] = []
     for match in islice(_BASE64_RUN.finditer(text), MAX_DECODED_RUNS):
@@ -178,8 +178,7 @@ def _base64(text: str) -> list[str]:
 def _hex(text: str) -> list[str]:
     if "\\x" in text or "0x" in text or "0X" in text:
         text = _HEX_PREFIX.sub("", text)
-    shape = _ascii_shape(text, _HEX_SHAPE)
-    if shape is not None and _HEX_RUN_SHAPE not in shape:
+    if _HEX_RUN_SHAPE not in _shape(text, _HEX_SHAPE):
         return []
     found: list[str] = []
     for match in islice(_HEX_RUN.finditer(text), MAX_DECODED_RUNS):
@@ -201,8 +200,7 @@ def _spaced(text: str) -> tuple[str, list[str]]:
             runs.append(letters[:MAX_DECODED_CHARS])
         return letters
 
-    shape = None if "_" in text else _ascii_shape(text, _SPACED_SHAPE)
-    if shape is not None and _SPACED_HINT_SHAPE not in shape:
+    if text.isascii() and "_" not in text and _SPACED_HINT_SHAPE not in _shape(text, _SPACED_SHAPE):
         return "", []
     if _SPACED_HINT.search(text) is None:
         return "", []
@@ -223,9 +221,7 @@ def solid_phrases(runs: list[str]) -> list[tuple[str, str]]:
 
 def _leet_hint(text: str) -> bool:
     """Whether ``text`` holds a letter next to a digit or symbol read as one (_LEET_HINT)."""
-    shape = _ascii_shape(text, _LEET_SHAPE)
-    if shape is None:
-        return _LEET_HINT.search(text) is not None
+    shape = _shape(text, _LEET_SHAPE)
     return b"ad" in shape or b"da" in shape or b"ea" in shape
 
 

@@ -501,15 +501,16 @@ _CONFUSABLES = str.maketrans(
 )
 # ``str.translate`` with a dict looks every character of a non-ASCII text up (about 0.1 us
 # each); one pass of the regex engine (a bitmap test per character) finds whether any
-# character of a table occurs, and most texts skip the translation.
-_TWIN_CHARS = re.compile(class_pattern(_IGNORECASE_TWINS))
+# character of a table occurs, and most texts skip the translation. For the four twins, four
+# substring tests (a character search each, ~0.1 ns a character) are cheaper still.
+_TWINS = tuple(map(chr, _IGNORECASE_TWINS))
 _CONFUSABLE_CHARS = re.compile(class_pattern(_CONFUSABLES))
 
 
 def _lowered(text: str) -> str:
     """``text`` lowercased with the IGNORECASE twins of ASCII letters folded (the prefilter's
     view)."""
-    if text.isascii() or _TWIN_CHARS.search(text) is None:
+    if text.isascii() or not any(map(text.__contains__, _TWINS)):
         return text.lower()
     return text.translate(_IGNORECASE_TWINS).lower()
 

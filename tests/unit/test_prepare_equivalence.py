@@ -235,6 +235,9 @@ _ENCODED = _strung(
         "=",
         "x",
         "ｉ",
+        " ü",
+        "ü-ü-ü",
+        "٣ ٣",
     ],
     30,
 )
@@ -264,16 +267,25 @@ def test_ascii_translate_equals_str_translate(text: str) -> None:
     assert encodings.hidden(text) == reference_encodings.hidden(text)
 
 
-@settings(max_examples=300)
-@given(st.text(alphabet=st.sampled_from("aZ09+/=: ,.-_*!|$@7"), max_size=60))
+# non-ASCII characters among them: a letter (\w, not [A-Za-z]), digits of other scripts
+# (\w, not [0-9]), typography, an astral character and a lone surrogate
+_SHAPED = "aZ09+/=: ,.-_*!|$@7" + "é٣\u2013\U0001f600\ud800"
+
+
+@settings(max_examples=400)
+@given(
+    st.text(alphabet=st.sampled_from(_SHAPED[:19]), max_size=60)
+    | st.text(alphabet=st.sampled_from(_SHAPED), max_size=60)
+)
 def test_shape_prefilters_never_skip_a_match(text: str) -> None:
     assert encodings._leet_hint(text) == (encodings._LEET_HINT.search(text) is not None)
-    b64 = encodings._BASE64_HINT_SHAPE in text.encode().translate(encodings._BASE64_SHAPE)
+    b64 = encodings._BASE64_HINT_SHAPE in encodings._shape(text, encodings._BASE64_SHAPE)
     assert b64 == (encodings._BASE64_HINT.search(text) is not None)
     if encodings._HEX_RUN.search(text):
-        assert encodings._HEX_RUN_SHAPE in text.encode().translate(encodings._HEX_SHAPE)
-    if encodings._SPACED_HINT.search(text) and "_" not in text:
-        assert encodings._SPACED_HINT_SHAPE in text.encode().translate(encodings._SPACED_SHAPE)
+        assert encodings._HEX_RUN_SHAPE in encodings._shape(text, encodings._HEX_SHAPE)
+    if encodings._SPACED_HINT.search(text) and "_" not in text and text.isascii():
+        assert encodings._SPACED_HINT_SHAPE in encodings._shape(text, encodings._SPACED_SHAPE)
+    assert encodings.hidden(text) == reference_encodings.hidden(text)
 
 
 _AT_WORDS = _strung(
@@ -591,3 +603,9 @@ def test_scan_of_realistic_texts_equals_the_reference() -> None:
     assert len(texts) > 100
     for text in texts:
         assert injection.scan(text, "evidence") == reference_injection.scan(text, "evidence")
+
+
+@settings(max_examples=300)
+@given(_AT_WORDS | _TEXTS)
+def test_lowered_equals_twins_folded_then_lowercased(text: str) -> None:
+    assert injection._lowered(text) == text.translate(injection._IGNORECASE_TWINS).lower()
