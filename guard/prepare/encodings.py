@@ -121,7 +121,7 @@ _SOLID = (
 # by the decoder's regex as before, so the prefilters change no result. The decoders' classes
 # are ASCII: a non-ASCII character becomes bytes of 0x80 or more, in no class, so it breaks a
 # run in the shape as it does in the text. The spaced-out letters' ``\w`` holds non-ASCII
-# letters too: only an ASCII text is prefiltered for them.
+# letters too, each 2 to 4 bytes of the shape.
 def _shape_table(*classes: tuple[str, str]) -> bytes:
     """A ``bytes.translate`` table: each byte of a class's characters to its mark, any other
     byte to ``.``."""
@@ -141,7 +141,9 @@ _LEET_SHAPE = _shape_table((string.ascii_letters, "a"), ("0134579@$|", "d"), ("!
 # _LEET_HINT matches where the shape holds "ad", "da" or "ea"
 # "_" is a separator and a word character: a text holding one is not prefiltered
 _SPACED_SHAPE = _shape_table((_ALNUM, "w"), (" .-*", "s"))
-_SPACED_HINT_SHAPE = b"swswsw"  # _SPACED_HINT without its (?!\w)
+_SPACED_HINT_SHAPE = b"swswsw"  # _SPACED_HINT without its (?!\w), in an ASCII text
+# the same in any text: a \w that is not ASCII is 2 to 4 bytes, each "."
+_SPACED_HINT_BYTES = re.compile(rb"s(?:w|\.{2,4})s(?:w|\.{2,4})s(?:w|\.{2,4})")
 
 
 def _shape(text: str, table: bytes) -> bytes:
@@ -189,6 +191,17 @@ def _hex(text: str) -> list[str]:
     return found
 
 
+def _may_be_spaced(text: str) -> bool:
+    """Whether :data:`_SPACED_HINT` may match ``text``, as its shape tells ("_" is a separator
+    and a word character: a text holding one is not prefiltered)."""
+    if "_" in text:
+        return True
+    shape = _shape(text, _SPACED_SHAPE)
+    if text.isascii():
+        return _SPACED_HINT_SHAPE in shape
+    return _SPACED_HINT_BYTES.search(shape) is not None
+
+
 def _spaced(text: str) -> tuple[str, list[str]]:
     """``text`` with its runs of spaced-out letters closed up ("" when it has none), and the
     closed-up runs long enough to be words written solid."""
@@ -200,9 +213,7 @@ def _spaced(text: str) -> tuple[str, list[str]]:
             runs.append(letters[:MAX_DECODED_CHARS])
         return letters
 
-    if text.isascii() and "_" not in text and _SPACED_HINT_SHAPE not in _shape(text, _SPACED_SHAPE):
-        return "", []
-    if _SPACED_HINT.search(text) is None:
+    if not _may_be_spaced(text) or _SPACED_HINT.search(text) is None:
         return "", []
     closed, count = _SPACED_RUN.subn(close_up, text)
     return (closed if count else ""), runs
