@@ -48,6 +48,7 @@ import secrets
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import ahocorasick
@@ -67,6 +68,8 @@ MAX_FINDINGS_PER_TEXT = 10
 MAX_GATED_MATCHES = 50  # matches of one pattern in one text read as orders or prose, at most
 EXCERPT_MARGIN = 30
 EXCERPT_MAX_CHARS = 160
+SKELETON_RUNS = 4096  # distinct runs of non-ASCII characters whose skeleton is remembered
+MOSTLY_ASCII = 16  # a text with at most one non-ASCII byte in this many characters: by runs
 
 _MARKER_START = re.compile(r"<<(?=\s*/?\s*(?:BEGIN|END))", re.IGNORECASE)
 _ESCAPED_MARKER_START = "‹‹"
@@ -565,14 +568,37 @@ def _excerpt(text: str, start: int, end: int) -> str:
     return piece if len(piece) <= EXCERPT_MAX_CHARS else piece[: EXCERPT_MAX_CHARS - 1] + "…"
 
 
+def _folded(text: str) -> str:
+    """:func:`skeleton` of any ``text``, in whole-text passes."""
+    bare = unicodedata.normalize("NFC", drop_combining_marks(unicodedata.normalize("NFKD", text)))
+    return bare.translate(_CONFUSABLES) if _CONFUSABLE_CHARS.search(bare) is not None else bare
+
+
+# A text mostly ASCII (accents, dashes, currency signs here and there: most realistic text) is
+# folded a run of non-ASCII characters at a time, each distinct run once: ASCII characters are
+# their own skeleton, and no NFC composition crosses them (no ASCII character is the second of
+# a canonical pair, and an ASCII first's second is always a combining mark, dropped), so the
+# runs' skeletons between the text's ASCII characters are the text's skeleton.
+_NON_ASCII_RUN = re.compile("[^\x00-\x7f]+")
+_RUN_FOLDED = lru_cache(maxsize=SKELETON_RUNS)(_folded)
+MAX_REMEMBERED_RUN = 32  # characters: the cache's memory stays bounded
+
+
+def _folded_run(match: re.Match[str]) -> str:
+    run = match.group()
+    return _RUN_FOLDED(run) if len(run) <= MAX_REMEMBERED_RUN else _folded(run)
+
+
 def skeleton(text: str) -> str:
     """``text`` as a reader sees it: compatibility forms folded (NFKC: "𝐈𝐠𝐧𝐨𝐫𝐞", "ⓘⓖⓝⓞⓡⓔ"),
     combining marks dropped ("i̶g̶nore", accents) and Greek and Cyrillic letters that look Latin
     made Latin ("Ιgnore" with a Greek capital iota). Only scanned, never shown to a judge."""
     if text.isascii():
         return text
-    bare = unicodedata.normalize("NFC", drop_combining_marks(unicodedata.normalize("NFKD", text)))
-    return bare.translate(_CONFUSABLES) if _CONFUSABLE_CHARS.search(bare) is not None else bare
+    # UTF-8 bytes beyond one per character: at least one per non-ASCII character
+    if len(text.encode("utf-8", "surrogatepass")) - len(text) <= len(text) // MOSTLY_ASCII:
+        return _NON_ASCII_RUN.sub(_folded_run, text)
+    return _folded(text)
 
 
 def matches(

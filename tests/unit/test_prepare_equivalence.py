@@ -64,13 +64,50 @@ def test_sentence_ends_are_found_where_the_previous_pattern_found_them(text: str
     assert found == [m.span() for m in _PREVIOUS_SENTENCE_END.finditer(text)]
 
 
-@settings(max_examples=200)
-@given(_TEXTS)
+# mostly ASCII text with what NFKD, the marks, NFC and the confusables change: accents
+# precomposed and as marks after an ASCII letter, Hangul jamo and a Tamil vowel sign that NFC
+# composes with the character before (a second of canonical class 0), compatibility forms, look-
+# alikes, and long runs (beyond the remembered length)
+_MOSTLY_ASCII_PIECES = [
+    *("The policy allows returns ", "within 30 days", ". ", "\n", "e", "a", "x" * 20, " "),
+    *("é", "\u0301", "\u0308", "–", "£", "\u1100", "\u1161", "\u11a8", "가", "\u0bc6"),
+    *("\u0bbe", "ﬁ", "①", "Ι", "Σ", "ς", "Ｉ" * 40, "\u0301" * 35, "Åé" * 20, "\U0001d400"),
+]
+_MOSTLY_ASCII = st.lists(
+    st.sampled_from(_MOSTLY_ASCII_PIECES[:8]) | st.sampled_from(_MOSTLY_ASCII_PIECES),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400)
+@given(_TEXTS | _MOSTLY_ASCII)
+@example("x" * 40 + "\u1100\u1161\u11a8" + "x" * 40)  # jamo NFC composes, in one run
+@example("x" * 40 + "\u0bc6\u0bbe." + "x" * 40)
+@example("x" * 40 + "e\u0301\u0308" + "x" * 40)  # marks after an ASCII letter
+@example("x" * 1400 + "Ｉ" * 40 + "①")  # a run longer than the remembered ones
 def test_skeleton_equals_the_reference(text: str) -> None:
     decomposed = unicodedata.normalize("NFKD", text)
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     expected = unicodedata.normalize("NFC", bare).translate(injection._CONFUSABLES)
     assert injection.skeleton(text) == (text if text.isascii() else expected)
+
+
+def test_no_canonical_composition_crosses_an_ascii_character() -> None:
+    """The premise of folding a mostly-ASCII text a run of non-ASCII characters at a time: in
+    every canonical pair NFC composes, the second is not ASCII, and when the first is ASCII the
+    second is a combining mark (which the skeleton drops)."""
+    pairs = 0
+    for code in range(0x110000):
+        fields = unicodedata.decomposition(chr(code)).split()
+        if len(fields) != 2 or fields[0].startswith("<"):
+            continue
+        first, second = (chr(int(field, 16)) for field in fields)
+        if unicodedata.normalize("NFC", first + second) != chr(code):
+            continue  # a composition exclusion: NFC never forms it
+        pairs += 1
+        assert not second.isascii(), hex(code)
+        assert not first.isascii() or unicodedata.combining(second), hex(code)
+    assert pairs > 900
 
 
 _PIECES = ["ab", "Σ", "ΑΣ", "İ", "the", "12", "²", " ", ". ", "。", "\n\n", "! ", "é", "[1]"]
