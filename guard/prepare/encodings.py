@@ -142,8 +142,9 @@ _LEET_SHAPE = _shape_table((string.ascii_letters, "a"), ("0134579@$|", "d"), ("!
 # "_" is a separator and a word character: a text holding one is not prefiltered
 _SPACED_SHAPE = _shape_table((_ALNUM, "w"), (" .-*", "s"))
 _SPACED_HINT_SHAPE = b"swswsw"  # _SPACED_HINT without its (?!\w), in an ASCII text
-# the same in any text: a \w that is not ASCII is 2 to 4 bytes, each "."
-_SPACED_HINT_BYTES = re.compile(rb"s(?:w|\.{2,4})s(?:w|\.{2,4})s(?:w|\.{2,4})")
+# the same in any text: a \w that is not ASCII is 2 to 4 bytes, each "." (and the last letter
+# is followed by no ASCII one)
+_SPACED_HINT_BYTES = re.compile(rb"s(?:w|\.{2,4})s(?:w|\.{2,4})s(?:w|\.{2,4})(?!w)")
 
 
 def _shape(text: str, table: bytes) -> bytes:

@@ -317,6 +317,8 @@ _SHAPED = "aZ09+/=: ,.-_*!|$@7" + "é٣\u2013\U0001f600\U0001d400\ud800"
 @example(" \U0001d400 \U0001d400 \U0001d400")  # letters of 4 bytes, spaced out
 @example("x.é.é-é")
 @example(" ٣*٣ \U0001d400")
+@example(" é é é–")  # the last spaced letter followed by a non-ASCII non-letter
+@example(" é é éa é")
 def test_shape_prefilters_never_skip_a_match(text: str) -> None:
     assert encodings._leet_hint(text) == (encodings._LEET_HINT.search(text) is not None)
     b64 = encodings._BASE64_HINT_SHAPE in encodings._shape(text, encodings._BASE64_SHAPE)
