@@ -67,8 +67,8 @@ _ROT13 = bytes.maketrans(
         + string.ascii_uppercase[:13]
     ).encode(),
 )
-_ROT13_HINTS = tuple(codecs.encode(word, "rot13") for word in _KEY_WORDS)
-_REVERSED_HINTS = tuple(word[::-1] for word in _KEY_WORDS)
+ROT13_KEY_WORDS = tuple(codecs.encode(word, "rot13") for word in _KEY_WORDS)
+REVERSED_KEY_WORDS = tuple(word[::-1] for word in _KEY_WORDS)
 
 # leetspeak: a letter next to a digit or symbol read as a letter ("!" only before a letter:
 # after one it ends a sentence)
@@ -237,15 +237,22 @@ def _leet_hint(text: str) -> bool:
     return b"ad" in shape or b"da" in shape or b"ea" in shape
 
 
-def hidden(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+def hidden(
+    text: str, key_words: tuple[bool, bool] | None = None
+) -> tuple[list[tuple[str, str]], list[str]]:
     """The readable texts hidden in ``text`` as ``(encoding, text)`` pairs, and the closed-up
-    runs of spaced-out letters (for :func:`solid_phrases`)."""
+    runs of spaced-out letters (for :func:`solid_phrases`). ``key_words``: whether one of
+    :data:`ROT13_KEY_WORDS` and one of :data:`REVERSED_KEY_WORDS` occur in ``text.lower()``,
+    when the caller knows (the injection scan's one pass over the text finds them)."""
     found: list[tuple[str, str]] = [("base64", plain) for plain in _base64(text)]
     found += [("hex", plain) for plain in _hex(text)]
-    lowered = text.lower()
-    if any(map(lowered.__contains__, _ROT13_HINTS)):  # map: no Python frame per hint
+    if key_words is None:
+        lowered = text.lower()  # map: no Python frame per word
+        rot13 = any(map(lowered.__contains__, ROT13_KEY_WORDS))
+        key_words = rot13, any(map(lowered.__contains__, REVERSED_KEY_WORDS))
+    if key_words[0]:
         found.append(("rot13", ascii_translate(text, _ROT13)))
-    if any(map(lowered.__contains__, _REVERSED_HINTS)):
+    if key_words[1]:
         found.append(("reversed", text[::-1]))
     if _leet_hint(text):
         as_i, as_l = ascii_translate(text, _LEET_AS_I), ascii_translate(text, _LEET_AS_L)

@@ -510,12 +510,15 @@ _TWINS = tuple(map(chr, _IGNORECASE_TWINS))
 _CONFUSABLE_CHARS = re.compile(class_pattern(_CONFUSABLES))
 
 
+def _has_twins(text: str) -> bool:
+    """Whether ``text`` holds one of the IGNORECASE twins of ASCII letters."""
+    return not text.isascii() and any(map(text.__contains__, _TWINS))
+
+
 def _lowered(text: str) -> str:
     """``text`` lowercased with the IGNORECASE twins of ASCII letters folded (the prefilter's
     view)."""
-    if text.isascii() or not any(map(text.__contains__, _TWINS)):
-        return text.lower()
-    return text.translate(_IGNORECASE_TWINS).lower()
+    return text.translate(_IGNORECASE_TWINS).lower() if _has_twins(text) else text.lower()
 
 
 _SEARCH_WORDS = tuple(_search_words(*_START_WORDS[i]) for i in range(len(_PATTERNS)))
@@ -524,13 +527,25 @@ _SEARCH_WORDS = tuple(_search_words(*_START_WORDS[i]) for i in range(len(_PATTER
 # One Aho-Corasick automaton (C, one pass over a text, every occurrence of every word, where a
 # substring test per word made about a hundred passes and ``str.find`` per start word as many
 # again) holds each trigger word and each start word, with: its length less one (its start
-# from the end of an occurrence), the patterns it triggers (a bitmask) and those it starts.
+# from the end of an occurrence), the patterns it triggers (a bitmask) and those it starts. The
+# key words the rot13 and reversed decoders look for (:mod:`~guard.prepare.encodings`) are in
+# it too, with a bit each past the patterns' ones.
+_ROT13_BIT = 1 << len(_PATTERNS)
+_REVERSED_BIT = 1 << (len(_PATTERNS) + 1)
+
+
 def _automaton() -> Any:
     triggers: dict[str, int] = {}
     starts: dict[str, list[int]] = {}
     for index, words in enumerate(_TRIGGERS):
         for word in words:
             triggers[word] = triggers.get(word, 0) | 1 << index
+    for bit, words in (
+        (_ROT13_BIT, encodings.ROT13_KEY_WORDS),
+        (_REVERSED_BIT, encodings.REVERSED_KEY_WORDS),
+    ):
+        for word in words:
+            triggers[word] = triggers.get(word, 0) | bit
     for index, searched in enumerate(_SEARCH_WORDS):
         for word in searched:
             starts.setdefault(word, []).append(index)
@@ -630,14 +645,23 @@ def _orders(
 def scan(text: str, location: Location) -> list[InjectionFinding]:
     """Instruction-like text aimed at the judge found in ``text`` or its :func:`skeleton`, at
     most a bounded number."""
+    return _scan(text, location)[0]
+
+
+def _scan(text: str, location: Location) -> tuple[list[InjectionFinding], int]:
+    """:func:`scan`, and the bitmask :func:`_occurrences` found in ``text`` itself (the
+    decoders' key-word bits among it)."""
     findings: list[InjectionFinding] = []
+    in_text = 0
     if not text:
-        return findings
+        return findings, in_text
     seen: set[tuple[str, str]] = set()
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
         lowered = _lowered(variant)
         triggered, starts = _occurrences(lowered)
+        if variant is text:
+            in_text = triggered
         for index, (kind, _) in enumerate(_PATTERNS):
             if not triggered >> index & 1:
                 continue
@@ -648,8 +672,8 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
                     seen.add(key)
                     findings.append(InjectionFinding(kind=kind, location=location, excerpt=excerpt))
                 if len(findings) >= MAX_FINDINGS_PER_TEXT:
-                    return findings
-    return findings
+                    return findings, in_text
+    return findings, in_text
 
 
 def _dedupe(findings: Iterable[InjectionFinding]) -> list[InjectionFinding]:
@@ -676,8 +700,10 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
     :data:`MAX_FINDINGS_PER_TEXT` of them per text."""
     if not text:  # nothing to read, nothing hidden (a request's attributes often)
         return []
-    findings = scan(text, location)
-    hidden, solid_runs = encodings.hidden(text)
+    findings, in_text = _scan(text, location)
+    keys = (bool(in_text & _ROT13_BIT), bool(in_text & _REVERSED_BIT))
+    # the decoders' key words found in _lowered(text): text.lower() unless it holds a twin
+    hidden, solid_runs = encodings.hidden(text, None if _has_twins(text) else keys)
     found: list[InjectionFinding] = [
         InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
         for kind, phrase in encodings.solid_phrases(solid_runs)

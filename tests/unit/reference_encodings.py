@@ -71,9 +71,9 @@ def hidden(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     found: list[tuple[str, str]] = [("base64", plain) for plain in _base64(text)]
     found += [("hex", plain) for plain in _hex(text)]
     lowered = text.lower()
-    if any(hint in lowered for hint in e._ROT13_HINTS):
+    if any(hint in lowered for hint in e.ROT13_KEY_WORDS):
         found.append(("rot13", text.translate(_ROT13)))
-    if any(hint in lowered for hint in e._REVERSED_HINTS):
+    if any(hint in lowered for hint in e.REVERSED_KEY_WORDS):
         found.append(("reversed", text[::-1]))
     if e._LEET_HINT.search(text) is not None:
         found.append(("leetspeak", f"{text.translate(_LEET_AS_I)}\n{text.translate(_LEET_AS_L)}"))

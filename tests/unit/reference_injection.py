@@ -9,8 +9,10 @@ import re
 from collections.abc import Iterator
 
 from guard.models import InjectionFinding
+from guard.prepare import encodings
 from guard.prepare import injection as i
 from guard.prepare.injection import Location
+from tests.unit import reference_encodings
 
 
 def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
@@ -75,3 +77,24 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
                 if len(findings) >= i.MAX_FINDINGS_PER_TEXT:
                     return findings
     return findings
+
+
+def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
+    """The scan of ``text`` and of the texts hidden in it, with each decoder looking for its
+    key words on its own (``reference_encodings.hidden``)."""
+    if not text:
+        return []
+    findings = scan(text, location)
+    hidden, solid_runs = reference_encodings.hidden(text)
+    found: list[InjectionFinding] = [
+        InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
+        for kind, phrase in encodings.solid_phrases(solid_runs)
+    ]
+    for encoding, plain in hidden:
+        found += [
+            f.model_copy(update={"excerpt": f"{encoding}: {f.excerpt}"})
+            for f in scan(plain, location)
+        ]
+        if len(found) >= i.MAX_FINDINGS_PER_TEXT:
+            break
+    return findings + found[: i.MAX_FINDINGS_PER_TEXT]
