@@ -18,8 +18,9 @@ Decoded bytes count only when they are UTF-8 and at least 95 % printable: a hash
 or a compressed blob decodes to noise and is dropped, so benign ids and tokens cost a decode and
 never a finding. Every step is linear in the text and bounded (at most
 :data:`MAX_DECODED_RUNS` runs of at most :data:`MAX_DECODED_CHARS` characters per encoding);
-the gates are substring tests and regexes that start with a character class, so text without
-any encoding costs a few passes of the regex engine.
+the gates are substring tests of the text's shape (its UTF-8 bytes mapped to character classes
+by ``bytes.translate``) and of key words (found by the injection scan's one pass over the text,
+when it calls), so text without any encoding costs a few passes at about a nanosecond a byte.
 """
 
 from __future__ import annotations
