@@ -18,8 +18,9 @@ Decoded bytes count only when they are UTF-8 and at least 95 % printable: a hash
 or a compressed blob decodes to noise and is dropped, so benign ids and tokens cost a decode and
 never a finding. Every step is linear in the text and bounded (at most
 :data:`MAX_DECODED_RUNS` runs of at most :data:`MAX_DECODED_CHARS` characters per encoding);
-the gates are substring tests and regexes that start with a character class, so text without
-any encoding costs a few passes of the regex engine.
+the gates are substring tests of the text's shape (its UTF-8 bytes mapped to character classes
+by ``bytes.translate``) and of key words (found by the injection scan's one pass over the text,
+when it calls), so text without any encoding costs a few passes at about a nanosecond a byte.
 """
 
 from __future__ import annotations
@@ -58,21 +59,33 @@ _KEY_WORDS = (
     "grounded",
     "system",
 )
-_ROT13 = str.maketrans(
-    string.ascii_lowercase + string.ascii_uppercase,
-    string.ascii_lowercase[13:]
-    + string.ascii_lowercase[:13]
-    + string.ascii_uppercase[13:]
-    + string.ascii_uppercase[:13],
+_ROT13 = bytes.maketrans(
+    (string.ascii_lowercase + string.ascii_uppercase).encode(),
+    (
+        string.ascii_lowercase[13:]
+        + string.ascii_lowercase[:13]
+        + string.ascii_uppercase[13:]
+        + string.ascii_uppercase[:13]
+    ).encode(),
 )
-_ROT13_HINTS = tuple(codecs.encode(word, "rot13") for word in _KEY_WORDS)
-_REVERSED_HINTS = tuple(word[::-1] for word in _KEY_WORDS)
+ROT13_KEY_WORDS = tuple(codecs.encode(word, "rot13") for word in _KEY_WORDS)
+REVERSED_KEY_WORDS = tuple(word[::-1] for word in _KEY_WORDS)
 
 # leetspeak: a letter next to a digit or symbol read as a letter ("!" only before a letter:
 # after one it ends a sentence)
 _LEET_HINT = re.compile(r"[0134579@$|!](?:(?<=[A-Za-z][0134579@$|])|(?=[A-Za-z]))")
-_LEET_AS_I = str.maketrans("0134579@$!|", "oieastgasil")
-_LEET_AS_L = str.maketrans("0134579@$!|", "oleastgasii")
+_LEET_AS_I = bytes.maketrans(b"0134579@$!|", b"oieastgasil")
+_LEET_AS_L = bytes.maketrans(b"0134579@$!|", b"oleastgasii")
+
+
+def ascii_translate(text: str, table: bytes) -> str:
+    """``text`` with its ASCII characters mapped by the ``bytes.translate`` ``table`` (which
+    maps ASCII bytes to ASCII bytes), its other characters unchanged: the table applied to the
+    UTF-8 bytes, where every byte of a non-ASCII character is 0x80 or more and stays. About a
+    byte a nanosecond, where ``str.translate`` looks each character of a non-ASCII text up in
+    its dict (about 60 ns each)."""
+    return text.encode("utf-8", "surrogatepass").translate(table).decode("utf-8", "surrogatepass")
+
 
 # spaced-out letters: single letters joined by one separator ("i g n o r e", "G.r.a.d.e.r")
 _SPACED_RUN = re.compile(r"\w(?<!\w\w)(?:[ .\-_*]\w(?!\w)){2,}")
@@ -103,10 +116,13 @@ _SOLID = (
 )
 
 
-# Shape prefilters for an ASCII text: ``bytes.translate`` maps every byte to its class (about
+# Shape prefilters: ``bytes.translate`` maps every byte of the text's UTF-8 to its class (about
 # 1 ns a byte, a tenth of a regex pass that tries a match at each letter), and a substring test
 # of the shapes tells whether a decoder's run can occur at all. A text that passes is searched
-# by the decoder's regex as before, so the prefilters change no result.
+# by the decoder's regex as before, so the prefilters change no result. The decoders' classes
+# are ASCII: a non-ASCII character becomes bytes of 0x80 or more, in no class, so it breaks a
+# run in the shape as it does in the text. The spaced-out letters' ``\w`` holds non-ASCII
+# letters too, each 2 to 4 bytes of the shape.
 def _shape_table(*classes: tuple[str, str]) -> bytes:
     """A ``bytes.translate`` table: each byte of a class's characters to its mark, any other
     byte to ``.``."""
@@ -126,12 +142,15 @@ _LEET_SHAPE = _shape_table((string.ascii_letters, "a"), ("0134579@$|", "d"), ("!
 # _LEET_HINT matches where the shape holds "ad", "da" or "ea"
 # "_" is a separator and a word character: a text holding one is not prefiltered
 _SPACED_SHAPE = _shape_table((_ALNUM, "w"), (" .-*", "s"))
-_SPACED_HINT_SHAPE = b"swswsw"  # _SPACED_HINT without its (?!\w)
+_SPACED_HINT_SHAPE = b"swswsw"  # _SPACED_HINT without its (?!\w), in an ASCII text
+# the same in any text: a \w that is not ASCII is 2 to 4 bytes, each "." (and the last letter
+# is followed by no ASCII one)
+_SPACED_HINT_BYTES = re.compile(rb"s(?:w|\.{2,4})s(?:w|\.{2,4})s(?:w|\.{2,4})(?!w)")
 
 
-def _ascii_shape(text: str, table: bytes) -> bytes | None:
-    """The shape of ``text`` under ``table`` (None: ``text`` is not ASCII)."""
-    return text.encode("ascii").translate(table) if text.isascii() else None
+def _shape(text: str, table: bytes) -> bytes:
+    """The shape of ``text``'s UTF-8 under ``table``."""
+    return text.encode("utf-8", "surrogatepass").translate(table)
 
 
 def _readable(raw: bytes) -> str | None:
@@ -145,10 +164,7 @@ def _readable(raw: bytes) -> str | None:
 
 
 def _base64(text: str) -> list[str]:
-    shape = _ascii_shape(text, _BASE64_SHAPE)
-    if shape is not None and _BASE64_HINT_SHAPE not in shape:
-        return []
-    if shape is None and _BASE64_HINT.search(text) is None:
+    if _BASE64_HINT_SHAPE not in _shape(text, _BASE64_SHAPE):  # no _BASE64_HINT
         return []
     found: list[str] = []
     for match in islice(_BASE64_RUN.finditer(text), MAX_DECODED_RUNS):
@@ -166,8 +182,7 @@ def _base64(text: str) -> list[str]:
 def _hex(text: str) -> list[str]:
     if "\\x" in text or "0x" in text or "0X" in text:
         text = _HEX_PREFIX.sub("", text)
-    shape = _ascii_shape(text, _HEX_SHAPE)
-    if shape is not None and _HEX_RUN_SHAPE not in shape:
+    if _HEX_RUN_SHAPE not in _shape(text, _HEX_SHAPE):
         return []
     found: list[str] = []
     for match in islice(_HEX_RUN.finditer(text), MAX_DECODED_RUNS):
@@ -176,6 +191,17 @@ def _hex(text: str) -> list[str]:
         if plain:
             found.append(plain)
     return found
+
+
+def _may_be_spaced(text: str) -> bool:
+    """Whether :data:`_SPACED_HINT` may match ``text``, as its shape tells ("_" is a separator
+    and a word character: a text holding one is not prefiltered)."""
+    if "_" in text:
+        return True
+    shape = _shape(text, _SPACED_SHAPE)
+    if text.isascii():
+        return _SPACED_HINT_SHAPE in shape
+    return _SPACED_HINT_BYTES.search(shape) is not None
 
 
 def _spaced(text: str) -> tuple[str, list[str]]:
@@ -189,10 +215,7 @@ def _spaced(text: str) -> tuple[str, list[str]]:
             runs.append(letters[:MAX_DECODED_CHARS])
         return letters
 
-    shape = None if "_" in text else _ascii_shape(text, _SPACED_SHAPE)
-    if shape is not None and _SPACED_HINT_SHAPE not in shape:
-        return "", []
-    if _SPACED_HINT.search(text) is None:
+    if not _may_be_spaced(text) or _SPACED_HINT.search(text) is None:
         return "", []
     closed, count = _SPACED_RUN.subn(close_up, text)
     return (closed if count else ""), runs
@@ -211,24 +234,30 @@ def solid_phrases(runs: list[str]) -> list[tuple[str, str]]:
 
 def _leet_hint(text: str) -> bool:
     """Whether ``text`` holds a letter next to a digit or symbol read as one (_LEET_HINT)."""
-    shape = _ascii_shape(text, _LEET_SHAPE)
-    if shape is None:
-        return _LEET_HINT.search(text) is not None
+    shape = _shape(text, _LEET_SHAPE)
     return b"ad" in shape or b"da" in shape or b"ea" in shape
 
 
-def hidden(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+def hidden(
+    text: str, key_words: tuple[bool, bool] | None = None
+) -> tuple[list[tuple[str, str]], list[str]]:
     """The readable texts hidden in ``text`` as ``(encoding, text)`` pairs, and the closed-up
-    runs of spaced-out letters (for :func:`solid_phrases`)."""
+    runs of spaced-out letters (for :func:`solid_phrases`). ``key_words``: whether one of
+    :data:`ROT13_KEY_WORDS` and one of :data:`REVERSED_KEY_WORDS` occur in ``text.lower()``,
+    when the caller knows (the injection scan's one pass over the text finds them)."""
     found: list[tuple[str, str]] = [("base64", plain) for plain in _base64(text)]
     found += [("hex", plain) for plain in _hex(text)]
-    lowered = text.lower()
-    if any(map(lowered.__contains__, _ROT13_HINTS)):  # map: no Python frame per hint
-        found.append(("rot13", text.translate(_ROT13)))
-    if any(map(lowered.__contains__, _REVERSED_HINTS)):
+    if key_words is None:
+        lowered = text.lower()  # map: no Python frame per word
+        rot13 = any(map(lowered.__contains__, ROT13_KEY_WORDS))
+        key_words = rot13, any(map(lowered.__contains__, REVERSED_KEY_WORDS))
+    if key_words[0]:
+        found.append(("rot13", ascii_translate(text, _ROT13)))
+    if key_words[1]:
         found.append(("reversed", text[::-1]))
     if _leet_hint(text):
-        found.append(("leetspeak", f"{text.translate(_LEET_AS_I)}\n{text.translate(_LEET_AS_L)}"))
+        as_i, as_l = ascii_translate(text, _LEET_AS_I), ascii_translate(text, _LEET_AS_L)
+        found.append(("leetspeak", f"{as_i}\n{as_l}"))
     closed, runs = _spaced(text)
     if closed:
         found.append(("spaced", closed))

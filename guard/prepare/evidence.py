@@ -94,6 +94,8 @@ def _body(text: str) -> str:
 
 def _document_header(number: int, doc: Document) -> tuple[str, tuple[str, ...]]:
     """The document's header and its attributes (id, source), each sanitized once."""
+    if not doc.id and not doc.source:  # most documents: a number alone
+        return f"[{number}]", ()
     pairs = [(k, _one_line(v)) for k, v in (("id", doc.id), ("source", doc.source)) if v]
     shown = ", ".join(f"{name}: {value}" for name, value in pairs)
     return (f"[{number}] ({shown})" if pairs else f"[{number}]"), tuple(v for _, v in pairs)

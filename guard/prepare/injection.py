@@ -48,7 +48,10 @@ import secrets
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from functools import lru_cache
+from typing import Any, Literal
+
+import ahocorasick
 
 from guard.models import InjectionFinding
 from guard.prepare import encodings
@@ -65,6 +68,8 @@ MAX_FINDINGS_PER_TEXT = 10
 MAX_GATED_MATCHES = 50  # matches of one pattern in one text read as orders or prose, at most
 EXCERPT_MARGIN = 30
 EXCERPT_MAX_CHARS = 160
+SKELETON_RUNS = 4096  # distinct runs of non-ASCII characters whose skeleton is remembered
+MOSTLY_ASCII = 16  # a text with at most one non-ASCII byte in this many characters: by runs
 
 _MARKER_START = re.compile(r"<<(?=\s*/?\s*(?:BEGIN|END))", re.IGNORECASE)
 _ESCAPED_MARKER_START = "‹‹"
@@ -304,9 +309,9 @@ _GATED = frozenset({0, 2, 6, 7, 8, 12})
 
 # The literal words every match of the pattern at the same index starts with (after its
 # ``\b``, if any), and whether a match may start at a line start instead (``^`` under
-# MULTILINE). :func:`_started` runs the pattern only where one of them begins, found with
-# ``str.find`` in the :func:`_lowered` text: the same matches as ``finditer``, which tries
-# every word at every position, at a fraction of the cost.
+# MULTILINE). :func:`_started` runs the pattern only where one of them begins, found by
+# :func:`_occurrences` in the :func:`_lowered` text: the same matches as ``finditer``, which
+# tries every word at every position, at a fraction of the cost.
 _START_WORDS: dict[int, tuple[str, bool]] = {
     0: ("ignore disregard forget override bypass", False),
     1: ("new updated revised note message instruction dear", False),
@@ -351,28 +356,28 @@ def _search_words(words: str, line_starts: bool) -> tuple[str, ...]:
     return (*unique, *(["\n"] if line_starts else []))
 
 
-def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
+def _started(
+    index: int, text: str, lowered: str, starts: Sequence[int] | None = None
+) -> Iterator[re.Match[str]]:
     """``_PATTERNS[index].finditer(text)``, with the pattern tried only where one of its
-    :data:`_START_WORDS` (or a line start) begins; ``lowered`` is ``_lowered(text)``."""
+    :data:`_START_WORDS` (or a line start) begins; ``lowered`` is ``_lowered(text)`` and
+    ``starts`` those places in it, in any order (:func:`_occurrences`; found when not
+    given)."""
     match = _PATTERNS[index][1].match
-    words, line_starts = _SEARCH_WORDS[index], _START_WORDS[index][1]
-    find = lowered.find
+    line_starts = _START_WORDS[index][1]
+    if starts is None:
+        starts = _occurrences(lowered)[1].get(index, ())
+    # a pattern's start words of different lengths end in order, but may start out of it
+    starts = sorted(set(starts))
     end = len(text)
-    ahead = [at if at >= 0 else end for at in map(find, words)]  # each word's next start
     pos = 0
     if line_starts:  # the first line's start; the others follow a "\n" (a start word)
         first = match(text, 0)
         if first is not None:
             yield first
             pos = first.end()
-    while True:
-        at = min(ahead)
-        if at >= end:
-            return
-        if at < pos:  # a word passed: its next start from ``pos``
-            i = ahead.index(at)
-            at = find(words[i], pos)
-            ahead[i] = at if at >= 0 else end
+    for at in starts:
+        if at < pos:  # inside the last match, or tried already
             continue
         result = match(text, at)
         if result is None and line_starts and lowered[at] == "\n":
@@ -386,7 +391,8 @@ def _started(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
 
 
 # Words every match of the pattern at the same index must contain (lowercased). A pattern runs
-# only when one occurs in the text: plain substring tests are far cheaper than these regexes.
+# only when one occurs in the text (:func:`_occurrences` finds them all in one pass, far
+# cheaper than these regexes).
 _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("ignore", "disregard", "forget", "override", "bypass"),
     ("instruction", "judge", "evaluator", "grader", "llm", "language"),
@@ -480,40 +486,13 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("grounded", "faithful", "supported"),
     ("consider", "treat", "regard", "count", "mark"),
 )
-# Each distinct trigger word, tested once per text, and the patterns it lets run. A word that
-# contains another one letting the same patterns run is left out (the shorter one is present
-# whenever it is), and an ASCII text is not searched for non-ASCII words.
-_NEEDLES: dict[str, tuple[int, ...]] = {
-    word: tuple(i for i, words in enumerate(_TRIGGERS) if word in words)
-    for word in dict.fromkeys(w for words in _TRIGGERS for w in words)
-}
-_NEEDED = tuple(
-    word
-    for word, indexes in _NEEDLES.items()
-    if not any(o != word and o in word and set(indexes) <= set(_NEEDLES[o]) for o in _NEEDLES)
-)
-_ASCII_NEEDED = tuple(word for word in _NEEDED if word.isascii())
-# A non-ASCII word occurs only where a character of it does: one regex pass (a class test per
-# character) for a letter of each spares most non-ASCII texts (accents, typographic quotes)
-# a substring pass for each non-ASCII word.
-_NON_ASCII_LETTERS = re.compile(
-    "[{}]".format(
-        "".join(
-            re.escape(next(c for c in word if not c.isascii()))
-            for word in _NEEDED
-            if not word.isascii()
-        )
-    )
-)
 
 
 def _triggered(lowered: str) -> list[int]:
     """The indexes of the patterns whose trigger words occur in the lowercased ``lowered``,
     in order."""
-    # filter: the substring tests run in C, with no Python frame per word
-    ascii_only = lowered.isascii() or _NON_ASCII_LETTERS.search(lowered) is None
-    hits = list(filter(lowered.__contains__, _ASCII_NEEDED if ascii_only else _NEEDED))
-    return sorted({i for word in hits for i in _NEEDLES[word]}) if hits else []
+    found = _occurrences(lowered)[0]
+    return [i for i in range(len(_PATTERNS)) if found >> i & 1]
 
 
 # The only non-ASCII characters IGNORECASE matches to ASCII letters, folded for the prefilter.
@@ -525,20 +504,77 @@ _CONFUSABLES = str.maketrans(
 )
 # ``str.translate`` with a dict looks every character of a non-ASCII text up (about 0.1 us
 # each); one pass of the regex engine (a bitmap test per character) finds whether any
-# character of a table occurs, and most texts skip the translation.
-_TWIN_CHARS = re.compile(class_pattern(_IGNORECASE_TWINS))
+# character of a table occurs, and most texts skip the translation. For the four twins, four
+# substring tests (a character search each, ~0.1 ns a character) are cheaper still.
+_TWINS = tuple(map(chr, _IGNORECASE_TWINS))
 _CONFUSABLE_CHARS = re.compile(class_pattern(_CONFUSABLES))
+
+
+def _has_twins(text: str) -> bool:
+    """Whether ``text`` holds one of the IGNORECASE twins of ASCII letters."""
+    return not text.isascii() and any(map(text.__contains__, _TWINS))
 
 
 def _lowered(text: str) -> str:
     """``text`` lowercased with the IGNORECASE twins of ASCII letters folded (the prefilter's
     view)."""
-    if text.isascii() or _TWIN_CHARS.search(text) is None:
-        return text.lower()
-    return text.translate(_IGNORECASE_TWINS).lower()
+    return text.translate(_IGNORECASE_TWINS).lower() if _has_twins(text) else text.lower()
 
 
 _SEARCH_WORDS = tuple(_search_words(*_START_WORDS[i]) for i in range(len(_PATTERNS)))
+
+
+# One Aho-Corasick automaton (C, one pass over a text, every occurrence of every word, where a
+# substring test per word made about a hundred passes and ``str.find`` per start word as many
+# again) holds each trigger word and each start word, with: its length less one (its start
+# from the end of an occurrence), the patterns it triggers (a bitmask) and those it starts. The
+# key words the rot13 and reversed decoders look for (:mod:`~guard.prepare.encodings`) are in
+# it too, with a bit each past the patterns' ones.
+_ROT13_BIT = 1 << len(_PATTERNS)
+_REVERSED_BIT = 1 << (len(_PATTERNS) + 1)
+
+
+def _automaton() -> Any:
+    triggers: dict[str, int] = {}
+    starts: dict[str, list[int]] = {}
+    for index, words in enumerate(_TRIGGERS):
+        for word in words:
+            triggers[word] = triggers.get(word, 0) | 1 << index
+    for bit, words in (
+        (_ROT13_BIT, encodings.ROT13_KEY_WORDS),
+        (_REVERSED_BIT, encodings.REVERSED_KEY_WORDS),
+    ):
+        for word in words:
+            triggers[word] = triggers.get(word, 0) | bit
+    for index, searched in enumerate(_SEARCH_WORDS):
+        for word in searched:
+            starts.setdefault(word, []).append(index)
+    automaton = ahocorasick.Automaton()
+    for word in {**triggers, **starts}:
+        automaton.add_word(
+            word, (len(word) - 1, triggers.get(word, 0), tuple(starts.get(word, ())))
+        )
+    automaton.make_automaton()
+    return automaton
+
+
+_AUTOMATON = _automaton()
+
+
+def _occurrences(lowered: str) -> tuple[int, dict[int, list[int]]]:
+    """The patterns whose trigger words occur in ``lowered`` (a bitmask: bit ``i`` for
+    ``_PATTERNS[i]``), and for each pattern the places where its start words begin (in any
+    order, some twice)."""
+    found = 0
+    starts: dict[int, list[int]] = {}
+    for end, (back, triggers, started) in _AUTOMATON.iter(lowered):
+        found |= triggers
+        for index in started:
+            if index in starts:
+                starts[index].append(end - back)
+            else:
+                starts[index] = [end - back]
+    return found, starts
 
 
 def _excerpt(text: str, start: int, end: int) -> str:
@@ -547,22 +583,47 @@ def _excerpt(text: str, start: int, end: int) -> str:
     return piece if len(piece) <= EXCERPT_MAX_CHARS else piece[: EXCERPT_MAX_CHARS - 1] + "…"
 
 
+def _folded(text: str) -> str:
+    """:func:`skeleton` of any ``text``, in whole-text passes."""
+    bare = unicodedata.normalize("NFC", drop_combining_marks(unicodedata.normalize("NFKD", text)))
+    return bare.translate(_CONFUSABLES) if _CONFUSABLE_CHARS.search(bare) is not None else bare
+
+
+# A text mostly ASCII (accents, dashes, currency signs here and there: most realistic text) is
+# folded a run of non-ASCII characters at a time, each distinct run once: ASCII characters are
+# their own skeleton, and no NFC composition crosses them (no ASCII character is the second of
+# a canonical pair, and an ASCII first's second is always a combining mark, dropped), so the
+# runs' skeletons between the text's ASCII characters are the text's skeleton.
+_NON_ASCII_RUN = re.compile("[^\x00-\x7f]+")
+_RUN_FOLDED = lru_cache(maxsize=SKELETON_RUNS)(_folded)
+MAX_REMEMBERED_RUN = 32  # characters: the cache's memory stays bounded
+
+
+def _folded_run(match: re.Match[str]) -> str:
+    run = match.group()
+    return _RUN_FOLDED(run) if len(run) <= MAX_REMEMBERED_RUN else _folded(run)
+
+
 def skeleton(text: str) -> str:
     """``text`` as a reader sees it: compatibility forms folded (NFKC: "𝐈𝐠𝐧𝐨𝐫𝐞", "ⓘⓖⓝⓞⓡⓔ"),
     combining marks dropped ("i̶g̶nore", accents) and Greek and Cyrillic letters that look Latin
     made Latin ("Ιgnore" with a Greek capital iota). Only scanned, never shown to a judge."""
     if text.isascii():
         return text
-    bare = unicodedata.normalize("NFC", drop_combining_marks(unicodedata.normalize("NFKD", text)))
-    return bare.translate(_CONFUSABLES) if _CONFUSABLE_CHARS.search(bare) is not None else bare
+    # UTF-8 bytes beyond one per character: at least one per non-ASCII character
+    if len(text.encode("utf-8", "surrogatepass")) - len(text) <= len(text) // MOSTLY_ASCII:
+        return _NON_ASCII_RUN.sub(_folded_run, text)
+    return _folded(text)
 
 
-def matches(index: int, text: str, lowered: str | None = None) -> Iterator[re.Match[str]]:
+def matches(
+    index: int, text: str, lowered: str | None = None, starts: Sequence[int] | None = None
+) -> Iterator[re.Match[str]]:
     """The matches of pattern ``index`` in ``text``; for an override or a score request, only
     the orders aimed at the model, not prose about instructions or grades
-    (:func:`~guard.prepare.imperative.aimed_at_model`). ``lowered``: ``_lowered(text)``, if
-    known."""
-    found = _started(index, text, _lowered(text) if lowered is None else lowered)
+    (:func:`~guard.prepare.imperative.aimed_at_model`). ``lowered``: ``_lowered(text)``, and
+    ``starts``: the places its start words begin (:func:`_occurrences`), if known."""
+    found = _started(index, text, _lowered(text) if lowered is None else lowered, starts)
     if index not in _GATED:
         return found
     return _orders(found, text, override=_PATTERNS[index][0] == "override_instructions")
@@ -584,24 +645,35 @@ def _orders(
 def scan(text: str, location: Location) -> list[InjectionFinding]:
     """Instruction-like text aimed at the judge found in ``text`` or its :func:`skeleton`, at
     most a bounded number."""
+    return _scan(text, location)[0]
+
+
+def _scan(text: str, location: Location) -> tuple[list[InjectionFinding], int]:
+    """:func:`scan`, and the bitmask :func:`_occurrences` found in ``text`` itself (the
+    decoders' key-word bits among it)."""
     findings: list[InjectionFinding] = []
+    in_text = 0
     if not text:
-        return findings
+        return findings, in_text
     seen: set[tuple[str, str]] = set()
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
         lowered = _lowered(variant)
-        for index in _triggered(lowered):
-            kind = _PATTERNS[index][0]
-            for match in matches(index, variant, lowered):
+        triggered, starts = _occurrences(lowered)
+        if variant is text:
+            in_text = triggered
+        for index, (kind, _) in enumerate(_PATTERNS):
+            if not triggered >> index & 1:
+                continue
+            for match in matches(index, variant, lowered, starts.get(index, ())):
                 excerpt = _excerpt(variant, match.start(), match.end())
                 key = (kind, skeleton(excerpt))  # the text's finding read again in its skeleton
                 if key not in seen:
                     seen.add(key)
                     findings.append(InjectionFinding(kind=kind, location=location, excerpt=excerpt))
                 if len(findings) >= MAX_FINDINGS_PER_TEXT:
-                    return findings
-    return findings
+                    return findings, in_text
+    return findings, in_text
 
 
 def _dedupe(findings: Iterable[InjectionFinding]) -> list[InjectionFinding]:
@@ -628,8 +700,10 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
     :data:`MAX_FINDINGS_PER_TEXT` of them per text."""
     if not text:  # nothing to read, nothing hidden (a request's attributes often)
         return []
-    findings = scan(text, location)
-    hidden, solid_runs = encodings.hidden(text)
+    findings, in_text = _scan(text, location)
+    keys = (bool(in_text & _ROT13_BIT), bool(in_text & _REVERSED_BIT))
+    # the decoders' key words found in _lowered(text): text.lower() unless it holds a twin
+    hidden, solid_runs = encodings.hidden(text, None if _has_twins(text) else keys)
     found: list[InjectionFinding] = [
         InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
         for kind, phrase in encodings.solid_phrases(solid_runs)

@@ -1,15 +1,27 @@
 """The decoders of :mod:`guard.prepare.encodings` that were given shape prefilters, as they
 were before (commit 7d84c60): the reference the equivalence tests compare the module against.
-The patterns and limits are the module's own."""
+The patterns and limits are the module's own; the rot13 and leetspeak tables are the
+``str.translate`` ones the module had before it translated UTF-8 bytes."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import re
+import string
 from itertools import islice
 
 from guard.prepare import encodings as e
+
+_ROT13 = str.maketrans(
+    string.ascii_lowercase + string.ascii_uppercase,
+    string.ascii_lowercase[13:]
+    + string.ascii_lowercase[:13]
+    + string.ascii_uppercase[13:]
+    + string.ascii_uppercase[:13],
+)
+_LEET_AS_I = str.maketrans("0134579@$!|", "oieastgasil")
+_LEET_AS_L = str.maketrans("0134579@$!|", "oleastgasii")
 
 
 def _base64(text: str) -> list[str]:
@@ -59,14 +71,12 @@ def hidden(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     found: list[tuple[str, str]] = [("base64", plain) for plain in _base64(text)]
     found += [("hex", plain) for plain in _hex(text)]
     lowered = text.lower()
-    if any(hint in lowered for hint in e._ROT13_HINTS):
-        found.append(("rot13", text.translate(e._ROT13)))
-    if any(hint in lowered for hint in e._REVERSED_HINTS):
+    if any(hint in lowered for hint in e.ROT13_KEY_WORDS):
+        found.append(("rot13", text.translate(_ROT13)))
+    if any(hint in lowered for hint in e.REVERSED_KEY_WORDS):
         found.append(("reversed", text[::-1]))
     if e._LEET_HINT.search(text) is not None:
-        found.append(
-            ("leetspeak", f"{text.translate(e._LEET_AS_I)}\n{text.translate(e._LEET_AS_L)}")
-        )
+        found.append(("leetspeak", f"{text.translate(_LEET_AS_I)}\n{text.translate(_LEET_AS_L)}"))
     closed, runs = _spaced(text)
     if closed:
         found.append(("spaced", closed))
