@@ -48,8 +48,10 @@ from harness import (
     percentile,
     sample_process,
     service_config,
+    start_profile,
+    summarize_profile,
 )
-from throughput import instant_judge
+from throughput import instant_judge, owners
 
 from consumers.heap import freeze_startup
 from consumers.records import SourceCoordinates, VerdictRecord
@@ -82,6 +84,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--rate", type=float, help="pace every target at this rate (default: half of capacity)"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample each run target with py-spy (CPU only) during its paced phase",
     )
     parser.add_argument("--echo", help=argparse.SUPPRESS)  # internal: run the echo target
     return parser.parse_args(argv)
@@ -266,6 +273,24 @@ async def produce_acks(bootstrap: str, topic: str, n: int = 40) -> dict[int, lis
     return acks
 
 
+def profile_path(target: ServiceProcess, phase: int) -> Path:
+    return target.workdir / f"profile-{target.config['group_id']}-{phase}.txt"
+
+
+def profile_of(
+    target: ServiceProcess, args: argparse.Namespace, phase: int
+) -> subprocess.Popen[bytes] | None:
+    """py-spy on a ``run`` target (not the echo) for the paced phase, when ``--profile``."""
+    if not args.profile or isinstance(target, EchoProcess) or target.proc is None:
+        return None
+    return start_profile(target.proc.pid, args.seconds, profile_path(target, phase))
+
+
+def profile_rows(target: ServiceProcess, phase: int) -> list[str]:
+    path = profile_path(target, phase)
+    return [*owners(path), "", *summarize_profile(path, top=30)]
+
+
 def cpu_of(target: ServiceProcess) -> float:
     """CPU seconds the target's process used so far."""
     assert target.proc is not None
@@ -298,7 +323,11 @@ async def measure(
             for rate in rates if args.rate is None else [args.rate]:
                 rate = cap / 2 if rate is None else rate
                 before, mine = cpu_of(target), time.process_time()
+                spy = profile_of(target, args, len(runs))
                 found = figures(await paced(client, rate, args.seconds))
+                if spy is not None:
+                    spy.wait()
+                    found["profile"] = profile_rows(target, len(runs))
                 found["cpu_ms"] = (cpu_of(target) - before) * 1000 / max(1.0, found["n"])
                 found["client_cpu_ms"] = (time.process_time() - mine) * 1000 / max(1.0, found["n"])
                 runs.append((rate, found))
@@ -384,6 +413,11 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
         row(name, "one by one", r["alone"])
         for rate, f in r["paced"]:
             row(name, f"{rate:.0f}/s of {r['capacity']:.0f}/s", f)
+    for name, r in results.items():
+        for rate, f in r["paced"]:
+            if f.get("profile"):
+                print(f"where {name}'s CPU goes at {rate:.0f}/s (py-spy, share of CPU samples):")
+                print("\n".join(f"  {line}" for line in f["profile"]))
     echo = results.get("echo")
     for name, r in results.items():
         if echo is None or name == "echo":
