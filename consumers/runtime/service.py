@@ -6,8 +6,7 @@ How it works (the path of one message: ``docs/architecture.md``)
   built (:mod:`.kafka`), the commit policy picked (:mod:`.commits`: at-least-once offsets or
   exactly-once transactions).
 * One ``getmany`` loop fetches records; :class:`.intake.Intake` turns each into a task and
-  applies backpressure and intake stops (a few records at a time, with a loop turn between:
-  :meth:`GuardService._take`). A task runs the per-message pipeline
+  applies backpressure and intake stops. A task runs the per-message pipeline
   (:meth:`.message.Pipeline.process`: decode, judge, route, fit; any exception dead-letters the
   message), then delivers its outputs through the commit policy; only then is it finished and
   may its offset be committed. Judging waits for one of ``concurrency`` slots shared by all
@@ -64,7 +63,6 @@ log = structlog.get_logger(log_name)
 REPLY_LINGER_MS = 0  # a requester waits for each reply: no linger (batches form in flight)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 COMMIT_WATCH_MS = 10  # while a periodic commit runs, the loop looks this often whether it ended
-TAKE_SLICE = 1  # records of a fetch made tasks before the loop lets them (and the senders) run
 
 
 def _input_bytes(origin: Origin | SourceCoordinates) -> int:
@@ -197,31 +195,13 @@ class GuardService:
             self.intake.check()
             batch = await fetcher.fetch(self._until_commit_ms())
             for tp, records in batch.items():
-                await self._take(tp, records)
+                self.intake.take(tp, records, self._spawn)
             self.intake.relieve()
             due = self._clock() - self._last_commit >= self.commits.policy.interval_s
             if due and (self._periodic is None or self._periodic.done()):
                 self._last_commit = self._clock()  # every interval, however long commits take
                 self._periodic = asyncio.create_task(self._periodic_commit())
                 self._periodic.add_done_callback(self._commit_ended)
-
-    async def _take(self, tp: TopicPartition, records: list[Record]) -> None:
-        """Make tasks of a fetch's records of ``tp``, ``TAKE_SLICE`` at a time, with a loop turn
-        between slices. Tasks run to their first wait in the order they were made, and
-        aiokafka's senders (woken by a send) only after them: with an instant verdict (cache
-        hit, offline tier) a message runs to its publish in one go, and its reply, handed to
-        the producer, used to wait for every later message of the fetch before it was sent.
-        Should the partition be revoked or reassigned between slices, the rest is left: never
-        started, no commit passes it, and it is fetched again from the committed offset."""
-        part = self.intake.partitions.get(tp)
-        if part is None:  # not tracked: the intake seeks back to the first of them
-            self.intake.take(tp, records, self._spawn)
-            return
-        for start in range(0, len(records), TAKE_SLICE):
-            if self.intake.partitions.get(tp) is not part:
-                return
-            self.intake.take(tp, records[start : start + TAKE_SLICE], self._spawn)
-            await asyncio.sleep(0)
 
     def _until_commit_ms(self) -> int:
         """How long a fetch may wait for records: until the next periodic commit is due (or,

@@ -25,7 +25,6 @@ from guard.errors import JudgeError, QuotaExhausted
 from guard.models import ScoringMode
 from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeJudge
-from guard.testing.fake_judge import grounded_if_in_evidence
 from tests.unit.fakekafka import Clock, FakeBroker, FakeCluster, FakeConsumer, FakeProducer, until
 
 pytestmark = pytest.mark.timeout(60)
@@ -473,27 +472,3 @@ async def test_exactly_once_a_transaction_due_while_the_loop_waits_goes_out_on_t
     stop.set()
     await task
     assert took < 2.0  # an interval or two, not the 5 s fetch
-
-
-async def test_a_rebalance_between_slices_of_a_fetch_skips_and_repeats_nothing() -> None:
-    """A fetch's records become tasks a slice at a time, the loop running between slices
-    (``TAKE_SLICE``). A rebalance that gives the partition back runs in such a turn: the records
-    of the old fetch not yet taken are left, fetched again from the committed offset, and
-    every message is judged and published once."""
-    cluster = FakeCluster()
-    for i in range(10):
-        cluster.produce(A, request(i))
-    rebalancing: list[asyncio.Task[None]] = []
-    harness: list[Harness] = []
-
-    def script(case: PreparedCase) -> Any:
-        if len(rebalancing) == 0 and harness[0].judge.calls == 3:  # mid-fetch
-            rebalancing.append(asyncio.create_task(harness[0].consumer.rebalance([A])))
-        return grounded_if_in_evidence(case)
-
-    async with running(cluster, [A], judge=FakeJudge(script)) as h:
-        harness.append(h)
-        await h.committed(A, 10)
-        await rebalancing[0]
-        assert h.service.stats.rebalances == 2
-    assert cluster.verdict_ids() == ids(*range(10))

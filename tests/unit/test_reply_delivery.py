@@ -5,7 +5,6 @@ missing topic is dropped at once; the verdicts and the commits go on either way.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -130,38 +129,6 @@ async def test_a_reply_to_a_partition_the_topic_lacks_is_dropped() -> None:
     assert cluster.verdict_ids() == ids(0, 1)
     assert stats.replies == 1
     assert stats.replies_dropped == {"unknown_partition": 1}
-
-
-async def test_a_reply_goes_out_before_the_rest_of_its_fetch_is_judged() -> None:
-    """An instant verdict (cache hit, offline tier, fake judge) runs its message to its publish
-    without a wait; aiokafka's sender, woken when a record is handed to the producer, runs
-    only when the loop gets a turn. The records of one fetch are made tasks a slice at a time
-    with a turn between slices, so a reply is sent while the rest of the fetch waits, not after
-    all of it was judged (issue 12: a reply used to wait for every later message)."""
-    cluster = FakeCluster()
-    produce_asking(cluster, 20)  # one fetch: all 20
-    async with running(cluster, [A], **REPLY) as h:
-        replies = h.broker.producers[0]
-        send = replies.send
-        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        judged_when_sent: list[int] = []
-
-        async def sender() -> None:  # as aiokafka's: woken by a send, runs at the next turn
-            await woken
-            judged_when_sent.append(h.judge.calls)
-
-        async def handing(topic: str, value: bytes, **kwargs: Any) -> Any:
-            if not woken.done():
-                woken.set_result(None)
-            return await send(topic, value, **kwargs)
-
-        watcher = asyncio.create_task(sender())
-        replies.send = handing  # type: ignore[method-assign]
-        await h.committed(A, 20)
-        await watcher
-    assert len(judged_when_sent) == 1
-    assert judged_when_sent[0] <= 2  # message 0 and at most the next; it was 20: all the fetch
-    assert len([o for o in cluster.outputs if o.topic == "guard.reply.me"]) == 20
 
 
 async def test_a_partition_missing_from_the_known_metadata_is_asked_for_afresh_once() -> None:
