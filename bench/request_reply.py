@@ -19,8 +19,9 @@ round trip minus the verdict's ``latency_ms`` (the judge call). Each round trip 
 the reply record's timestamp (when the target handed it to its producer): request sent ->
 reply handed to the producer (the client's produce, the target's fetch, judge and routing),
 and reply handed -> arrived at the client (the target's produce, the client's fetch).
-Goal (issue 12): p99 <= 50 ms for ``run``. Figures depend on the machine's load: compare the
-rows of one run, and the ratio to ``echo``.
+Goal (issue 12): p99 <= 50 ms for ``run``. ``--profile`` samples each ``run`` target with
+py-spy during its paced phase and prints where its CPU goes. Figures depend on the machine's
+load: compare the rows of one run, and the ratio to ``echo``.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="sample each run target with py-spy (CPU only) during its paced phase",
+        help="sample each run target with py-spy (CPU only) during its paced phase and print "
+        "where its CPU goes; py-spy pauses the target to sample it, so a profiled run's "
+        "latency figures are not comparable to an unprofiled one",
     )
     parser.add_argument("--echo", help=argparse.SUPPRESS)  # internal: run the echo target
     return parser.parse_args(argv)
@@ -243,9 +246,9 @@ async def paced(client: TimedClient, rate: float, seconds: float) -> list[Sample
     return samples
 
 
-def figures(samples: list[Sample]) -> dict[str, float]:
+def figures(samples: list[Sample]) -> dict[str, Any]:
     """p50/p99 (ms) of the added latency and of each leg."""
-    out: dict[str, float] = {"n": len(samples)}
+    out: dict[str, Any] = {"n": len(samples)}
     for i, name in enumerate(("", "_in", "_out")):
         ms = [s[i] * 1000 for s in samples]
         out[f"p50{name}"], out[f"p99{name}"] = percentile(ms, 50), percentile(ms, 99)
@@ -401,7 +404,7 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
         f"{'in p50':>6} {'p99':>6} | {'out p50':>7} {'p99':>6} | cpu ms/request: target, client"
     )
 
-    def row(name: str, phase: str, f: dict[str, float]) -> None:
+    def row(name: str, phase: str, f: dict[str, Any]) -> None:
         print(
             f"{name:<16} {phase:<22} {f['n']:>5.0f} {f['p50']:>6.1f} {f['p99']:>6.1f} "
             f"{f['max']:>6.0f} | {f['p50_in']:>6.1f} {f['p99_in']:>6.1f} | "
