@@ -19,8 +19,9 @@ round trip minus the verdict's ``latency_ms`` (the judge call). Each round trip 
 the reply record's timestamp (when the target handed it to its producer): request sent ->
 reply handed to the producer (the client's produce, the target's fetch, judge and routing),
 and reply handed -> arrived at the client (the target's produce, the client's fetch).
-Goal (issue 12): p99 <= 50 ms for ``run``. Figures depend on the machine's load: compare the
-rows of one run, and the ratio to ``echo``.
+Goal (issue 12): p99 <= 50 ms for ``run``. ``--profile`` samples each ``run`` target with
+py-spy during its paced phase and prints where its CPU goes. Figures depend on the machine's
+load: compare the rows of one run, and the ratio to ``echo``.
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ from harness import (
     percentile,
     sample_process,
     service_config,
+    start_profile,
+    summarize_profile,
 )
-from throughput import instant_judge
+from throughput import instant_judge, owners
 
 from consumers.heap import freeze_startup
 from consumers.records import SourceCoordinates, VerdictRecord
@@ -82,6 +85,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--rate", type=float, help="pace every target at this rate (default: half of capacity)"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample each run target with py-spy (CPU only) during its paced phase and print "
+        "where its CPU goes; py-spy pauses the target to sample it, so a profiled run's "
+        "latency figures are not comparable to an unprofiled one",
     )
     parser.add_argument("--echo", help=argparse.SUPPRESS)  # internal: run the echo target
     return parser.parse_args(argv)
@@ -236,9 +246,9 @@ async def paced(client: TimedClient, rate: float, seconds: float) -> list[Sample
     return samples
 
 
-def figures(samples: list[Sample]) -> dict[str, float]:
+def figures(samples: list[Sample]) -> dict[str, Any]:
     """p50/p99 (ms) of the added latency and of each leg."""
-    out: dict[str, float] = {"n": len(samples)}
+    out: dict[str, Any] = {"n": len(samples)}
     for i, name in enumerate(("", "_in", "_out")):
         ms = [s[i] * 1000 for s in samples]
         out[f"p50{name}"], out[f"p99{name}"] = percentile(ms, 50), percentile(ms, 99)
@@ -264,6 +274,24 @@ async def produce_acks(bootstrap: str, topic: str, n: int = 40) -> dict[int, lis
         finally:
             await producer.stop()
     return acks
+
+
+def profile_path(target: ServiceProcess, phase: int) -> Path:
+    return target.workdir / f"profile-{target.config['group_id']}-{phase}.txt"
+
+
+def profile_of(
+    target: ServiceProcess, args: argparse.Namespace, phase: int
+) -> subprocess.Popen[bytes] | None:
+    """py-spy on a ``run`` target (not the echo) for the paced phase, when ``--profile``."""
+    if not args.profile or isinstance(target, EchoProcess) or target.proc is None:
+        return None
+    return start_profile(target.proc.pid, args.seconds, profile_path(target, phase))
+
+
+def profile_rows(target: ServiceProcess, phase: int) -> list[str]:
+    path = profile_path(target, phase)
+    return [*owners(path), "", *summarize_profile(path, top=30)]
 
 
 def cpu_of(target: ServiceProcess) -> float:
@@ -298,7 +326,11 @@ async def measure(
             for rate in rates if args.rate is None else [args.rate]:
                 rate = cap / 2 if rate is None else rate
                 before, mine = cpu_of(target), time.process_time()
+                spy = profile_of(target, args, len(runs))
                 found = figures(await paced(client, rate, args.seconds))
+                if spy is not None:
+                    spy.wait()
+                    found["profile"] = profile_rows(target, len(runs))
                 found["cpu_ms"] = (cpu_of(target) - before) * 1000 / max(1.0, found["n"])
                 found["client_cpu_ms"] = (time.process_time() - mine) * 1000 / max(1.0, found["n"])
                 runs.append((rate, found))
@@ -372,7 +404,7 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
         f"{'in p50':>6} {'p99':>6} | {'out p50':>7} {'p99':>6} | cpu ms/request: target, client"
     )
 
-    def row(name: str, phase: str, f: dict[str, float]) -> None:
+    def row(name: str, phase: str, f: dict[str, Any]) -> None:
         print(
             f"{name:<16} {phase:<22} {f['n']:>5.0f} {f['p50']:>6.1f} {f['p99']:>6.1f} "
             f"{f['max']:>6.0f} | {f['p50_in']:>6.1f} {f['p99_in']:>6.1f} | "
@@ -384,6 +416,11 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
         row(name, "one by one", r["alone"])
         for rate, f in r["paced"]:
             row(name, f"{rate:.0f}/s of {r['capacity']:.0f}/s", f)
+    for name, r in results.items():
+        for rate, f in r["paced"]:
+            if f.get("profile"):
+                print(f"where {name}'s CPU goes at {rate:.0f}/s (py-spy, share of CPU samples):")
+                print("\n".join(f"  {line}" for line in f["profile"]))
     echo = results.get("echo")
     for name, r in results.items():
         if echo is None or name == "echo":

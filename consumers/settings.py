@@ -193,7 +193,8 @@ class ReplySettings(_Section):
         default=defaults.DEFAULT_REPLY_MISSING_TOPIC_RECHECK_S,
         gt=0,
         description="A reply topic found missing is taken as missing for this long "
-        "(replies to it are dropped at once).",
+        "(replies to it are dropped at once); a reply partition missing from the topic's "
+        "known metadata is asked for afresh at most once per topic in this interval.",
     )
     log_interval_s: float = Field(
         default=defaults.DEFAULT_REPLY_LOG_INTERVAL_S,

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -24,6 +25,7 @@ HEADERS_MAX_BYTES = 32_768
 DROPPED_HEADER = "groundguard-headers-dropped"
 DROPPED_NAMES_SHOWN = 16
 NAME_CHARS_SHOWN = 64
+NAMES_CACHED = 1024  # header names whose credential check is remembered
 CREDENTIAL_PARTS = (
     "auth",
     "cookie",
@@ -117,6 +119,13 @@ def is_credential(name: str, value: bytes | None = None) -> bool:
     """Whether a header may hold a credential, so it must not be copied into a dead letter."""
     if value and _CREDENTIAL_VALUE.match(value[:64]):
         return True
+    return _credential_name(name)
+
+
+@functools.lru_cache(maxsize=NAMES_CACHED)
+def _credential_name(name: str) -> bool:
+    """Whether the name alone marks a credential: the same few names come with every message,
+    and splitting one into words cost more than the rest of the check."""
     lowered = name.lower()
     if lowered in ROUTING_KEY_HEADERS:
         return False

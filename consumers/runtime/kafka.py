@@ -131,6 +131,11 @@ class Producer(Protocol):
         """Those of ``topics`` that exist now, after a fresh metadata request."""
         ...
 
+    async def fresh_partitions(self, topic: str) -> set[int]:
+        """The topic's partitions after a fresh metadata request (partitions added since the
+        cached metadata included); empty when it does not exist."""
+        ...
+
     def forget(self, topic: str) -> None:
         """Stop asking for ``topic``'s metadata (once its records in flight are acknowledged or
         failed); a later send to it asks again."""
@@ -432,6 +437,13 @@ class KafkaProducer:
             for topic in topics:
                 if topic in self._forgotten and not self._in_flight.get(topic):
                     self._tracked().discard(topic)
+
+    async def fresh_partitions(self, topic: str) -> set[int]:
+        self._forgotten.pop(topic, None)  # wanted again
+        self._tracked().add(topic)
+        client = self._p.client
+        await client.force_metadata_update()
+        return set(client.cluster.partitions_for_topic(topic) or ())
 
     async def send_offsets_to_transaction(
         self, offsets: dict[TopicPartition, int], group_id: str

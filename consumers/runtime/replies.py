@@ -18,11 +18,12 @@ what happens when it cannot.
 * A reply must never stop the service or hold a partition: before delivery
   :meth:`Replies.deliverable` drops replies whose topic (or named partition) does not exist
   (its metadata is awaited at most ``reply.timeout_s``; a missing topic is remembered for
-  ``reply.missing_topic_recheck_s``), and a reply the broker refuses or does not acknowledge
-  within ``reply.timeout_s`` is dropped too. Drops are counted by reason
-  (``groundguard_replies_dropped_total``: ``unknown_topic``, ``unknown_partition``,
-  ``refused``) and logged like ignored replies; the verdicts topic stays the record of truth,
-  and the requester's client times out and fails closed.
+  ``reply.missing_topic_recheck_s``; a partition missing from the known metadata is asked for
+  afresh, at most once per topic in that interval, since partitions may have been added), and
+  a reply the broker refuses or does not acknowledge within ``reply.timeout_s`` is dropped too.
+  Drops are counted by reason (``groundguard_replies_dropped_total``: ``unknown_topic``,
+  ``unknown_partition``, ``refused``) and logged like ignored replies; the verdicts topic
+  stays the record of truth, and the requester's client times out and fails closed.
 * The producer asks metadata only for the ``TRACKED_TOPICS`` reply topics used last (and those
   it is still sending to): aiokafka keeps every topic it ever sent to in each metadata request,
   and with a reply topic per requester (deleted at its close) they would pile up. A topic
@@ -35,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from typing import Any
 
 import orjson
@@ -126,6 +127,8 @@ class Replies:
         self._known: dict[str, frozenset[int]] = {}
         self._producer: Producer | None = None  # the one replies go out on
         self._lookups: dict[str, asyncio.Task[frozenset[int]]] = {}
+        self._refreshes: dict[str, asyncio.Task[frozenset[int]]] = {}
+        self._refreshed: dict[str, float] = {}  # topic -> its last fresh metadata request
         self._noise = MissingReplyTopicNoise(settings.reply.allowed_prefixes)
         if settings.reply.enabled:
             logging.getLogger("aiokafka.cluster").addFilter(self._noise)
@@ -192,16 +195,22 @@ class Replies:
         self._producer = producer
         kept: list[OutRecord] = []
         for out in outputs:
-            if out.kind == REPLY:
-                partitions = await self._partitions(producer, out.topic)
-                if not partitions:
-                    self.dropped(out, "unknown_topic")
-                    continue
-                if out.partition is not None and out.partition not in partitions:
-                    self.dropped(out, "unknown_partition")
-                    continue
+            if out.kind == REPLY and (reason := await self._missing_reason(producer, out)):
+                self.dropped(out, reason)
+                continue
             kept.append(out)
         return kept
+
+    async def _missing_reason(self, producer: Producer, out: OutRecord) -> str | None:
+        """Why the reply ``out`` cannot be delivered (its topic or partition is missing)."""
+        partitions = await self._partitions(producer, out.topic)
+        if partitions and out.partition is not None and out.partition not in partitions:
+            partitions = await self._refresh(producer, out.topic)  # added since?
+        if not partitions:
+            return "unknown_topic"
+        if out.partition is not None and out.partition not in partitions:
+            return "unknown_partition"
+        return None
 
     async def _partitions(self, producer: Producer, topic: str) -> frozenset[int]:
         """The topic's partitions; empty when it does not exist."""
@@ -212,11 +221,7 @@ class Replies:
         found = self._missing.get(topic)
         if found is not None and self._clock() - found < self.settings.missing_topic_recheck_s:
             return frozenset()
-        lookup = self._lookups.get(topic)
-        if lookup is None:  # one lookup per topic, shared by the messages waiting for it
-            lookup = self._lookups[topic] = asyncio.create_task(self._lookup(producer, topic))
-            lookup.add_done_callback(lambda _: self._lookups.pop(topic, None))
-        return await asyncio.shield(lookup)
+        return await _shared(self._lookups, topic, lambda: self._lookup(producer, topic))
 
     async def _lookup(self, producer: Producer, topic: str) -> frozenset[int]:
         try:
@@ -231,9 +236,29 @@ class Replies:
                 self._unknown(next(iter(self._known)))
             return partitions
         producer.forget(topic)
-        self._missing[topic] = self._clock()
-        while len(self._missing) > THROTTLE_KEYS:
-            del self._missing[next(iter(self._missing))]
+        _remember(self._missing, topic, self._clock())
+        return partitions
+
+    async def _refresh(self, producer: Producer, topic: str) -> frozenset[int]:
+        """The topic's partitions after a fresh metadata request (a partition may have been
+        added since they were learnt), at most once per topic every
+        ``reply.missing_topic_recheck_s``; the known ones otherwise."""
+        known = self._known.get(topic, frozenset())
+        last = self._refreshed.get(topic)
+        if last is not None and self._clock() - last < self.settings.missing_topic_recheck_s:
+            return known
+        if topic not in self._refreshes:
+            _remember(self._refreshed, topic, self._clock())
+        return await _shared(self._refreshes, topic, lambda: self._fresh(producer, topic))
+
+    async def _fresh(self, producer: Producer, topic: str) -> frozenset[int]:
+        try:
+            async with asyncio.timeout(self.settings.timeout_s):
+                partitions = frozenset(await producer.fresh_partitions(topic))
+        except (TimeoutError, KafkaError):
+            return self._known.get(topic, frozenset())
+        if partitions and topic in self._known:
+            self._known[topic] = partitions
         return partitions
 
     def _unknown(self, topic: str) -> None:
@@ -246,11 +271,33 @@ class Replies:
     async def close(self) -> None:
         """End the topic lookups still running (at shutdown)."""
         logging.getLogger("aiokafka.cluster").removeFilter(self._noise)
-        lookups = list(self._lookups.values())
+        lookups = [*self._lookups.values(), *self._refreshes.values()]
         for lookup in lookups:
             lookup.cancel()
         if lookups:
             await asyncio.wait(lookups)
+
+
+def _shared(
+    tasks: dict[str, asyncio.Task[frozenset[int]]],
+    topic: str,
+    work: Callable[[], Coroutine[Any, Any, frozenset[int]]],
+) -> Awaitable[frozenset[int]]:
+    """The result of ``work`` for ``topic``: one task per topic in ``tasks``, shared by the
+    messages waiting for it (a waiter cancelled does not cancel it)."""
+    task = tasks.get(topic)
+    if task is None:
+        task = tasks[topic] = asyncio.create_task(work())
+        task.add_done_callback(lambda _: tasks.pop(topic, None))
+    return asyncio.shield(task)
+
+
+def _remember(found: dict[str, float], topic: str, when: float) -> None:
+    """``topic`` as the newest entry of ``found``, which keeps the latest ``THROTTLE_KEYS``."""
+    found.pop(topic, None)
+    found[topic] = when
+    while len(found) > THROTTLE_KEYS:
+        del found[next(iter(found))]
 
 
 def _request_id(origin: Origin) -> str:

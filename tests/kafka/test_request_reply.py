@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 
 from consumers.errors import ClientClosed
 from consumers.reply import CORRELATION_ID_HEADER, REPLY_TOPIC_HEADER, ScreeningClient
@@ -429,3 +429,37 @@ async def test_exactly_once_a_reply_topic_forgotten_while_staged_stays_forgotten
     assert [v.label for v in verdicts] == [Label.PASS] * 4
     assert len(known) == 2
     assert tracked & used <= known
+
+
+async def test_a_reply_goes_to_a_partition_added_while_the_service_runs(
+    kafka_bootstrap: str,
+) -> None:
+    """A reply topic grown while ``run`` knows it (its metadata cached): a request naming a new
+    partition gets its reply there, the topic's metadata asked for afresh (it was dropped as
+    ``unknown_partition`` until aiokafka's next periodic refresh, 5 minutes). A partition still
+    missing after that is dropped and counted, with no second metadata request before
+    ``reply.missing_topic_recheck_s``."""
+    topics, settings = await setup(kafka_bootstrap)
+    reply_topic = unique(PREFIX + "grown")
+    await create_topics(kafka_bootstrap, {reply_topic: 1})
+
+    def asking(i: int, partition: int) -> list[tuple[bytes | None, bytes, Any]]:
+        return [(None, grounded(i), request_headers(reply_topic, b"c%d" % i, partition))]
+
+    async with running(settings, guard_with(FakeJudge(), settings)) as service:
+        await produce(kafka_bootstrap, topics.requests, asking(0, 0))
+        await read_until(kafka_bootstrap, reply_topic, expected=1, timeout_s=30)
+        admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+        await admin.start()
+        try:
+            await admin.create_partitions({reply_topic: NewPartitions(total_count=3)})
+        finally:
+            await admin.close()
+        await produce(kafka_bootstrap, topics.requests, asking(1, 2))
+        replies = await read_until(kafka_bootstrap, reply_topic, expected=2, timeout_s=30)
+        await produce(kafka_bootstrap, topics.requests, asking(2, 7))
+        await wait_committed(kafka_bootstrap, settings.group_id, topics.requests, 1)
+        stats = service.stats
+    where = sorted((headers_of(r)[CORRELATION_ID_HEADER], r.partition) for r in replies)
+    assert where == [(b"c0", 0), (b"c1", 2)]
+    assert stats.replies_dropped == {"unknown_partition": 1}

@@ -215,6 +215,8 @@ class FakeProducer:
         self.closed = False
         self.missing_topics: set[str] = set()  # partitions_for raises for these
         self.forgotten: list[str] = []  # topics forget() was called for
+        self.partitions: dict[str, set[int]] = {}  # a topic's partitions, when not {0}
+        self.fresh_requests: list[str] = []  # topics fresh_partitions() asked for
 
     async def start(self) -> None:
         return None
@@ -222,7 +224,11 @@ class FakeProducer:
     async def partitions_for(self, topic: str) -> set[int]:
         if topic in self.missing_topics:
             raise UnknownTopicOrPartitionError(topic)
-        return {0}
+        return set(self.partitions.get(topic, {0}))
+
+    async def fresh_partitions(self, topic: str) -> set[int]:
+        self.fresh_requests.append(topic)
+        return set() if topic in self.missing_topics else set(self.partitions.get(topic, {0}))
 
     async def existing(self, topics: set[str]) -> set[str]:
         return topics - self.missing_topics

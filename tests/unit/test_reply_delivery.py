@@ -129,3 +129,24 @@ async def test_a_reply_to_a_partition_the_topic_lacks_is_dropped() -> None:
     assert cluster.verdict_ids() == ids(0, 1)
     assert stats.replies == 1
     assert stats.replies_dropped == {"unknown_partition": 1}
+
+
+async def test_a_partition_missing_from_the_known_metadata_is_asked_for_afresh_once() -> None:
+    """A reply topic's partitions are learnt once; a request naming one they lack asks the
+    metadata again (the topic may have grown): a new partition gets its reply, and a partition
+    still missing is dropped with no second request before ``missing_topic_recheck_s``."""
+    cluster = FakeCluster()
+    async with running(cluster, [A], **REPLY) as h:
+        replies = h.broker.producers[0]
+        for i, partition in enumerate((0, 1, 5, 6)):
+            if i == 1:  # the topic grows after its partitions were learnt
+                await h.committed(A, 1)
+                replies.partitions["guard.reply.me"] = {0, 1}
+            headers = request_headers("guard.reply.me", b"c%d" % i, partition)
+            cluster.produce(A, request(i), headers=headers)
+        await h.committed(A, 4)
+        stats = h.service.stats
+    assert cluster.verdict_ids() == ids(0, 1, 2, 3)
+    assert stats.replies == 2
+    assert stats.replies_dropped == {"unknown_partition": 2}
+    assert replies.fresh_requests == ["guard.reply.me"]
