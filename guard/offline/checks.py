@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from guard.offline import additions, ordering, polarity, quantifiers
+from guard.offline import additions, ordering, polarity, quantifiers, ranks, unwritten
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -143,6 +143,14 @@ def check_claim(
     relation = relation_failure(claim, details, index, sentence, overlap)
     if relation is not None:
         return result("contradicted", relation[0], relation[1], relation[2])
+    name = unwritten.unwritten(
+        details.names, claim.text, index, premise.text, short_answer=claim.short_answer
+    )
+    if name is not None:
+        return result("contradicted", name[0], name[1])
+    rank = ranks.raised(claim.text, index)
+    if rank is not None:
+        return result("contradicted", "rank_raised", rank[0], rank[1])
     dropped = dropped_condition(claim.text, details.stems, answer.stems, sentence, share)
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)
