@@ -14,7 +14,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from guard.offline import additions, agents, ordering, polarity, quantifiers, ranks, unwritten
+from guard.offline import (
+    additions,
+    agents,
+    denials,
+    ordering,
+    polarity,
+    quantifiers,
+    ranks,
+    unwritten,
+)
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -143,6 +152,9 @@ def check_claim(
     relation = relation_failure(claim, details, index, sentence, overlap)
     if relation is not None:
         return result("contradicted", relation[0], relation[1], relation[2])
+    denial = denials.denied(claim.text, index)
+    if denial is not None:
+        return result("contradicted", "denied_stated", denial[0], denial[1])
     name = unwritten.unwritten(
         details.names, claim.text, index, premise.text, short_answer=claim.short_answer
     )
