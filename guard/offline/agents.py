@@ -31,9 +31,10 @@ _ACTIVE = re.compile(
     r"actually|himself|herself|themselves|really)\s+){0,2}(?P<act>[a-z]{3,}ed)\s+"
     r"(?P<object>[^,;:()]{2,120})",
 )
-# "directed by Martha Coolidge", "invented by the Sumerians"
+# "directed by Martha Coolidge", "invented by the Sumerians", "Founded in 1379 by William"
 _BY = re.compile(
-    r"\b(?P<act>[a-z]{3,}ed)\s+by\s+(?:the\s+)?(?P<doer>[^,.;:()!?]{2,60})",
+    r"\b(?P<act>[a-z]{3,}ed)\s+(?:(?:in|on|at)\s+[\w-]+\s+)?by\s+(?:the\s+)?"
+    r"(?P<doer>[^,.;:()!?]{2,60})",
     re.IGNORECASE,
 )
 _PASSIVE = re.compile(r"\b(?:was|were|is|are|be|been|being|get|got)$", re.IGNORECASE)
@@ -60,7 +61,7 @@ def misbound(claim: str, index: EvidenceIndex) -> tuple[str, EvidenceSentence] |
             if stem(found.group("act").lower()) != act:
                 continue
             named = set(content_stems(found.group("doer")))
-            near = content_stems(sentence.text[: found.start()])
+            near = content_stems(sentence.text[: found.start()] + sentence.text[found.end() :])
             if _shares(named, doer) or not any(_in(s, near) for s in acted_on):
                 continue
             return (
