@@ -60,13 +60,13 @@ def misbound(claim: str, index: EvidenceIndex) -> tuple[str, EvidenceSentence] |
         for found in _BY.finditer(sentence.text):
             if stem(found.group("act").lower()) != act:
                 continue
-            named = set(content_stems(found.group("doer")))
+            named = set(content_stems(_doer(found.group("doer"))))
             near = content_stems(sentence.text[: found.start()] + sentence.text[found.end() :])
             if _shares(named, doer) or not any(_in(s, near) for s in acted_on):
                 continue
             return (
                 f"{sentence.passage} says it was {found.group('act')} by "
-                f"{short(found.group('doer').strip(), 50)} "
+                f"{short(_doer(found.group('doer')), 50)} "
                 f'("{short(sentence.text)}"), not by {doer_text.strip()}',
                 sentence,
             )
@@ -84,7 +84,7 @@ def _credited(doer: set[str], act: str, index: EvidenceIndex) -> bool:
                 continue
             by = _BY.match(sentence.text, found.start())
             if by is not None:
-                if _shares(set(content_stems(by.group("doer"))), doer):
+                if _shares(set(content_stems(_doer(by.group("doer")))), doer):
                     return True
                 continue
             before = sentence.text[: found.start()].split()[-NEAR_WORDS:]
@@ -94,6 +94,22 @@ def _credited(doer: set[str], act: str, index: EvidenceIndex) -> bool:
 
 
 _WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+_DOER_JOINERS = frozenset({"and", "of", "the", "de", "van", "von", "&"})
+
+
+def _doer(written: str) -> str:
+    """The doer after "by", up to its first lower-case word past the first that joins no
+    name ("Pieter Maes and starring ...": "Pieter Maes"; "scribes of the Nile Delta")."""
+    words = written.split()
+    for at, word in enumerate(words[1:], 1):
+        if word[:1].islower() and word.lower() not in _DOER_JOINERS:
+            words = words[:at]
+            break
+    while len(words) > 1 and words[-1].lower() in _DOER_JOINERS:
+        words.pop()
+    return " ".join(words)
 
 
 def _shares(named: set[str], doer: set[str]) -> bool:
