@@ -19,9 +19,11 @@ for "B founded it").
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from guard.offline import entities, negation
 from guard.offline.align import EvidenceIndex, EvidenceSentence, related
+from guard.offline.checks import ClaimResult
 from guard.offline.details import short
 from guard.offline.text import GENERIC_STEMS, content_stems, stem
 
@@ -118,3 +120,19 @@ def _shares(named: set[str], doer: set[str]) -> bool:
 
 def _in(word: str, stems: list[str]) -> bool:
     return any(word == s or related(word, s) for s in stems)
+
+
+def checked(results: list[ClaimResult], index: EvidenceIndex) -> list[ClaimResult]:
+    """``results`` with each undecided or supported claim that credits its act to a doer the
+    evidence does not failed as ``doer_misbound`` (read after the question's slots, whose
+    ``slot_misbound`` says the same of an answer more precisely)."""
+    return [_checked(r, index) if r.status in ("undecided", "supported") else r for r in results]
+
+
+def _checked(result: ClaimResult, index: EvidenceIndex) -> ClaimResult:
+    found = misbound(result.claim, index)
+    if found is None:
+        return result
+    return replace(
+        result, status="contradicted", basis="doer_misbound", reason=found[0], sentence=found[1]
+    )

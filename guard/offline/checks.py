@@ -16,7 +16,6 @@ from typing import Literal, Protocol
 
 from guard.offline import (
     additions,
-    agents,
     denials,
     ordering,
     polarity,
@@ -163,9 +162,6 @@ def check_claim(
     rank = ranks.raised(claim.text, index)
     if rank is not None:
         return result("contradicted", "rank_raised", rank[0], rank[1])
-    doer = agents.misbound(claim.text, index)
-    if doer is not None:
-        return result("contradicted", "doer_misbound", doer[0], doer[1])
     dropped = dropped_condition(claim.text, details.stems, answer.stems, sentence, share)
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)

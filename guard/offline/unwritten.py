@@ -1,21 +1,27 @@
-"""Names a claim writes that the evidence never writes, though it has their words.
+"""Names a short answer writes that the evidence never writes, though it has their words.
 
 The name check (:mod:`guard.offline.details`) fails a name whose words the evidence lacks.
-A name assembled from words the evidence has elsewhere ("Rainbow Terrace Estate" where the
-evidence says "Rainbow Terrace, now known as Lullwater Estate"; "The Singer and the Producer"
-where it names "The Producers"; "Assyrians" where it says "Assyriology") passes that check,
-yet names nothing the evidence names. Here a name is *written* when its words occur in the
-evidence in its order, as whole words (a plural or possessive "s" aside, accents folded),
-apart only by other capitalised words or name joiners ("Carl Orff" in "Carl Heinrich Maria
-Orff", "Bank America" in "Bank of America"). Two bases:
+A short answer built from words the evidence has elsewhere ("The Singer and the Producer"
+where the evidence names "The Producers"; "The Best of U2 album" where it speaks of U2's
+best-known cover; "Assyrians" where it says "Assyriology") passes that check, yet names
+nothing the evidence names. A short answer is all answer: the name it gives is what it
+claims. Here a name is *written* when its words occur in the evidence (or the question) in
+its order, as whole words, apart only by other capitalised words or name joiners ("Carl Orff"
+in "Carl Heinrich Maria Orff"), each word as written or in a form the project already reads
+as the same: a plural, possessive or adjective ending ("Midwestern"), accents folded, British
+or American spelling ("Centre"), a shortening with a dot ("Corp."), a known abbreviation or
+nickname ("Bill" / "William"), a legal form left out ("GmbH"), other separators
+("berlin_mitte"). Two bases:
 
-- ``short_name_unwritten``: a short answer that is a name, written nowhere;
-- ``name_unwritten``: a claim's name of two or more words, written nowhere.
+- ``short_name_unwritten``: a short answer that is a name (or a title: every word
+  capitalised), written nowhere;
+- ``name_unwritten``: a short answer that contains a name written nowhere.
 
-Left alone: a name the question writes (the user's spelling, which the evidence may write
-otherwise); a single word in a longer claim (demonyms and adjectives: "British" for
-"Britain"); a known abbreviation or nickname; a name one evidence name abbreviates; a
-negated name ("not Dennis Marks"); evidence in another language (names translate).
+Left alone: a name in a longer claim (a name assembled from two evidence names there is
+:mod:`guard.offline.chimeras`' ``name_assembled``; one restated with common words may be a
+paraphrase); a name the question writes (the user's spelling); codes and acronyms ("ICE
+578", "UK PO"); a name one evidence name abbreviates; names joined by "and", read apart; a
+negated name; evidence or an answer in another language (names translate).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from functools import lru_cache
 from guard.offline import entities
 from guard.offline.align import EvidenceIndex, related
 from guard.offline.details import COMMON_ABBREVIATIONS, denied, short
-from guard.offline.lexicon import NICKNAMES, foreign_words
+from guard.offline.lexicon import ABBREVIATIONS, NAME_DECORATIONS, NICKNAMES, foreign_words
 from guard.offline.text import STOPWORDS, fold, stem
 
 _JOINERS = r"(?:of|the|de|del|der|van|von|da|di|la|le|du|and|for|&|bin|al)"
@@ -48,8 +54,8 @@ def unwritten(
 ) -> tuple[str, str] | None:
     """The basis and reason of the first name of ``text`` the evidence never writes; or
     None. ``names`` are the claim's names; ``question`` the user's question (may be "")."""
-    if index.foreign() or foreign_words(text):
-        return None
+    if not short_answer or index.foreign() or foreign_words(text):
+        return None  # a name in a longer claim is guarded.offline.chimeras' business
     evidence = _evidence(index)
     for name in _checked(names, text, short_answer):
         if (
@@ -60,7 +66,8 @@ def unwritten(
             continue
         if _known(name, index):
             continue
-        basis = "short_name_unwritten" if short_answer else "name_unwritten"
+        whole = _TITLE.sub("", text.strip(" .!?\"'“”")) == name.text
+        basis = "short_name_unwritten" if whole else "name_unwritten"
         return basis, (
             f"the name '{name.text}' is written nowhere in the evidence (its words are there, "
             f"not as this name{_nearest(name, index)})"
@@ -80,7 +87,7 @@ def _checked(names: list[entities.Name], text: str, short_answer: bool) -> list[
         if name.guessed or name.text in COMMON_ABBREVIATIONS or denied(name, text):
             continue
         plain = [w for w in words if w.lower() not in STOPWORDS and not _code(w)]
-        if len(plain) >= 2 or (short_answer and plain and len(plain[0]) >= MIN_LETTERS):
+        if plain and len(max(plain, key=len)) >= MIN_LETTERS:
             kept.append(name)
     return kept
 
@@ -147,12 +154,55 @@ def _evidence(index: EvidenceIndex) -> str:
     return fold(" ".join(texts))
 
 
+def written(name: str, index: EvidenceIndex) -> bool:
+    """Whether the evidence writes ``name``: its words in order, apart only by capitalised
+    words, name joiners or punctuation (see the module's docstring for the forms read)."""
+    return _written(name, _evidence(index))
+
+
 def _written(name: str, text: str) -> bool:
-    words = _words(name)
+    """Whether ``text`` writes the name (its legal form, "GmbH", "Ltd", may go unwritten)."""
+    words = [w for w in _words(name) if w.lower() not in NAME_DECORATIONS] or _words(name)
     return bool(words) and _pattern(tuple(words)).search(text) is not None
 
 
 @lru_cache(maxsize=256)
 def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    parts = [rf"(?i:{re.escape(w)}(?:e?s|['’]s?|ern|ese|ish|i?an|n|i)?)" for w in words]
-    return re.compile(r"\b" + _GAP.join(parts) + r"\b")
+    parts = [rf"(?i:{'|'.join(_forms(w))})" for w in words]
+    return re.compile(r"\b" + _GAP.join(parts) + r"(?![^\W_])")
+
+
+_SUFFIXES = r"(?:e?s|['’]s?|ern|ese|ish|i?an|n|i)?"
+# British and American endings: "Centre" / "center", "Colour" / "color", "-ise" / "-ize"
+_SPELLINGS = (
+    ("re", "er"),
+    ("er", "re"),
+    ("our", "or"),
+    ("or", "our"),
+    ("ise", "ize"),
+    ("ize", "ise"),
+)
+MIN_ABBREVIATED = 3  # letters of a word kept by an abbreviation with a dot ("Corp.")
+
+
+def _forms(word: str) -> list[str]:
+    """How the evidence may write one word of a name: as it is (a plural, possessive or
+    adjective ending aside), shortened with a dot ("Corp." for "Corporation", "Prof."), a
+    known abbreviation of it or what it abbreviates ("Corporation" for "Corp")."""
+    lower = word.lower()
+    forms = [re.escape(word) + _SUFFIXES]
+    if len(word) > MIN_ABBREVIATED:
+        forms.append(re.escape(word[:MIN_ABBREVIATED]) + r"[a-z]*\.")
+        forms.append(re.escape(word) + r"[a-z]+")  # the claim shortened it: "Corp" / "Corporation"
+    for a, b in _SPELLINGS:
+        if lower.endswith(a):
+            forms.append(re.escape(word[: -len(a)]) + b + _SUFFIXES)
+    for group in NICKNAMES:
+        if lower in group:
+            forms.extend(re.escape(other) for other in group if other != lower)
+    for short_, expansions in ABBREVIATIONS.items():
+        if lower in expansions:
+            forms.append(re.escape(short_) + r"\.?")
+        if lower == short_:
+            forms.extend(re.escape(e) for e in expansions)
+    return forms

@@ -26,7 +26,8 @@ class TestDoerMisbound:
         assert decision.label == "fail"
         assert "doer_misbound" in failed_by(decision)
         failed = next(r for r in decision.results if r.basis == "doer_misbound")
-        assert "Pieter Maes" in failed.reason and "Nadia Brel" in failed.reason
+        assert "Pieter Maes" in failed.reason
+        assert "Nadia Brel" in failed.reason
 
     def test_a_people_credited_with_an_invention_fails(self) -> None:
         decision = decide("The Phoenicians developed the demotic script.", SCRIPT)

@@ -60,7 +60,8 @@ class TestKindMismatch:
         question = "At what age did Lea Moreau win the European title?"
         assert decide("Lea Moreau was 14.", DIVER, question).label == "fail"
         found = asked.kind_failure("She was 14.", question, index(DIVER))
-        assert found is not None and found[0] == "kind_mismatch"
+        assert found is not None
+        assert found[0] == "kind_mismatch"
         assert "age of 16" in found[1]
 
     def test_the_age_the_evidence_states_passes(self) -> None:
@@ -73,7 +74,8 @@ class TestKindMismatch:
             "What city is the Halle Gallery in?",
             index(context),
         )
-        assert found is not None and found[0] == "kind_mismatch"
+        assert found is not None
+        assert found[0] == "kind_mismatch"
         assert "Leipzig" in found[1]
 
     def test_the_city_with_its_region_passes(self) -> None:

@@ -38,7 +38,8 @@ class TestOrderingAppositive:
         claim = "Lowlight, the band Kate Orr fronted, was formed first."
         found = ordering.reversed_order(claim, self.QUESTION, index(self.BANDS))
         assert found is not None
-        assert "1991" in found[0] and "1984" in found[0]
+        assert "1991" in found[0]
+        assert "1984" in found[0]
 
     def test_the_right_order_with_an_appositive_passes(self) -> None:
         claim = "The Marrows, the folk band from Leeds, were formed first."
