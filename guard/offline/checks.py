@@ -14,7 +14,15 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from guard.offline import additions, ordering, polarity, quantifiers
+from guard.offline import (
+    additions,
+    denials,
+    ordering,
+    polarity,
+    quantifiers,
+    ranks,
+    unwritten,
+)
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -143,6 +151,9 @@ def check_claim(
     relation = relation_failure(claim, details, index, sentence, overlap)
     if relation is not None:
         return result("contradicted", relation[0], relation[1], relation[2])
+    stated = _stated_otherwise(claim, details, index, premise)
+    if stated is not None:
+        return result("contradicted", stated[0], stated[1], stated[2])
     dropped = dropped_condition(claim.text, details.stems, answer.stems, sentence, share)
     if dropped is not None:
         return result("contradicted", "condition_dropped", dropped)
@@ -153,6 +164,25 @@ def check_claim(
     if added is not None:
         return result("contradicted", added[0], added[1])
     return _support_status(claim, details, index, premise, sentence, share, local, missing, result)
+
+
+def _stated_otherwise(
+    claim: Claim, details: Details, index: EvidenceIndex, premise: Premise
+) -> tuple[str, str, EvidenceSentence | None] | None:
+    """The basis, reason and sentence when the claim denies what a sentence states
+    (:mod:`~guard.offline.denials`), a short answer names what the evidence never writes as a
+    name (:mod:`~guard.offline.unwritten`), or the claim gives a top rank the evidence lowers
+    or gives another subject (:mod:`~guard.offline.ranks`); else None."""
+    denial = denials.denied(claim.text, index)
+    if denial is not None:
+        return "denied_stated", denial[0], denial[1]
+    name = unwritten.unwritten(
+        details.names, claim.text, index, premise.text, short_answer=claim.short_answer
+    )
+    if name is not None:
+        return name[0], name[1], None
+    rank = ranks.raised(claim.text, index)
+    return None if rank is None else ("rank_raised", rank[0], rank[1])
 
 
 def _support_status(

@@ -4,7 +4,9 @@
 
 Every word of such a name is in the evidence, so the absent-name checks pass it; but no
 evidence sentence writes the name, nor its words in order with at most ``MAX_INSERTED`` words
-between them ('Matthew "The Granimal" Granahan' still writes "Matthew Granahan"). A claim naming
+between them, and those only capitalised words or name joiners ('Matthew "The Granimal"
+Granahan' still writes "Matthew Granahan"; "Rainbow Terrace, now known as Lullwater Estate"
+does not write "Rainbow Terrace Estate": :func:`guard.offline.unwritten.written`). A claim naming
 it names something the evidence never mentions: a failure that shows the sentence holding most
 of its words and says they are not written together there.
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from guard.offline import entities
+from guard.offline import entities, unwritten
 from guard.offline.align import EvidenceIndex, EvidenceSentence
 from guard.offline.checks import ClaimResult
 from guard.offline.details import COMMON_ABBREVIATIONS, denied, short
@@ -75,7 +77,9 @@ def assembled(claim: str, index: EvidenceIndex) -> tuple[str, EvidenceSentence |
             continue
         if not _from_other_names(parts, index):
             continue
-        if any(_written(parts, index.sentences[n], index) for n in index.candidates(parts)):
+        if unwritten.written(text, index) and any(
+            _written(parts, index.sentences[n], index) for n in index.candidates(parts)
+        ):
             continue
         closest = next(iter(index.candidates(parts)), None)
         sentence = index.sentences[closest] if closest is not None else None

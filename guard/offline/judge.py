@@ -20,7 +20,7 @@ from typing import Literal
 from guard.case import Passage, PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
-from guard.offline import chimeras, shared, slots
+from guard.offline import agents, asked, chimeras, shared, slots
 from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
@@ -118,10 +118,14 @@ def _whole_answer(
 ) -> list[ClaimResult]:
     """The checks that read a claim with the rest of the answer and the question: names
     assembled from pieces (:mod:`~guard.offline.chimeras`), one thing said of two
-    (:mod:`~guard.offline.shared`), the answer to the question (:mod:`~guard.offline.slots`)."""
+    (:mod:`~guard.offline.shared`), the answer to the question (:mod:`~guard.offline.slots`)
+    and the kind of detail it asks for (:mod:`~guard.offline.asked`), the doer an act is
+    credited to (:mod:`~guard.offline.agents`)."""
     results = chimeras.checked(results, index)
     results = shared.checked(results, output, premise.text, index)
-    return slots.answered(claims, results, index, premise)
+    results = slots.answered(claims, results, index, premise)
+    results = agents.checked(results, index)
+    return asked.checked(results, output, premise.text, index)
 
 
 @lru_cache(maxsize=4)

@@ -89,13 +89,23 @@ def reversed_order(
     options = _options(question) if match is not None and question else None
     if match is None or options is None:
         return None
-    a = match.group("a")
+    a = _unapposed(match.group("a"))
     before, after = options
     other = after if not _side(after) & _side(a) else before
     if not _side(other) or _side(other) & _side(a):
         return None
     late = match.group("way").lower() in _LATE_FIRST
     return _judge(a, other, late, index)
+
+
+# "Hole, the rock band that Courtney Love fronted, was founded": the side is "Hole"
+_APPOSED = re.compile(r"^\W*(?P<name>[^,]{2,60}?),\s+(?:the|a|an)\s[^,]+,", re.IGNORECASE)
+
+
+def _unapposed(side: str) -> str:
+    """A side without the description set off after its name by commas."""
+    match = _APPOSED.match(side)
+    return match.group("name") if match is not None else side
 
 
 def _options(question: str) -> tuple[str, str] | None:

@@ -283,8 +283,19 @@ def _strip_suffix(w: str) -> str:
                 return w
             if suffix == "es" and not w.endswith(("ses", "xes", "zes", "ches", "shes")):
                 return w[:-1]
-            return w[: len(w) - len(suffix)] + keep
+            return _undoubled(w[: len(w) - len(suffix)] + keep, suffix)
     return w
+
+
+_DOUBLED = frozenset("bdgmnprt")  # "starring", "planned": "star", "plan" (not "called")
+MIN_UNDOUBLED = 3  # letters left after undoubling ("added" stays "add")
+
+
+def _undoubled(w: str, suffix: str) -> str:
+    """The stem of an "-ing" or "-ed" form that doubled its last consonant."""
+    if suffix not in ("ing", "ed") or len(w) <= MIN_UNDOUBLED or w[-1] != w[-2]:
+        return w
+    return w[:-1] if w[-1] in _DOUBLED else w
 
 
 def is_content(word: str) -> bool:
