@@ -17,7 +17,7 @@ from datetime import date
 from functools import lru_cache
 from itertools import islice
 
-from guard.offline.numbers import Quantity
+from guard.offline.numbers import HEDGE_TOLERANCE, Quantity
 from guard.offline.times import TimeOfDay
 
 MAX_OPERANDS = 40
@@ -44,7 +44,9 @@ def derivable(
         return _date_offset(claim, pool)
     if claim.kind in ("year", "ordinal"):
         return False
-    if any(abs(d - claim.value) <= 1e-6 for d in _clock_differences(claim, clock)):
+    # "for about 45 minutes, from 14:05 to 14:48": a hedged duration is a rounded difference
+    slack = HEDGE_TOLERANCE * claim.value if claim.hedged else 1e-6
+    if any(abs(d - claim.value) <= slack for d in _clock_differences(claim, clock)):
         return True
     if claim.kind == "duration" and _between_dates(claim.value, pool):
         return True

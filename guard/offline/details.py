@@ -27,7 +27,7 @@ from guard.offline.lexicon import (
     alternation,
     foreign_words,
 )
-from guard.offline.text import STOPWORDS, content_stems, fold, stem
+from guard.offline.text import STOPWORDS, content_stems, fold, normalize, stem
 
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
 
@@ -411,6 +411,8 @@ def _number_failure(
             continue  # "3 months" against "90 days": the units do not convert exactly
         if quantity.kind == "ordinal" and index.writes(quantity.text):
             continue  # "Version 2.1" against "v2.1": a label the evidence glues to letters
+        if _written_alike(quantity, index) or _spelled_apart(quantity, index):
+            continue  # "a half-day tour" against "half-day guided tour": the same words
         if quantity.text.lower() in numbers.FREQUENCIES and _per_period(index):
             continue  # "a monthly fee" against "£25 per month": how often, said another way
         if _coded(quantity, details.text, index):
@@ -472,6 +474,35 @@ _PER_PERIOD = re.compile(
     r"\b(?:per|a|an|each|every|/)\s*(?:day|week|fortnight|month|quarter|year|annum)\b",
     re.IGNORECASE,
 )
+
+
+_ARTICLE = re.compile(r"^(?:a|an|one)\s+", re.IGNORECASE)
+
+
+def _written_alike(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """Whether the evidence writes an amount in words as the claim does, but for its article
+    ("a half-day" / "half-day"): the same words, read by the grammar only with the article."""
+    words = _ARTICLE.sub("", quantity.text)
+    if words == quantity.text or any(c.isdigit() for c in words):
+        return False
+    parts = [re.escape(w) for w in re.findall(r"[^\W\d_]+", normalize(words))]
+    pattern = r"\b" + r"[\s-]?".join(parts) + r"\b"
+    return bool(parts) and re.search(pattern, index.normalized) is not None
+
+
+_NUMBER_AND_UNIT = re.compile(r"^(?P<num>[\w.,]+)\s+(?P<unit>[^\W\d_]+)$")
+
+
+def _spelled_apart(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """Whether the evidence writes the claim's number and unit with a word or two between
+    them ("five days" against "five unused days", "3 nights" against "3 consecutive nights"),
+    which the grammar does not read as one amount."""
+    parts = _NUMBER_AND_UNIT.match(normalize(quantity.text))
+    if parts is None or quantity.kind in ("count", "date", "year", "ordinal"):
+        return False
+    unit = re.escape(parts.group("unit").rstrip("s"))
+    pattern = rf"\b{re.escape(parts.group('num'))}\s+(?:[a-z-]+\s+){{1,2}}{unit}s?\b"
+    return re.search(pattern, index.normalized) is not None
 
 
 def _per_period(index: EvidenceIndex) -> bool:

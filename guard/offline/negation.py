@@ -168,12 +168,38 @@ def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
                 ),
                 None,
             )
-        if found is not None:
+        if found is not None and not _apart(
+            claim, claim_words[word], evidence_sentence, evidence_words[found]
+        ):
             return (
                 f"opposite meaning: the claim says '{claim_words[word]}', the evidence "
                 f"says '{evidence_words[found]}'"
             )
     return None
+
+
+_CLAUSES = re.compile(r"[;:()]|,\s|\.\s|\s(?:but|while|whereas|although|and)\s|\s[-–—]\s")
+_GENERIC_SCOPE = frozenset(stem(w) for w in ("it", "is", "are", "be", "the", "you", "we", "they"))
+
+
+def _apart(claim: str, said: str, evidence: str, opposite: str) -> bool:
+    """Whether the clause of the claim holding ``said`` and the clause of the evidence
+    holding its ``opposite`` are about different things: each has words of its own, and they
+    share none ("during the week it's open 8:00 to 18:30" against "it is closed at
+    weekends")."""
+    mine = _clause_stems(claim, said)
+    theirs = _clause_stems(evidence, opposite)
+    return bool(mine) and bool(theirs) and not mine & theirs
+
+
+def _clause_stems(text: str, word: str) -> set[str]:
+    """The stems of the clause of ``text`` holding ``word``, but for that word."""
+    target = stem(word)
+    for clause in _CLAUSES.split(text):
+        found = {stem(w) for w in words(clause)}
+        if target in found:
+            return {s for s in found - {target} if len(s) > 2} - _GENERIC_SCOPE
+    return set()
 
 
 # Words that negate without a negation cue: a negated claim may restate such a sentence

@@ -77,6 +77,19 @@ _REPORTING = frozenset(
 )
 
 
+# a claim that credits someone: a reporting verb, "according to", someone's document
+_CREDITS = re.compile(
+    r"\b(?:said|says|say|told|tells|stated|states|wrote|writes|noted|notes|confirm\w*|"
+    r"explain\w*|mention\w*|report\w*|argu\w*|ask\w*|recommend\w*|suggest\w*|"
+    r"according|claim\w*|add\w*|point\w* out|found|find\w*|propos\w*|object\w*|"
+    r"announc\w*|warn\w*|advis\w*|promis\w*|agree\w*|decid\w*|approv\w*|issu\w*|"
+    r"appl(?:y|ied|ies)\w*|expect\w*|estimat\w*|measur\w*|test\w*|rat(?:ed|es)|"
+    r"review\w*|memo|letter|comment\w*|minutes|audit\w*|predict\w*|"
+    r"scheduled|plann\w*|fix\w*|reproduc\w*)\b|\w['’]s\b",
+    re.IGNORECASE,
+)
+
+
 def _attribution(
     details: Details, sentence: EvidenceSentence | None, overlap: float, index: EvidenceIndex
 ) -> Failure | None:
@@ -92,6 +105,8 @@ def _attribution(
     if len(foreign) != 1 or not (len(names) == 1 or foreign[0].guessed or foreign[0].labelled):
         return None  # several names, or none credited from elsewhere: not judged here
     name = foreign[0]
+    if not _CREDITS.search(details.text):
+        return None  # "not from the Instant Saver": a thing named, not someone credited
     said = [s for s in details.stems if not any(s in n.parts for n in names)]
     # who says it ("Our engineer Priya confirmed ...") is not what is said
     at = details.text.find(name.text)
@@ -366,8 +381,13 @@ def _fragment(text: str) -> bool:
     return is_short_answer(text) and not _SUBJECTS & set(re.findall(r"[a-z]+", text.lower()))
 
 
-# "not everyone", "not all": a limit, not a universal
-_NOT_UNIVERSAL = re.compile(r"\b(?:not|n't)\s+(?:quite\s+)?(?:all|every\w*|always|each|any\w*)\b")
+# "not everyone", "not all": a limit, not a universal; "only until the day before", "only
+# if approved": a time or a condition the claim keeps, not "only" of a noun
+_NOT_UNIVERSAL = re.compile(
+    r"\b(?:not|n't)\s+(?:quite\s+)?(?:all|every\w*|always|each|any\w*)\b"
+    r"|\bonly\s+(?:until|till|before|after|if|when|while|within|during|between|from|once|on|"
+    r"in|at|by|with|for)\b"
+)
 
 
 def _quantifier(

@@ -191,9 +191,15 @@ _PARTS = {
     "abends": 12,
 }
 _NIGHT = frozenset({"de la noche", "de la madrugada", "du soir", "abends"})
+# minutes past or to the hour: "nueve y media", "diez menos diez", "neuf heures moins le quart"
+_MINUTE_WORDS = {
+    "cinco": 5, "diez": 10, "cuarto": 15, "veinte": 20, "veinticinco": 25, "media": 30,
+    "cinq": 5, "dix": 10, "quart": 15, "le quart": 15, "vingt": 20, "vingt-cinq": 25,
+    "demie": 30,
+}  # fmt: skip
 _DAY_PART = re.compile(
-    rf"\b(?P<h>\d{{1,2}}|{alternation(_HOUR_WORDS)})"
-    r"(?P<half>\s+y\s+media|\s+et\s+demie|\s+heures?\s+et\s+demie)?"
+    rf"\b(?P<h>\d{{1,2}}|{alternation(_HOUR_WORDS)})(?:\s+heures?)?"
+    rf"(?:\s+(?P<sign>y|menos|et|moins)\s+(?P<min>{alternation(_MINUTE_WORDS)}))?"
     rf"(?:\s+(?:heures?|h|uhr))?\s+(?P<part>{alternation(_PARTS)})\b",
     re.IGNORECASE,
 )
@@ -212,7 +218,9 @@ def _day_parts(text: str) -> list[TimeOfDay]:
             hour = 0 if part in _NIGHT else 12
         else:
             hour += _PARTS[part]
-        minute = 30 if match.group("half") else 0
+        minute = _MINUTE_WORDS[match.group("min").lower()] if match.group("min") else 0
+        if (match.group("sign") or "").lower() in ("menos", "moins"):
+            minute = -minute  # "diez menos diez de la noche": ten to ten, 21:50
         found.append(
             TimeOfDay(match.group(0), frozenset({(hour * 60 + minute) % 1440}), match.span())
         )

@@ -1,0 +1,137 @@
+"""Grounded restatements the offline judge must not fail: forms a rule read too narrowly
+(a hedged duration between two times, words before a unit, "only until", a verb's particle,
+opposites about different things, names that credit nobody, numbers and times written out in
+words, day/month dates), and the errors those rules still catch."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard import Guard, JudgeSettings
+from guard.case import PreparedCase
+from guard.models import JudgeRequest
+from guard.offline import OfflineJudge, times
+from guard.offline.judge import Decision
+from guard.offline.numbers import extract
+
+
+def decide(
+    output: str, context: str | list[str] | list[dict[str, str]], question: str | None = None
+) -> Decision:
+    settings = JudgeSettings()
+    request = JudgeRequest.model_validate(
+        {"output": output, "context": context, "question": question}
+    )
+    case = Guard(OfflineJudge(settings), settings).prepare(request)
+    assert isinstance(case, PreparedCase)
+    return OfflineJudge(settings).decide(case)
+
+
+def failed_by(decision: Decision) -> set[str]:
+    return {r.basis for r in decision.results if r.status == "contradicted"}
+
+
+class TestGroundedFormsAreNotFailed:
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            (
+                "The lifts were out of service for about 40 minutes, from 07:10 to 07:52.",
+                "Lift outage. The lifts stopped at 07:10 and were back in service at 07:52.",
+            ),
+            (
+                "There is a half-day workshop on Friday.",
+                "Friday: half-day practical workshop in lab 3, bring safety glasses.",
+            ),
+            (
+                "You may bring forward up to four days of leave.",
+                "Staff may bring forward up to four unused days of leave into the new year.",
+            ),
+            (
+                "The seats can be swapped for £5, but only until the day before the match.",
+                "Seat swaps cost £5 and are possible up to one day before the match.",
+            ),
+            (
+                "Any points you transfer expire after a year.",
+                "Points transferred over to a partner scheme expire after 12 months.",
+            ),
+            (
+                "The museum is open from 9:00 to 17:00 on weekdays, and on public holidays "
+                "you should check the website.",
+                "The museum is open 9:00-17:00 Monday to Friday. It is closed on public "
+                "holidays; check the website for special events.",
+            ),
+            (
+                "The first three hundred and fifty euros are not charged.",
+                "No fee is charged on the first €350 you transfer each month.",
+            ),
+            (
+                "Votre entretien aura lieu le 14 mars 2026 à 10 h.",
+                "Entretien : le 14/03/2026 à 10 h, bâtiment C.",
+            ),
+            (
+                "La tienda cierra a las nueve menos cuarto de la noche.",
+                "Horario: de 10:00 a 20:45 de lunes a sábado.",
+            ),
+        ],
+    )
+    def test_a_grounded_restatement_is_not_failed(self, output: str, context: str) -> None:
+        assert decide(output, context).label != "fail"
+
+    def test_a_thing_named_in_another_document_credits_nobody(self) -> None:
+        context = [
+            {"id": "a", "source": "your accounts", "text": "Accounts: Daily Current, Bonus Saver."},
+            {"id": "b", "source": "rules", "text": "Savings accounts cannot hold direct debits."},
+        ]
+        output = "Not on the Bonus Saver: savings accounts cannot hold direct debits."
+        assert "attribution" not in failed_by(decide(output, context))
+
+
+class TestTheErrorsAreStillCaught:
+    def test_a_duration_far_from_the_times_still_fails(self) -> None:
+        decision = decide(
+            "The lifts were out of service for about 2 hours, from 07:10 to 07:52.",
+            "Lift outage. The lifts stopped at 07:10 and were back in service at 07:52.",
+        )
+        assert decision.label == "fail"
+
+    def test_a_time_in_words_that_differs_still_fails(self) -> None:
+        decision = decide(
+            "La tienda cierra a las diez menos cuarto de la noche.",
+            "Horario: de 10:00 a 20:45 de lunes a sábado.",
+        )
+        assert decision.label == "fail"
+
+
+class TestNumbersAndTimesInWords:
+    @pytest.mark.parametrize(
+        ("text", "value"),
+        [("two hundred and fifty pounds", 250.0), ("one hundred and ten days", 110.0)],
+    )
+    def test_hundreds_with_their_rest_are_one_number(self, text: str, value: float) -> None:
+        (quantity,) = extract(text)
+        assert quantity.number == value
+
+    @pytest.mark.parametrize(
+        ("text", "value"),
+        [("on 24/06/2026", 20260624.0), ("due 06/24/2026", 20260624.0)],
+    )
+    def test_a_slashed_date_with_a_day_over_12_is_read(self, text: str, value: float) -> None:
+        (quantity,) = extract(text)
+        assert (quantity.kind, quantity.value) == ("date", value)
+
+    def test_a_slashed_date_of_unknown_order_is_not_read_as_a_date(self) -> None:
+        assert all(q.kind != "date" for q in extract("on 05/06/2026"))
+
+    @pytest.mark.parametrize(
+        ("text", "minute"),
+        [
+            ("diez menos diez de la noche", 21 * 60 + 50),
+            ("nueve y cuarto de la mañana", 9 * 60 + 15),
+            ("dix heures moins le quart du soir", 21 * 60 + 45),
+            ("neuf heures et demie du soir", 21 * 60 + 30),
+        ],
+    )
+    def test_minutes_past_or_to_an_hour_of_the_day(self, text: str, minute: int) -> None:
+        (found,) = times.times(text)
+        assert found.minutes == frozenset({minute})
