@@ -76,6 +76,18 @@ _FINITE_VERBS = frozenset(
         "shall",
         "should",
         "must",
+        # the verbs policies and product pages state things with ("the plan includes ...")
+        "includes",
+        "supports",
+        "covers",
+        "requires",
+        "allows",
+        "accepts",
+        "offers",
+        "provides",
+        "applies",
+        "qualifies",
+        "operates",
     }
 )
 

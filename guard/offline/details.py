@@ -480,14 +480,18 @@ _ARTICLE = re.compile(r"^(?:a|an|one)\s+", re.IGNORECASE)
 
 
 def _written_alike(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
-    """Whether the evidence writes an amount in words as the claim does, but for its article
-    ("a half-day" / "half-day"): the same words, read by the grammar only with the article."""
+    """Whether the evidence writes an amount in words as the claim does, but for its article,
+    hyphens or plural ("a half-day" / "half-day", "two business days" / "two-business-day"):
+    the same words, which the grammar reads on one side only."""
     words = _ARTICLE.sub("", quantity.text)
-    if words == quantity.text or any(c.isdigit() for c in words):
+    if any(c.isdigit() for c in words):
         return False
     parts = [re.escape(w) for w in re.findall(r"[^\W\d_]+", normalize(words))]
+    if len(parts) < 2:
+        return False
+    parts[-1] = parts[-1].removesuffix("s") + "s?"  # "two business days": "two-business-day"
     pattern = r"\b" + r"[\s-]?".join(parts) + r"\b"
-    return bool(parts) and re.search(pattern, index.normalized) is not None
+    return re.search(pattern, index.normalized) is not None
 
 
 _NUMBER_AND_UNIT = re.compile(r"^(?P<num>[\w.,]+)\s+(?P<unit>[^\W\d_]+)$")

@@ -85,6 +85,8 @@ _OPPOSITES = (
     ("success", "failure"),
     ("positive", "negative"),
     ("cheaper", "dearer"),
+    ("ahead", "behind"),
+    ("under", "over"),
 )
 OPPOSITE: dict[str, frozenset[str]] = {}
 for _a, _b in _OPPOSITES:
@@ -127,8 +129,21 @@ def flipped(claim: str, evidence_sentence: str) -> str | None:
 
 
 def opposed(claim: str, evidence_sentence: str) -> str | None:
-    """Why the claim uses the opposite of a word of the sentence, or None."""
-    return _opposite_words(claim, evidence_sentence)
+    """Why the claim uses the opposite of a word of the sentence, or None; a claim of several
+    clauses is read a clause at a time too ("Orion is behind schedule, unlike Vega, which is
+    ahead": each clause's word against the sentence)."""
+    found = _opposite_words(claim, evidence_sentence)
+    if found is not None:
+        return found
+    clauses = [c for c in _CLAUSES.split(claim) if len(words(c)) >= MIN_CLAUSE_WORDS]
+    if len(clauses) < 2:
+        return None
+    return next(
+        (r for c in clauses if (r := _opposite_words(c, evidence_sentence)) is not None), None
+    )
+
+
+MIN_CLAUSE_WORDS = 3  # words of a claim's clause read on its own
 
 
 def _stems(text: str) -> dict[str, str]:

@@ -74,6 +74,8 @@ _CONDITION = re.compile(
     r"\s*(?:if|unless|provided|as long as|except|when|si|a menos que|wenn|falls|sofern|sauf si)\b",
     re.IGNORECASE,
 )
+# implicit negatives that are negation cues themselves: "no longer includes" is counted
+_CUE_PHRASES = re.compile(r"\b(?:no longer|neither)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_]+(?:-free\b)?")
 _CONTRACTED = re.compile(r"(?<=\w)n['’]t\b", re.IGNORECASE)
 _CLAUSE = re.compile(
@@ -126,7 +128,7 @@ def flipped_clause(
                 continue  # "unless you add flood cover": the condition's polarity, not the claim's
             if cues(clause) % 2 == mine:
                 return None  # a clause restated with the claim's own polarity
-            if implicit or negation.IMPLICIT_NEGATIVE.search(clause):
+            if implicit or negation.IMPLICIT_NEGATIVE.search(_CUE_PHRASES.sub(" ", clause)):
                 return None  # "stopped sending" for "weren't sent": negation without a cue
             if _other_amounts(clause, claim):
                 return None  # "do not take more than 8": a limit, not the claim's statement

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import re
 
-from guard.offline import comparison, entities, negation, numbers, polarity, quantifiers
+from guard.offline import (
+    comparison,
+    entities,
+    negation,
+    numbers,
+    polarity,
+    predicates,
+    quantifiers,
+)
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
 from guard.offline.details import (
@@ -310,6 +318,31 @@ def _polarity(
     return basis, f'{flip} ({sentence.passage}: "{short(sentence.text)}")', sentence
 
 
+def _clause_opposite(claim: Claim, index: EvidenceIndex) -> Failure | None:
+    """A clause of a longer claim that says the opposite of the sentence it restates ("Orion
+    is running behind schedule, unlike Vega, ..." against "Project Orion is two weeks ahead of
+    schedule"): the claim as a whole matches no one sentence closely enough."""
+    if claim.short_answer:
+        return None
+    clauses = [c for c in _CLAUSE.split(claim.text) if len(content_stems(c)) >= MIN_CLAUSE_STEMS]
+    if len(clauses) < 2:
+        return None
+    for clause in clauses[:MAX_CLAUSES]:
+        # aligned on its other words: its opposite word is, by design, not in the sentence
+        stems = [s for s in content_stems(clause) if s not in negation.OPPOSITE]
+        sentence, overlap = best_sentence(stems, [], index)
+        if sentence is None or overlap < ALIGN_FOR_POLARITY:
+            continue
+        flip = negation.opposed(clause, sentence.text)
+        if flip is not None:
+            return "opposite", f'{flip} ({sentence.passage}: "{short(sentence.text)}")', sentence
+    return None
+
+
+MIN_CLAUSE_STEMS = 2  # content words of a clause read on its own
+MAX_CLAUSES = 6  # clauses of one claim read on their own
+
+
 def _negation_added(claim: str, sentence: EvidenceSentence, index: EvidenceIndex) -> str | None:
     """A negated claim whose words one sentence states (all but one, which the evidence has
     elsewhere) without any negation, plain or implicit ("The Oberoi family is not involved in
@@ -602,6 +635,13 @@ def _clause_polarity(claim: Claim, stems: list[str], index: EvidenceIndex) -> Fa
     return None if flip is None else ("negation_clause", flip[0], flip[1])
 
 
+def _denied(claim: Claim, index: EvidenceIndex) -> Failure | None:
+    if claim.short_answer or _fragment(claim.text):
+        return None  # a verbless list item takes its polarity from its heading
+    found = predicates.denied(claim.text, index)
+    return None if found is None else ("negation_predicate", found[0], found[1])
+
+
 def _noun_quantifier(text: str, stems: list[str], index: EvidenceIndex) -> Failure | None:
     found = quantifiers.shifted(text, index, stems)
     return None if found is None else ("quantifier_limited", found[0], found[1])
@@ -623,6 +663,8 @@ def relation_failure(
         or _unbounded(claim.text, sentence, overlap)
         or _polarity(claim, sentence, overlap, index)
         or _clause_polarity(claim, details.stems, index)
+        or _clause_opposite(claim, index)
+        or _denied(claim, index)
         or _noun_quantifier(claim.text, details.stems, index)
         or _quantifier(claim.text, sentence, overlap, index)
         or _contrary(claim, details.stems, index, sentence)

@@ -135,3 +135,84 @@ class TestNumbersAndTimesInWords:
     def test_minutes_past_or_to_an_hour_of_the_day(self, text: str, minute: int) -> None:
         (found,) = times.times(text)
         assert found.minutes == frozenset({minute})
+
+
+class TestNegatedPredicates:
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            (
+                "Interns are entitled to the commuting bonus of £40 a month.",
+                "Commuting bonus: £40 a month for salaried staff. Interns and temporary staff "
+                "are not entitled to the bonus.",
+            ),
+            (
+                "Tickets bought from a resale site can be refunded.",
+                "Refunds. Tickets bought from resale sites cannot be refunded by the venue.",
+            ),
+            (
+                "The Team plan supports audit logs.",
+                "Neither the Solo nor the Team plan supports audit logs; they come with Scale.",
+            ),
+            (
+                "The Lite subscription includes offline maps.",
+                "The Lite subscription no longer includes offline maps.",
+            ),
+        ],
+    )
+    def test_a_predicate_the_evidence_denies_of_the_subject_fails(
+        self, output: str, context: str
+    ) -> None:
+        assert decide(output, context).label == "fail"
+
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            (  # another subject
+                "Salaried staff are entitled to the commuting bonus.",
+                "Interns are not entitled to the commuting bonus.",
+            ),
+            (  # a second verb the negation does not reach
+                "Extra legroom can be added for €20.",
+                "Extra legroom is not included and can be added for €20 per flight.",
+            ),
+            (  # a negation bounded by a condition
+                "The account is active once you verify your email.",
+                "The account is not active until you verify your email.",
+            ),
+            (  # the claim keeps the negation
+                "Drops aren't covered, and neither are power surges.",
+                "The warranty does not cover drops or power surges.",
+            ),
+        ],
+    )
+    def test_what_the_evidence_does_not_deny_is_not_failed(self, output: str, context: str) -> None:
+        assert "negation_predicate" not in failed_by(decide(output, context))
+
+
+class TestComparisonsAndOpposites:
+    @pytest.mark.parametrize(
+        "output",
+        [
+            "Porto outpaced Lisbon in bookings last spring.",
+            "Lisbon trails Porto on bookings.",
+            "Porto is ahead of Lisbon in bookings.",
+            "Porto had more bookings than Lisbon.",
+        ],
+    )
+    def test_a_comparison_the_amounts_reverse_fails(self, output: str) -> None:
+        context = "Spring bookings: Porto 2,300 nights, Lisbon 3,950 nights."
+        assert "comparison_reversed" in failed_by(decide(output, context))
+
+    def test_a_comparison_the_amounts_bear_out_is_not_failed(self) -> None:
+        context = "Spring bookings: Porto 2,300 nights, Lisbon 3,950 nights."
+        output = "Lisbon outpaced Porto in bookings, and Porto trails Lisbon."
+        assert decide(output, context).label != "fail"
+
+    def test_a_clause_saying_the_opposite_fails_in_a_longer_claim(self) -> None:
+        decision = decide(
+            "The bridge works are behind schedule, unlike the tunnel works, which are ahead",
+            "The bridge works are a week ahead of schedule. The tunnel works are two weeks "
+            "behind because of flooding.",
+        )
+        assert "opposite" in failed_by(decision)
