@@ -169,6 +169,7 @@ def _clauses(sentence: str) -> list[str]:
         if merged and (
             min(len(stems), len(joined)) < MIN_CLAUSE_CONTENT_WORDS
             or _predicate_of(sentence[merged[-1][0] : merged[-1][1]], piece)
+            or _SOURCE_OPENER.fullmatch(sentence[merged[-1][0] : merged[-1][1]].strip())
         ):
             # the words between them (a separator such as "provided that") count too
             joined.update(content_stems(sentence[merged[-1][1] : begin]), stems)
@@ -177,6 +178,15 @@ def _clauses(sentence: str) -> list[str]:
             merged.append((begin, end))
             joined = set(stems)
     return [sentence[b:e].strip() for b, e in merged] or [sentence]
+
+
+# "According to the CFO's memo, ...", "In Dr Ortiz's report, ...": who says the clause after
+# it, one claim with it
+_SOURCE_OPENER = re.compile(
+    r"(?:according to|as (?:stated|noted|reported) (?:in|by)|as per)\s+[^,;]{2,60}"
+    r"|in\s+[^,;]{2,40}['’]s\s+[\w-]+",
+    re.IGNORECASE,
+)
 
 
 def _predicate_of(before: str, piece: str) -> bool:

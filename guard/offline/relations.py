@@ -136,10 +136,16 @@ def _attribution(
 
 
 _SAID_BY = re.compile(
-    r"^\W*(?:according to (?P<by>[\w' &-]{2,40}?),|(?P<who>[\w' &-]{2,40}?)\s+(?:has |have )?"
+    r"^\W*(?:according to (?P<by>[\w'’ &-]{2,40}?),|(?P<who>[\w' &-]{2,40}?)\s+(?:has |have )?"
     r"(?:said|says|told|confirmed|confirms|wrote|writes|stated|states|explained|recommended|"
     r"recommends|suggested|suggests|argued|noted|notes|reported|mentioned|promised|agreed|"
-    r"accepted|admitted|announced|warned|advised|asked|requested|approved)\b)",
+    r"accepted|admitted|announced|warned|advised|asked|requested|approved|found|finds|"
+    r"concluded|concludes|estimated|estimates|expects|expected|measured|proposed|proposes|"
+    r"objected|issued|rated|rates|predicted|predicts)\b"
+    # "TechWeekly's review puts ...", "the auditor's report found ...": who owns the document
+    r"|(?P<owner>[\w &-]{2,40}?)['’]s\s+(?:own\s+)?(?:report|review|memo|letter|minutes|"
+    r"audit|study|survey|test|tests|analysis|notes?|comments?|email|announcement|statement|"
+    r"findings|assessment|spec(?:ification)?s?(?:\s+sheet)?)\b)",
     re.IGNORECASE,
 )
 _PERSONAL = frozenset(
@@ -156,7 +162,7 @@ def _credited(text: str, index: EvidenceIndex) -> Failure | None:
     match = _SAID_BY.match(text)
     if match is None:
         return None
-    who_text = match.group("by") or match.group("who") or ""
+    who_text = match.group("by") or match.group("who") or match.group("owner") or ""
     if set(who_text.lower().split()) & _PERSONAL:
         return None
     who = set(content_stems(who_text))
@@ -713,3 +719,4 @@ def narrowed_condition(
                 f"({sentence.passage})"
             )
     return None
+

@@ -5,12 +5,15 @@ words, day/month dates), and the errors those rules still catch."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 
 from guard import Guard, JudgeSettings
 from guard.case import PreparedCase
 from guard.models import JudgeRequest
 from guard.offline import OfflineJudge, times
+from guard.offline.claims import split_claims
 from guard.offline.judge import Decision
 from guard.offline.numbers import extract
 
@@ -216,3 +219,43 @@ class TestComparisonsAndOpposites:
             "behind because of flooding.",
         )
         assert "opposite" in failed_by(decision)
+
+
+class TestAttribution:
+    CONTEXT: ClassVar[list[dict[str, str]]] = [
+        {
+            "id": "p1",
+            "source": "site inspection report (Harlow Surveyors)",
+            "text": "The inspection found damp in two of the ground-floor rooms.",
+        },
+        {
+            "id": "p2",
+            "source": "landlord's letter",
+            "text": "I will have the damp treated by a contractor before the end of May.",
+        },
+    ]
+
+    @pytest.mark.parametrize(
+        "output",
+        [
+            "According to the landlord's letter, damp was found in two ground-floor rooms.",
+            "The landlord found damp in two of the ground-floor rooms.",
+            "Harlow Surveyors' report says a contractor will treat the damp before the end of May.",
+        ],
+    )
+    def test_a_statement_credited_to_the_wrong_source_fails(self, output: str) -> None:
+        assert "attribution" in failed_by(decide(output, self.CONTEXT))
+
+    @pytest.mark.parametrize(
+        "output",
+        [
+            "According to the inspection report, damp was found in two ground-floor rooms.",
+            "The landlord's letter says a contractor will treat the damp before the end of May.",
+        ],
+    )
+    def test_a_statement_credited_to_its_own_source_is_not_failed(self, output: str) -> None:
+        assert decide(output, self.CONTEXT).label != "fail"
+
+    def test_an_according_to_opener_is_one_claim_with_what_it_credits(self) -> None:
+        (claim,) = split_claims("According to the audit memo, two ledgers were wrong.")
+        assert claim.text.startswith("According to")
