@@ -14,8 +14,8 @@ from guard.offline.text import content_stems, split_sentences, words
 SHORT_ANSWER_WORDS = 6
 MIN_CLAUSE_CONTENT_WORDS = 3
 _CLAUSE_BREAK = re.compile(
-    r";\s+|,\s+(?:and|but|whereas|while|although|though|however|yet|so|because|as long as|if|"
-    r"provided that|unless)\s+|,\s+|\s+but\s+(?=\w+\s+\w+)"
+    r";\s+|,\s+(?:and|but|whereas|while|although|though|however|yet|because|as long as|if|"
+    r"provided that|unless)\s+|,\s+(?=so\s)|,\s+|\s+but\s+(?=\w+\s+\w+)"
     r"|\s+and\s+(?=(?:no|the|it|they|we|you|he|she|this|our|your|their|its|there|is|are|was|"
     r"were|has|have|had|can|will|would|should|must|may|might)\s)",
     re.IGNORECASE,

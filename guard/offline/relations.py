@@ -719,4 +719,3 @@ def narrowed_condition(
                 f"({sentence.passage})"
             )
     return None
-

@@ -259,3 +259,18 @@ class TestAttribution:
     def test_an_according_to_opener_is_one_claim_with_what_it_credits(self) -> None:
         (claim,) = split_claims("According to the audit memo, two ledgers were wrong.")
         assert claim.text.startswith("According to")
+
+
+def test_a_conclusion_after_so_is_not_an_addition() -> None:
+    """ ", so ..." draws a conclusion from the claims before it; the clause keeps its "so"."""
+    context = [
+        "Order 5521: desk lamp, delivered 9 April 2026.",
+        "Lighting products carry a 24-month warranty from the delivery date.",
+    ]
+    output = (
+        "Your lamp was delivered on 9 April 2026 and lighting products have a 24-month "
+        "warranty from delivery, so a fault this winter is still covered."
+    )
+    decision = decide(output, context)
+    assert "unsupported_addition" not in failed_by(decision)
+    assert any(r.claim.startswith("so ") for r in decision.results)
