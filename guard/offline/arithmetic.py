@@ -12,6 +12,7 @@ table of the pairs' results (built once per operand list) and a lookup per opera
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import date
 from functools import lru_cache
@@ -177,7 +178,10 @@ def time_offset(
     spans = [
         round(q.value * 1440)
         for q in list(durations)[:MAX_OPERANDS]
-        if q.kind == "duration" and q.value < 1
+        if q.kind == "duration"
+        and q.value < 1
+        # "de 9 h à 17 h": times of day written as hours, not durations to add
+        and not (_HOURS_AS_TIME.fullmatch(q.text) and round(q.value * 1440) in minutes)
     ]
     return any(
         (start + sign * span) % 1440 in claim.minutes
@@ -185,6 +189,9 @@ def time_offset(
         for span in spans
         for sign in (-1, 1)
     )
+
+
+_HOURS_AS_TIME = re.compile(r"\d{1,2}\s?h", re.IGNORECASE)
 
 
 def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[float]:

@@ -235,7 +235,8 @@ def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSenten
     """Whether the sentence counts what the claim's bare number counts: the word after the
     number ("5 users") follows a count of the sentence too."""
     counted = content_stems(text[quantity.start + len(quantity.text) :][:40])[:1]
-    if sentence is None or not counted:
+    verb = content_stems(text[max(0, quantity.start - 20) : quantity.start])[-1:]
+    if sentence is None or not (counted or verb):
         return False
     for q in sentence.quantities[:MAX_AMOUNTS]:
         if q.kind != "count":
@@ -243,7 +244,14 @@ def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSenten
         # the amount itself, not its digits inside another number ("2" in "88213")
         for match in re.finditer(rf"(?<![\w.,]){re.escape(q.text)}(?![\w])", sentence.text):
             after = _FIELD_END.split(sentence.text[match.end() : match.end() + 40], maxsplit=1)[0]
-            if counted[0] in content_stems(after)[:2]:  # "5 users", not '5, "users": ...'
+            if counted and counted[0] in content_stems(after)[:2]:  # "5 users", not '5, "users"'
+                return True
+            # "seats 26" against "seats 24": the same word right before the number
+            if (
+                verb
+                and verb
+                == content_stems(sentence.text[max(0, match.start() - 20) : match.start()])[-1:]
+            ):
                 return True
     return False
 

@@ -274,3 +274,48 @@ def test_a_conclusion_after_so_is_not_an_addition() -> None:
     decision = decide(output, context)
     assert "unsupported_addition" not in failed_by(decision)
     assert any(r.claim.startswith("so ") for r in decision.results)
+
+
+class TestDetailsInOtherLanguages:
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            (
+                "Bitte wenden Sie sich an Frau Brandt im Sekretariat.",
+                "Ansprechpartnerin im Sekretariat ist Frau Bergmann (Raum 12).",
+            ),
+            (
+                "Votre demande est traitée par M. Lefèvre.",
+                "Votre demande est traitée par M. Lambert, service client.",
+            ),
+            (
+                "La taquilla abre de 9 h a 20 h.",
+                "Horario de taquilla: de 9 h a 18 h todos los días.",
+            ),
+        ],
+    )
+    def test_a_wrong_titled_name_or_hour_fails(self, output: str, context: str) -> None:
+        assert decide(output, context).label == "fail"
+
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            (
+                "Bitte wenden Sie sich an Frau Bergmann im Sekretariat.",
+                "Ansprechpartnerin im Sekretariat ist Frau Bergmann (Raum 12).",
+            ),
+            (
+                "Votre demande est traitée par M. Lefèvre, du service client.",
+                "Votre demande est traitée par M. Lefèvre, service client.",
+            ),
+        ],
+    )
+    def test_the_evidence_titled_name_is_not_failed(self, output: str, context: str) -> None:
+        assert decide(output, context).label != "fail"
+
+    def test_a_count_said_with_the_same_verb_is_compared(self) -> None:
+        decision = decide(
+            "The Orion hall seats 62 and has a stage.",
+            "Halls. Orion: seats 60, with a stage and two projectors.",
+        )
+        assert "number_contradicted" in failed_by(decision)
