@@ -235,7 +235,7 @@ def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSenten
     """Whether the sentence counts what the claim's bare number counts: the word after the
     number ("5 users") follows a count of the sentence too."""
     counted = content_stems(text[quantity.start + len(quantity.text) :][:40])[:1]
-    verb = content_stems(text[max(0, quantity.start - 20) : quantity.start])[-1:]
+    verb = _word_before(text, quantity.start)
     if sentence is None or not (counted or verb):
         return False
     for q in sentence.quantities[:MAX_AMOUNTS]:
@@ -247,13 +247,19 @@ def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSenten
             if counted and counted[0] in content_stems(after)[:2]:  # "5 users", not '5, "users"'
                 return True
             # "seats 26" against "seats 24": the same word right before the number
-            if (
-                verb
-                and verb
-                == content_stems(sentence.text[max(0, match.start() - 20) : match.start()])[-1:]
-            ):
+            if verb and verb == _word_before(sentence.text, match.start()):
                 return True
     return False
+
+
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
+
+
+def _word_before(text: str, at: int) -> list[str]:
+    """The content stem of the word right before ``at`` with only a space between ("seats 24";
+    not '"order": 77212' or "order (3")."""
+    match = _WORD_BEFORE.search(text[max(0, at - 24) : at])
+    return content_stems(match.group(1)) if match else []
 
 
 def _small_count(quantity: numbers.Quantity) -> bool:
