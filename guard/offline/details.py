@@ -456,6 +456,10 @@ def _number_failure(
             )
         ):
             continue
+        if shown and arithmetic.counted_on(
+            quantity, _shown(quantity, details, index), index.quantities
+        ):
+            continue  # "30 days to return them, so until 3 May": a date the claim counts
         if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
             continue  # computed from the restated sentence's own amounts: "1.5 times £12"
         if shown and _operands(quantity, details, index) >= MANY_OPERANDS:
@@ -544,6 +548,14 @@ def _counted_as_ordinal(quantity: numbers.Quantity, index: EvidenceIndex) -> boo
 
 
 MANY_OPERANDS = 4  # grounded amounts beside a computed one: more than two steps take
+
+
+def _shown(
+    quantity: numbers.Quantity, details: Details, index: EvidenceIndex
+) -> list[numbers.Quantity]:
+    """The claim's other amounts the evidence states, as the claim writes them ("30 days"
+    where a record says 30): the operands it shows for the amount it computes."""
+    return [q for q in details.quantities if q is not quantity and index.amounts.supports(q)]
 
 
 def _operands(quantity: numbers.Quantity, details: Details, index: EvidenceIndex) -> int:

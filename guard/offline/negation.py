@@ -123,7 +123,12 @@ def flipped(claim: str, evidence_sentence: str) -> str | None:
     claim_negated, evidence_negated = negated(claim), negated(evidence_sentence)
     if claim_negated and not evidence_negated:
         return "negation flipped: the claim is negated, the evidence is not"
-    if evidence_negated and not claim_negated:
+    if (
+        evidence_negated
+        and not claim_negated
+        and not IMPLICIT_NEGATIVE.search(claim)
+        and not prefixed_denial(claim, evidence_sentence)
+    ):
         return "negation flipped: the evidence is negated, the claim is not"
     return _opposite_words(claim, evidence_sentence)
 
@@ -183,14 +188,36 @@ def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
                 ),
                 None,
             )
-        if found is not None and not _apart(
-            claim, claim_words[word], evidence_sentence, evidence_words[found]
+        if (
+            found is not None
+            and not _apart(claim, claim_words[word], evidence_sentence, evidence_words[found])
+            and not _denied_word(evidence_sentence, evidence_words[found])
+            and not _denied_word(claim, claim_words[word])
         ):
             return (
                 f"opposite meaning: the claim says '{claim_words[word]}', the evidence "
                 f"says '{evidence_words[found]}'"
             )
     return None
+
+
+def prefixed_denial(claim: str, evidence_sentence: str) -> bool:
+    """Whether the claim says with a negating prefix what the evidence negates ("unaffected"
+    for "not affected", "unpaid" for "not paid")."""
+    return any(
+        word.lower().startswith(prefix)
+        and len(word) - len(prefix) >= MIN_ROOT - 1
+        and _denied_word(evidence_sentence, word.lower()[len(prefix) :])
+        for word in words(claim)
+        for prefix in _NEGATING_PREFIXES
+    )
+
+
+def _denied_word(text: str, word: str) -> bool:
+    """Whether ``text`` negates ``word`` right before it ("not affected", "isn't open"): it then
+    says what the word's opposite says ("unaffected", "closed")."""
+    pattern = rf"(?:\b(?:not|never|no)|n['’]t)\s+(?:\w+\s+)?{re.escape(word)}\b"
+    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 _CLAUSES = re.compile(r"[;:()]|,\s|\.\s|\s(?:but|while|whereas|although|and)\s|\s[-–—]\s")
@@ -223,6 +250,7 @@ IMPLICIT_NEGATIVE = re.compile(
     r"\b(?:non-?\w+|un\w+able|in\w+ible|except\w*|exclud\w*|only|fail\w*|prohibit\w*|"
     r"forbid\w*|ban\w*|refus\w*|avoid\w*|instead|rather|absent|free of|lack\w*|"
     r"neither|impossible|invalid|ineligible|outside|beyond|cease\w*|stopp?\w*|"
-    r"discontinu\w*|no longer|former\w*|ex-\w+)\b",
+    r"discontinu\w*|no longer|former\w*|ex-\w+|reject\w*|declin\w*|dismiss\w*|"
+    r"turn(?:s|ed)? down|overturn\w*)\b",
     re.IGNORECASE,
 )

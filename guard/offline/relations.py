@@ -218,6 +218,8 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) ->
     if len(named) > 2:  # of a longer list, only names surely read as names
         named = [n for n in named if not n.guessed]
     for first, second in ((named[0], other) for other in named[1:]):
+        if not _one_clause(text, first.text, second.text):
+            continue  # "v3 uses OAuth ..., and returns ISO 8601 dates": a list relates nothing
         if not any(
             _mentions(first, s.scope) and _mentions(second, s.scope) for s in index.sentences
         ) and _same_passage(first, second, index):
@@ -229,6 +231,18 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) ->
                 None,
             )
     return None
+
+
+def _one_clause(text: str, first: str, second: str) -> bool:
+    """Whether one clause of ``text`` names both (a claim listing several things joined by
+    commas and "and" relates only the names of one item)."""
+    return any(first in c and second in c for c in _LIST_ITEM.split(text))
+
+
+# where a claim's list of statements breaks: "...), moves ... and returns ..."
+_LIST_ITEM = re.compile(
+    r";|\)\s*,\s|,\s+(?:and|but|while|whereas)\s|\s(?:and|but)\s+(?=[a-z]{3,}s\b)"
+)
 
 
 MAX_BRIDGED = 4  # sentences of each name tried for a bridge between them
@@ -457,7 +471,12 @@ def _contrary(
     for number in index.candidates(stems)[:6]:
         sentence = index.sentences[number]
         clause = _covered_clause(about, sentence.text)
-        if clause is not None and negation.negated(clause) and not negation.negated(claim.text):
+        if (
+            clause is not None
+            and negation.negated(clause)
+            and not negation.negated(claim.text)
+            and not negation.prefixed_denial(claim.text, clause)
+        ):
             return (
                 "negation",
                 f'negation flipped: {sentence.passage} says "{short(clause)}"',

@@ -124,6 +124,19 @@ class Weekdays:
     start: int = 0
 
 
+# an ISO 8601 date-time: its time follows a glued "T", and its UTC offset is no time of day
+_ISO_STAMP = re.compile(
+    r"(?<=\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2})(?P<rest>(?::\d{2}(?:\.\d+)?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?)"
+)
+
+
+def _iso_spaced(match: re.Match[str]) -> str:
+    """The date-time with a space for its "T" and blanks for its seconds and offset, so every
+    other time keeps its place in the text."""
+    return f" {match.group('time')}" + " " * len(match.group("rest"))
+
+
 def times(text: str) -> list[TimeOfDay]:
     """Every time of day in ``text``; each end of a range is one time."""
     return list(_times(text))
@@ -132,6 +145,7 @@ def times(text: str) -> list[TimeOfDay]:
 @lru_cache(maxsize=EXTRACT_CACHE_SIZE)
 def _times(text: str) -> tuple[TimeOfDay, ...]:
     """:func:`times`, read once per text (a one-claim answer is read as answer and claim)."""
+    text = _ISO_STAMP.sub(_iso_spaced, text)  # "2026-08-14T09:35:00+01:00": 09:35
     found = _day_parts(text)
     said = [t.span for t in found]
     clock24 = _TWENTY_FOUR.search(text) is not None

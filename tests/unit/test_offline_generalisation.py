@@ -319,3 +319,52 @@ class TestDetailsInOtherLanguages:
             "Halls. Orion: seats 60, with a stage and two projectors.",
         )
         assert "number_contradicted" in failed_by(decision)
+
+
+class TestGroundedSummariesAndToolResults:
+    @pytest.mark.parametrize(
+        ("output", "context"),
+        [
+            (  # ISO 8601 date-times: the time after "T", the offset no time of day
+                "The parcel left the depot on 5 March at 14:20.",
+                ['{"event": "departed_depot", "at": "2026-03-05T14:20:00+01:00"}'],
+            ),
+            (  # "unaffected" says what "not affected" says
+                "Night buses are unaffected by the works.",
+                "Engineering works. Night buses are not affected by the works.",
+            ),
+            (  # two names in two items of a list relate nothing
+                "The new release moves storage to Postgres, and drops support for Windows 7.",
+                "Release 9. Storage now uses Postgres. Windows 7 is no longer supported.",
+            ),
+            (  # the negation belongs to the claim's other part
+                "Some patients feel dizzy, and they should not stand up quickly.",
+                "Side effects. It can make some patients dizzy. Do not stand up quickly.",
+            ),
+            (  # "rejected" is the evidence's "did not uphold"
+                "The tribunal upheld the first claim but rejected the second one.",
+                "The tribunal upheld the first claim and did not uphold the second claim.",
+            ),
+            (  # a date without a year the claim counts with its own duration
+                "It was delivered on 3 June and you have 14 days, so you can return it until "
+                "17 June.",
+                ['{"delivered": "2026-06-03", "return_days": 14}'],
+            ),
+        ],
+    )
+    def test_a_grounded_form_is_not_failed(self, output: str, context: str | list[str]) -> None:
+        assert decide(output, context).label != "fail"
+
+    def test_a_wrong_iso_time_still_fails(self) -> None:
+        decision = decide(
+            "The parcel left the depot on 5 March at 16:20.",
+            ['{"event": "departed_depot", "at": "2026-03-05T14:20:00+01:00"}'],
+        )
+        assert decision.label == "fail"
+
+    def test_a_year_less_date_the_claim_does_not_count_is_still_checked(self) -> None:
+        decision = decide(
+            "You can cancel for free until 10 June.",
+            "Booking: check-in 14 June, 3 nights. Free cancellation until 7 June.",
+        )
+        assert decision.label == "fail"
