@@ -407,10 +407,22 @@ def _bare(text: str, match: re.Match[str], num: str) -> Quantity:
     value = float(num)
     begin = match.start("num")
     kind = "year" if len(num) == 4 and _YEARISH.fullmatch(num) else "count"
+    if kind == "year" and _unyearly_key(text, begin):
+        kind = "count"  # '"budget_gbp": 1200': a record's amount, not a year
     hedged = _hedged_at(text, match.start())
     if kind == "count" and _may_label(text, begin) and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
     return Quantity(num, value, kind, hedged, value, begin)
+
+
+_JSON_KEY = re.compile(r"[\"']([^\"']{1,40})[\"']\s*:\s*$")
+_YEAR_KEY = re.compile(r"year|yr|date|since|founded|born|built|established", re.IGNORECASE)
+
+
+def _unyearly_key(text: str, begin: int) -> bool:
+    """Whether the number at ``begin`` is a JSON value under a key that names no year."""
+    key = _JSON_KEY.search(text[max(0, begin - 48) : begin])
+    return key is not None and _YEAR_KEY.search(key.group(1)) is None
 
 
 def _may_label(text: str, begin: int) -> bool:

@@ -368,3 +368,14 @@ class TestGroundedSummariesAndToolResults:
             "Booking: check-in 14 June, 3 nights. Free cancellation until 7 June.",
         )
         assert decision.label == "fail"
+
+
+def test_a_four_digit_record_value_is_an_amount_not_a_year() -> None:
+    """'"budget_gbp": 1200' reads like the year 1200; under a key that names no year it is
+    the amount an answer restates and computes with."""
+    context = ['{"budget_gbp": 1200, "spent_gbp": 1085.5}']
+    assert decide("You have £114.50 left of your £1,200 budget.", context).label != "fail"
+    assert [q.kind for q in extract('{"founded_year": 1998, "staff": 1998}')] == [
+        "year",
+        "count",
+    ]
