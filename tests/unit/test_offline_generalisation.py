@@ -379,3 +379,13 @@ def test_a_four_digit_record_value_is_an_amount_not_a_year() -> None:
         "year",
         "count",
     ]
+
+
+def test_a_negation_spanning_both_parts_of_a_claim_is_kept() -> None:
+    """'has shipped, so it cannot be changed' restates 'cannot be changed after it has
+    shipped' as a whole: the part without the negation does not make it a flip."""
+    decision = decide(
+        "Your booking has already started, so it cannot be cancelled.",
+        "Bookings cannot be cancelled after they have started.",
+    )
+    assert decision.label != "fail"
