@@ -128,8 +128,8 @@ def flipped_clause(
             if _CONDITION.match(clause):
                 continue  # "unless you add flood cover": the condition's polarity, not the claim's
             part = _part_restating(parts, stems)
-            said = cues(clause) % 2
-            if said == mine or (part is not None and said == cues(part) % 2):
+            parity = cues(clause) % 2
+            if parity == mine or (part is not None and parity == cues(part) % 2):
                 return None  # a clause restated with the claim's (or that part's) polarity
             if part is not None and negation.IMPLICIT_NEGATIVE.search(part):
                 return None
