@@ -12,12 +12,13 @@ table of the pairs' results (built once per operand list) and a lookup per opera
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import date
 from functools import lru_cache
 from itertools import islice
 
-from guard.offline.numbers import Quantity
+from guard.offline.numbers import HEDGE_TOLERANCE, Quantity
 from guard.offline.times import TimeOfDay
 
 MAX_OPERANDS = 40
@@ -44,7 +45,9 @@ def derivable(
         return _date_offset(claim, pool)
     if claim.kind in ("year", "ordinal"):
         return False
-    if any(abs(d - claim.value) <= 1e-6 for d in _clock_differences(claim, clock)):
+    # "for about 45 minutes, from 14:05 to 14:48": a hedged duration is a rounded difference
+    slack = HEDGE_TOLERANCE * claim.value if claim.hedged else 1e-6
+    if any(abs(d - claim.value) <= slack for d in _clock_differences(claim, clock)):
         return True
     if claim.kind == "duration" and _between_dates(claim.value, pool):
         return True
@@ -175,7 +178,10 @@ def time_offset(
     spans = [
         round(q.value * 1440)
         for q in list(durations)[:MAX_OPERANDS]
-        if q.kind == "duration" and q.value < 1
+        if q.kind == "duration"
+        and q.value < 1
+        # "de 9 h à 17 h": times of day written as hours, not durations to add
+        and not (_HOURS_AS_TIME.fullmatch(q.text) and round(q.value * 1440) in minutes)
     ]
     return any(
         (start + sign * span) % 1440 in claim.minutes
@@ -183,6 +189,9 @@ def time_offset(
         for span in spans
         for sign in (-1, 1)
     )
+
+
+_HOURS_AS_TIME = re.compile(r"\d{1,2}\s?h", re.IGNORECASE)
 
 
 def _clock_differences(claim: Quantity, clock: Iterable[TimeOfDay]) -> list[float]:
@@ -215,26 +224,46 @@ def _year(q: Quantity) -> int:
 def _date_offset(claim: Quantity, pool: list[Quantity]) -> bool:
     """A date a duration after or before a date ("born 2 March 2023", "at 3 years 4 months":
     July 2026); a month without a day is its middle day, within ``MONTH_SLACK_DAYS``."""
+    slack = DATE_SLACK_DAYS if int(claim.value) % 100 else MONTH_SLACK_DAYS
     target = _as_date(claim, mid_month=True)
     if target is None:
         return False
-    slack = DATE_SLACK_DAYS if int(claim.value) % 100 else MONTH_SLACK_DAYS
     durations = [q.value for q in pool if q.kind == "duration"]
-    for start in (d for d in (_as_date(q) for q in pool) if d is not None):
-        for days in durations:
-            if abs(abs((target - start).days) - days) <= slack:
-                return True
-            months = round(days / (365 / 12))  # "18 years" after 4 June 2009: 4 June 2027
-            if (
-                months
-                and abs(days - months * 365 / 12) < 1
-                and any(
-                    abs((target - moved).days) <= slack
-                    for moved in (_add_months(start, months), _add_months(start, -months))
-                    if moved is not None
-                )
-            ):
-                return True
+    starts = (d for d in (_as_date(q) for q in pool) if d is not None)
+    return any(_offset_by(target, start, durations, slack) for start in starts)
+
+
+def counted_on(claim: Quantity, shown: Iterable[Quantity], pool: Iterable[Quantity]) -> bool:
+    """A date without a year the claim counts with a duration it states itself ("30 days to
+    return them, so until 3 May" after a delivery on 2026-04-03): it is in the year of the
+    date it is counted from, or the next."""
+    if claim.kind != "date" or int(claim.value) >= 10000 or not int(claim.value) % 100:
+        return False
+    durations = [q.value for q in shown if q.kind == "duration"][:MAX_OPERANDS]
+    starts = [d for d in (_as_date(q) for q in islice(pool, MAX_OPERANDS)) if d is not None]
+    return any(
+        target is not None and _offset_by(target, start, durations, DATE_SLACK_DAYS)
+        for start in starts
+        for target in (_as_date(claim, year=y) for y in (start.year, start.year + 1))
+    )
+
+
+def _offset_by(target: date, start: date, durations: list[float], slack: int) -> bool:
+    """Whether ``target`` is one of the ``durations`` (days) after or before ``start``."""
+    for days in durations:
+        if abs(abs((target - start).days) - days) <= slack:
+            return True
+        months = round(days / (365 / 12))  # "18 years" after 4 June 2009: 4 June 2027
+        if (
+            months
+            and abs(days - months * 365 / 12) < 1
+            and any(
+                abs((target - moved).days) <= slack
+                for moved in (_add_months(start, months), _add_months(start, -months))
+                if moved is not None
+            )
+        ):
+            return True
     return False
 
 

@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 from guard.offline import (
     additions,
     denials,
+    honorifics,
     ordering,
     polarity,
     quantifiers,
@@ -131,6 +132,9 @@ def check_claim(
     if hard is not None:
         return result("contradicted", hard[0], hard[1], hard[2])
     if not readable:
+        titled = honorifics.wrong_titled_name(claim.text, index)
+        if titled is not None:  # "Frau Kessler" where it says "Frau Keller"
+            return result("contradicted", "name_titled", titled)
         flip = polarity.flipped_clause(claim.text, index, details.stems)
         if flip is not None:  # negations are read in Spanish, German and French too
             return result("contradicted", "negation_clause", flip[0], flip[1])

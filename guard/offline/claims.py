@@ -14,8 +14,8 @@ from guard.offline.text import content_stems, split_sentences, words
 SHORT_ANSWER_WORDS = 6
 MIN_CLAUSE_CONTENT_WORDS = 3
 _CLAUSE_BREAK = re.compile(
-    r";\s+|,\s+(?:and|but|whereas|while|although|though|however|yet|so|because|as long as|if|"
-    r"provided that|unless)\s+|,\s+|\s+but\s+(?=\w+\s+\w+)"
+    r";\s+|,\s+(?:and|but|whereas|while|although|though|however|yet|because|as long as|if|"
+    r"provided that|unless)\s+|,\s+(?=so\s)|,\s+|\s+but\s+(?=\w+\s+\w+)"
     r"|\s+and\s+(?=(?:no|the|it|they|we|you|he|she|this|our|your|their|its|there|is|are|was|"
     r"were|has|have|had|can|will|would|should|must|may|might)\s)",
     re.IGNORECASE,
@@ -76,6 +76,18 @@ _FINITE_VERBS = frozenset(
         "shall",
         "should",
         "must",
+        # the verbs policies and product pages state things with ("the plan includes ...")
+        "includes",
+        "supports",
+        "covers",
+        "requires",
+        "allows",
+        "accepts",
+        "offers",
+        "provides",
+        "applies",
+        "qualifies",
+        "operates",
     }
 )
 
@@ -157,6 +169,7 @@ def _clauses(sentence: str) -> list[str]:
         if merged and (
             min(len(stems), len(joined)) < MIN_CLAUSE_CONTENT_WORDS
             or _predicate_of(sentence[merged[-1][0] : merged[-1][1]], piece)
+            or _SOURCE_OPENER.fullmatch(sentence[merged[-1][0] : merged[-1][1]].strip())
         ):
             # the words between them (a separator such as "provided that") count too
             joined.update(content_stems(sentence[merged[-1][1] : begin]), stems)
@@ -165,6 +178,15 @@ def _clauses(sentence: str) -> list[str]:
             merged.append((begin, end))
             joined = set(stems)
     return [sentence[b:e].strip() for b, e in merged] or [sentence]
+
+
+# "According to the CFO's memo, ...", "In Dr Ortiz's report, ...": who says the clause after
+# it, one claim with it
+_SOURCE_OPENER = re.compile(
+    r"(?:according to|as (?:stated|noted|reported) (?:in|by)|as per)\s+[^,;]{2,60}"
+    r"|in\s+[^,;]{2,40}['’]s\s+[\w-]+",
+    re.IGNORECASE,
+)
 
 
 def _predicate_of(before: str, piece: str) -> bool:

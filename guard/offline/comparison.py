@@ -159,11 +159,22 @@ def _same_sentence(text: str, a: int, b: int) -> bool:
 
 
 # "A returned more than B", "A costs less than B": both things named, each with its amount
+_OTHER = r"(?P<other>(?:[a-z]?[A-Z0-9][\w-]*\s*){1,4})"  # "Model S", "iOS", "the 64 GB"
 _THAN = re.compile(
     r"\b(?P<way>more|less|fewer|higher|lower|bigger|smaller|larger|greater|"
-    r"cheaper|longer|shorter)\s+(?:[a-z]+\s+){0,2}?than\s+(?:the\s+)?"
-    r"(?P<other>(?:[A-Z0-9][\w-]*\s*){1,4})"
+    r"cheaper|longer|shorter)\s+(?:[a-z]+\s+){0,2}?than\s+(?:the\s+)?" + _OTHER
 )
+# "A outpaced B", "A trails B", "A is ahead of B": a verb that says which is greater
+_RELATIVE = re.compile(
+    r"\b(?P<way>outpac\w*|outperform\w*|outsold|outsell\w*|outstrip\w*|surpass\w*|"
+    r"exceed\w*|beat|beats|ahead of|trail\w*|lag\w*(?: behind)?|behind|"
+    r"underperform\w*|fell short of|falls short of)\s+(?:the\s+)?" + _OTHER
+)
+_RELATIVE_WAY = {
+    "outpac": 1, "outperform": 1, "outsold": 1, "outsell": 1, "outstrip": 1, "surpass": 1,
+    "exceed": 1, "beat": 1, "ahead": 1, "trail": -1, "lag": -1, "behind": -1,
+    "underperform": -1, "fell": -1, "falls": -1,
+}  # fmt: skip
 _THAN_WAY = {
     "more": 1,
     "higher": 1,
@@ -186,21 +197,23 @@ def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None
     """ "The Global Equity Fund returned more than the Sustainable Leaders Fund" against
     "Global Equity Fund: +9.8%. Sustainable Leaders Fund: +12.4%": the first amount after
     each name, of one kind, in the one passage naming both."""
-    match = _THAN.search(claim)
+    match = _THAN.search(claim) or _RELATIVE.search(claim)
     if match is None:
         return None
     other = match.group("other").strip().lower().split()
     subjects = [
         m.group(0)
         for m in _CAPITALISED_RUN.finditer(claim[: match.start()])
-        if m.start() > 0 or len(m.group(0).split()) > 1
+        if m.start() > 0 or len(m.group(0).split()) > 1 or _named(m.group(0), passages)
     ]
     if not subjects or not other:
         return None
     subject = subjects[0].lower().split()
     if subject[0] == "the":
         subject = subject[1:]
-    direction = _THAN_WAY[match.group("way").lower()]
+    if not subject:
+        return None
+    direction = _way(match.group("way").lower())
     if not any(_find(p.text.lower(), subject) and _find(p.text.lower(), other) for p in passages):
         return _apart_reversed(match, subject, other, direction, passages)
     for passage in passages:
@@ -222,6 +235,25 @@ def _than_reversed(claim: str, passages: tuple[Passage, ...]) -> Reversal | None
             mine.text,
         )
     return None
+
+
+def _way(word: str) -> int:
+    """+1 when the word says the subject is the greater, -1 the smaller."""
+    if word in _THAN_WAY:
+        return _THAN_WAY[word]
+    return next(way for root, way in _RELATIVE_WAY.items() if word.startswith(root))
+
+
+def _named(word: str, passages: tuple[Passage, ...]) -> bool:
+    """Whether a capitalised word opening the claim is a name the evidence writes so, and never
+    in lower case ("Hillside handled ..." where a passage says "Hillside clinic"), not a
+    sentence's first word."""
+    if word.lower() in STOPWORDS or not word[:1].isupper():
+        return False
+    written = re.compile(rf"\b{re.escape(word)}\b")
+    lowered = re.compile(rf"\b{re.escape(word.lower())}\b")
+    texts = [p.text for p in passages]
+    return any(written.search(t) for t in texts) and not any(lowered.search(t) for t in texts)
 
 
 def _apart_reversed(

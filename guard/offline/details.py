@@ -27,7 +27,7 @@ from guard.offline.lexicon import (
     alternation,
     foreign_words,
 )
-from guard.offline.text import STOPWORDS, content_stems, fold, stem
+from guard.offline.text import STOPWORDS, content_stems, fold, normalize, stem
 
 MAX_AMOUNTS = 32  # amounts, times and names of one claim that are checked
 
@@ -235,7 +235,8 @@ def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSenten
     """Whether the sentence counts what the claim's bare number counts: the word after the
     number ("5 users") follows a count of the sentence too."""
     counted = content_stems(text[quantity.start + len(quantity.text) :][:40])[:1]
-    if sentence is None or not counted:
+    verb = _word_before(text, quantity.start)
+    if sentence is None or not (counted or verb):
         return False
     for q in sentence.quantities[:MAX_AMOUNTS]:
         if q.kind != "count":
@@ -243,9 +244,22 @@ def _counts_same(text: str, quantity: numbers.Quantity, sentence: EvidenceSenten
         # the amount itself, not its digits inside another number ("2" in "88213")
         for match in re.finditer(rf"(?<![\w.,]){re.escape(q.text)}(?![\w])", sentence.text):
             after = _FIELD_END.split(sentence.text[match.end() : match.end() + 40], maxsplit=1)[0]
-            if counted[0] in content_stems(after)[:2]:  # "5 users", not '5, "users": ...'
+            if counted and counted[0] in content_stems(after)[:2]:  # "5 users", not '5, "users"'
+                return True
+            # "seats 26" against "seats 24": the same word right before the number
+            if verb and verb == _word_before(sentence.text, match.start()):
                 return True
     return False
+
+
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
+
+
+def _word_before(text: str, at: int) -> list[str]:
+    """The content stem of the word right before ``at`` with only a space between ("seats 24";
+    not '"order": 77212' or "order (3")."""
+    match = _WORD_BEFORE.search(text[max(0, at - 24) : at])
+    return content_stems(match.group(1)) if match else []
 
 
 def _small_count(quantity: numbers.Quantity) -> bool:
@@ -411,6 +425,8 @@ def _number_failure(
             continue  # "3 months" against "90 days": the units do not convert exactly
         if quantity.kind == "ordinal" and index.writes(quantity.text):
             continue  # "Version 2.1" against "v2.1": a label the evidence glues to letters
+        if _written_alike(quantity, index) or _spelled_apart(quantity, index):
+            continue  # "a half-day tour" against "half-day guided tour": the same words
         if quantity.text.lower() in numbers.FREQUENCIES and _per_period(index):
             continue  # "a monthly fee" against "£25 per month": how often, said another way
         if _coded(quantity, details.text, index):
@@ -440,6 +456,10 @@ def _number_failure(
             )
         ):
             continue
+        if shown and arithmetic.counted_on(
+            quantity, _shown(quantity, details, index), index.quantities
+        ):
+            continue  # "30 days to return them, so until 3 May": a date the claim counts
         if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
             continue  # computed from the restated sentence's own amounts: "1.5 times £12"
         if shown and _operands(quantity, details, index) >= MANY_OPERANDS:
@@ -474,6 +494,39 @@ _PER_PERIOD = re.compile(
 )
 
 
+_ARTICLE = re.compile(r"^(?:a|an|one)\s+", re.IGNORECASE)
+
+
+def _written_alike(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """Whether the evidence writes an amount in words as the claim does, but for its article,
+    hyphens or plural ("a half-day" / "half-day", "two business days" / "two-business-day"):
+    the same words, which the grammar reads on one side only."""
+    words = _ARTICLE.sub("", quantity.text)
+    if any(c.isdigit() for c in words):
+        return False
+    parts = [re.escape(w) for w in re.findall(r"[^\W\d_]+", normalize(words))]
+    if len(parts) < 2:
+        return False
+    parts[-1] = parts[-1].removesuffix("s") + "s?"  # "two business days": "two-business-day"
+    pattern = r"\b" + r"[\s-]?".join(parts) + r"\b"
+    return re.search(pattern, index.normalized) is not None
+
+
+_NUMBER_AND_UNIT = re.compile(r"^(?P<num>[\w.,]+)\s+(?P<unit>[^\W\d_]+)$")
+
+
+def _spelled_apart(quantity: numbers.Quantity, index: EvidenceIndex) -> bool:
+    """Whether the evidence writes the claim's number and unit with a word or two between
+    them ("five days" against "five unused days", "3 nights" against "3 consecutive nights"),
+    which the grammar does not read as one amount."""
+    parts = _NUMBER_AND_UNIT.match(normalize(quantity.text))
+    if parts is None or quantity.kind in ("count", "date", "year", "ordinal"):
+        return False
+    unit = re.escape(parts.group("unit").rstrip("s"))
+    pattern = rf"\b{re.escape(parts.group('num'))}\s+(?:[a-z-]+\s+){{1,2}}{unit}s?\b"
+    return re.search(pattern, index.normalized) is not None
+
+
 def _per_period(index: EvidenceIndex) -> bool:
     """Whether the evidence says how often with "per month", "a year", "/month"."""
     return _PER_PERIOD.search(index.normalized) is not None
@@ -495,6 +548,14 @@ def _counted_as_ordinal(quantity: numbers.Quantity, index: EvidenceIndex) -> boo
 
 
 MANY_OPERANDS = 4  # grounded amounts beside a computed one: more than two steps take
+
+
+def _shown(
+    quantity: numbers.Quantity, details: Details, index: EvidenceIndex
+) -> list[numbers.Quantity]:
+    """The claim's other amounts the evidence states, as the claim writes them ("30 days"
+    where a record says 30): the operands it shows for the amount it computes."""
+    return [q for q in details.quantities if q is not quantity and index.amounts.supports(q)]
 
 
 def _operands(quantity: numbers.Quantity, details: Details, index: EvidenceIndex) -> int:

@@ -85,6 +85,8 @@ _OPPOSITES = (
     ("success", "failure"),
     ("positive", "negative"),
     ("cheaper", "dearer"),
+    ("ahead", "behind"),
+    ("under", "over"),
 )
 OPPOSITE: dict[str, frozenset[str]] = {}
 for _a, _b in _OPPOSITES:
@@ -121,14 +123,32 @@ def flipped(claim: str, evidence_sentence: str) -> str | None:
     claim_negated, evidence_negated = negated(claim), negated(evidence_sentence)
     if claim_negated and not evidence_negated:
         return "negation flipped: the claim is negated, the evidence is not"
-    if evidence_negated and not claim_negated:
+    if (
+        evidence_negated
+        and not claim_negated
+        and not IMPLICIT_NEGATIVE.search(claim)
+        and not prefixed_denial(claim, evidence_sentence)
+    ):
         return "negation flipped: the evidence is negated, the claim is not"
     return _opposite_words(claim, evidence_sentence)
 
 
 def opposed(claim: str, evidence_sentence: str) -> str | None:
-    """Why the claim uses the opposite of a word of the sentence, or None."""
-    return _opposite_words(claim, evidence_sentence)
+    """Why the claim uses the opposite of a word of the sentence, or None; a claim of several
+    clauses is read a clause at a time too ("Orion is behind schedule, unlike Vega, which is
+    ahead": each clause's word against the sentence)."""
+    found = _opposite_words(claim, evidence_sentence)
+    if found is not None:
+        return found
+    clauses = [c for c in _CLAUSES.split(claim) if len(words(c)) >= MIN_CLAUSE_WORDS]
+    if len(clauses) < 2:
+        return None
+    return next(
+        (r for c in clauses if (r := _opposite_words(c, evidence_sentence)) is not None), None
+    )
+
+
+MIN_CLAUSE_WORDS = 3  # words of a claim's clause read on its own
 
 
 def _stems(text: str) -> dict[str, str]:
@@ -168,12 +188,60 @@ def _opposite_words(claim: str, evidence_sentence: str) -> str | None:
                 ),
                 None,
             )
-        if found is not None:
+        if (
+            found is not None
+            and not _apart(claim, claim_words[word], evidence_sentence, evidence_words[found])
+            and not _denied_word(evidence_sentence, evidence_words[found])
+            and not _denied_word(claim, claim_words[word])
+        ):
             return (
                 f"opposite meaning: the claim says '{claim_words[word]}', the evidence "
                 f"says '{evidence_words[found]}'"
             )
     return None
+
+
+def prefixed_denial(claim: str, evidence_sentence: str) -> bool:
+    """Whether the claim says with a negating prefix what the evidence negates ("unaffected"
+    for "not affected", "unpaid" for "not paid")."""
+    return any(
+        word.lower().startswith(prefix)
+        and len(word) - len(prefix) >= MIN_ROOT - 1
+        and _denied_word(evidence_sentence, word.lower()[len(prefix) :])
+        for word in words(claim)
+        for prefix in _NEGATING_PREFIXES
+    )
+
+
+def _denied_word(text: str, word: str) -> bool:
+    """Whether ``text`` negates ``word`` right before it ("not affected", "isn't open"): it then
+    says what the word's opposite says ("unaffected", "closed")."""
+    pattern = rf"(?:\b(?:not|never|no)|n['’]t)\s+(?:\w+\s+)?{re.escape(word)}\b"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+_CLAUSES = re.compile(r"[;:()]|,\s|\.\s|\s(?:but|while|whereas|although|and)\s|\s[-–—]\s")
+_GENERIC_SCOPE = frozenset(stem(w) for w in ("it", "is", "are", "be", "the", "you", "we", "they"))
+
+
+def _apart(claim: str, said: str, evidence: str, opposite: str) -> bool:
+    """Whether the clause of the claim holding ``said`` and the clause of the evidence
+    holding its ``opposite`` are about different things: each has words of its own, and they
+    share none ("during the week it's open 8:00 to 18:30" against "it is closed at
+    weekends")."""
+    mine = _clause_stems(claim, said)
+    theirs = _clause_stems(evidence, opposite)
+    return bool(mine) and bool(theirs) and not mine & theirs
+
+
+def _clause_stems(text: str, word: str) -> set[str]:
+    """The stems of the clause of ``text`` holding ``word``, but for that word."""
+    target = stem(word)
+    for clause in _CLAUSES.split(text):
+        found = {stem(w) for w in words(clause)}
+        if target in found:
+            return {s for s in found - {target} if len(s) > 2} - _GENERIC_SCOPE
+    return set()
 
 
 # Words that negate without a negation cue: a negated claim may restate such a sentence
@@ -182,6 +250,7 @@ IMPLICIT_NEGATIVE = re.compile(
     r"\b(?:non-?\w+|un\w+able|in\w+ible|except\w*|exclud\w*|only|fail\w*|prohibit\w*|"
     r"forbid\w*|ban\w*|refus\w*|avoid\w*|instead|rather|absent|free of|lack\w*|"
     r"neither|impossible|invalid|ineligible|outside|beyond|cease\w*|stopp?\w*|"
-    r"discontinu\w*|no longer|former\w*|ex-\w+)\b",
+    r"discontinu\w*|no longer|former\w*|ex-\w+|reject\w*|declin\w*|dismiss\w*|"
+    r"turn(?:s|ed)? down|overturn\w*)\b",
     re.IGNORECASE,
 )

@@ -88,14 +88,22 @@ _UNITS_WORDS = "one|two|three|four|five|six|seven|eight|nine"
 _UNIT_ALT = alternation(UNITS)
 _SCALE_ALT = alternation(SCALES)
 _MONTH_ALT = alternation(MONTHS)
+_TEENS = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+# "two hundred and fifty", "three hundred twenty-five": hundreds with their rest in words
+_HUNDREDS = (
+    rf"(?:{_UNITS_WORDS})\s+hundred(?:\s+and)?\s+"
+    rf"(?:{_TENS_ALT}(?:[- ](?:{_UNITS_WORDS}))?|{_TEENS}|{_UNITS_WORDS})\b"
+)
+_HUNDRED_SPLIT = re.compile(r"^(\w+)\s+hundred(?:\s+and)?\s+(.+)$")
 _ORD_SUFFIX = r"(?:st|nd|rd|th|\.|º|er|e)?"
 
 _DATE = re.compile(
     rf"\b(?P<m1>{_MONTH_ALT})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y1>\d{{4}}))?\b"
     rf"|\b(?P<d2>\d{{1,2}}){_ORD_SUFFIX}\s+(?:of\s+|de\s+)?(?P<m2>{_MONTH_ALT})\b\.?"
     rf"(?:,?\s+(?:de\s+|del\s+)?(?P<y2>\d{{4}}))?\b"
-    rf"|\b(?P<y3>\d{{4}})-(?P<m3>\d{{2}})-(?P<d3>\d{{2}})\b"
+    rf"|\b(?P<y3>\d{{4}})-(?P<m3>\d{{2}})-(?P<d3>\d{{2}})(?:\b|(?=T\d))"
     rf"|\b(?P<d5>\d{{1,2}})\.(?P<m5>\d{{1,2}})\.(?P<y5>\d{{4}})\b"
+    rf"|\b(?P<s1>\d{{1,2}})/(?P<s2>\d{{1,2}})/(?P<y6>\d{{4}})\b"
     rf"|\b(?P<m4>{_MONTH_ALT})\b\.?,?\s+(?:de\s+)?(?P<y4>\d{{4}})\b",
     re.IGNORECASE,
 )
@@ -104,7 +112,7 @@ _DATE = re.compile(
 def _quantity_pattern(number: str) -> re.Pattern[str]:
     return re.compile(
         rf"(?P<sign>US\$|[$€£¥₹])?\s?"
-        rf"(?P<num>{number}|\b{_TENS_ALT}[- ](?:{_UNITS_WORDS})\b|\b{_WORDNUM}\b)"
+        rf"(?P<num>{number}|\b{_HUNDREDS}|\b{_TENS_ALT}[- ](?:{_UNITS_WORDS})\b|\b{_WORDNUM}\b)"
         rf"(?:\s?(?P<scale>{_SCALE_ALT})\b)?"
         rf"(?:\)?(?:\s|-)?(?P<unit>{_UNIT_ALT})(?:s|es|n|en|e)?\b|\s?(?P<pct>%)|\s?(?P<tsign>[€$£]))?"
         rf"(?:\s?(?P<era>BCE|BC|AD|CE)\b)?",
@@ -289,8 +297,22 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return any(start < span[1] and span[0] < end for start, end in taken[max(0, i - 1) : i + 1])
 
 
+def _slashed(groups: dict[str, str | None]) -> None:
+    """ "24/06/2026" is day/month, "06/24/2026" month/day; with both parts 12 or less the
+    order is unknown and neither is read (in place)."""
+    first, second = int(groups["s1"] or 0), int(groups["s2"] or 0)
+    if first > 12 >= second:
+        groups["d5"], groups["m5"], groups["y5"] = groups["s1"], groups["s2"], groups["y6"]
+    elif second > 12 >= first:
+        groups["d5"], groups["m5"], groups["y5"] = groups["s2"], groups["s1"], groups["y6"]
+
+
 def _date(match: re.Match[str]) -> Quantity | None:
     groups = match.groupdict()
+    if groups["s1"]:
+        _slashed(groups)
+        if not groups["m5"]:
+            return None
     month_text = next((groups[k] for k in ("m1", "m2", "m3", "m4", "m5") if groups[k]), "")
     month = int(month_text) if month_text.isdigit() else MONTHS.get(month_text.lower(), 0)
     day = int(next((groups[k] for k in ("d1", "d2", "d3", "d5") if groups[k]), 0) or 0)
@@ -385,10 +407,22 @@ def _bare(text: str, match: re.Match[str], num: str) -> Quantity:
     value = float(num)
     begin = match.start("num")
     kind = "year" if len(num) == 4 and _YEARISH.fullmatch(num) else "count"
+    if kind == "year" and _unyearly_key(text, begin):
+        kind = "count"  # '"budget_gbp": 1200': a record's amount, not a year
     hedged = _hedged_at(text, match.start())
     if kind == "count" and _may_label(text, begin) and _labels(text[max(0, begin - 12) : begin]):
         kind = "ordinal"  # "§ 2", "No. 5", "Section 3": a label, not an amount
     return Quantity(num, value, kind, hedged, value, begin)
+
+
+_JSON_KEY = re.compile(r"[\"']([^\"']{1,40})[\"']\s*:\s*$")
+_YEAR_KEY = re.compile(r"year|yr|date|since|founded|born|built|established", re.IGNORECASE)
+
+
+def _unyearly_key(text: str, begin: int) -> bool:
+    """Whether the number at ``begin`` is a JSON value under a key that names no year."""
+    key = _JSON_KEY.search(text[max(0, begin - 48) : begin])
+    return key is not None and _YEAR_KEY.search(key.group(1)) is None
 
 
 def _may_label(text: str, begin: int) -> bool:
@@ -430,6 +464,10 @@ def number_value(raw: str, eu: bool = False) -> float | None:
             return float(digits)
         except ValueError:
             return None
+    hundreds = _HUNDRED_SPLIT.match(raw)
+    if hundreds is not None and hundreds.group(1) in WORD_NUMBERS:
+        rest = number_value(hundreds.group(2))
+        return None if rest is None else WORD_NUMBERS[hundreds.group(1)] * 100 + rest
     parts = re.split(r"[- ]", raw)
     if len(parts) == 2 and parts[0] in ORDINAL_TENS and parts[1] in WORD_NUMBERS:
         return float(ORDINAL_TENS[parts[0]] + WORD_NUMBERS[parts[1]])

@@ -74,6 +74,8 @@ _CONDITION = re.compile(
     r"\s*(?:if|unless|provided|as long as|except|when|si|a menos que|wenn|falls|sofern|sauf si)\b",
     re.IGNORECASE,
 )
+# implicit negatives that are negation cues themselves: "no longer includes" is counted
+_CUE_PHRASES = re.compile(r"\b(?:no longer|neither)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_]+(?:-free\b)?")
 _CONTRACTED = re.compile(r"(?<=\w)n['’]t\b", re.IGNORECASE)
 _CLAUSE = re.compile(
@@ -109,6 +111,7 @@ def flipped_clause(
     if not MIN_SHARED <= len(about) <= MAX_ABOUT:
         return None
     mine = cues(claim) % 2
+    parts = _PARTS_OF_CLAIM.split(claim)
     implicit = negation.IMPLICIT_NEGATIVE.search(claim) is not None
     best: tuple[float, int, str, EvidenceSentence] | None = None
     for number in index.candidates(sorted(about))[:MAX_SENTENCES]:
@@ -124,9 +127,15 @@ def flipped_clause(
                 continue
             if _CONDITION.match(clause):
                 continue  # "unless you add flood cover": the condition's polarity, not the claim's
-            if cues(clause) % 2 == mine:
-                return None  # a clause restated with the claim's own polarity
-            if implicit or negation.IMPLICIT_NEGATIVE.search(clause):
+            part = _part_restating(parts, stems)
+            parity = cues(clause) % 2
+            if parity == mine or (part is not None and parity == cues(part) % 2):
+                return None  # a clause restated with the claim's (or that part's) polarity
+            if part is not None and negation.IMPLICIT_NEGATIVE.search(part):
+                return None
+            if negation.prefixed_denial(claim, clause):
+                return None  # "unaffected" for "not affected"
+            if implicit or negation.IMPLICIT_NEGATIVE.search(_CUE_PHRASES.sub(" ", clause)):
                 return None  # "stopped sending" for "weren't sent": negation without a cue
             if _other_amounts(clause, claim):
                 return None  # "do not take more than 8": a limit, not the claim's statement
@@ -137,6 +146,18 @@ def flipped_clause(
     _, _, clause, sentence = best
     said = "negated" if mine == 0 else "not negated"
     return f'negation flipped: {sentence.passage} says "{clause}" ({said})', sentence
+
+
+# where a claim joins two statements: "some people feel drowsy, and they shouldn't drive"
+_PARTS_OF_CLAIM = re.compile(r";\s*|,\s+(?:and|but|so|while|whereas)\s+", re.IGNORECASE)
+
+
+def _part_restating(parts: list[str], stems: set[str]) -> str | None:
+    """The one part of a claim of several that shares the most words with an evidence
+    clause's ``stems`` (its polarity is the one compared), or None for a claim of one part."""
+    if len(parts) < 2:
+        return None
+    return max(parts, key=lambda part: len(_stems(part) & stems))
 
 
 def _other_amounts(clause: str, claim: str) -> bool:

@@ -39,6 +39,11 @@ _BOUND = re.compile(
     r"de más de|über|ab|unter|de plus de|sauf)\b",
     re.IGNORECASE,
 )
+# "days carried over", "items handed over": a verb's particle, not a bound on the noun
+_VERB_PARTICLE = re.compile(
+    r"^\W*[a-z]+(?:ed|en|wn|ne)\s+(?:over|above|under|below|from)\b(?!\s*[$€£\d])",
+    re.IGNORECASE,
+)
 _EVERY = frozenset({"all", "every", "any", "each"})
 _KIND = re.compile(r"[a-z]+-[a-z]+", re.IGNORECASE)  # "long-haul", "office-based", "part-time"
 
@@ -102,7 +107,7 @@ def _limited(text: str, end: int, start: int) -> str | None:
     if before and _KIND.fullmatch(before[-1]) and text[start - len(before[-1]) - 1 : start].strip():
         return f"{before[-1]} {text[start:end]}"  # "long-haul flights": a kind of them
     bound = _BOUND.match(text[end : end + 40])
-    if bound is None:
+    if bound is None or _VERB_PARTICLE.match(text[end : end + 40]):
         return None
     words = text[end + bound.end() :].split()[:1]
     return (text[start:end] + bound.group(0) + "".join(f" {w.strip(',;.')}" for w in words)).strip()

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import re
 
-from guard.offline import comparison, entities, negation, numbers, polarity, quantifiers
+from guard.offline import (
+    comparison,
+    entities,
+    negation,
+    numbers,
+    polarity,
+    predicates,
+    quantifiers,
+)
 from guard.offline.align import EvidenceIndex, EvidenceSentence, best_sentence, in_sentence
 from guard.offline.claims import Claim, is_short_answer
 from guard.offline.details import (
@@ -77,6 +85,19 @@ _REPORTING = frozenset(
 )
 
 
+# a claim that credits someone: a reporting verb, "according to", someone's document
+_CREDITS = re.compile(
+    r"\b(?:said|says|say|told|tells|stated|states|wrote|writes|noted|notes|confirm\w*|"
+    r"explain\w*|mention\w*|report\w*|argu\w*|ask\w*|recommend\w*|suggest\w*|"
+    r"according|claim\w*|add\w*|point\w* out|found|find\w*|propos\w*|object\w*|"
+    r"announc\w*|warn\w*|advis\w*|promis\w*|agree\w*|decid\w*|approv\w*|issu\w*|"
+    r"appl(?:y|ied|ies)\w*|expect\w*|estimat\w*|measur\w*|test\w*|rat(?:ed|es)|"
+    r"review\w*|memo|letter|comment\w*|minutes|audit\w*|predict\w*|"
+    r"scheduled|plann\w*|fix\w*|reproduc\w*)\b|\w['’]s\b",
+    re.IGNORECASE,
+)
+
+
 def _attribution(
     details: Details, sentence: EvidenceSentence | None, overlap: float, index: EvidenceIndex
 ) -> Failure | None:
@@ -92,6 +113,8 @@ def _attribution(
     if len(foreign) != 1 or not (len(names) == 1 or foreign[0].guessed or foreign[0].labelled):
         return None  # several names, or none credited from elsewhere: not judged here
     name = foreign[0]
+    if not _CREDITS.search(details.text):
+        return None  # "not from the Instant Saver": a thing named, not someone credited
     said = [s for s in details.stems if not any(s in n.parts for n in names)]
     # who says it ("Our engineer Priya confirmed ...") is not what is said
     at = details.text.find(name.text)
@@ -113,10 +136,16 @@ def _attribution(
 
 
 _SAID_BY = re.compile(
-    r"^\W*(?:according to (?P<by>[\w' &-]{2,40}?),|(?P<who>[\w' &-]{2,40}?)\s+(?:has |have )?"
+    r"^\W*(?:according to (?P<by>[\w'’ &-]{2,40}?),|(?P<who>[\w' &-]{2,40}?)\s+(?:has |have )?"
     r"(?:said|says|told|confirmed|confirms|wrote|writes|stated|states|explained|recommended|"
     r"recommends|suggested|suggests|argued|noted|notes|reported|mentioned|promised|agreed|"
-    r"accepted|admitted|announced|warned|advised|asked|requested|approved)\b)",
+    r"accepted|admitted|announced|warned|advised|asked|requested|approved|found|finds|"
+    r"concluded|concludes|estimated|estimates|expects|expected|measured|proposed|proposes|"
+    r"objected|issued|rated|rates|predicted|predicts)\b"
+    # "TechWeekly's review puts ...", "the auditor's report found ...": who owns the document
+    r"|(?P<owner>[\w &-]{2,40}?)['’]s\s+(?:own\s+)?(?:report|review|memo|letter|minutes|"
+    r"audit|study|survey|test|tests|analysis|notes?|comments?|email|announcement|statement|"
+    r"findings|assessment|spec(?:ification)?s?(?:\s+sheet)?)\b)",
     re.IGNORECASE,
 )
 _PERSONAL = frozenset(
@@ -133,7 +162,7 @@ def _credited(text: str, index: EvidenceIndex) -> Failure | None:
     match = _SAID_BY.match(text)
     if match is None:
         return None
-    who_text = match.group("by") or match.group("who") or ""
+    who_text = match.group("by") or match.group("who") or match.group("owner") or ""
     if set(who_text.lower().split()) & _PERSONAL:
         return None
     who = set(content_stems(who_text))
@@ -189,6 +218,8 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) ->
     if len(named) > 2:  # of a longer list, only names surely read as names
         named = [n for n in named if not n.guessed]
     for first, second in ((named[0], other) for other in named[1:]):
+        if not _one_clause(text, first.text, second.text):
+            continue  # "v3 uses OAuth ..., and returns ISO 8601 dates": a list relates nothing
         if not any(
             _mentions(first, s.scope) and _mentions(second, s.scope) for s in index.sentences
         ) and _same_passage(first, second, index):
@@ -200,6 +231,18 @@ def _names_apart(names: list[entities.Name], index: EvidenceIndex, text: str) ->
                 None,
             )
     return None
+
+
+def _one_clause(text: str, first: str, second: str) -> bool:
+    """Whether one clause of ``text`` names both (a claim listing several things joined by
+    commas and "and" relates only the names of one item)."""
+    return any(first in c and second in c for c in _LIST_ITEM.split(text))
+
+
+# where a claim's list of statements breaks: "...), moves ... and returns ..."
+_LIST_ITEM = re.compile(
+    r";|\)\s*,\s|,\s+(?:and|but|while|whereas)\s|\s(?:and|but)\s+(?=[a-z]{3,}s\b)"
+)
 
 
 MAX_BRIDGED = 4  # sentences of each name tried for a bridge between them
@@ -295,6 +338,31 @@ def _polarity(
     return basis, f'{flip} ({sentence.passage}: "{short(sentence.text)}")', sentence
 
 
+def _clause_opposite(claim: Claim, index: EvidenceIndex) -> Failure | None:
+    """A clause of a longer claim that says the opposite of the sentence it restates ("Orion
+    is running behind schedule, unlike Vega, ..." against "Project Orion is two weeks ahead of
+    schedule"): the claim as a whole matches no one sentence closely enough."""
+    if claim.short_answer:
+        return None
+    clauses = [c for c in _CLAUSE.split(claim.text) if len(content_stems(c)) >= MIN_CLAUSE_STEMS]
+    if len(clauses) < 2:
+        return None
+    for clause in clauses[:MAX_CLAUSES]:
+        # aligned on its other words: its opposite word is, by design, not in the sentence
+        stems = [s for s in content_stems(clause) if s not in negation.OPPOSITE]
+        sentence, overlap = best_sentence(stems, [], index)
+        if sentence is None or overlap < ALIGN_FOR_POLARITY:
+            continue
+        flip = negation.opposed(clause, sentence.text)
+        if flip is not None:
+            return "opposite", f'{flip} ({sentence.passage}: "{short(sentence.text)}")', sentence
+    return None
+
+
+MIN_CLAUSE_STEMS = 2  # content words of a clause read on its own
+MAX_CLAUSES = 6  # clauses of one claim read on their own
+
+
 def _negation_added(claim: str, sentence: EvidenceSentence, index: EvidenceIndex) -> str | None:
     """A negated claim whose words one sentence states (all but one, which the evidence has
     elsewhere) without any negation, plain or implicit ("The Oberoi family is not involved in
@@ -366,8 +434,13 @@ def _fragment(text: str) -> bool:
     return is_short_answer(text) and not _SUBJECTS & set(re.findall(r"[a-z]+", text.lower()))
 
 
-# "not everyone", "not all": a limit, not a universal
-_NOT_UNIVERSAL = re.compile(r"\b(?:not|n't)\s+(?:quite\s+)?(?:all|every\w*|always|each|any\w*)\b")
+# "not everyone", "not all": a limit, not a universal; "only until the day before", "only
+# if approved": a time or a condition the claim keeps, not "only" of a noun
+_NOT_UNIVERSAL = re.compile(
+    r"\b(?:not|n't)\s+(?:quite\s+)?(?:all|every\w*|always|each|any\w*)\b"
+    r"|\bonly\s+(?:until|till|before|after|if|when|while|within|during|between|from|once|on|"
+    r"in|at|by|with|for)\b"
+)
 
 
 def _quantifier(
@@ -398,7 +471,12 @@ def _contrary(
     for number in index.candidates(stems)[:6]:
         sentence = index.sentences[number]
         clause = _covered_clause(about, sentence.text)
-        if clause is not None and negation.negated(clause) and not negation.negated(claim.text):
+        if (
+            clause is not None
+            and negation.negated(clause)
+            and not negation.negated(claim.text)
+            and not negation.prefixed_denial(claim.text, clause)
+        ):
             return (
                 "negation",
                 f'negation flipped: {sentence.passage} says "{short(clause)}"',
@@ -582,6 +660,13 @@ def _clause_polarity(claim: Claim, stems: list[str], index: EvidenceIndex) -> Fa
     return None if flip is None else ("negation_clause", flip[0], flip[1])
 
 
+def _denied(claim: Claim, index: EvidenceIndex) -> Failure | None:
+    if claim.short_answer or _fragment(claim.text):
+        return None  # a verbless list item takes its polarity from its heading
+    found = predicates.denied(claim.text, index)
+    return None if found is None else ("negation_predicate", found[0], found[1])
+
+
 def _noun_quantifier(text: str, stems: list[str], index: EvidenceIndex) -> Failure | None:
     found = quantifiers.shifted(text, index, stems)
     return None if found is None else ("quantifier_limited", found[0], found[1])
@@ -603,6 +688,8 @@ def relation_failure(
         or _unbounded(claim.text, sentence, overlap)
         or _polarity(claim, sentence, overlap, index)
         or _clause_polarity(claim, details.stems, index)
+        or _clause_opposite(claim, index)
+        or _denied(claim, index)
         or _noun_quantifier(claim.text, details.stems, index)
         or _quantifier(claim.text, sentence, overlap, index)
         or _contrary(claim, details.stems, index, sentence)

@@ -124,6 +124,19 @@ class Weekdays:
     start: int = 0
 
 
+# an ISO 8601 date-time: its time follows a glued "T", and its UTC offset is no time of day
+_ISO_STAMP = re.compile(
+    r"(?<=\d{4}-\d{2}-\d{2})T(?P<time>\d{2}:\d{2})(?P<rest>(?::\d{2}(?:\.\d+)?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?)"
+)
+
+
+def _iso_spaced(match: re.Match[str]) -> str:
+    """The date-time with a space for its "T" and blanks for its seconds and offset, so every
+    other time keeps its place in the text."""
+    return f" {match.group('time')}" + " " * len(match.group("rest"))
+
+
 def times(text: str) -> list[TimeOfDay]:
     """Every time of day in ``text``; each end of a range is one time."""
     return list(_times(text))
@@ -132,6 +145,7 @@ def times(text: str) -> list[TimeOfDay]:
 @lru_cache(maxsize=EXTRACT_CACHE_SIZE)
 def _times(text: str) -> tuple[TimeOfDay, ...]:
     """:func:`times`, read once per text (a one-claim answer is read as answer and claim)."""
+    text = _ISO_STAMP.sub(_iso_spaced, text)  # "2026-08-14T09:35:00+01:00": 09:35
     found = _day_parts(text)
     said = [t.span for t in found]
     clock24 = _TWENTY_FOUR.search(text) is not None
@@ -191,9 +205,15 @@ _PARTS = {
     "abends": 12,
 }
 _NIGHT = frozenset({"de la noche", "de la madrugada", "du soir", "abends"})
+# minutes past or to the hour: "nueve y media", "diez menos diez", "neuf heures moins le quart"
+_MINUTE_WORDS = {
+    "cinco": 5, "diez": 10, "cuarto": 15, "veinte": 20, "veinticinco": 25, "media": 30,
+    "cinq": 5, "dix": 10, "quart": 15, "le quart": 15, "vingt": 20, "vingt-cinq": 25,
+    "demie": 30,
+}  # fmt: skip
 _DAY_PART = re.compile(
-    rf"\b(?P<h>\d{{1,2}}|{alternation(_HOUR_WORDS)})"
-    r"(?P<half>\s+y\s+media|\s+et\s+demie|\s+heures?\s+et\s+demie)?"
+    rf"\b(?P<h>\d{{1,2}}|{alternation(_HOUR_WORDS)})(?:\s+heures?)?"
+    rf"(?:\s+(?P<sign>y|menos|et|moins)\s+(?P<min>{alternation(_MINUTE_WORDS)}))?"
     rf"(?:\s+(?:heures?|h|uhr))?\s+(?P<part>{alternation(_PARTS)})\b",
     re.IGNORECASE,
 )
@@ -212,7 +232,9 @@ def _day_parts(text: str) -> list[TimeOfDay]:
             hour = 0 if part in _NIGHT else 12
         else:
             hour += _PARTS[part]
-        minute = 30 if match.group("half") else 0
+        minute = _MINUTE_WORDS[match.group("min").lower()] if match.group("min") else 0
+        if (match.group("sign") or "").lower() in ("menos", "moins"):
+            minute = -minute  # "diez menos diez de la noche": ten to ten, 21:50
         found.append(
             TimeOfDay(match.group(0), frozenset({(hour * 60 + minute) % 1440}), match.span())
         )

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from guard.models import InjectionFinding
-from guard.prepare import encodings
+from guard.prepare import dialogue, encodings
 from guard.prepare import injection as i
 from guard.prepare.injection import Location
 from tests.unit import reference_encodings
@@ -66,9 +66,12 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     folded = i.skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
         lowered = i._lowered(variant)
+        transcript = location == "evidence" and dialogue.is_dialogue(variant)
         for index in _triggered(lowered):
             kind = i._PATTERNS[index][0]
             for match in _matches(index, variant, lowered):
+                if kind == "role_marker" and transcript and dialogue.speaker_label(match.group()):
+                    continue
                 excerpt = i._excerpt(variant, match.start(), match.end())
                 key = (kind, i.skeleton(excerpt))
                 if key not in seen:
