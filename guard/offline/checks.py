@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from guard.offline import additions, ordering, polarity, quantifiers
+from guard.offline import additions, ordering, polarity, quantifiers, rivals
 from guard.offline.align import (
     EvidenceIndex,
     EvidenceSentence,
@@ -179,6 +179,11 @@ def _support_status(
             f"more than {MAX_AMOUNTS} amounts; only the first were checked",
         )
     if claim.short_answer:
+        rival = rivals.misplaced(claim.text, index, premise.text)
+        if rival is not None:
+            if rival.shown:
+                return result("contradicted", "amount_misplaced", rival.reason, rival.sentence)
+            return result("undecided", "short_answer_unproven", rival.reason, rival.sentence)
         if share >= 0.999 and _answers_question(details.stems, premise, index):
             return result(
                 "supported",

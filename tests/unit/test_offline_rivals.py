@@ -1,0 +1,57 @@
+"""A short answer's amount taken from a clause the question fits less well than a rival's
+(guard/offline/rivals.py)."""
+
+from __future__ import annotations
+
+from guard.offline import rivals
+from tests.unit.test_offline_relations import decide, index
+
+GYM = (
+    "Membership. The off-peak pass costs £19 per month, weekdays before 4 pm. "
+    "The anytime pass costs £32 per month; towels are £2 extra."
+)
+
+
+class TestMisplacedAmount:
+    def test_the_rival_clause_s_amount_put_in_the_answer_fails_and_names_the_clause(
+        self,
+    ) -> None:
+        decision = decide("£19 per month.", GYM, "How much is the anytime pass?")
+        assert decision.label == "fail"
+        assert decision.basis == "fail:amount_misplaced"
+        assert "anytime pass costs £32" in decision.results[0].reason
+
+    def test_the_amount_beside_the_question_s_words_is_not_misplaced(self) -> None:
+        decision = decide("£32 a month.", GYM, "How much is the anytime pass?")
+        assert decision.basis != "fail:amount_misplaced"
+
+    def test_a_rival_time_in_the_same_sentence_is_read_by_clause(self) -> None:
+        context = "The support act starts at 18:30, the main act starts at 19:30. Bar until 23:00."
+        failed = decide("At 6:30 pm.", context, "When does the main act start?")
+        right = decide("At 7.30 pm.", context, "When does the main act start?")
+        assert failed.basis == "fail:amount_misplaced"
+        assert right.basis != "fail:amount_misplaced"
+
+    def test_an_amount_of_another_kind_is_no_rival(self) -> None:
+        context = "Each room sleeps 4 guests. The family room costs €140 per night."
+        found = rivals.misplaced(
+            "4 guests", index(context), "How many guests fit in a family room?"
+        )
+        assert found is None
+
+    def test_an_amount_the_question_states_is_its_premise_not_a_rival(self) -> None:
+        context = "The 1990 album Seaward sold well. Its singer, Mara Olin, was born in 1961."
+        found = rivals.misplaced(
+            "1961", index(context), "The singer of the 1990 album Seaward was born when?"
+        )
+        assert found is None
+
+    def test_an_answer_clause_sharing_no_question_word_is_left_undecided(self) -> None:
+        context = (
+            "Tom Reyes (1950-2011) was a painter. The Reyes prize was founded in 1990 in Porto."
+        )
+        found = rivals.misplaced(
+            "1950", index(context), "The founder of the Porto prize was born in?"
+        )
+        assert found is not None
+        assert not found.shown
