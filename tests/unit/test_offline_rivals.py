@@ -1,5 +1,5 @@
-"""A short answer's amount taken from a clause the question fits less well than a rival's
-(guard/offline/rivals.py)."""
+"""Short answers' amounts: taken from a clause the question fits less well than a rival's
+(guard/offline/rivals.py), or with their unit spelled out (guard/offline/checks.py)."""
 
 from __future__ import annotations
 
@@ -55,3 +55,15 @@ class TestMisplacedAmount:
         )
         assert found is not None
         assert not found.shown
+
+
+class TestRestatedUnit:
+    def test_a_unit_spelled_out_is_not_an_absent_answer(self) -> None:
+        context = "Uploads. Each video may be up to 2 GB. Thumbnails are limited to 5 MB."
+        decision = decide("2 gigabytes per video.", context, "How large can a video be?")
+        assert decision.label != "fail"
+
+    def test_words_no_document_has_beside_a_stated_amount_still_fail(self) -> None:
+        context = "Uploads. Each video may be up to 2 GB. Thumbnails are limited to 5 MB."
+        decision = decide("2 GB per thumbnail cache drive.", context, "How large can a video be?")
+        assert decision.label == "fail"
