@@ -67,3 +67,17 @@ class TestRestatedUnit:
         context = "Uploads. Each video may be up to 2 GB. Thumbnails are limited to 5 MB."
         decision = decide("2 GB per thumbnail cache drive.", context, "How large can a video be?")
         assert decision.label == "fail"
+
+
+class TestLanguageOfAShortAnswer:
+    def test_a_few_german_words_answering_a_german_question_are_not_read_as_names(
+        self,
+    ) -> None:
+        context = "Bonus. Mitarbeitende erhalten 500 Euro Prämie pro Geschäftsjahr."
+        decision = decide("500 Euro pro Jahr.", context, "Wie hoch ist die Prämie?")
+        assert decision.label != "fail"
+
+    def test_an_english_short_answer_to_an_english_question_is_still_read(self) -> None:
+        context = "Contacts. Billing questions go to Sofia Marquez."
+        decision = decide("Sofia Martens.", context, "Who handles billing questions?")
+        assert decision.label == "fail"
