@@ -368,6 +368,10 @@ def _fragment(text: str) -> bool:
 
 # "not everyone", "not all": a limit, not a universal
 _NOT_UNIVERSAL = re.compile(r"\b(?:not|n't)\s+(?:quite\s+)?(?:all|every\w*|always|each|any\w*)\b")
+# "every 8 hours", "every other day": a frequency, not a universal
+_EVERY_SO_OFTEN = re.compile(
+    r"\bevery\s+(?:\d|other\b|few\b|second\b|third\b|two\b|three\b|four\b|six\b|twelve\b)"
+)
 
 
 def _quantifier(
@@ -375,7 +379,8 @@ def _quantifier(
 ) -> Failure | None:
     if sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
         return None
-    claim_words = set(re.findall(r"[a-z]+", _NOT_UNIVERSAL.sub(" ", text.lower())))
+    plain = _EVERY_SO_OFTEN.sub(" ", _NOT_UNIVERSAL.sub(" ", text.lower()))
+    claim_words = set(re.findall(r"[a-z]+", plain))
     evidence_words = set(re.findall(r"[a-z]+", sentence.text.lower()))
     universal = (claim_words & _UNIVERSAL) - evidence_words
     limiting = (evidence_words & _LIMITING) - claim_words

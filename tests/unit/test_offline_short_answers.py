@@ -1,5 +1,7 @@
-"""Short answers' amounts: taken from a clause the question fits less well than a rival's
-(guard/offline/rivals.py), or with their unit spelled out (guard/offline/checks.py)."""
+"""Short factual answers as RAG assistants give them: an amount taken from a clause the
+question fits less well than a rival's (guard/offline/rivals.py), a unit spelled out
+(checks.py), a few words in the question's language (judge.py), a frequency ("every 8 hours")
+that is no universal (relations.py)."""
 
 from __future__ import annotations
 
@@ -80,4 +82,16 @@ class TestLanguageOfAShortAnswer:
     def test_an_english_short_answer_to_an_english_question_is_still_read(self) -> None:
         context = "Contacts. Billing questions go to Sofia Marquez."
         decision = decide("Sofia Martens.", context, "Who handles billing questions?")
+        assert decision.label == "fail"
+
+
+class TestFrequencyIsNoUniversal:
+    def test_every_few_hours_restating_a_dose_is_not_a_quantifier_shift(self) -> None:
+        context = "Dosage. Take one tablet twice a day, about 12 hours apart, with food."
+        decision = decide("Twice a day, every 12 hours, with food.", context, "How do I take it?")
+        assert "fail:quantifier" != decision.basis
+
+    def test_every_before_a_noun_is_still_a_universal(self) -> None:
+        context = "Refunds. Some orders over £40 qualify for a free return label."
+        decision = decide("Every order gets a free return label.", context)
         assert decision.label == "fail"
