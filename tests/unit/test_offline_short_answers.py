@@ -89,7 +89,7 @@ class TestFrequencyIsNoUniversal:
     def test_every_few_hours_restating_a_dose_is_not_a_quantifier_shift(self) -> None:
         context = "Dosage. Take one tablet twice a day, about 12 hours apart, with food."
         decision = decide("Twice a day, every 12 hours, with food.", context, "How do I take it?")
-        assert "fail:quantifier" != decision.basis
+        assert decision.basis != "fail:quantifier"
 
     def test_every_before_a_noun_is_still_a_universal(self) -> None:
         context = "Refunds. Some orders over £40 qualify for a free return label."
