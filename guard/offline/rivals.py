@@ -38,10 +38,12 @@ class _Clause:
 
 @dataclass(frozen=True)
 class Misplaced:
-    """A rival clause the question fits better than the answer's. ``shown`` when the answer's
-    clause shares some of the question's words (two parallel clauses, the answer's the lesser:
-    a failure); else the answer's amount stands beside none of them, which proves nothing
-    either way (a year in a biography, asked about by its subject's description)."""
+    """A rival clause the question fits better than the answer's. ``shown`` when the two are
+    parallel: the answer's clause shares some of the question's words, or both are clauses of
+    one sentence ("1.5% on Classic, 0% on Gold"); the answer's is the lesser, a failure. Else
+    the answer's amount stands, in a sentence of its own, beside none of the question's words,
+    which proves nothing either way (a year in a biography, asked about by its subject's
+    description)."""
 
     reason: str
     sentence: EvidenceSentence
@@ -70,7 +72,7 @@ def misplaced(claim: str, index: EvidenceIndex, question: str) -> Misplaced | No
                 f'the answer\'s amount is stated in "{short(best.text)}", but the question '
                 f'asks about "{short(rival.text)}" ({rival.sentence.passage})',
                 rival.sentence,
-                shown=bool(best.asked),
+                shown=bool(best.asked) or rival.sentence is best.sentence,
             )
     return None
 

@@ -59,6 +59,18 @@ class TestMisplacedAmount:
         assert not found.shown
 
 
+class TestParallelClauses:
+    def test_a_rival_clause_of_the_answer_s_own_sentence_shows_the_swap(self) -> None:
+        context = "Late fees. Standard loans: 20p per day, DVDs: 50p per day."
+        decision = decide("20p a day.", context, "What is the late fee for DVDs?")
+        assert decision.basis == "fail:amount_misplaced"
+
+    def test_the_right_clause_of_the_same_sentence_is_not_misplaced(self) -> None:
+        context = "Late fees. Standard loans: 20p per day, DVDs: 50p per day."
+        decision = decide("50p a day.", context, "What is the late fee for DVDs?")
+        assert decision.basis != "fail:amount_misplaced"
+
+
 class TestRestatedUnit:
     def test_a_unit_spelled_out_is_not_an_absent_answer(self) -> None:
         context = "Uploads. Each video may be up to 2 GB. Thumbnails are limited to 5 MB."
