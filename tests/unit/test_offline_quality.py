@@ -48,7 +48,7 @@ def judged(name: str) -> list[quality.Judged]:
     return _judged(name)
 
 
-# realistic: 0.877 on its first 252 rows; 0.862 measured with the 81 short-answer rows (sqa-*)
+# realistic: 0.877 on its first 252 rows; 0.862 measured with the 81 short-answer rows (dev-sqa-*)
 @pytest.mark.parametrize(("name", "floor"), [("realistic", 0.85), ("halueval", 0.89)])
 def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
     assert quality.offline_accuracy(judged(name)) >= floor
