@@ -22,6 +22,7 @@ from guard.offline import (
     polarity,
     quantifiers,
     ranks,
+    rivals,
     unwritten,
 )
 from guard.offline.align import (
@@ -213,13 +214,23 @@ def _support_status(
             f"more than {MAX_AMOUNTS} amounts; only the first were checked",
         )
     if claim.short_answer:
+        rival = rivals.misplaced(claim.text, index, premise.text)
+        if rival is not None:
+            if rival.shown:
+                return result("contradicted", "amount_misplaced", rival.reason, rival.sentence)
+            return result("undecided", "short_answer_unproven", rival.reason, rival.sentence)
         if share >= 0.999 and _answers_question(details.stems, premise, index):
             return result(
                 "supported",
                 "short_answer",
                 f"the answer is stated beside the question's subject{named}",
             )
-        lacking = [m for m in missing if m not in premise.stems and m not in GENERIC_STEMS]
+        units = _unit_stems(details, index)
+        lacking = [
+            m
+            for m in missing
+            if m not in premise.stems and m not in GENERIC_STEMS and m not in units
+        ]
         if lacking and len(lacking) * 2 >= len(details.stems) and len(details.stems) > 1:
             return result(
                 "contradicted",
@@ -307,6 +318,13 @@ def _closest(sentence: EvidenceSentence | None) -> str:
 
 def _where(sentence: EvidenceSentence | None) -> str:
     return f" (in {sentence.passage})" if sentence is not None else ""
+
+
+def _unit_stems(details: Details, index: EvidenceIndex) -> set[str]:
+    """The words of the claim's unhedged amounts that the evidence states, as units ("25
+    megabytes" for "25 MB", "45 pence" for "45p"): a restated unit, not an absent answer."""
+    stated = [q for q in details.quantities if not q.hedged and index.amounts.supports(q)]
+    return {s for q in stated for s in content_stems(q.text)}
 
 
 def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) -> bool:

@@ -93,7 +93,7 @@ class OfflineJudge:
         premise = Premise.of(case.question)
         answer = Answer.of(case.output, index)
         claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
-        readable = not european(case.output)
+        readable = _readable(case.output, case.question)
         results = [
             check_claim(claim, index, premise, answer, readable=readable)
             for claim in claims[:MAX_CLAIMS]
@@ -126,6 +126,18 @@ def _whole_answer(
     results = slots.answered(claims, results, index, premise)
     results = agents.checked(results, index)
     return asked.checked(results, output, premise.text, index)
+
+
+TOO_FEW_TO_TELL = 6  # words of an output below which its language is read off the question
+
+
+def _readable(output: str, question: str | None) -> bool:
+    """Whether the rules read the output's words: not Spanish, German or French. An output of
+    a few words ("30 Arbeitstage pro Jahr") is too short to tell, so a question in one of
+    those languages decides it (its capitalised nouns are not names)."""
+    if european(output):
+        return False
+    return not (question and len(output.split()) < TOO_FEW_TO_TELL and european(question))
 
 
 @lru_cache(maxsize=4)

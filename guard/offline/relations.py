@@ -441,6 +441,10 @@ _NOT_UNIVERSAL = re.compile(
     r"|\bonly\s+(?:until|till|before|after|if|when|while|within|during|between|from|once|on|"
     r"in|at|by|with|for)\b"
 )
+# "every 8 hours", "every other day": a frequency, not a universal
+_EVERY_SO_OFTEN = re.compile(
+    r"\bevery\s+(?:\d|other\b|few\b|second\b|third\b|two\b|three\b|four\b|six\b|twelve\b)"
+)
 
 
 def _quantifier(
@@ -448,7 +452,8 @@ def _quantifier(
 ) -> Failure | None:
     if sentence is None or overlap < ALIGN_FOR_QUANTIFIER:
         return None
-    claim_words = set(re.findall(r"[a-z]+", _NOT_UNIVERSAL.sub(" ", text.lower())))
+    plain = _EVERY_SO_OFTEN.sub(" ", _NOT_UNIVERSAL.sub(" ", text.lower()))
+    claim_words = set(re.findall(r"[a-z]+", plain))
     evidence_words = set(re.findall(r"[a-z]+", sentence.text.lower()))
     universal = (claim_words & _UNIVERSAL) - evidence_words
     limiting = (evidence_words & _LIMITING) - claim_words

@@ -48,7 +48,8 @@ def judged(name: str) -> list[quality.Judged]:
     return _judged(name)
 
 
-@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.86), ("halueval", 0.92)])
+# realistic: 0.85 since the 81 short-answer rows (dev-sqa-*, harder); halueval measured 0.926
+@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.85), ("halueval", 0.92)])
 def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
     assert quality.offline_accuracy(judged(name)) >= floor
 
