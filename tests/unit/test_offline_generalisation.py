@@ -9,25 +9,11 @@ from typing import ClassVar
 
 import pytest
 
-from guard import Guard, JudgeSettings
-from guard.case import PreparedCase
-from guard.models import JudgeRequest
-from guard.offline import OfflineJudge, times
+from guard.offline import times
 from guard.offline.claims import split_claims
 from guard.offline.judge import Decision
 from guard.offline.numbers import extract
-
-
-def decide(
-    output: str, context: str | list[str] | list[dict[str, str]], question: str | None = None
-) -> Decision:
-    settings = JudgeSettings()
-    request = JudgeRequest.model_validate(
-        {"output": output, "context": context, "question": question}
-    )
-    case = Guard(OfflineJudge(settings), settings).prepare(request)
-    assert isinstance(case, PreparedCase)
-    return OfflineJudge(settings).decide(case)
+from tests.unit.offline_helpers import decide
 
 
 def failed_by(decision: Decision) -> set[str]:

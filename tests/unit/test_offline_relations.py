@@ -18,18 +18,7 @@ from guard.offline import OfflineJudge, comparison, entities, polarity, quantifi
 from guard.offline.align import EvidenceIndex
 from guard.offline.claims import split_claims
 from guard.offline.judge import Decision
-
-
-def decide(
-    output: str, context: str | list[str] | list[dict[str, str]], question: str | None = None
-) -> Decision:
-    settings = JudgeSettings()
-    request = JudgeRequest.model_validate(
-        {"output": output, "context": context, "question": question}
-    )
-    case = Guard(OfflineJudge(settings), settings).prepare(request)
-    assert isinstance(case, PreparedCase)
-    return OfflineJudge(settings).decide(case)
+from tests.unit.offline_helpers import decide
 
 
 def index(*texts: str) -> EvidenceIndex:
