@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-import ahocorasick
+import ahocorasick_rs
 
 from guard.models import InjectionFinding
 from guard.prepare import dialogue, encodings
@@ -366,7 +366,7 @@ def _started(
     match = _PATTERNS[index][1].match
     line_starts = _START_WORDS[index][1]
     if starts is None:
-        starts = _occurrences(lowered)[1].get(index, ())
+        starts = _all_starts(index, lowered)
     # a pattern's start words of different lengths end in order, but may start out of it
     starts = sorted(set(starts))
     end = len(text)
@@ -524,19 +524,28 @@ def _lowered(text: str) -> str:
 _SEARCH_WORDS = tuple(_search_words(*_START_WORDS[i]) for i in range(len(_PATTERNS)))
 
 
-# One Aho-Corasick automaton (C, one pass over a text, every occurrence of every word, where a
-# substring test per word made about a hundred passes and ``str.find`` per start word as many
-# again) holds each trigger word and each start word, with: its length less one (its start
-# from the end of an occurrence), the patterns it triggers (a bitmask) and those it starts. The
-# key words the rot13 and reversed decoders look for (:mod:`~guard.prepare.encodings`) are in
-# it too, with a bit each past the patterns' ones.
+# One Aho-Corasick automaton (a DFA of the Rust ``aho-corasick`` crate: one pass over a text,
+# every occurrence of every word, where a substring test per word made about a hundred passes
+# and ``str.find`` per start word as many again; about 4x faster than pyahocorasick's trie on
+# realistic text) holds each trigger word and each start word but the short ones; for each
+# word: the patterns it triggers (a bitmask) and those it starts. The key words the rot13 and
+# reversed decoders look for (:mod:`~guard.prepare.encodings`) are in it too, with a bit each
+# past the patterns' ones.
+#
+# A pass costs about 100 ns an occurrence, and short start words occur everywhere in prose
+# ("de" and "da" inside "made" and "data", "ai" in "said", quotes, parentheses, every line
+# start): the start words of at most LAZY_MAX_CHARS characters that are no trigger word are
+# searched for by a second automaton of their pattern's, run only on a text where that pattern
+# is triggered (one pass over the text for each, found by a memchr-like skip to their few first
+# bytes).
 _ROT13_BIT = 1 << len(_PATTERNS)
 _REVERSED_BIT = 1 << (len(_PATTERNS) + 1)
+LAZY_MAX_CHARS = 4
 
 
-def _automaton() -> Any:
+def _trigger_masks() -> dict[str, int]:
+    """Each trigger word (and decoder key word) with the patterns it triggers, as a bitmask."""
     triggers: dict[str, int] = {}
-    starts: dict[str, list[int]] = {}
     for index, words in enumerate(_TRIGGERS):
         for word in words:
             triggers[word] = triggers.get(word, 0) | 1 << index
@@ -546,35 +555,78 @@ def _automaton() -> Any:
     ):
         for word in words:
             triggers[word] = triggers.get(word, 0) | bit
+    return triggers
+
+
+_TRIGGER_MASKS = _trigger_masks()
+
+
+def _is_lazy(word: str) -> bool:
+    """Whether start ``word`` is searched for only where its pattern is triggered."""
+    return len(word) <= LAZY_MAX_CHARS and word not in _TRIGGER_MASKS
+
+
+def _dfa(words: Sequence[str]) -> Any:
+    return ahocorasick_rs.AhoCorasick(words, implementation=ahocorasick_rs.Implementation.DFA)
+
+
+def _automaton() -> tuple[Any, tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """The one pass's automaton, and by the index of each of its words: the patterns (and
+    decoders) it triggers, as a bitmask, and the patterns it starts."""
+    starts: dict[str, list[int]] = {}
     for index, searched in enumerate(_SEARCH_WORDS):
         for word in searched:
-            starts.setdefault(word, []).append(index)
-    automaton = ahocorasick.Automaton()
-    for word in {**triggers, **starts}:
-        automaton.add_word(
-            word, (len(word) - 1, triggers.get(word, 0), tuple(starts.get(word, ())))
-        )
-    automaton.make_automaton()
-    return automaton
+            if not _is_lazy(word):
+                starts.setdefault(word, []).append(index)
+    words = list({**_TRIGGER_MASKS, **starts})
+    return (
+        _dfa(words),
+        tuple(_TRIGGER_MASKS.get(word, 0) for word in words),
+        tuple(tuple(starts.get(word, ())) for word in words),
+    )
 
 
-_AUTOMATON = _automaton()
+_AUTOMATON, _WORD_TRIGGERS, _WORD_STARTS = _automaton()
+# by pattern: the automaton of its short start words (None: it has none)
+_LAZY_AUTOMATA: tuple[Any, ...] = tuple(
+    _dfa(lazy) if (lazy := [w for w in searched if _is_lazy(w)]) else None
+    for searched in _SEARCH_WORDS
+)
+
+
+def _lazy_starts(index: int, lowered: str) -> list[int]:
+    """Where the short start words of pattern ``index`` begin in ``lowered``."""
+    automaton = _LAZY_AUTOMATA[index]
+    if automaton is None:
+        return []
+    return [start for _, start, _ in automaton.find_matches_as_indexes(lowered, overlapping=True)]
 
 
 def _occurrences(lowered: str) -> tuple[int, dict[int, list[int]]]:
     """The patterns whose trigger words occur in ``lowered`` (a bitmask: bit ``i`` for
-    ``_PATTERNS[i]``), and for each pattern the places where its start words begin (in any
-    order, some twice)."""
+    ``_PATTERNS[i]``), and for each of those patterns the places where its start words begin
+    (in any order, some twice)."""
     found = 0
     starts: dict[int, list[int]] = {}
-    for end, (back, triggers, started) in _AUTOMATON.iter(lowered):
-        found |= triggers
-        for index in started:
+    triggers, started = _WORD_TRIGGERS, _WORD_STARTS
+    for word, start, _ in _AUTOMATON.find_matches_as_indexes(lowered, overlapping=True):
+        found |= triggers[word]
+        for index in started[word]:
             if index in starts:
-                starts[index].append(end - back)
+                starts[index].append(start)
             else:
-                starts[index] = [end - back]
+                starts[index] = [start]
+    for index in range(len(_PATTERNS)):
+        if found >> index & 1 and _LAZY_AUTOMATA[index] is not None:
+            starts.setdefault(index, []).extend(_lazy_starts(index, lowered))
     return found, starts
+
+
+def _all_starts(index: int, lowered: str) -> list[int]:
+    """Where the start words of pattern ``index`` begin in ``lowered``, triggered or not."""
+    found, starts = _occurrences(lowered)
+    mine = starts.get(index, [])
+    return mine if found >> index & 1 else mine + _lazy_starts(index, lowered)
 
 
 def _excerpt(text: str, start: int, end: int) -> str:
