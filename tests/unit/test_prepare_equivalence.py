@@ -12,6 +12,7 @@ import re
 import unicodedata
 from pathlib import Path
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -666,3 +667,20 @@ def test_decoders_key_words_are_read_in_the_text_itself() -> None:
         fast = injection.scan_everywhere(text, "output")
         assert fast == reference_injection.scan_everywhere(text, "output"), text
         assert encodings.hidden(text) == reference_encodings.hidden(text), text
+
+
+@pytest.mark.parametrize("blank", [" ", "  ", "\n", "\t", " \n\t "])
+def test_every_match_holds_a_trigger_word_of_its_pattern(blank: str) -> None:
+    """The premise of the trigger prefilter: a pattern runs only on a text holding one of its
+    trigger words, so every match must hold one, with any blanks between the words (a trigger
+    of several words, such as "you are now", would miss "you are\\nnow")."""
+    checked = 0
+    for index, phrases in _MATCHING_PHRASES.items():
+        pattern = injection._PATTERNS[index][1]
+        for phrase in phrases:
+            text = phrase.replace(" ", blank)
+            for match in pattern.finditer(text):
+                lowered = injection._lowered(match.group())
+                assert any(word in lowered for word in injection._TRIGGERS[index]), (index, text)
+                checked += 1
+    assert checked > 0.9 * len(_PHRASES)  # '{"score": 5' matches only before reasons
