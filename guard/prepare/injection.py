@@ -656,6 +656,60 @@ def _folded_run(match: re.Match[str]) -> str:
     return _RUN_FOLDED(run) if len(run) <= MAX_REMEMBERED_RUN else _folded(run)
 
 
+# Fewer passes still: a mostly-ASCII text whose non-ASCII characters all fold alone (none
+# takes part in a composition NFC makes between two characters of canonical class 0, so a
+# run's skeleton is its characters' skeletons strung together) is folded by replacing each of
+# its few distinct changed characters, one ``str.replace`` each, without a Python call per run.
+MAX_REPLACED_CHARS = 16  # distinct changed characters folded by replacement, at most
+_ASCII_BYTES = bytes(range(0x80))
+_HANGUL = re.compile("[\u1100-\u11ff\uac00-\ud7a3]")  # jamo and syllables: NFC composes them
+
+
+@lru_cache(maxsize=1)
+def _composing() -> frozenset[str]:
+    """The characters of every canonical pair NFC composes whose second is of class 0 (the
+    others' second is a mark, which the skeleton drops), Hangul apart; none lies past U+1FFFF."""
+    found: set[str] = set()
+    for code in range(0x80, 0x20000):
+        fields = unicodedata.decomposition(chr(code)).split()
+        if len(fields) != 2 or fields[0].startswith("<"):
+            continue
+        first, second = (chr(int(field, 16)) for field in fields)
+        if not unicodedata.combining(second) and unicodedata.normalize(
+            "NFC", first + second
+        ) == chr(code):
+            found.update((first, second))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=SKELETON_RUNS)
+def _char_skeleton(char: str) -> str | None:
+    """:func:`skeleton` of ``char`` alone, or None when it may compose with a neighbour."""
+    folded = _folded(char)
+    involved = {char, *unicodedata.normalize("NFKD", char), *folded}
+    if _HANGUL.search("".join(involved)) is not None or not _composing().isdisjoint(involved):
+        return None
+    return folded
+
+
+def _replaced(text: str) -> str | None:
+    """:func:`skeleton` of the mostly-ASCII ``text`` by replacing its changed characters, or
+    None when one of them may compose with a neighbour or there are too many."""
+    others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    changes: dict[str, str] = {}
+    for char in set(others.decode("utf-8", "surrogatepass")):
+        folded = _char_skeleton(char)
+        if folded is None:
+            return None
+        if folded != char:
+            changes[char] = folded
+    if len(changes) > MAX_REPLACED_CHARS or any(c in f for f in changes.values() for c in changes):
+        return None  # one replacement would change what another wrote
+    for char, folded in changes.items():
+        text = text.replace(char, folded)
+    return text
+
+
 def skeleton(text: str) -> str:
     """``text`` as a reader sees it: compatibility forms folded (NFKC: "𝐈𝐠𝐧𝐨𝐫𝐞", "ⓘⓖⓝⓞⓡⓔ"),
     combining marks dropped ("i̶g̶nore", accents) and Greek and Cyrillic letters that look Latin
@@ -664,7 +718,8 @@ def skeleton(text: str) -> str:
         return text
     # UTF-8 bytes beyond one per character: at least one per non-ASCII character
     if len(text.encode("utf-8", "surrogatepass")) - len(text) <= len(text) // MOSTLY_ASCII:
-        return _NON_ASCII_RUN.sub(_folded_run, text)
+        replaced = _replaced(text)
+        return _NON_ASCII_RUN.sub(_folded_run, text) if replaced is None else replaced
     return _folded(text)
 
 

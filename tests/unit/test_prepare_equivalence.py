@@ -93,6 +93,42 @@ def test_skeleton_equals_the_reference(text: str) -> None:
     assert injection.skeleton(text) == (text if text.isascii() else expected)
 
 
+def _reference_skeleton(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", bare).translate(injection._CONFUSABLES)
+
+
+def test_every_character_in_mostly_ascii_text_folds_as_the_reference() -> None:
+    """Each non-ASCII character up to U+1FFFF, alone and twice in a row in mostly-ASCII text
+    (folded by replacing characters when each folds alone, by runs otherwise)."""
+    pad = "x" * 100
+    replaced = 0
+    for code in range(0x80, 0x20000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        text = f"{pad}{chr(code)} a{chr(code) * 2}.{pad}"
+        assert injection.skeleton(text) == _reference_skeleton(text), hex(code)
+        replaced += injection._replaced(text) is not None
+    assert replaced > 100_000  # most characters fold alone
+
+
+def test_every_canonical_pair_in_mostly_ascii_text_folds_as_the_reference() -> None:
+    """Both characters of every canonical pair, side by side in mostly-ASCII text, with other
+    changed characters around (the replacement path must not fold them one at a time)."""
+    pad = "x" * 100
+    pairs = 0
+    for code in range(0x80, 0x110000):
+        fields = unicodedata.decomposition(chr(code)).split()
+        if len(fields) != 2 or fields[0].startswith("<"):
+            continue
+        pair = "".join(chr(int(field, 16)) for field in fields)
+        text = f"{pad}é {pair} …{pad}"
+        assert injection.skeleton(text) == _reference_skeleton(text), hex(code)
+        pairs += 1
+    assert pairs > 900
+
+
 def test_no_canonical_composition_crosses_an_ascii_character() -> None:
     """The premise of folding a mostly-ASCII text a run of non-ASCII characters at a time: in
     every canonical pair NFC composes, the second is not ASCII, and when the first is ASCII the
