@@ -30,6 +30,7 @@ import binascii
 import codecs
 import re
 import string
+from collections.abc import Callable
 from itertools import islice
 
 MAX_DECODED_RUNS = 20  # runs decoded per text and encoding
@@ -232,6 +233,12 @@ def solid_phrases(runs: list[str]) -> list[tuple[str, str]]:
     return found
 
 
+def leetspeak(text: str) -> str:
+    """The leetspeak reading of ``text``: every digit and symbol read as the letter it may
+    stand for, 1 and | as i, then (a second line) as l."""
+    return f"{ascii_translate(text, _LEET_AS_I)}\n{ascii_translate(text, _LEET_AS_L)}"
+
+
 def _leet_hint(text: str) -> bool:
     """Whether ``text`` holds a letter next to a digit or symbol read as one (_LEET_HINT)."""
     shape = _shape(text, _LEET_SHAPE)
@@ -239,12 +246,16 @@ def _leet_hint(text: str) -> bool:
 
 
 def hidden(
-    text: str, key_words: tuple[bool, bool] | None = None
+    text: str,
+    key_words: tuple[bool, bool] | None = None,
+    leet: Callable[[str], bool] | None = None,
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """The readable texts hidden in ``text`` as ``(encoding, text)`` pairs, and the closed-up
     runs of spaced-out letters (for :func:`solid_phrases`). ``key_words``: whether one of
     :data:`ROT13_KEY_WORDS` and one of :data:`REVERSED_KEY_WORDS` occur in ``text.lower()``,
-    when the caller knows (the injection scan's one pass over the text finds them)."""
+    when the caller knows (the injection scan's one pass over the text finds them). ``leet``:
+    whether the leetspeak reading of a hinted ``text`` can say more than ``text`` (the
+    injection scan's gate, :func:`guard.prepare.injection.leet_may_matter`); None: always."""
     found: list[tuple[str, str]] = [("base64", plain) for plain in _base64(text)]
     found += [("hex", plain) for plain in _hex(text)]
     if key_words is None:
@@ -255,9 +266,8 @@ def hidden(
         found.append(("rot13", ascii_translate(text, _ROT13)))
     if key_words[1]:
         found.append(("reversed", text[::-1]))
-    if _leet_hint(text):
-        as_i, as_l = ascii_translate(text, _LEET_AS_I), ascii_translate(text, _LEET_AS_L)
-        found.append(("leetspeak", f"{as_i}\n{as_l}"))
+    if _leet_hint(text) and (leet is None or leet(text)):
+        found.append(("leetspeak", leetspeak(text)))
     closed, runs = _spaced(text)
     if closed:
         found.append(("spaced", closed))

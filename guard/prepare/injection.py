@@ -755,18 +755,187 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
     return _scan(text, location)[0]
 
 
-def _scan(text: str, location: Location) -> tuple[list[InjectionFinding], int]:
-    """:func:`scan`, and the bitmask :func:`_occurrences` found in ``text`` itself (the
-    decoders' key-word bits among it)."""
+# --------------------------------------------------------------------------- leetspeak gate
+
+# The leetspeak reading of a text (:mod:`~guard.prepare.encodings`: every digit and symbol a
+# letter could stand for read as that letter, in the whole text, twice) doubles what the scan
+# reads, and realistic text is full of words that mix letters and digits: times (7h12),
+# versions (v3), units (45p), e-mail addresses. What that reading adds is a match that covers a
+# character read as a letter in a word where it stands next to a letter (the encodings' hint:
+# a digit alone is a number, not leetspeak): any other match reads the same in the text and is
+# found there. Such a character can be covered only
+#
+# * by a literal word of the pattern (letters, so inside the decoded word): the decoded word
+#   holds that literal, and the pattern is triggered in the text, its skeleton, or the
+#   reading (any word of it: "oubl!3" is no leetspeak word but reads "oublie"); or
+# * by a ``\w`` wildcard (``(?:[\w-]+\s+){0,3}``), which reads letters and digits alike:
+#   only a word whose symbols (``@$|!``, no word characters) became letters reads differently
+#   there, in a pattern with such a wildcard, triggered as above.
+#
+# So the leetspeak reading is scanned only when one of its decoded words can do either; what
+# it no longer reports are the findings that repeated one of the text itself.
+_ALL_PATTERNS = (1 << len(_PATTERNS)) - 1
+_LEET_CHARS = "0134579@$!|"
+_LEET_SYMBOLS = frozenset("@$!|")
+_AS_I = str.maketrans(_LEET_CHARS, "oieastgasil")
+_AS_L = str.maketrans(_LEET_CHARS, "oleastgasii")
+# a word: any run of bytes but ASCII ones other than letters, digits, "_" and the symbols;
+# in its shape an ASCII letter is "a", a leet digit "d", a symbol (@$|) "s", "!" "e" (it
+# stands for a letter only before one), a separator " ", anything else "x"
+_LEET_WORD_SHAPE = bytes(
+    ord("a")
+    if chr(b).isascii() and chr(b).isalpha()
+    else ord("d")
+    if chr(b) in "0134579"
+    else ord("s")
+    if chr(b) in "@$|"
+    else ord("e")
+    if chr(b) == "!"
+    else ord("x")
+    if b >= 0x80 or chr(b).isalnum() or chr(b) == "_"
+    else ord(" ")
+    for b in range(256)
+)
+# a leetspeak word: encodings._LEET_HINT in the shape ("da", "sa", "ea", "ad", "as"), or symbols
+# among digits ("@||" is "all"; "30" is a number), found in one automaton pass
+_SHAPE_HINTS = ahocorasick_rs.BytesAhoCorasick([b"da", b"sa", b"ea", b"ad", b"as", b"s"])
+_SYMBOL = 5  # the last of them: a symbol, a hint only in a word without letters
+_NOT_LEET_SHAPE = re.compile(rb"[ax]")
+_WILDCARDS = sum(1 << i for i, (_, p) in enumerate(_PATTERNS) if "\\w" in p.pattern)
+_TRIGGER_LIST = list(_TRIGGER_MASKS)
+_TRIGGER_LIST_MASKS = [_TRIGGER_MASKS[word] for word in _TRIGGER_LIST]
+_TRIGGER_DFA = _dfa(_TRIGGER_LIST)
+
+
+_WHOLE_BEFORE = frozenset(" |(")  # in a source with escapes blanked and classes as "#"
+_WHOLE_AFTER = frozenset(" |)?")
+_QUANTIFIED_BLANKS = frozenset({" +", " *", " ?"})  # \s+ and the like, blanked
+
+
+def _literal_words() -> tuple[dict[str, int], dict[str, int]]:
+    """Every word a pattern spells out (runs of letters, with escapes blanked and character
+    classes as "#"; a last letter made optional by ``?`` dropped too), lowercase, with the
+    patterns it belongs to (a bitmask), in two tables: the words the pattern writes on their
+    own (after a blank, a repeated blank, "|" or a group's start that no letter precedes;
+    before a blank, "|", ")" or "?"), which a decoded word must be; and the pieces of longer
+    words ("ignore" in "ignore[rz]?", "da" in "da(?:le)?"), with the letters of every trigger
+    word, which a decoded word must hold."""
+    whole: dict[str, int] = {}
+    pieces: dict[str, int] = {}
+    for index, (_, pattern) in enumerate(_PATTERNS):
+        source = re.sub(r"\[[^\]]*\]", "#", re.sub(r"\\.", " ", pattern.pattern)).lower()
+        source = re.sub(r"\(\?(?:[:=!]|<[=!])", "(", source)
+        for match in re.finditer(r"[^\W\d_]+(\?)?", source):
+            word = match.group().rstrip("?")
+            at, after = (
+                match.start(),
+                source[match.start() + len(word) : match.start() + len(word) + 1],
+            )
+            opener = at
+            while opener and source[opener - 1] == "(":
+                opener -= 1
+            before = source[at - 2 : at] if at > 1 else source[:at]
+            alone = (
+                at == 0 or source[at - 1] in _WHOLE_BEFORE or before in _QUANTIFIED_BLANKS
+            ) and (opener == 0 or not (source[opener - 1].isalpha() or source[opener - 1] in "#)"))
+            alone = alone and (after == "" or after in _WHOLE_AFTER)
+            for form in (word, word[:-1]) if match.group(1) else (word,):
+                if form:
+                    table = whole if alone else pieces
+                    table[form] = table.get(form, 0) | 1 << index
+        # a letter and a class, all of a word ("d[eê]"): the word as each ASCII letter of it
+        for letter, members in re.findall(
+            r"(?<![^\W\d_])(?<![\]\\])([a-z])\[([^\]]*)\](?![^\W\d_\[])", pattern.pattern.lower()
+        ):
+            for member in members:
+                if member.isascii() and member.isalpha():
+                    pieces[letter + member] = pieces.get(letter + member, 0) | 1 << index
+        for trigger in _TRIGGERS[index]:  # its letters: "evidence)" may read "ev!dence)"
+            for word in re.findall(r"[^\W\d_]+", trigger):
+                pieces[word] = pieces.get(word, 0) | 1 << index
+    return whole, pieces
+
+
+_WHOLE_LITERALS, _PIECE_LITERALS = _literal_words()
+# a one-letter piece is part of a word with a longer one ("m" and "xima" in "m[aá]xima")
+_PIECE_LIST = [word for word in _PIECE_LITERALS if len(word) > 1]
+_PIECE_BITS = [_PIECE_LITERALS[w] for w in _PIECE_LIST]
+_PIECE_DFA = _dfa(_PIECE_LIST)
+_DECODED_WORD = re.compile(r"\w+")
+
+
+def _decoded_words(text: str) -> tuple[set[str], bool]:
+    """The distinct words of ``text`` that leetspeak reads differently (those where a digit or
+    symbol stands next to a letter: :data:`~guard.prepare.encodings._LEET_HINT`), read both
+    ways (1 and | as i, then as l), lowercased as the scan reads them (and in their skeleton);
+    and whether one of them holds a symbol (``@$|!``). Linear: one automaton pass for the
+    hints in the text's shape, and the bounds of each hinted word found from its hint."""
+    raw = text.encode("utf-8", "surrogatepass")
+    shape = raw.translate(_LEET_WORD_SHAPE)
+    decoded: set[str] = set()
+    symbols = False
+    end = -1
+    for pair, at, _ in _SHAPE_HINTS.find_matches_as_indexes(shape, overlapping=True):
+        if at < end:
+            continue  # a hint in a word already read
+        start = shape.rfind(b" ", 0, at) + 1
+        stop = shape.find(b" ", at)
+        stop = len(shape) if stop < 0 else stop
+        if pair == _SYMBOL and _NOT_LEET_SHAPE.search(shape, start, stop) is not None:
+            continue  # a symbol in a word with letters: leetspeak only beside a letter
+        end = stop
+        word = raw[start:end].decode("utf-8", "surrogatepass")
+        symbols = symbols or not _LEET_SYMBOLS.isdisjoint(word)
+        for form in {word, skeleton(word)}:
+            lowered = _lowered(form)
+            decoded.update((lowered.translate(_AS_I), lowered.translate(_AS_L)))
+    return decoded, symbols
+
+
+def _triggers_in(lowered: str) -> int:
+    """The patterns whose trigger words occur in ``lowered`` (a bitmask; one automaton pass)."""
+    found = 0
+    for word, _, _ in _TRIGGER_DFA.find_matches_as_indexes(lowered, overlapping=True):
+        found |= _TRIGGER_LIST_MASKS[word]
+    return found & _ALL_PATTERNS
+
+
+def leet_may_matter(text: str, patterns: int) -> bool:
+    """Whether the leetspeak reading of ``text`` may hold a match covering a decoded character
+    of a leetspeak word (see above); ``patterns``: those triggered in ``text`` or its skeleton.
+    Cheap when no leetspeak word holds a pattern's word, as in realistic text; otherwise the
+    patterns the reading triggers are found in one automaton pass over it."""
+    decoded, symbols = _decoded_words(text)
+    literal = 0
+    for word in decoded:  # the words the reading has there ("ing@acme" reads "ingaacme")
+        for part in _DECODED_WORD.findall(word):
+            literal |= _WHOLE_LITERALS.get(part, 0)
+    for found, _, _ in _PIECE_DFA.find_matches_as_indexes(" ".join(decoded), overlapping=True):
+        literal |= _PIECE_BITS[found]
+    if not literal and not (symbols and _WILDCARDS):
+        return False
+    reading = encodings.leetspeak(text)
+    reachable = patterns | _triggers_in(_lowered(reading))
+    folded = skeleton(reading)
+    if folded != reading:
+        reachable |= _triggers_in(_lowered(folded))
+    return bool(literal & reachable) or (symbols and bool(_WILDCARDS & reachable))
+
+
+def _scan(text: str, location: Location) -> tuple[list[InjectionFinding], int, int]:
+    """:func:`scan`, the bitmask :func:`_occurrences` found in ``text`` itself (the decoders'
+    key-word bits among it), and the patterns triggered in ``text`` or its skeleton (every
+    pattern when the findings ran out first)."""
     findings: list[InjectionFinding] = []
-    in_text = 0
+    in_text = patterns = 0
     if not text:
-        return findings, in_text
+        return findings, in_text, patterns
     seen: set[tuple[str, str]] = set()
     folded = skeleton(text)
     for variant in (text, folded) if folded != text else (text,):
         lowered = _lowered(variant)
         triggered, starts = _occurrences(lowered)
+        patterns |= triggered
         if variant is text:
             in_text = triggered
         transcript: bool | None = None  # whether a role marker here is a speaker's label
@@ -785,8 +954,8 @@ def _scan(text: str, location: Location) -> tuple[list[InjectionFinding], int]:
                     seen.add(key)
                     findings.append(InjectionFinding(kind=kind, location=location, excerpt=excerpt))
                 if len(findings) >= MAX_FINDINGS_PER_TEXT:
-                    return findings, in_text
-    return findings, in_text
+                    return findings, in_text, _ALL_PATTERNS
+    return findings, in_text, patterns
 
 
 def _dedupe(findings: Iterable[InjectionFinding]) -> list[InjectionFinding]:
@@ -813,10 +982,12 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
     :data:`MAX_FINDINGS_PER_TEXT` of them per text."""
     if not text:  # nothing to read, nothing hidden (a request's attributes often)
         return []
-    findings, in_text = _scan(text, location)
+    findings, in_text, patterns = _scan(text, location)
     keys = (bool(in_text & _ROT13_BIT), bool(in_text & _REVERSED_BIT))
     # the decoders' key words found in _lowered(text): text.lower() unless it holds a twin
-    hidden, solid_runs = encodings.hidden(text, None if _has_twins(text) else keys)
+    hidden, solid_runs = encodings.hidden(
+        text, None if _has_twins(text) else keys, lambda t: leet_may_matter(t, patterns)
+    )
     found: list[InjectionFinding] = [
         InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
         for kind, phrase in encodings.solid_phrases(solid_runs)

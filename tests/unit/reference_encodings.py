@@ -9,6 +9,7 @@ import base64
 import binascii
 import re
 import string
+from collections.abc import Callable
 from itertools import islice
 
 from guard.prepare import encodings as e
@@ -67,7 +68,9 @@ def _spaced(text: str) -> tuple[str, list[str]]:
     return (closed if count else ""), runs
 
 
-def hidden(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+def hidden(
+    text: str, leet: Callable[[str], bool] | None = None
+) -> tuple[list[tuple[str, str]], list[str]]:
     found: list[tuple[str, str]] = [("base64", plain) for plain in _base64(text)]
     found += [("hex", plain) for plain in _hex(text)]
     lowered = text.lower()
@@ -75,7 +78,7 @@ def hidden(text: str) -> tuple[list[tuple[str, str]], list[str]]:
         found.append(("rot13", text.translate(_ROT13)))
     if any(hint in lowered for hint in e.REVERSED_KEY_WORDS):
         found.append(("reversed", text[::-1]))
-    if e._LEET_HINT.search(text) is not None:
+    if e._LEET_HINT.search(text) is not None and (leet is None or leet(text)):
         found.append(("leetspeak", f"{text.translate(_LEET_AS_I)}\n{text.translate(_LEET_AS_L)}"))
     closed, runs = _spaced(text)
     if closed:

@@ -51,6 +51,14 @@ def _triggered(lowered: str) -> list[int]:
     return [n for n, words in enumerate(i._TRIGGERS) if any(w in lowered for w in words)]
 
 
+def _patterns(text: str) -> int:
+    """The patterns triggered in ``text`` or its skeleton, as a bitmask."""
+    return sum(
+        1 << index
+        for index in set(_triggered(i._lowered(text)) + _triggered(i._lowered(i.skeleton(text))))
+    )
+
+
 def _matches(index: int, text: str, lowered: str) -> Iterator[re.Match[str]]:
     found = _started(index, text, lowered)
     if index not in i._GATED:
@@ -88,7 +96,8 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
     if not text:
         return []
     findings = scan(text, location)
-    hidden, solid_runs = reference_encodings.hidden(text)
+    patterns = i._ALL_PATTERNS if len(findings) >= i.MAX_FINDINGS_PER_TEXT else _patterns(text)
+    hidden, solid_runs = reference_encodings.hidden(text, lambda t: i.leet_may_matter(t, patterns))
     found: list[InjectionFinding] = [
         InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
         for kind, phrase in encodings.solid_phrases(solid_runs)
