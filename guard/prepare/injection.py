@@ -33,12 +33,14 @@ never reads cannot mislead it): the output's judged windows, the shown evidence 
 question as one text (an instruction split
 across documents or turns is seen whole), the block headers' attributes (document ids and
 sources, tool names), and the text hidden in encodings of each (base64, hex, rot13, reversed,
-leetspeak, spaced-out letters: :mod:`guard.prepare.encodings`). What a finding does to the
-verdict is :mod:`guard.decide.policies`' business (``injection_policy``).
+leetspeak, spaced-out letters: :mod:`guard.prepare.encodings`; the leetspeak reading only
+when a leetspeak word of the text can make a pattern's word: :func:`leet_may_matter`). What a
+finding does to the verdict is :mod:`guard.decide.policies`' business (``injection_policy``).
 
 Why one module of this length: most of it is the catalogue of patterns (overrides, score
-requests, role markers, fence forgeries, in 14 languages) that the scan and the fence share;
-splitting the catalogue from its only reader would not make either easier to read.
+requests, role markers, fence forgeries, in 14 languages) that the scan, the fence and the
+leetspeak gate (which reads the patterns' own words) share;
+splitting the catalogue from its readers would not make any of them easier to read.
 """
 
 from __future__ import annotations
