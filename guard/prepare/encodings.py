@@ -31,6 +31,7 @@ import codecs
 import re
 import string
 from collections.abc import Callable
+from functools import lru_cache
 from itertools import islice
 
 MAX_DECODED_RUNS = 20  # runs decoded per text and encoding
@@ -149,9 +150,16 @@ _SPACED_HINT_SHAPE = b"swswsw"  # _SPACED_HINT without its (?!\w), in an ASCII t
 _SPACED_HINT_BYTES = re.compile(rb"s(?:w|\.{2,4})s(?:w|\.{2,4})s(?:w|\.{2,4})(?!w)")
 
 
+@lru_cache(maxsize=8)
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8 (lone surrogates kept), encoded once for the gates that read it one
+    after the other (a string's hash is computed once and kept, so the lookup is cheap)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 def _shape(text: str, table: bytes) -> bytes:
     """The shape of ``text``'s UTF-8 under ``table``."""
-    return text.encode("utf-8", "surrogatepass").translate(table)
+    return utf8(text).translate(table)
 
 
 def _readable(raw: bytes) -> str | None:

@@ -697,7 +697,7 @@ def _char_skeleton(char: str) -> str | None:
 def _replaced(text: str) -> str | None:
     """:func:`skeleton` of the mostly-ASCII ``text`` by replacing its changed characters, or
     None when one of them may compose with a neighbour or there are too many."""
-    others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    others = encodings.utf8(text).translate(None, _ASCII_BYTES)
     changes: dict[str, str] = {}
     for char in set(others.decode("utf-8", "surrogatepass")):
         folded = _char_skeleton(char)
@@ -719,7 +719,7 @@ def skeleton(text: str) -> str:
     if text.isascii():
         return text
     # UTF-8 bytes beyond one per character: at least one per non-ASCII character
-    if len(text.encode("utf-8", "surrogatepass")) - len(text) <= len(text) // MOSTLY_ASCII:
+    if len(encodings.utf8(text)) - len(text) <= len(text) // MOSTLY_ASCII:
         replaced = _replaced(text)
         return _NON_ASCII_RUN.sub(_folded_run, text) if replaced is None else replaced
     return _folded(text)
@@ -872,7 +872,7 @@ def _decoded_words(text: str) -> tuple[set[str], bool]:
     ways (1 and | as i, then as l), lowercased as the scan reads them (and in their skeleton);
     and whether one of them holds a symbol (``@$|!``). Linear: one automaton pass for the
     hints in the text's shape, and the bounds of each hinted word found from its hint."""
-    raw = text.encode("utf-8", "surrogatepass")
+    raw = encodings.utf8(text)
     shape = raw.translate(_LEET_WORD_SHAPE)
     decoded: set[str] = set()
     symbols = False
