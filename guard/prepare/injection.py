@@ -772,7 +772,7 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
 #   reading (any word of it: "oubl!3" is no leetspeak word but reads "oublie"); or
 # * by a ``\w`` wildcard (``(?:[\w-]+\s+){0,3}``), which reads letters and digits alike:
 #   only a word whose symbols (``@$|!``, no word characters) became letters reads differently
-#   there, in a pattern with such a wildcard, triggered as above.
+#   there, in a pattern with such a wildcard that matches the reading at all.
 #
 # So the leetspeak reading is scanned only when one of its decoded words can do either; what
 # it no longer reports are the findings that repeated one of the text itself.
@@ -917,11 +917,21 @@ def leet_may_matter(text: str, patterns: int) -> bool:
     if not literal and not (symbols and _WILDCARDS):
         return False
     reading = encodings.leetspeak(text)
-    reachable = patterns | _triggers_in(_lowered(reading))
     folded = skeleton(reading)
-    if folded != reading:
-        reachable |= _triggers_in(_lowered(folded))
-    return bool(literal & reachable) or (symbols and bool(_WILDCARDS & reachable))
+    readings = (reading,) if folded == reading else (reading, folded)
+    reachable = patterns
+    for form in readings:
+        reachable |= _triggers_in(_lowered(form))
+    if literal & reachable:
+        return True
+    # a symbol read as a letter inside a wildcard: only where such a pattern matches at all
+    # (an e-mail address reads as a word, and "count" in "account" triggers one)
+    return symbols and any(
+        _PATTERNS[index][1].search(form) is not None
+        for index in range(len(_PATTERNS))
+        if (_WILDCARDS & reachable) >> index & 1
+        for form in readings
+    )
 
 
 def _scan(text: str, location: Location) -> tuple[list[InjectionFinding], int, int]:
