@@ -804,9 +804,6 @@ _SHAPE_HINTS = ahocorasick_rs.BytesAhoCorasick([b"da", b"sa", b"ea", b"ad", b"as
 _SYMBOL = 5  # the last of them: a symbol, a hint only in a word without letters
 _NOT_LEET_SHAPE = re.compile(rb"[ax]")
 _WILDCARDS = sum(1 << i for i, (_, p) in enumerate(_PATTERNS) if "\\w" in p.pattern)
-_TRIGGER_LIST = list(_TRIGGER_MASKS)
-_TRIGGER_LIST_MASKS = [_TRIGGER_MASKS[word] for word in _TRIGGER_LIST]
-_TRIGGER_DFA = _dfa(_TRIGGER_LIST)
 
 
 _WHOLE_BEFORE = frozenset(" |(")  # in a source with escapes blanked and classes as "#"
@@ -894,19 +891,11 @@ def _decoded_words(text: str) -> tuple[set[str], bool]:
     return decoded, symbols
 
 
-def _triggers_in(lowered: str) -> int:
-    """The patterns whose trigger words occur in ``lowered`` (a bitmask; one automaton pass)."""
-    found = 0
-    for word, _, _ in _TRIGGER_DFA.find_matches_as_indexes(lowered, overlapping=True):
-        found |= _TRIGGER_LIST_MASKS[word]
-    return found & _ALL_PATTERNS
-
-
 def leet_may_matter(text: str, patterns: int) -> bool:
     """Whether the leetspeak reading of ``text`` may hold a match covering a decoded character
     of a leetspeak word (see above); ``patterns``: those triggered in ``text`` or its skeleton.
     Cheap when no leetspeak word holds a pattern's word, as in realistic text; otherwise the
-    patterns the reading triggers are found in one automaton pass over it."""
+    patterns the reading triggers are found in the scan's one pass over it."""
     decoded, symbols = _decoded_words(text)
     literal = 0
     for word in decoded:  # the words the reading has there ("ing@acme" reads "ingaacme")
@@ -918,19 +907,22 @@ def leet_may_matter(text: str, patterns: int) -> bool:
         return False
     reading = encodings.leetspeak(text)
     folded = skeleton(reading)
-    readings = (reading,) if folded == reading else (reading, folded)
+    forms = []  # each reading with what the one pass finds in it
     reachable = patterns
-    for form in readings:
-        reachable |= _triggers_in(_lowered(form))
+    for form in (reading,) if folded == reading else (reading, folded):
+        lowered = _lowered(form)
+        found, starts = _occurrences(lowered)
+        forms.append((form, lowered, found, starts))
+        reachable |= found & _ALL_PATTERNS
     if literal & reachable:
         return True
     # a symbol read as a letter inside a wildcard: only where such a pattern matches at all
     # (an e-mail address reads as a word, and "count" in "account" triggers one)
     return symbols and any(
-        _PATTERNS[index][1].search(form) is not None
+        next(_started(index, form, lowered, starts.get(index, ())), None) is not None
+        for form, lowered, found, starts in forms
         for index in range(len(_PATTERNS))
-        if (_WILDCARDS & reachable) >> index & 1
-        for form in readings
+        if (_WILDCARDS & found) >> index & 1
     )
 
 
