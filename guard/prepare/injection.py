@@ -812,7 +812,9 @@ _LEET_WORD_SHAPE = bytes(
 )
 # a leetspeak word: encodings._LEET_HINT in the shape ("da", "sa", "ea", "ad", "as"), or symbols
 # among digits ("@||" is "all"; "30" is a number), found in one automaton pass
-_SHAPE_HINTS = _Words(["da", "sa", "ea", "ad", "as", "s"])  # over the shape read as ASCII
+_HINT_PAIRS = (b"da", b"sa", b"ea", b"ad", b"as", b"s")
+_SHAPE_HINTS = _Words([pair.decode() for pair in _HINT_PAIRS])  # over the shape read as ASCII
+MAX_LEET_HINTS = 256  # hints in a text read word by word; beyond, its reading is scanned
 _SYMBOL = 5  # the last of them: a symbol, a hint only in a word without letters
 _NOT_LEET_SHAPE = re.compile(rb"[ax]")
 _WILDCARDS = sum(1 << i for i, (_, p) in enumerate(_PATTERNS) if "\\w" in p.pattern)
@@ -875,16 +877,19 @@ _PIECE_WORDS = _Words(_PIECE_LIST)
 _DECODED_WORD = re.compile(r"\w+")
 
 
-def _decoded_words(text: str) -> tuple[set[str], bool]:
+def _decoded_words(text: str) -> tuple[set[str], bool] | None:
     """The distinct words of ``text`` that leetspeak reads differently (those where a digit or
     symbol stands next to a letter: :data:`~guard.prepare.encodings._LEET_HINT`), read both
     ways (1 and | as i, then as l), lowercased as the scan reads them (and in their skeleton);
-    and whether one of them holds a symbol (``@$|!``). Linear: one automaton pass for the
-    hints in the text's shape, and the bounds of each hinted word found from its hint."""
+    and whether one of them holds a symbol (``@$|!``). None when the text holds more than
+    :data:`MAX_LEET_HINTS` hints (a text of leetspeak, or a hostile one: reading its words one
+    by one would cost more than scanning the reading). Linear: a count of the hints in the
+    text's shape, one automaton pass to find them, the bounds of each hinted word from it."""
     raw = encodings.utf8(text)
     shape = raw.translate(_LEET_WORD_SHAPE)
-    decoded: set[str] = set()
-    symbols = False
+    if sum(map(shape.count, _HINT_PAIRS)) > MAX_LEET_HINTS:
+        return None
+    words: set[bytes] = set()
     end = -1
     for pair, at in _SHAPE_HINTS.find(shape.decode("ascii")):
         if at < end:
@@ -895,7 +900,10 @@ def _decoded_words(text: str) -> tuple[set[str], bool]:
         if pair == _SYMBOL and _NOT_LEET_SHAPE.search(shape, start, stop) is not None:
             continue  # a symbol in a word with letters: leetspeak only beside a letter
         end = stop
-        word = raw[start:end].decode("utf-8", "surrogatepass")
+        words.add(raw[start:end])
+    decoded: set[str] = set()
+    symbols = False
+    for word in (w.decode("utf-8", "surrogatepass") for w in words):
         symbols = symbols or not _LEET_SYMBOLS.isdisjoint(word)
         for form in {word, skeleton(word)}:
             lowered = _lowered(form)
@@ -908,7 +916,10 @@ def leet_may_matter(text: str, patterns: int) -> bool:
     of a leetspeak word (see above); ``patterns``: those triggered in ``text`` or its skeleton.
     Cheap when no leetspeak word holds a pattern's word, as in realistic text; otherwise the
     patterns the reading triggers are found in the scan's one pass over it."""
-    decoded, symbols = _decoded_words(text)
+    words = _decoded_words(text)
+    if words is None:
+        return True  # too many leetspeak words to read one by one: scan the reading
+    decoded, symbols = words
     literal = 0
     for word in decoded:  # the words the reading has there ("ing@acme" reads "ingaacme")
         for part in _DECODED_WORD.findall(word):
