@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
 
+from guard.offline.anchored import Anchored
 from guard.offline.lexicon import (
     CURRENCY_SIGNS,
     MONTHS,
@@ -158,6 +159,26 @@ FREQUENCIES = {
     "yearly": 365.0,
 }
 _FREQUENCY = re.compile(r"\b(?:" + "|".join(FREQUENCIES) + r")\b", re.IGNORECASE)
+# the same patterns, tried only where a match can start (see guard.offline.anchored): a digit
+# or a sign, the first word of one of their word alternatives, the blank before either
+_UNIT_WORDS = _UNITS_WORDS.split()
+_DATES = Anchored(_DATE, digits=True, words=MONTHS)
+_STOPWATCHES = Anchored(_STOPWATCH, digits=True)
+_FREQUENCIES = Anchored(_FREQUENCY, words=FREQUENCIES)
+_ORDINALS = Anchored(
+    _ORDINAL, digits=True, words=[*ORDINAL_TENS, *ORDINAL_WORDS, "first", "second"]
+)
+_QUANTITIES = {
+    eu: Anchored(
+        pattern,
+        digits=True,
+        chars="".join(s for s in CURRENCY_SIGNS if len(s) == 1),
+        words=[*_UNIT_WORDS, *ORDINAL_TENS, *WORD_NUMBERS],
+        anywhere=["us$"],
+        blank=True,
+    )
+    for eu, pattern in _QUANTITY.items()
+}
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})  # English verbs when lower case
 
 
@@ -192,24 +213,24 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         return ()
     found: list[Quantity] = []
     taken: list[tuple[int, int]] = []
-    for match in _DATE.finditer(text):
+    for match in _DATES.finditer(text):
         quantity = _date(match)
         if quantity is not None:
             found.append(quantity)
             taken.append(match.span())
-    for match in _STOPWATCH.finditer(text) if "m" in text else ():
+    for match in _STOPWATCHES.finditer(text) if "m" in text else ():
         hours = int(match.group("h") or match.group("h2") or 0)
         minutes = int(match.group("m") or match.group("m2") or 0)
         seconds = int(match.group("s") or 0)
         days = hours / 24 + minutes / 1440 + seconds / 86400
         found.append(Quantity(match.group(0), days, "duration", start=match.start()))
         taken.append(match.span())
-    for match in _FREQUENCY.finditer(text):
+    for match in _FREQUENCIES.finditer(text):
         days = FREQUENCIES[match.group(0).lower()]
         found.append(Quantity(match.group(0), days, "duration", number=1.0, start=match.start()))
         taken.append(match.span())
     taken.sort()
-    for match in _ORDINAL.finditer(text) if _ORDINAL_END.search(text) else ():
+    for match in _ORDINALS.finditer(text) if _ORDINAL_END.search(text) else ():
         if _FRACTION.search(text, max(0, match.start() - 6), match.start()) and _OF.match(
             text, match.end()
         ):
@@ -221,7 +242,7 @@ def _extract(text: str) -> tuple[Quantity, ...]:
                 found.append(ordinal)
                 taken.append(match.span())
     eu = european(text)
-    for match in _QUANTITY[eu].finditer(text):
+    for match in _QUANTITIES[eu].finditer(text):
         num = match.group("num")
         if not num or (taken and _overlaps(match.span(), taken)):
             continue

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 from guard.offline.lexicon import EXONYMS
 
@@ -64,6 +65,7 @@ _ABBREVIATIONS = frozenset(
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿĀ-ſ][^\W_]*(?:['’-][^\W_]+)*|\d+(?:[.,]\d+)*")
 
 STEM_CACHE_SIZE = 65536  # distinct words whose stems are remembered
+WORD_CACHE_SIZE = 16384  # distinct words whose content stems are remembered (_word_stems)
 TEXT_CACHE_SIZE = 64  # long texts whose words and stems are remembered (checks reread a claim)
 CACHED_FROM = 256  # characters: a shorter text is read again (cheaper than a cache miss)
 
@@ -204,7 +206,9 @@ def _words(text: str) -> tuple[str, ...]:
 
 
 def _read_words(text: str) -> list[str]:
-    return [w.strip("'’-") for w in _WORD.findall(text) if w.strip("'’-")]
+    # a word starts and ends with a letter or a digit (see _WORD): nothing to strip from it
+    words: list[str] = _WORD.findall(text)
+    return words
 
 
 @lru_cache(maxsize=STEM_CACHE_SIZE)
@@ -318,14 +322,17 @@ def _content_stems(text: str) -> tuple[str, ...]:
 
 
 def _read_content_stems(text: str) -> list[str]:
-    seen: dict[str, None] = {}
-    for word in words(text):
-        if word[0].isdigit():
-            continue  # a number (its only part): never content (is_content)
-        for part in word.split("-") if "-" in word and word[0].isalpha() else [word]:
-            if is_content(part):
-                seen.setdefault(stem(part), None)
-    return list(seen)
+    return list(dict.fromkeys(chain.from_iterable(map(_word_stems, words(text)))))
+
+
+@lru_cache(maxsize=WORD_CACHE_SIZE)
+def _word_stems(word: str) -> tuple[str, ...]:
+    """The stems of the content parts of one word ("well-known" has two parts), remembered:
+    texts repeat their words, and this is the inner loop of reading every sentence."""
+    if word[0].isdigit():
+        return ()  # a number (its only part): never content (is_content)
+    parts = word.split("-") if "-" in word and word[0].isalpha() else [word]
+    return tuple(stem(part) for part in parts if is_content(part))
 
 
 def fold(text: str) -> str:

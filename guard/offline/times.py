@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from guard.offline.anchored import Anchored
 from guard.offline.lexicon import WEEKDAY_GROUPS, WEEKDAYS, alternation
 from guard.offline.numbers import EXTRACT_CACHE_SIZE
 
@@ -46,6 +47,7 @@ _WORD_TIMES = {
     "mitternacht": 0,
     "minuit": 0,
 }
+_TIMES = Anchored(_TIME, digits=True, words=_WORD_TIMES)  # see guard.offline.anchored
 _DAY_ALT = alternation(WEEKDAYS)
 _GROUP_ALT = alternation(WEEKDAY_GROUPS)
 _WEEKDAY = re.compile(
@@ -53,6 +55,7 @@ _WEEKDAY = re.compile(
     rf"\s?(?P<last>{_DAY_ALT})s?\.?\b)?|\b(?P<group>{_GROUP_ALT})\b",
     re.IGNORECASE,
 )
+_WEEKDAYS = Anchored(_WEEKDAY, words=[*WEEKDAYS, *WEEKDAY_GROUPS])
 _MOVED = re.compile(
     r"\b(?:mov|chang|switch|postpon|reschedul|push|shift|brought|verschob|verlegt|cambi|pas[oó]|"
     r"déplac|report)\w*\s+(?:\w+\s+){0,3}?(?:from|von|de|del|du)\s+(?:\w+\s+)?$",
@@ -149,7 +152,7 @@ def _times(text: str) -> tuple[TimeOfDay, ...]:
     found = _day_parts(text)
     said = [t.span for t in found]
     clock24 = _TWENTY_FOUR.search(text) is not None
-    for match in _TIME.finditer(text):
+    for match in _TIMES.finditer(text):
         if said and any(a < match.end() and match.start() < b for a, b in said):
             continue  # "9 Uhr abends" was read with its part of the day
         word, h2, ap1, uhr1, sep1 = match.group("word", "h2", "ap1", "uhr1", "sep1")
@@ -218,11 +221,13 @@ _DAY_PART = re.compile(
     re.IGNORECASE,
 )
 
+_DAY_PARTS = Anchored(_DAY_PART, digits=True, words=_HOUR_WORDS)
+
 
 def _day_parts(text: str) -> list[TimeOfDay]:
     """The hours of ``text`` said with their part of the day (see ``_DAY_PART``)."""
     found: list[TimeOfDay] = []
-    for match in _DAY_PART.finditer(text):
+    for match in _DAY_PARTS.finditer(text):
         raw = match.group("h").lower()
         hour = int(raw) if raw.isdigit() else _HOUR_WORDS[raw]
         if not 1 <= hour <= 12:
@@ -283,7 +288,7 @@ def _minutes(match: re.Match[str], n: str, clock24: bool = False) -> frozenset[i
 def weekdays(text: str) -> list[Weekdays]:
     """Every weekday or weekday range in ``text`` ("Mon-Fri" gives Monday to Friday)."""
     found: list[Weekdays] = []
-    for match in _WEEKDAY.finditer(text):
+    for match in _WEEKDAYS.finditer(text):
         if match.group("group"):
             found.append(
                 Weekdays(
