@@ -1,6 +1,8 @@
 """Cost of the judge core's own work per request: parse + prepare (sanitize, render, fit,
 injection scan), and the prompt build, without any judge call: typical and large requests, the
-realistic dev set and a pool of realistic 1-4 KB requests (bench/harness.py::realistic_pool).
+realistic dev set and a pool of realistic 1-4 KB requests (bench/harness.py::realistic_pool);
+last, the offline judge's decision on 1,000 such requests once prepared (its checks alone, in
+the "parse+prepare" column: the offline tier's own cost per request).
 
 Not a test: it prints figures. Times are CPU time (``time.process_time``), the least of
 ``--rounds`` rounds, so other processes on a loaded machine inflate them less than wall time.
@@ -30,6 +32,7 @@ import orjson
 from harness import realistic_pool
 
 from guard import Guard, JudgeSettings, PreparedCase
+from guard.offline import OfflineJudge
 from guard.prepare.injection import Fence
 from guard.prepare.sanitize import sanitize
 from guard.providers.prompts import build_prompt
@@ -40,6 +43,8 @@ REALISTIC = Path(__file__).parent / "data" / "realistic-dev.jsonl"
 REALISTIC_ROW = "realistic dev set (mean)"
 POOL_ROW = "realistic pool, 1-4 KB (mean)"
 POOL_SIZE = 200  # requests of bench/harness.py's realistic_pool, as the service benches send
+OFFLINE_ROW = "offline judge's decision, 1-4 KB"
+OFFLINE_POOL = 1000  # as bench/memory.py's drain: more documents than the passage cache holds
 
 
 def payloads() -> dict[str, bytes]:
@@ -116,6 +121,16 @@ def measure(repeat: int, rounds: int) -> dict[str, tuple[float, float]]:
 
     per_pool = per_call_us(prepare_pool, max(1, repeat // 200), rounds)
     rows[POOL_ROW] = (per_pool / len(pool), float("nan"))
+    # the offline judge's checks on prepared cases (not part of parse+prepare): its decision
+    offline = OfflineJudge()
+    cases = [guard.prepare(guard.parse(orjson.dumps(r))) for r in realistic_pool(OFFLINE_POOL)]
+
+    def decide_all() -> None:
+        for case in cases:
+            assert isinstance(case, PreparedCase)
+            offline.decide(case)
+
+    rows[OFFLINE_ROW] = (per_call_us(decide_all, 1, rounds) / len(cases), float("nan"))
     return rows
 
 

@@ -67,7 +67,10 @@ class Anchored:
         self.blank = blank
         self._chars = (
             re.compile(
-                "[" + ("\\d" if digits else "") + "".join(re.escape(c) for c in sorted(chars)) + "]"
+                "["
+                + ("\\d" if digits else "")
+                + "".join(re.escape(c) for c in sorted(chars))
+                + "]+"
             )
             if chars or digits
             else None
@@ -93,26 +96,31 @@ class Anchored:
             return
         match = self.pattern.match
         end = 0
-        for start in self._starts(text):
-            if start >= end:
-                found = match(text, start)
-                if found is not None:
-                    yield found
-                    end = found.end()
+        for start, stop in self._starts(text):
+            at = max(start, end)
+            while at < stop:
+                found = match(text, at)
+                if found is None:
+                    at += 1
+                    continue
+                yield found
+                at = end = found.end()
 
-    def _starts(self, text: str) -> list[int]:
-        starts: set[int] = set()
+    def _starts(self, text: str) -> list[tuple[int, int]]:
+        """Where a match can start, as runs ``(start, stop)``: every position of a run is one
+        (a run of digits is one run, not one position a digit), in text order."""
+        runs: set[tuple[int, int]] = set()
         if self._chars is not None:
-            starts.update(m.start() for m in self._chars.finditer(text))
+            runs.update(m.span() for m in self._chars.finditer(text))
         if self._automaton is not None:
             lower = text.lower()
             for last, (length, bounded) in self._automaton.iter(lower):
                 at = last - length + 1
                 if not bounded or at == 0 or not _word_char(text[at - 1]):
-                    starts.add(at)
+                    runs.add((at, at + 1))
         if self.blank:
-            starts.update([s - 1 for s in starts if s and text[s - 1].isspace()])
-        return sorted(starts)
+            runs.update([(s - 1, s) for s, _ in runs if s and text[s - 1].isspace()])
+        return sorted(runs)
 
 
 def _word_char(char: str) -> bool:

@@ -350,7 +350,7 @@ def normalize(text: str) -> str:
     checks."""
     text = fold(text.lower())
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
-    return re.sub(r"\s+", " ", text).strip()
+    return " ".join(text.split())  # str.split's blanks are the engine's \s: runs become one
 
 
 GENERIC_STEMS = frozenset(stem(w) for w in GENERIC)  # GENERIC as content_stems() gives them
