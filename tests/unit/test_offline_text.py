@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -48,3 +49,18 @@ def test_normalize_collapses_blanks_as_the_regex_did(value: str) -> None:
 def test_words_need_no_stripping(value: str) -> None:
     found = text._WORD.findall(value)
     assert text.words(value) == [w.strip("'’-") for w in found if w.strip("'’-")]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x2FFFF), max_size=30))
+def test_fold_drops_exactly_the_combining_marks(value: str) -> None:
+    decomposed = unicodedata.normalize("NFKD", value.replace("ß", "ss"))
+    kept = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    assert text.fold(value) == (value if value.isascii() else kept)
+
+
+def test_fold_folds_accents_of_every_latin_letter() -> None:
+    letters = "".join(chr(c) for c in range(0xC0, 0x250) if chr(c).isalpha())
+    decomposed = unicodedata.normalize("NFKD", letters.replace("ß", "ss"))
+    assert text.fold(letters) == "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    assert text.fold("María González, Köln, Straße") == "Maria Gonzalez, Koln, Strasse"
