@@ -5,9 +5,9 @@ with ``\\b``, an optional sign or an alternation of words costs about as much at
 where nothing can start as at one where something does: the amount, date and time patterns
 spent most of their time failing between the numbers (``numbers._QUANTITY`` about 0.6 us a
 character). :class:`Anchored` finds the positions where a match can start in one pass of C
-code (a digit or a sign, the start of a word that opens an alternative, found by an
+code (the runs of digits and signs, the start of a word that opens an alternative, found by an
 Aho-Corasick automaton, and the blank before either when the pattern allows one), and tries the
-pattern there only. The matches are those of ``pattern.finditer``, in order, with the same
+pattern there only (at each position of a run, until a match covers the rest). The matches are those of ``pattern.finditer``, in order, with the same
 groups: every match starts at such a position, and the loop skips a position inside an
 earlier match as ``finditer`` does.
 
@@ -40,8 +40,8 @@ _OTHER_CASES: frozenset[str] | None = (
 
 
 class Anchored:
-    """``pattern.finditer`` on ASCII text, tried only at the positions where a match can
-    start.
+    """``pattern.finditer``, the pattern tried only at the positions where a match can start
+    (on a text without the characters of ``_OTHER_CASES``; on one with them, ``finditer``).
 
     ``digits``: whether a match can start with a digit (``\\d``), anywhere; ``chars``: other
     characters a match can start with, anywhere (a currency sign);
