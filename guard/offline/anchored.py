@@ -7,9 +7,9 @@ spent most of their time failing between the numbers (``numbers._QUANTITY`` abou
 character). :class:`Anchored` finds the positions where a match can start in one pass of C
 code (the runs of digits and signs, the start of a word that opens an alternative, found by an
 Aho-Corasick automaton, and the blank before either when the pattern allows one), and tries the
-pattern there only (at each position of a run, until a match covers the rest). The matches are those of ``pattern.finditer``, in order, with the same
-groups: every match starts at such a position, and the loop skips a position inside an
-earlier match as ``finditer`` does.
+pattern there only (at each position of a run, until a match covers the rest). The matches
+are those of ``pattern.finditer``, in order, with the same groups: every match starts at such
+a position, and the loop skips a position inside an earlier match as ``finditer`` does.
 
 A word is found in the text's ``str.lower()``, which is what the engine's ignoring of case
 compares, character for character, except for a few characters: "İ" (two characters in lower
