@@ -53,13 +53,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-import ahocorasick
-
 from guard.models import InjectionFinding
 from guard.prepare import dialogue, encodings
 from guard.prepare.evidence import RenderedEvidence
 from guard.prepare.imperative import aimed_at_model
 from guard.prepare.sanitize import class_pattern, drop_combining_marks
+from guard.prepare.wordsearch import WordSearch
 
 Kind = Literal[
     "override_instructions", "score_request", "fake_verdict", "role_marker", "fence_forgery"
@@ -526,9 +525,10 @@ def _lowered(text: str) -> str:
 _SEARCH_WORDS = tuple(_search_words(*_START_WORDS[i]) for i in range(len(_PATTERNS)))
 
 
-# One Aho-Corasick automaton (C: one pass over a text, every occurrence of every word, where a
-# substring test per word made about a hundred passes and ``str.find`` per start word as many
-# again) holds each trigger word and each start word but the short ones; for each word: the
+# One Aho-Corasick automaton (:mod:`~guard.prepare.wordsearch`: one pass over a text, every
+# occurrence of every word, where a substring test per word made about a hundred passes and
+# ``str.find`` per start word as many again) holds each trigger word and each start word but
+# the short ones; for each word: the
 # patterns it triggers (a bitmask) and those it starts. The key words the rot13 and reversed
 # decoders look for (:mod:`~guard.prepare.encodings`) are in it too, with a bit each past the
 # patterns' ones.
@@ -536,11 +536,12 @@ _SEARCH_WORDS = tuple(_search_words(*_START_WORDS[i]) for i in range(len(_PATTER
 # A pass costs most where words occur, and short start words occur everywhere in prose ("de"
 # and "da" inside "made" and "data", "ai" in "said", quotes, parentheses, every line start):
 # the start words of at most LAZY_MAX_CHARS characters that are no trigger word are searched
-# for by a second automaton of their pattern's, run only on a text where that pattern is
-# triggered.
+# for by a second automaton, of the triggered patterns' short words only, run only on a text
+# where such a pattern is triggered.
 _ROT13_BIT = 1 << len(_PATTERNS)
 _REVERSED_BIT = 1 << (len(_PATTERNS) + 1)
 LAZY_MAX_CHARS = 4
+LAZY_COMBINATIONS = 256  # sets of triggered patterns whose short words' automaton is kept
 
 
 def _trigger_masks() -> dict[str, int]:
@@ -566,25 +567,7 @@ def _is_lazy(word: str) -> bool:
     return len(word) <= LAZY_MAX_CHARS and word not in _TRIGGER_MASKS
 
 
-class _Words:
-    """Every occurrence of any of a list of words in a text, by one pass of an Aho-Corasick
-    automaton (pyahocorasick's, C). The Rust DFA of ``ahocorasick-rs`` makes the pass about 4x
-    faster but releases the GIL on every call: beside a busy thread each call waited for it
-    again (200 calls: 10 ms alone, 217 ms beside one), and the service's p99 outside the judge
-    call went from ~45 to ~130 ms (docs/performance.md)."""
-
-    def __init__(self, words: Sequence[str]) -> None:
-        self._automaton = ahocorasick.Automaton()
-        for index, word in enumerate(words):
-            self._automaton.add_word(word, (index, len(word) - 1))
-        self._automaton.make_automaton()
-
-    def find(self, text: str) -> list[tuple[int, int]]:
-        """``(word index, start)`` of every occurrence, overlapping ones too."""
-        return [(index, end - back) for end, (index, back) in self._automaton.iter(text)]
-
-
-def _automaton() -> tuple[_Words, tuple[int, ...], tuple[tuple[int, ...], ...]]:
+def _automaton() -> tuple[WordSearch, tuple[int, ...], tuple[tuple[int, ...], ...]]:
     """The one pass's automaton, and by the index of each of its words: the patterns (and
     decoders) it triggers, as a bitmask, and the patterns it starts."""
     starts: dict[str, list[int]] = {}
@@ -594,7 +577,7 @@ def _automaton() -> tuple[_Words, tuple[int, ...], tuple[tuple[int, ...], ...]]:
                 starts.setdefault(word, []).append(index)
     words = list({**_TRIGGER_MASKS, **starts})
     return (
-        _Words(words),
+        WordSearch(words),
         tuple(_TRIGGER_MASKS.get(word, 0) for word in words),
         tuple(tuple(starts.get(word, ())) for word in words),
     )
@@ -602,10 +585,29 @@ def _automaton() -> tuple[_Words, tuple[int, ...], tuple[tuple[int, ...], ...]]:
 
 _AUTOMATON, _WORD_TRIGGERS, _WORD_STARTS = _automaton()
 # by pattern: the automaton of its short start words (None: it has none)
-_LAZY_AUTOMATA: tuple[_Words | None, ...] = tuple(
-    _Words(lazy) if (lazy := [w for w in searched if _is_lazy(w)]) else None
+_LAZY_AUTOMATA: tuple[WordSearch | None, ...] = tuple(
+    WordSearch(lazy) if (lazy := [w for w in searched if _is_lazy(w)]) else None
     for searched in _SEARCH_WORDS
 )
+
+
+_LAZY_PATTERNS = sum(1 << i for i, automaton in enumerate(_LAZY_AUTOMATA) if automaton is not None)
+
+
+@lru_cache(maxsize=LAZY_COMBINATIONS)
+def _lazy_automaton(patterns: int) -> tuple[WordSearch, tuple[tuple[int, ...], ...]]:
+    """The short start words of the patterns of the bitmask ``patterns`` in one automaton, and
+    by the index of each of its words the patterns it starts: one pass over a text for all the
+    triggered patterns with such words (a pass each made most of the scan's word search on
+    realistic text). Only theirs: the others' short words are frequent ("de", quotes), and
+    reading their occurrences costs more than the pass."""
+    owners: dict[str, list[int]] = {}
+    for index, searched in enumerate(_SEARCH_WORDS):
+        if patterns >> index & 1:
+            for word in searched:
+                if _is_lazy(word):
+                    owners.setdefault(word, []).append(index)
+    return WordSearch(list(owners)), tuple(tuple(indexes) for indexes in owners.values())
 
 
 def _lazy_starts(index: int, lowered: str) -> list[int]:
@@ -630,9 +632,15 @@ def _occurrences(lowered: str) -> tuple[int, dict[int, list[int]]]:
                 starts[index].append(start)
             else:
                 starts[index] = [start]
-    for index in range(len(_PATTERNS)):
-        if found >> index & 1 and _LAZY_AUTOMATA[index] is not None:
-            starts.setdefault(index, []).extend(_lazy_starts(index, lowered))
+    lazy = found & _LAZY_PATTERNS  # the triggered patterns with short start words
+    if lazy:
+        for index in range(len(_PATTERNS)):
+            if lazy >> index & 1:
+                starts.setdefault(index, [])
+        automaton, owners = _lazy_automaton(lazy)
+        for word, start in automaton.find(lowered):
+            for index in owners[word]:
+                starts[index].append(start)
     return found, starts
 
 
@@ -813,7 +821,7 @@ _LEET_WORD_SHAPE = bytes(
 # a leetspeak word: encodings._LEET_HINT in the shape ("da", "sa", "ea", "ad", "as"), or symbols
 # among digits ("@||" is "all"; "30" is a number), found in one automaton pass
 _HINT_PAIRS = (b"da", b"sa", b"ea", b"ad", b"as", b"s")
-_SHAPE_HINTS = _Words([pair.decode() for pair in _HINT_PAIRS])  # over the shape read as ASCII
+_SHAPE_HINTS = WordSearch([pair.decode() for pair in _HINT_PAIRS])  # over the shape read as ASCII
 MAX_LEET_HINTS = 256  # hints in a text read word by word; beyond, its reading is scanned
 _SYMBOL = 5  # the last of them: a symbol, a hint only in a word without letters
 _NOT_LEET_SHAPE = re.compile(rb"[ax]")
@@ -873,7 +881,7 @@ _WHOLE_LITERALS, _PIECE_LITERALS = _literal_words()
 # a one-letter piece is part of a word with a longer one ("m" and "xima" in "m[aá]xima")
 _PIECE_LIST = [word for word in _PIECE_LITERALS if len(word) > 1]
 _PIECE_BITS = [_PIECE_LITERALS[w] for w in _PIECE_LIST]
-_PIECE_WORDS = _Words(_PIECE_LIST)
+_PIECE_WORDS = WordSearch(_PIECE_LIST)
 _DECODED_WORD = re.compile(r"\w+")
 
 
