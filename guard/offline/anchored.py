@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-import ahocorasick
+from guard.prepare.wordsearch import WordSearch
 
 # the characters whose case the engine reads otherwise than ``str.lower`` (see above)
 try:
@@ -83,12 +83,9 @@ class Anchored:
             for w, bounded in leads.items()
             if not any(o != w and w.startswith(o) and (bounded or not b) for o, b in leads.items())
         }
-        self._automaton: ahocorasick.Automaton | None = None
-        if kept:
-            self._automaton = ahocorasick.Automaton()
-            for word, bounded in sorted(kept.items()):
-                self._automaton.add_word(word, (len(word), bounded))
-            self._automaton.make_automaton()
+        ordered = sorted(kept.items())
+        self._words = WordSearch([word for word, _ in ordered]) if ordered else None
+        self._bounded = [bounded for _, bounded in ordered]
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         if not text.isascii() and (_OTHER_CASES is None or not _OTHER_CASES.isdisjoint(text)):
@@ -112,11 +109,10 @@ class Anchored:
         runs: set[tuple[int, int]] = set()
         if self._chars is not None:
             runs.update(m.span() for m in self._chars.finditer(text))
-        if self._automaton is not None:
-            lower = text.lower()
-            for last, (length, bounded) in self._automaton.iter(lower):
-                at = last - length + 1
-                if not bounded or at == 0 or not _word_char(text[at - 1]):
+        if self._words is not None:
+            bounded = self._bounded
+            for word, at in self._words.find(text.lower()):
+                if not bounded[word] or at == 0 or not _word_char(text[at - 1]):
                     runs.add((at, at + 1))
         if self.blank:
             runs.update([(s - 1, s) for s, _ in runs if s and text[s - 1].isspace()])
