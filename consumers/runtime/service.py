@@ -112,6 +112,9 @@ class GuardService:
         self._periodic: asyncio.Task[None] | None = None  # the periodic commit running
         self._debug = False  # whether debug lines are logged, read at start
         self._journal: KafkaBatchJournal | None = None  # judge.delivery: batch
+        # from a revoke to the end of the assignment after it: the partitions are partly
+        # known (the revoked forgotten, the assigned not yet tracked)
+        self._rebalancing = False
         self._batch_seen: float | None = None  # the batcher's last poll, seen as progress
 
     # ------------------------------------------------------------------ lifecycle
@@ -220,7 +223,10 @@ class GuardService:
         await self._commit(list(self.intake.partitions.values()))
         self.intake.refresh_stats(draining=self._draining)
         self._refresh_batch_stats()
-        if self._journal is not None:  # batches of committed messages are no longer needed
+        # batches of committed messages are no longer needed; not during a rebalance, when
+        # the partitions are partly known: a batch read back for a partition not yet tracked
+        # would be taken for another replica's and forgotten, and its items submitted again
+        if self._journal is not None and not self._rebalancing:
             self._journal.settle(
                 {tp: part.tracker.committed for tp, part in self.intake.partitions.items()}
             )
@@ -379,6 +385,7 @@ class GuardService:
         # before they are tracked would move the position past never-judged messages. Records of
         # a paused partition are discarded without moving it, so pause first, before any await.
         self.intake.pause_quietly(assigned)
+        self._rebalancing = True
         try:
             assert self._consumer is not None
             committed = await self._consumer.committed_with_metadata(assigned)
@@ -388,10 +395,12 @@ class GuardService:
                 log.info("batches.resumed", batches=kept)
         except BaseException as exc:
             self.intake.resume_quietly(assigned)
+            self._rebalancing = False
             if isinstance(exc, Exception):  # aiokafka logs and ignores it: the partitions
                 self._fatal.fail(exc)  # would stay untracked, never judged; a restart retries
             raise
         self.intake.assign(assigned, committed, draining=self._draining)
+        self._rebalancing = False
         self._take_fleet_share()
         self.stats.rebalances += 1
         self.intake.refresh_stats(draining=self._draining)
@@ -418,6 +427,7 @@ class GuardService:
     async def on_revoked(self, revoked: list[TopicPartition]) -> None:
         """Revoked partitions stop taking work, waiting messages are dropped, in-flight ones get
         ``revoke_timeout_s`` to finish, what finished is committed, the rest is redelivered."""
+        self._rebalancing = True  # until the assignment that follows is tracked
         parts = self.intake.revoking(revoked)
         deadline = time.monotonic() + self.settings.revoke_timeout_s  # one timeout for both
         finished = await self.intake.settle(parts, self.settings.revoke_timeout_s)

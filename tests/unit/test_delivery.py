@@ -472,3 +472,60 @@ async def test_exactly_once_a_transaction_due_while_the_loop_waits_goes_out_on_t
     stop.set()
     await task
     assert took < 2.0  # an interval or two, not the 5 s fetch
+
+
+class GatedJournal:
+    """A batch journal whose read at assignment waits for ``gate`` (the journal topic being read
+    back), recording what each settle is given, and which settles came during a read."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.loading = False
+        self.settled: list[set[TopicPartition]] = []
+        self.settled_while_loading: list[set[TopicPartition]] = []
+
+    async def load(self, committed: dict[TopicPartition, int]) -> int:
+        self.loading = True
+        try:
+            await self.gate.wait()
+        finally:
+            self.loading = False
+        return 0
+
+    def forget(self, partitions: list[TopicPartition]) -> None:
+        return None
+
+    def settle(self, committed: dict[TopicPartition, int | None]) -> None:
+        self.settled.append(set(committed))
+        if self.loading:
+            self.settled_while_loading.append(set(committed))
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_no_batch_is_settled_while_a_rebalance_reads_the_journal_back() -> None:
+    """A periodic commit that falls due while ``on_assigned`` reads the batch journal back sees
+    none of the partitions (the revoked ones forgotten, the assigned ones not yet tracked).
+    Settling the journal then forgot the batches just read, as if their items were another
+    replica's, and their messages were submitted to the provider again (seen in the Kafka
+    test of a replica leaving mid-batch). The journal is settled outside rebalances only."""
+    cluster = FakeCluster()
+    cluster.produce(A, request(0))
+    async with running(cluster, [A, B]) as h:
+        journal = GatedJournal()
+        h.service._journal = journal  # type: ignore[assignment]
+        await h.committed(A, 1)
+        journal.gate.clear()
+        rebalancing = asyncio.create_task(h.consumer.rebalance([A, B]))
+        await until(lambda: journal.loading, "on_assigned reading the journal back")
+        for _ in range(3):
+            await h.commit_now()  # periodic commits fall due while the journal is read
+        assert journal.settled_while_loading == []
+        journal.gate.set()
+        await rebalancing
+        settles = len(journal.settled)
+        await h.commit_now()
+        assert len(journal.settled) > settles
+        assert journal.settled[-1] == {TopicPartition("requests", A), TopicPartition("requests", B)}
