@@ -56,8 +56,10 @@ class Trie:
 
 class WordSearch:
     """``find(text)``: ``(word index, start)`` of every occurrence of ``words`` (distinct) in
-    ``text``, overlapping ones too, in no particular order (the native engine when installed,
-    else the trie; see the module's docstring). ``native=False`` asks for the trie."""
+    ``text``, overlapping ones too, in the order their ends come (both engines; occurrences
+    ending at the same character may come in either order): the native engine when
+    installed, else the trie (see the module's docstring). ``native=False`` asks for the
+    trie."""
 
     def __init__(self, words: Sequence[str], *, native: bool = True) -> None:
         if not all(words):
