@@ -27,7 +27,9 @@ impl Words {
     #[new]
     fn new(words: Vec<String>) -> PyResult<Self> {
         if words.iter().any(String::is_empty) {
-            return Err(PyValueError::new_err("an empty word would occur everywhere"));
+            return Err(PyValueError::new_err(
+                "an empty word would occur everywhere",
+            ));
         }
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
