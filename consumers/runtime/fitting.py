@@ -11,12 +11,17 @@ refusal used to stop the service. So before publishing:
 * a quarantine record still too large loses its copied payload (``payload_omitted``);
 * any other record still too large is replaced by one dead letter (reason ``oversized``) for
   the message; the verdict stays when it fits.
+
+Each output topic has its own limit (:class:`OutputLimits`: ``max_output_bytes``, lowered to the
+topic's ``max.message.bytes``), so a small dead-letter or quarantine topic never changes where a
+verdict goes.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from consumers.records import QuarantineRecord
 from consumers.reply.headers import CORRELATION_ID_HEADER
@@ -32,6 +37,18 @@ RECORD_OVERHEAD = 64  # varints, attributes, offsets and timestamps of one recor
 KEY_HASHED_HEADER = "groundguard-key-hashed"
 OWN_HEADER_PREFIX = "groundguard-"  # kept first: input headers are dropped before these
 KEPT_FIRST = frozenset({"content-type", CORRELATION_ID_HEADER})  # a reply is useless without it
+
+
+@dataclass(frozen=True)
+class OutputLimits:
+    """The bytes an output record may have, per topic: ``default`` (``max_output_bytes``) for
+    any topic not in ``topics`` (e.g. a reply topic), the lowered limit of those that are."""
+
+    default: int
+    topics: Mapping[str, int] = field(default_factory=dict)
+
+    def of(self, topic: str) -> int:
+        return self.topics.get(topic, self.default)
 
 
 def record_size(out: OutRecord, headers: int | None = None) -> int:
@@ -97,12 +114,13 @@ def without_payload(out: OutRecord) -> OutRecord:
 
 
 def fit_outputs(
-    outputs: list[OutRecord], limit: int, oversized: Callable[[str], OutRecord]
+    outputs: list[OutRecord], limits: OutputLimits, oversized: Callable[[str], OutRecord]
 ) -> list[OutRecord]:
-    """``outputs`` fitted to ``limit`` bytes each; records that cannot be made to fit are
-    replaced by ``oversized(detail)``, one dead letter for the message."""
+    """``outputs`` fitted each to its topic's limit (``limits``); records that cannot be made to
+    fit are replaced by ``oversized(detail)``, one dead letter for the message."""
     fitted: list[OutRecord] = []
     sizes: list[int] = []
+    allowed = [limits.of(out.topic) for out in outputs]
     measured: dict[int, tuple[bool, int]] = {}  # the records of a message share their headers
     for out in outputs:
         known = measured.get(id(out.headers))
@@ -113,23 +131,21 @@ def fit_outputs(
             out = fit_envelope(out)
             header_bytes = measure_headers(out.headers)[1]
         size = record_size(out, header_bytes)
-        if out.kind == "quarantine" and size > limit:
+        if out.kind == "quarantine" and size > limits.of(out.topic):
             out = without_payload(out)
             size = record_size(out, header_bytes)
         fitted.append(out)
         sizes.append(size)
-    if max(sizes, default=0) <= limit:
+    over = [size > limit for size, limit in zip(sizes, allowed, strict=True)]
+    if not any(over):
         return fitted
     detail = ", ".join(
-        f"the {out.kind} record is {size} bytes"
-        for out, size in zip(fitted, sizes, strict=True)
-        if size > limit
+        f"the {out.kind} record is {size} bytes, the limit of {out.topic} {limit}"
+        for out, size, limit, big in zip(fitted, sizes, allowed, over, strict=True)
+        if big
     )
-    kept = [out for out, size in zip(fitted, sizes, strict=True) if size <= limit]
+    kept = [out for out, big in zip(fitted, over, strict=True) if not big]
     return [
         *kept,
-        oversized(
-            f"{detail}; the output limit is {limit} bytes (max_output_bytes, "
-            "or the output topics' max.message.bytes if lower)"
-        ),
+        oversized(f"{detail} (max_output_bytes, or the topic's max.message.bytes if lower)"),
     ]

@@ -24,7 +24,7 @@ from consumers.logging import bind_request_id
 from consumers.records import DeadLetter, SourceCoordinates
 from consumers.runtime import codec, deadletters, routing
 from consumers.runtime.envelope import Origin, OutRecord, RecordLike, origin_of
-from consumers.runtime.fitting import fit_outputs
+from consumers.runtime.fitting import OutputLimits, fit_outputs
 from consumers.runtime.replies import Replies
 from consumers.settings import ServiceSettings
 from guard.models import JudgeRequest, Verdict
@@ -55,18 +55,18 @@ Judge = Callable[[codec.Decoded], Awaitable[Verdict | Unfinished]]
 @dataclass(frozen=True)
 class Pipeline:
     """The per-message steps for ``settings``; ``parse`` is the judge core's request parser;
-    ``output_limit`` the bytes an output record may have (default ``max_output_bytes``; the
-    service lowers it to the output topics' ``max.message.bytes``); ``replies`` reads which
-    reply a message asks for (request-reply; None: no replies)."""
+    ``output_limits`` the bytes an output record may have, per topic (default
+    ``max_output_bytes``; the service lowers each to its topic's ``max.message.bytes``);
+    ``replies`` reads which reply a message asks for (request-reply; None: no replies)."""
 
     settings: ServiceSettings
     parse: Callable[[Any], JudgeRequest]
-    output_limit: int | None = None
+    output_limits: OutputLimits | None = None
     replies: Replies | None = None
 
     @property
-    def limit(self) -> int:
-        return self.output_limit or self.settings.max_output_bytes
+    def limits(self) -> OutputLimits:
+        return self.output_limits or OutputLimits(self.settings.max_output_bytes)
 
     async def process(self, record: RecordLike, judge: Judge) -> Finished | Unfinished:
         """The message's outputs, or :class:`Unfinished` when ``judge`` says so."""
@@ -83,7 +83,7 @@ class Pipeline:
             return finished
         letter = finished.outputs[kinds.index("dead_letter")]
         try:
-            reply = self.replies.error_reply(letter, finished.origin, self.limit)
+            reply = self.replies.error_reply(letter, finished.origin, self.limits)
         except Exception:  # the courtesy reply must never cost the message its dead letter
             log.exception("reply.error_reply_failed", dead_letter_reason=letter.tag)
             return finished
@@ -141,7 +141,7 @@ class Pipeline:
                 key=origin.key,
                 reply=reply,
             )
-            return fit_outputs(routed, self.limit, self.refused(origin))
+            return fit_outputs(routed, self.limits, self.refused(origin))
         except Exception as exc:
             return [self.failed(origin, "building the verdict records", exc)]
 
@@ -174,7 +174,8 @@ class Pipeline:
         return self.dead_letter(deadletters.crashed(origin, step, exc), origin)
 
     def dead_letter(self, letter: DeadLetter, origin: Origin | SourceCoordinates) -> OutRecord:
-        """The dead-letter record, fitted to the output limit."""
+        """The dead-letter record, fitted to the dead-letter topic's limit."""
+        topics = self.settings.topics
         return deadletters.publishable(
-            letter, origin, topics=self.settings.topics, limit=self.limit
+            letter, origin, topics=topics, limit=self.limits.of(topics.dlq)
         )

@@ -47,7 +47,7 @@ from consumers.reply.failclosed import error_verdict
 from consumers.reply.headers import Ignored, ReplyTo, reply_target
 from consumers.runtime import codec, routing
 from consumers.runtime.envelope import Headers, Origin, OutRecord
-from consumers.runtime.fitting import fit_envelope, record_size
+from consumers.runtime.fitting import OutputLimits, fit_envelope, record_size
 from consumers.runtime.kafka import Producer
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
@@ -144,11 +144,13 @@ class Replies:
             return None
         return found
 
-    def error_reply(self, letter: OutRecord, origin: Origin, limit: int) -> OutRecord | None:
+    def error_reply(
+        self, letter: OutRecord, origin: Origin, limits: OutputLimits
+    ) -> OutRecord | None:
         """The reply for a message dead-lettered as ``letter`` when it asks for one: an
         ``error`` verdict whose ``reason`` and ``error.kind`` are the dead letter's reason, so
         the requester learns at once instead of at its timeout. None when it asks for none (or
-        the reply would not fit ``limit`` bytes)."""
+        the reply would not fit its topic's limit in ``limits``)."""
         reply = self.target(origin.headers)
         if reply is None:
             return None
@@ -165,7 +167,7 @@ class Replies:
         )
         base = routing.verdict_headers(source, verdict, origin.headers)
         out = fit_envelope(routing.reply_record(reply, origin.key, value, base, "error"))
-        return out if record_size(out) <= limit else None
+        return out if record_size(out) <= limits.of(out.topic) else None
 
     def dropped(self, out: OutRecord, reason: str, error: BaseException | None = None) -> None:
         self._unknown(out.topic)  # looked up again: it may be gone

@@ -138,8 +138,8 @@ class GuardService:
         fitted = await startup.prepare(s, broker, self.stats, self._stop)
         if fitted is None:
             return False
-        limit, self._batch_bytes = fitted
-        self._pipeline = Pipeline(s, self.guard.parse, output_limit=limit, replies=self.replies)
+        limits, self._batch_bytes = fitted
+        self._pipeline = Pipeline(s, self.guard.parse, output_limits=limits, replies=self.replies)
         if s.reply.enabled and s.guarantee is Guarantee.AT_LEAST_ONCE:
             self._reply_producer = broker.producer(
                 max_batch_size=self._batch_bytes, linger_ms=REPLY_LINGER_MS

@@ -12,6 +12,7 @@ import structlog
 from aiokafka.errors import KafkaConnectionError, KafkaError
 
 from consumers.errors import BrokerUnavailable
+from consumers.runtime.fitting import OutputLimits
 from consumers.runtime.kafka import Broker
 from consumers.runtime.stats import ServiceStats
 from consumers.runtime.topics import fitted_limits
@@ -42,9 +43,9 @@ async def with_deadline(
 
 async def prepare(
     settings: ServiceSettings, broker: Broker, stats: ServiceStats, stop: asyncio.Event
-) -> tuple[int | None, int] | None:
-    """Topics ready; the output limit (None: ``max_output_bytes``) and the producer's batch
-    size. None when ``stop`` is set while waiting for topics."""
+) -> tuple[OutputLimits, int] | None:
+    """Topics ready; the output topics' limits and the producer's batch size. None when
+    ``stop`` is set while waiting for topics."""
     deadline = time.monotonic() + settings.startup_timeout_s
     if settings.create_topics:
         await with_deadline(settings, broker.create_topics, "create topics")
@@ -62,7 +63,7 @@ async def prepare(
     )
 
 
-async def _fit_to_topics(settings: ServiceSettings, broker: Broker) -> tuple[int | None, int]:
+async def _fit_to_topics(settings: ServiceSettings, broker: Broker) -> tuple[OutputLimits, int]:
     """Fit outputs and batches below the output topics' ``max.message.bytes``; without the
     permission to describe topics, keep the settings."""
     try:
@@ -75,5 +76,5 @@ async def _fit_to_topics(settings: ServiceSettings, broker: Broker) -> tuple[int
             error=repr(exc),
             action="outputs fitted to max_output_bytes only",
         )
-        return None, settings.kafka.max_batch_size
+        return OutputLimits(settings.max_output_bytes), settings.kafka.max_batch_size
     return fitted_limits(settings, limits)

@@ -19,6 +19,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from consumers.errors import TopicsMissing
+from consumers.runtime.fitting import OutputLimits
 from consumers.settings import ServiceSettings
 
 log = structlog.get_logger("consumers.topics")
@@ -26,7 +27,7 @@ TOPIC_CHECK_INTERVAL_S = 1.0  # how often a missing topic is looked for again
 MISSING_TOPIC_LOG_EVERY_S = 30.0  # the topics.missing line is repeated at most this often
 MAX_MESSAGE_BYTES = "max.message.bytes"
 BATCH_OVERHEAD = 128  # a record batch's header (61 bytes) and one record's framing, rounded up
-MIN_OUTPUT_BYTES = 1024  # the smallest output limit (max_output_bytes' own minimum)
+MIN_BATCH_BYTES = 256  # the smallest producer batch size (a larger record travels alone)
 
 
 def wanted_topics(settings: ServiceSettings) -> list[str]:
@@ -156,17 +157,26 @@ async def wait_for_topics(
         await admin.close()
 
 
-def fitted_limits(settings: ServiceSettings, limits: dict[str, int]) -> tuple[int, int]:
-    """The output limit and the producer's batch size, lowered below the output topics'
-    ``max.message.bytes`` (``limits``) so the broker never refuses a record for its size."""
-    room = [limit - BATCH_OVERHEAD for limit in limits.values()]
-    limit = max(MIN_OUTPUT_BYTES, min([settings.max_output_bytes, *room]))
-    if limit < settings.max_output_bytes:
+def fitted_limits(settings: ServiceSettings, limits: dict[str, int]) -> tuple[OutputLimits, int]:
+    """Each output topic's limit and the producer's batch size, lowered below the output topics'
+    ``max.message.bytes`` (``limits``) so the broker never refuses a record for its size. Each
+    topic keeps its own limit: a small dead-letter topic lowers the dead letters' limit, not the
+    verdicts'. The batch size is the producer's, for every topic: the smallest room (a record
+    larger than the batch size travels in a batch of its own, so this costs batching, not
+    records)."""
+    room = {name: limit - BATCH_OVERHEAD for name, limit in limits.items()}
+    lowered = {
+        name: max(1, min(settings.max_output_bytes, size))
+        for name, size in room.items()
+        if size < settings.max_output_bytes
+    }
+    if lowered:
         log.warning(
             "outputs.limit_lowered",
             max_output_bytes=settings.max_output_bytes,
-            limit=limit,
+            limits=lowered,
             topics=limits,
             action="raise the topics' max.message.bytes or lower max_output_bytes",
         )
-    return limit, max(MIN_OUTPUT_BYTES, min([settings.kafka.max_batch_size, *room]))
+    batch = max(MIN_BATCH_BYTES, min([settings.kafka.max_batch_size, *room.values()]))
+    return OutputLimits(settings.max_output_bytes, lowered), batch

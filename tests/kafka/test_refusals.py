@@ -10,11 +10,13 @@ import json
 
 import orjson
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from guard.testing import FakeJudge
 from tests.kafka.kafkautil import produce, read_until
 from tests.kafka.servicekit import (
     EVIDENCE,
+    Topics,
     by_id,
     create_all,
     grounded,
@@ -22,6 +24,7 @@ from tests.kafka.servicekit import (
     make_settings,
     new_topics,
     running,
+    ungrounded,
     wait_committed,
 )
 from tests.kafka.test_poison import limit_message_bytes
@@ -80,3 +83,62 @@ async def test_a_record_refused_after_start_is_dead_lettered_not_fatal(
     assert letter["reason"] == "oversized"
     assert letter["input"]["offset"] == 2
     assert "refused" in letter["detail"]
+
+
+async def create_small(bootstrap: str, topics: Topics, **limits: int) -> None:
+    """The topics, those named in ``limits`` with that ``max.message.bytes``."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics(
+            [
+                NewTopic(
+                    getattr(topics, name),
+                    1,
+                    1,
+                    topic_configs={"max.message.bytes": str(limits[name])}
+                    if name in limits
+                    else {},
+                )
+                for name in ("requests", "verdicts", "quarantine", "dlq", "approved")
+            ]
+        )
+    finally:
+        await admin.close()
+
+
+async def test_a_small_dead_letter_and_quarantine_topic_change_only_their_own_records(
+    kafka_bootstrap: str,
+) -> None:
+    """Issue 29: the DLQ at 1,000 bytes and quarantine at 1,200 lowered the limit of every
+    output, so good messages ended as ``oversized`` dead letters and failing ones reached
+    neither verdicts nor quarantine. Each topic has its own limit: every message gets its
+    verdict; a failing one's quarantine record, too large for 1,200 bytes even without its
+    payload, becomes an ``oversized`` dead letter naming it (the message is held back, not
+    lost); a poison message gets a dead letter fitted to 1,000 bytes, reason and coordinates
+    kept."""
+    topics = new_topics()
+    await create_small(kafka_bootstrap, topics, dlq=1000, quarantine=1200)
+    settings = make_settings(kafka_bootstrap, topics)
+    async with running(settings, guard_with(FakeJudge(), settings)):
+        await produce(
+            kafka_bootstrap,
+            topics.requests,
+            [(b"a", grounded(i), None) for i in range(3)]
+            + [(b"a", ungrounded(i), None) for i in range(3)]
+            + [(b"a", b"{" + b"x" * 20_000, None)],
+        )
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=6)
+        dlq = await read_until(kafka_bootstrap, topics.dlq, expected=4, settle_s=0.5)
+        committed, ends = await wait_committed(
+            kafka_bootstrap, settings.group_id, topics.requests, 1
+        )
+    assert by_id(verdicts) == {f"{kind}-{i}": 1 for kind in ("ok", "bad") for i in range(3)}
+    letters = {json.loads(r.value)["input"]["offset"]: json.loads(r.value) for r in dlq}
+    assert sorted(letters) == [3, 4, 5, 6]
+    assert all(len(r.value) <= 1000 for r in dlq)
+    assert letters[6]["reason"] == "invalid_json"
+    for offset in (3, 4, 5):
+        assert letters[offset]["reason"] == "oversized"
+        assert "the quarantine record is" in letters[offset]["detail"]
+    assert committed == ends

@@ -11,7 +11,11 @@ from typing import Any
 
 import orjson
 import pytest
-from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
+from aiokafka.errors import (
+    KafkaConnectionError,
+    MessageSizeTooLargeError,
+    TopicAuthorizationFailedError,
+)
 from aiokafka.structs import TopicPartition
 from structlog.testing import capture_logs
 
@@ -273,6 +277,29 @@ async def test_a_publish_failing_for_good_stops_before_it_and_restart_republishe
         await until(lambda: "ok-1" in cluster.verdict_ids(), "ok-1 republished")
         await again.committed(A, 3)
     assert cluster.verdict_ids() == ids(0, 1, 2)
+
+
+async def test_a_dead_letter_refused_even_bare_stops_before_its_message() -> None:
+    """Issue 29: the dead-letter topic refuses every dead letter as too large, even without
+    payload or headers. The message is not lost: the service stops with PublishFailed naming
+    max.message.bytes, and the commit stays before the poison message (offset 1)."""
+    cluster = FakeCluster()
+
+    def refuse_dead_letters(out: Any) -> MessageSizeTooLargeError | None:
+        return MessageSizeTooLargeError() if out.topic == "dlq" else None
+
+    h = Harness(cluster, settings())
+    h.task = asyncio.create_task(h.service.run())
+    await until(lambda: bool(h.broker.producers), "producer built")
+    h.producer.refuse = refuse_dead_letters
+    for value in (request(0), b"{not json", request(2)):
+        cluster.produce(A, value)
+    await until(lambda: bool(h.broker.consumers) and h.consumer.started, "start")
+    await h.consumer.rebalance([A])
+    with pytest.raises(PublishFailed, match=r"max\.message\.bytes"):
+        await h.task
+    assert cluster.committed_offset(A) == 1
+    assert not [out for out in cluster.outputs if out.topic == "dlq"]
 
 
 async def test_an_aborted_transaction_is_retried_without_duplicates() -> None:

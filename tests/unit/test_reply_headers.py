@@ -26,6 +26,7 @@ from consumers.reply.headers import (
 )
 from consumers.runtime.deadletters import build
 from consumers.runtime.envelope import Origin, OutRecord
+from consumers.runtime.fitting import OutputLimits
 from consumers.runtime.message import Finished, Pipeline
 from consumers.runtime.replies import MissingReplyTopicNoise, Replies, Throttle
 from consumers.runtime.stats import ServiceStats
@@ -293,7 +294,7 @@ class TestReplyRecord:
             build(origin, "invalid_request", "bad"), origin
         )
         replies = Replies(s, ServiceStats())
-        reply = replies.error_reply(letter, origin, 1_000_000)
+        reply = replies.error_reply(letter, origin, OutputLimits(1_000_000))
         logging.getLogger("aiokafka.cluster").removeFilter(replies._noise)  # what close does
         assert reply is not None
         record = VerdictRecord.model_validate_json(reply.value)
