@@ -491,6 +491,46 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
             )
         )
     problems += _batch_problems(s)
+    problems += _group_problems(s)
+    return problems
+
+
+REBALANCE_MARGIN_MS = 5_000  # a revoking member's rejoin, after its revoke and its commit
+INT32_MAX = 2**31 - 1  # Kafka's timeouts travel as 32-bit integers
+
+
+def rebalance_timeout_ms(s: ServiceSettings) -> float:
+    """How long the group waits for a member to rejoin during a rebalance: at least the session
+    timeout, and long enough for this member's revoke (in-flight judgements get
+    ``revoke_timeout_s``, then their offsets ``commit_timeout_s``). aiokafka's default is the
+    session timeout, so a member still handing back its partitions was evicted."""
+    handing_back_ms = (s.revoke_timeout_s + s.commit_timeout_s) * 1000 + REBALANCE_MARGIN_MS
+    return max(float(s.kafka.session_timeout_ms), handing_back_ms)
+
+
+def _group_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
+    """The consumer group's timings: heartbeats within the session, and a rebalance timeout
+    (:func:`rebalance_timeout_ms`) Kafka can carry."""
+    problems = []
+    k = s.kafka
+    if k.heartbeat_interval_ms >= k.session_timeout_ms:
+        problems.append(
+            (
+                "kafka.heartbeat_interval_ms",
+                f"{k.heartbeat_interval_ms} ms is not below kafka.session_timeout_ms "
+                f"({k.session_timeout_ms} ms): the group would evict this member",
+                "lower it to about a third of session_timeout_ms",
+            )
+        )
+    if not rebalance_timeout_ms(s) <= INT32_MAX:
+        problems.append(
+            (
+                "revoke_timeout_s",
+                "revoke_timeout_s and commit_timeout_s together exceed the rebalance timeout "
+                f"Kafka can carry ({INT32_MAX} ms)",
+                "set them to seconds or minutes (defaults 10 and 30)",
+            )
+        )
     return problems
 
 

@@ -39,7 +39,7 @@ from aiokafka.structs import ConsumerRecord, TopicPartition
 
 from consumers.runtime import batches, sequences
 from consumers.runtime.topics import ensure_topics, output_limits, wait_for_topics
-from consumers.settings import ServiceSettings
+from consumers.settings import ServiceSettings, rebalance_timeout_ms
 
 log = structlog.get_logger("consumers.service")
 MIN_REQUEST_BYTES = 1_048_576
@@ -202,6 +202,7 @@ class KafkaBroker:
                 max_poll_records=k.max_poll_records,
                 max_poll_interval_ms=k.max_poll_interval_ms,
                 session_timeout_ms=k.session_timeout_ms,
+                rebalance_timeout_ms=int(rebalance_timeout_ms(s)),
                 heartbeat_interval_ms=k.heartbeat_interval_ms,
                 request_timeout_ms=k.request_timeout_ms,
                 fetch_max_bytes=max(52_428_800, 2 * s.max_message_bytes),
