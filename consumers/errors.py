@@ -7,6 +7,7 @@ Hierarchy::
     ├── BrokerUnavailable      the broker could not be reached within the start-up deadline
     ├── TopicsMissing          a topic the service reads or writes did not exist by the deadline
     ├── PublishFailed          an output record was not acknowledged by the broker
+    ├── FetchStopped           the consumer's background fetch ended: no record would come again
     └── ClientClosed           a ScreeningClient was used before start or after close
 """
 
@@ -38,6 +39,10 @@ class TopicsMissing(ConsumerError):
 
 
 class PublishFailed(ConsumerError):
+    pass
+
+
+class FetchStopped(ConsumerError):
     pass
 
 

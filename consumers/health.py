@@ -14,6 +14,8 @@ event loop, so an answer at all proves the loop is responsive. Health means prog
   body says how many messages wait for a batch.
 * ``/healthz`` is 200 while the loop answers, and 503 once the consumer has been stalled for
   ``LIVENESS_STALL_FACTOR`` times ``stall_after_s``: a consumer that stuck is restarted.
+* Both are 503 at once when the service is stopping on its own (``ServiceStats.failed``, e.g.
+  the consumer's fetch task ended, so no record would come again); it then exits non-zero.
 
 Both answer with a small JSON body saying why.
 """
@@ -72,6 +74,8 @@ def readiness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Healt
     }
     if stats.batch is not None:
         detail["batch_items_waiting"] = stats.batch.items_waiting
+    if stats.failed:
+        return Health(False, f"failed: {stats.failed}", detail)
     if stats.stopping:
         return Health(False, "stopping", detail)
     if not stats.started:
@@ -110,6 +114,8 @@ def liveness(stats: ServiceStats, *, stall_after_s: float, now: float) -> Health
         and idle_s > limit
     )
     detail = {"seconds_since_progress": round(idle_s, 3)}
+    if stats.failed:
+        return Health(False, f"failed: {stats.failed}", detail)
     if stuck:
         return Health(False, f"stuck: no progress for {idle_s:.0f}s with work pending", detail)
     return Health(True, "event loop responsive", detail)

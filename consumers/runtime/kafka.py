@@ -13,6 +13,9 @@ them with aiokafka; every reach into aiokafka's private parts is here:
   metadata, refreshed);
 * finishing a consumer's close that a fetch task's cancellation interrupted (``_fetcher``,
   ``_client``);
+* whether the consumer's background fetch task is still running (``_fetcher``): when it dies
+  (aiokafka logs "Unexpected error in fetcher routine" once), ``getmany`` returns nothing
+  forever, so the service must stop rather than sit there healthy;
 * fetched batches whose header names are not UTF-8 (:func:`consumers.runtime.batches.install`);
 * the sequence numbers of a batch the broker refused as too large, given back so the partition
   takes later batches (:func:`consumers.runtime.sequences.install`).
@@ -37,6 +40,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError, UnknownTopicOrPart
 from aiokafka.protocol.group import HeartbeatRequest
 from aiokafka.structs import ConsumerRecord, TopicPartition
 
+from consumers.errors import FetchStopped
 from consumers.runtime import batches, sequences
 from consumers.runtime.topics import ensure_topics, output_limits, wait_for_topics
 from consumers.settings import ServiceSettings, rebalance_timeout_ms
@@ -269,9 +273,9 @@ class KafkaConsumer:
     async def stop(self) -> None:
         """Leave the group and close. aiokafka's fetcher cancels its fetch tasks on close and
         awaits them; one caught in its retry backoff during a broker outage lets its
-        CancelledError out, which would end the stop half way (connections left open) and
-        replace the service's real error. Unless this task itself is being cancelled, the close
-        is finished here."""
+        CancelledError out, and a fetch task that had died lets its error out; either would end
+        the stop half way (connections left open) and replace the service's real error. Unless
+        this task itself is being cancelled, the close is finished here."""
         try:
             await self._c.stop()
         except asyncio.CancelledError:
@@ -283,10 +287,31 @@ class KafkaConsumer:
                 detail="a fetch task's cancellation escaped aiokafka's close; finishing it",
             )
             await _finish_close(self._c)
+        except KafkaError:  # the fetch task had died (FetchStopped): close awaits its error
+            await _finish_close(self._c)
 
     async def getmany(self, timeout_ms: int) -> Records:
+        """The records fetched; :class:`FetchStopped` once aiokafka's fetch task has ended."""
+        self._check_fetcher()
         batch: Records = await self._c.getmany(timeout_ms=timeout_ms)
+        if not batch:
+            self._check_fetcher()
         return batch
+
+    def _check_fetcher(self) -> None:
+        """aiokafka's fetcher runs one background task for the consumer's life; it only ends on
+        close. If it ended otherwise (an error it did not expect, e.g. a fetch size beyond
+        Kafka's 32-bit field), no record would be fetched again while everything looked up."""
+        task = getattr(getattr(self._c, "_fetcher", None), "error_future", None)
+        if not isinstance(task, asyncio.Future) or not task.done():
+            return
+        error = None if task.cancelled() else task.exception()
+        cause = error.__cause__ if error is not None and error.__cause__ else error
+        raise FetchStopped(
+            "the consumer's fetch task ended"
+            + (f" ({type(cause).__name__}: {cause})" if cause is not None else "")
+            + ": no record would be fetched again; restarting the service starts a new one"
+        ) from error
 
     def pause(self, *tps: TopicPartition) -> None:
         self._c.pause(*tps)

@@ -39,7 +39,7 @@ import structlog
 from aiokafka.errors import KafkaError
 from aiokafka.structs import TopicPartition
 
-from consumers.errors import PublishFailed
+from consumers.errors import FetchStopped, PublishFailed
 from consumers.logging import mark_record
 from consumers.records import SourceCoordinates
 from consumers.runtime import deadletters, startup
@@ -196,7 +196,13 @@ class GuardService:
         fetcher = Fetcher(self._consumer, self._stop, self.settings.kafka.poll_timeout_ms)
         while not self._stop.is_set():
             self.intake.check()
-            batch = await fetcher.fetch(self._until_commit_ms())
+            try:
+                batch = await fetcher.fetch(self._until_commit_ms())
+            except FetchStopped as exc:  # health means progress: stop, a restart fetches again
+                self.stats.ready, self.stats.failed = False, "fetching ended"
+                log.error("fetch.stopped", error=str(exc), action="the service stops")
+                self._fatal.fail(exc)
+                break
             for tp, records in batch.items():
                 self.intake.take(tp, records, self._spawn)
             self.intake.relieve()

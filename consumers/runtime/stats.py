@@ -53,6 +53,7 @@ class ServiceStats:
     started: bool = False
     ready: bool = False
     stopping: bool = False
+    failed: str | None = None  # why the service is stopping on its own (e.g. fetching ended)
     intake_stopped: str | None = None
     waiting_for: str | None = None  # what start-up waits for (a missing topic), for /readyz
     last_progress: float = field(default_factory=time.monotonic)
