@@ -13,6 +13,12 @@ batch read again by aiokafka's pure-Python reader with header names decoded leni
 bytes as ``\\xNN``). The message is then judged like any other; its odd header is only carried
 (named so) into a dead letter. The rest of the record (key, value, header values) is bytes and
 untouched.
+
+The "fast" reader is aiokafka's C extension, or its pure-Python reader when the extension is
+off (``AIOKAFKA_NO_EXTENSIONS=1``, a platform without it). The two fail differently on a bad
+name: the C reader raises ``UnicodeDecodeError``, the pure-Python one wraps it in
+``CorruptRecordException`` (which used to hold the partition at that offset for good, as
+:mod:`consumers.runtime.fetch` treats a corrupt batch); both are read again leniently.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from aiokafka.consumer import fetcher
+from aiokafka.errors import CorruptRecordException
 from aiokafka.record import default_records, memory_records
 
 FAST_RECORDS: Any = memory_records.MemoryRecords
@@ -69,10 +76,18 @@ class _Batch:
             for record in self._fast:
                 last = record.offset
                 yield record
-        except UnicodeDecodeError:
+        except (UnicodeDecodeError, CorruptRecordException) as exc:
+            if not _bad_name(exc):
+                raise  # a corrupt batch: the partition holds (consumers.runtime.fetch)
             for record in _LenientPyBatch(bytes(self._raw)):
                 if last is None or record.offset > last:
                     yield record
+
+
+def _bad_name(exc: BaseException) -> bool:
+    """Whether reading failed on text that is not UTF-8 (the C reader raises it, the
+    pure-Python reader wraps it in ``CorruptRecordException``)."""
+    return isinstance(exc, UnicodeDecodeError) or isinstance(exc.__cause__, UnicodeDecodeError)
 
 
 class LenientRecords:

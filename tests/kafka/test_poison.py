@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -19,12 +20,14 @@ from tests.kafka.kafkautil import produce, read_until
 from tests.kafka.servicekit import (
     EVIDENCE,
     by_id,
+    command,
     create_all,
     grounded,
     guard_with,
     make_settings,
     new_topics,
     running,
+    service_env,
     wait_committed,
 )
 from tests.rawheaders import RawName, python_builder
@@ -185,3 +188,38 @@ async def test_big_messages_are_bounded_by_buffered_bytes_not_only_by_count(
     assert service.stats.peak_buffered_bytes <= limit + one_fetch
     assert service.stats.pauses >= 1
     assert service.stats.buffered_bytes == 0
+
+
+async def test_a_bad_header_name_is_read_by_aiokafkas_pure_python_reader_too(
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 29: ``run`` with AIOKAFKA_NO_EXTENSIONS=1 (aiokafka's pure-Python record reader, as
+    on a platform without its C extension): a header name that is not UTF-8 used to hold its
+    partition at that offset forever (``fetch.undecodable``). It is read leniently, as with the
+    C reader: the message and the ones behind it get their verdicts."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    await produce(kafka_bootstrap, topics.requests, [(b"a", grounded(0), None)])
+    with python_builder(monkeypatch):
+        await produce(
+            kafka_bootstrap,
+            topics.requests,
+            [(b"a", with_id("bad-header-name"), [(RawName(b"n\xff\xfe"), b"v")])],
+        )
+    await produce(kafka_bootstrap, topics.requests, [(b"a", grounded(2), None)])
+    env = service_env(
+        AIOKAFKA_NO_EXTENSIONS="1",
+        GROUNDGUARD_BOOTSTRAP_SERVERS=kafka_bootstrap,
+        GROUNDGUARD_GROUP_ID=topics.requests,
+        GROUNDGUARD_TOPICS__REQUESTS=topics.requests,
+        GROUNDGUARD_TOPICS__VERDICTS=topics.verdicts,
+        GROUNDGUARD_TOPICS__QUARANTINE=topics.quarantine,
+        GROUNDGUARD_TOPICS__DLQ=topics.dlq,
+        GROUNDGUARD_METRICS__ENABLED="false",
+        GROUNDGUARD_JUDGE__PROVIDER="offline",
+    )
+    log_path = tmp_path / "run.log"
+    async with command("run", env=env, log_path=log_path):
+        verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=3, timeout_s=30)
+    assert by_id(verdicts) == {"ok-0": 1, "bad-header-name": 1, "ok-2": 1}
+    assert "fetch.undecodable" not in log_path.read_text()

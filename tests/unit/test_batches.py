@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from aiokafka.record.default_records import _DefaultRecordBatchBuilderPy
-from aiokafka.record.memory_records import MemoryRecords
+from aiokafka.errors import CorruptRecordException
+from aiokafka.record import memory_records
+from aiokafka.record.default_records import _DefaultRecordBatchBuilderPy, _DefaultRecordBatchPy
+from aiokafka.record.memory_records import MemoryRecords, _MemoryRecordsPy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from consumers.runtime import batches
 from consumers.runtime.batches import LenientRecords
 from tests.rawheaders import RawName
 
@@ -68,3 +71,41 @@ def test_any_header_name_bytes_read_like_aiokafka_would_when_valid(names: list[b
     assert [offset for offset, _, _ in got] == list(range(len(names)))
     for (_, _, headers), name in zip(got, names, strict=True):
         assert headers == [(name.decode("utf-8", "backslashreplace"), b"x")]
+
+
+def pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """aiokafka's readers as AIOKAFKA_NO_EXTENSIONS=1 picks them (at import)."""
+    monkeypatch.setattr(memory_records, "DefaultRecordBatch", _DefaultRecordBatchPy)
+    monkeypatch.setattr(batches, "FAST_RECORDS", _MemoryRecordsPy)
+    monkeypatch.setattr(batches, "FAST_BATCH", _DefaultRecordBatchPy)
+
+
+@pytest.mark.parametrize("codec", [0, 1], ids=["plain", "gzip"])
+def test_the_pure_python_reader_reads_a_bad_header_name_leniently_too(
+    codec: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: with aiokafka's pure-Python reader (AIOKAFKA_NO_EXTENSIONS=1) the bad name
+    raised CorruptRecordException, not UnicodeDecodeError: the partition held at that offset
+    forever. It is read leniently like the C reader's, every record of the batch kept."""
+    pure_python(monkeypatch)
+    data = batch(
+        [(b"good-0", []), (b"poison", [(RawName(b"n\xff\xfe"), b"v")]), (b"good-2", [])],
+        codec=codec,
+    )
+    with pytest.raises(CorruptRecordException):  # aiokafka's own pure-Python reader
+        read_all(_MemoryRecordsPy(data))
+    assert read_all(LenientRecords(data)) == [
+        (0, b"good-0", []),
+        (1, b"poison", [("n\\xff\\xfe", b"v")]),
+        (2, b"good-2", []),
+    ]
+
+
+def test_a_corrupt_batch_still_raises_with_either_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a bad name is read again: a batch corrupt otherwise holds its partition as before
+    (consumers.runtime.fetch backs off and logs fetch.undecodable)."""
+    pure_python(monkeypatch)
+    data = bytearray(batch([(b"good-0", [("h", b"v")]), (b"good-1", [])]))
+    data[-4:] = b"\x7f\x7f\x7f\x7f"  # the last record's bytes run past the batch
+    with pytest.raises(CorruptRecordException):
+        read_all(LenientRecords(bytes(data)))
