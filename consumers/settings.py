@@ -559,6 +559,14 @@ def bootstrap_server(server: str) -> None:
         raise ValueError("a bootstrap server's port must be from 1 to 65535")
 
 
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a name the OS refuses (too long, say)."""
+    try:
+        return Path(path).is_file()
+    except OSError:
+        return False
+
+
 def _as_dict(value: Any) -> Any:
     """A settings model as the fields it was given (unset fields keep their defaults)."""
     return value.model_dump(exclude_unset=True) if isinstance(value, BaseModel) else value
@@ -579,7 +587,7 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
     problems += _topic_problems(s.topics)
     problems += _serve_problems(s)
     problems += _reply_problems(s)
-    if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
+    if s.judge.api_key_file is not None and not is_file(s.judge.api_key_file):
         problems.append(
             (
                 "judge.api_key_file",
@@ -684,7 +692,7 @@ def _serve_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 "lower serve.max_batch_items or raise serve.max_in_flight",
             )
         )
-    if s.serve.api_keys_file is not None and not Path(s.serve.api_keys_file).is_file():
+    if s.serve.api_keys_file is not None and not is_file(s.serve.api_keys_file):
         problems.append(
             (
                 "serve.api_keys_file",
@@ -737,7 +745,7 @@ def _security_problems(sec: SecuritySettings) -> list[tuple[str, str, str]]:
         )
     for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile"):
         path = getattr(sec, name)
-        if path is not None and not Path(path).is_file():
+        if path is not None and not is_file(path):
             problems.append(
                 (
                     f"security.{name}",
