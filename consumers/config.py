@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,13 @@ def read_config_file(path: Path) -> dict[str, Any]:
             "config", f"{path} is not UTF-8 text (byte {exc.start})", "save the file as UTF-8"
         ) from None
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = _parse(text, json_file=path.suffix == ".json")
+    except _DuplicateKey as exc:
+        raise SettingsError(
+            "config",
+            f"{path}: {exc.where}key '{exc.key}' is given twice (the last would win silently)",
+            "keep one of them",
+        ) from None
     except json.JSONDecodeError as exc:
         raise _syntax_error(path, exc.lineno, exc.colno, exc.msg) from None
     except yaml.YAMLError as exc:
@@ -80,6 +86,52 @@ def read_config_file(path: Path) -> dict[str, Any]:
             "config", f"{path} does not hold a mapping", "write the settings as key: value pairs"
         )
     return data
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: object, line: int | None) -> None:
+        self.key = key
+        self.where = f"line {line}: " if line is not None else ""
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (at any depth)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:  # '<<: *base' merges keys a later key may override
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, Hashable) and key in seen:
+                raise _DuplicateKey(key, key_node.start_mark.line + 1)
+            if isinstance(key, Hashable):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _json_object(text: str) -> Any:
+    """``text`` as JSON, a key given twice in one object refused (the line is found after)."""
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        for key in keys:
+            if keys.count(key) > 1:
+                raise _DuplicateKey(key, None)
+        return dict(pairs)
+
+    try:
+        return json.loads(text, object_pairs_hook=unique)
+    except _DuplicateKey as exc:
+        lines = [n for n, line in enumerate(text.splitlines(), 1) if f'"{exc.key}"' in line]
+        raise _DuplicateKey(exc.key, lines[1] if len(lines) > 1 else None) from None
+
+
+def _parse(text: str, *, json_file: bool) -> Any:
+    return _json_object(text) if json_file else yaml.load(text, Loader=_UniqueKeyLoader)
 
 
 # Quoted parts of PyYAML's problems may be file text (a tag or alias name): only a character

@@ -14,18 +14,41 @@ import ssl
 import warnings
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from guard import defaults
-from guard.budgets.settings import MAX_IN_FLIGHT_LIMIT
+from guard.budgets.settings import MAX_IN_FLIGHT_LIMIT, MAX_MEMORY_BYTES
 from guard.settings import JudgeSettings
+from guard.settings_model import (
+    INT16_MAX,
+    INT32_MAX,
+    MAX_DURATION_S,
+    SettingsModel,
+    refuse_bool,
+)
 
 ENV_PREFIX = "GROUNDGUARD_"
-# GROUNDGUARD_ variables that are not service settings (used by scripts/kafka and scripts/check-*)
-NOT_SETTINGS = frozenset({"GROUNDGUARD_CACHE", "GROUNDGUARD_KAFKA_HOME", "GROUNDGUARD_TOOLS_CACHE"})
+# GROUNDGUARD_ variables that are not service settings: the project's own switches (scripts/kafka,
+# scripts/check-*; GROUNDGUARD_REQUIRE_NATIVE=1, set in CI, makes a missing native build an error)
+NOT_SETTINGS = frozenset(
+    {
+        "GROUNDGUARD_CACHE",
+        "GROUNDGUARD_KAFKA_HOME",
+        "GROUNDGUARD_REQUIRE_NATIVE",
+        "GROUNDGUARD_TOOLS_CACHE",
+    }
+)
 
 
 class Guarantee(StrEnum):
@@ -56,19 +79,42 @@ class SaslMechanism(StrEnum):
     SCRAM_SHA_512 = "SCRAM-SHA-512"
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Section(SettingsModel):
+    """A section of the service settings (:class:`guard.settings_model.SettingsModel`)."""
+
+
+TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+MAX_TOPIC_CHARS = 249  # Kafka's limit on a topic name
+# output records carry a verdict: the smallest one is about 1.2 KB (an error verdict with its
+# input coordinates and headers), one with claims several KB
+MIN_OUTPUT_BYTES = 4096
+FETCH_FACTOR = 2  # the consumer fetches twice max_message_bytes per partition (runtime/kafka.py)
+PRODUCER_MARGIN_BYTES = 65_536  # max_request_size is max_output_bytes plus this (runtime/kafka.py)
+
+
+def topic_name(name: str) -> str:
+    """``name`` when Kafka accepts it as a topic name; a ValueError saying its rule otherwise."""
+    if not 1 <= len(name) <= MAX_TOPIC_CHARS or not TOPIC_CHARS.issuperset(name):
+        raise ValueError(
+            f"a Kafka topic name is 1 to {MAX_TOPIC_CHARS} characters of [a-zA-Z0-9._-] (this "
+            f"one has {len(name)}{'' if TOPIC_CHARS.issuperset(name) else ', some not allowed'})"
+        )
+    if name in (".", ".."):
+        raise ValueError("Kafka refuses the topic names '.' and '..'")
+    return name
+
+
+TopicName = Annotated[str, AfterValidator(topic_name)]
 
 
 class TopicSettings(_Section):
-    requests: str = Field(default=defaults.DEFAULT_REQUESTS_TOPIC, min_length=1)
-    verdicts: str = Field(default=defaults.DEFAULT_VERDICTS_TOPIC, min_length=1)
-    quarantine: str = Field(default=defaults.DEFAULT_QUARANTINE_TOPIC, min_length=1)
-    approved: str | None = Field(default=None, description="Off unless set.")
-    dlq: str = Field(default=defaults.DEFAULT_DLQ_TOPIC, min_length=1)
-    batch_state: str = Field(
+    requests: TopicName = defaults.DEFAULT_REQUESTS_TOPIC
+    verdicts: TopicName = defaults.DEFAULT_VERDICTS_TOPIC
+    quarantine: TopicName = defaults.DEFAULT_QUARANTINE_TOPIC
+    approved: TopicName | None = Field(default=None, description="Off unless set.")
+    dlq: TopicName = defaults.DEFAULT_DLQ_TOPIC
+    batch_state: TopicName = Field(
         default=defaults.DEFAULT_BATCH_STATE_TOPIC,
-        min_length=1,
         description="judge.delivery batch: the compacted topic of submitted batches "
         "(created when missing, partitioned like the input).",
     )
@@ -135,11 +181,16 @@ class KafkaTuning(_Section):
     auto_offset_reset: str = Field(
         default=defaults.DEFAULT_KAFKA_AUTO_OFFSET_RESET, pattern="^(earliest|latest)$"
     )
-    max_poll_records: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS, ge=1)
-    max_poll_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS, ge=1000)
+    max_poll_records: int = Field(
+        default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS, ge=1, le=INT32_MAX
+    )
+    max_poll_interval_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS, ge=1000, le=INT32_MAX
+    )
     session_timeout_ms: int = Field(
         default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS,
         ge=1000,
+        le=INT32_MAX,
         description="How long the group waits for a silent member: the longest a killed "
         "replica's partitions stall (and, with static_membership, the time a restarted "
         "replica has to come back without a rebalance).",
@@ -152,12 +203,17 @@ class KafkaTuning(_Section):
         "name); a stopped replica does not leave the group, so its partitions wait "
         "session_timeout_ms for another.",
     )
-    heartbeat_interval_ms: int = Field(default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS, ge=100)
-    request_timeout_ms: int = Field(default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS, ge=1000)
-    linger_ms: int = Field(default=defaults.DEFAULT_KAFKA_LINGER_MS, ge=0)
+    heartbeat_interval_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS, ge=100, le=INT32_MAX
+    )
+    request_timeout_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS, ge=1000, le=INT32_MAX
+    )
+    linger_ms: int = Field(default=defaults.DEFAULT_KAFKA_LINGER_MS, ge=0, le=INT32_MAX)
     max_batch_size: int = Field(
         default=defaults.DEFAULT_KAFKA_MAX_BATCH_SIZE,
         ge=16_384,
+        le=INT32_MAX,
         description="Producer bytes buffered per partition; aiokafka's "
         "16 KiB default caps throughput at a few hundred "
         "verdicts/s.",
@@ -169,7 +225,7 @@ class KafkaTuning(_Section):
         description="How long one getmany() waits for records.",
     )
     transaction_timeout_ms: int = Field(
-        default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS, ge=1000
+        default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS, ge=1000, le=INT32_MAX
     )
 
 
@@ -192,6 +248,7 @@ class ReplySettings(_Section):
     missing_topic_recheck_s: float = Field(
         default=defaults.DEFAULT_REPLY_MISSING_TOPIC_RECHECK_S,
         gt=0,
+        le=MAX_DURATION_S,
         description="A reply topic found missing is taken as missing for this long "
         "(replies to it are dropped at once); a reply partition missing from the topic's "
         "known metadata is asked for afresh at most once per topic in this interval.",
@@ -199,6 +256,7 @@ class ReplySettings(_Section):
     log_interval_s: float = Field(
         default=defaults.DEFAULT_REPLY_LOG_INTERVAL_S,
         ge=0,
+        le=MAX_DURATION_S,
         description="An ignored or dropped reply is logged at most once per topic and reason "
         "in this interval.",
     )
@@ -220,6 +278,7 @@ class MetricsSettings(_Section):
     stall_after_s: float = Field(
         default=defaults.DEFAULT_METRICS_STALL_AFTER_S,
         gt=0,
+        le=MAX_DURATION_S,
         description="Unhealthy when work waits and nothing finished for this long.",
     )
 
@@ -236,6 +295,7 @@ class LogSettings(_Section):
     progress_interval_s: float = Field(
         default=defaults.DEFAULT_LOG_PROGRESS_INTERVAL_S,
         ge=0,
+        le=MAX_DURATION_S,
         description="Log a service.progress line (counts, lag, judge spend and budget left) "
         "this often; 0 turns it off.",
     )
@@ -283,16 +343,19 @@ class ServeSettings(_Section):
     max_body_bytes: int = Field(
         default=defaults.DEFAULT_SERVE_MAX_BODY_BYTES,
         ge=1024,
+        le=INT32_MAX,
         description="Larger request bodies are refused with 413.",
     )
     max_batch_items: int = Field(
         default=defaults.DEFAULT_SERVE_MAX_BATCH_ITEMS,
         ge=1,
+        le=100_000,
         description="Requests in one /v1/check/batch call.",
     )
     retry_after_s: int = Field(
         default=defaults.DEFAULT_SERVE_RETRY_AFTER_S,
         ge=1,
+        le=86_400,
         description="Retry-After sent with a 429 (shed or budget refusal).",
     )
 
@@ -307,6 +370,7 @@ class ServiceSettings(BaseSettings):
         extra="forbid",
         frozen=True,
         hide_input_in_errors=True,
+        allow_inf_nan=False,
     )
 
     bootstrap_servers: str = Field(default=defaults.DEFAULT_BOOTSTRAP_SERVERS, min_length=1)
@@ -330,12 +394,14 @@ class ServiceSettings(BaseSettings):
     partition_buffer: int = Field(
         default=defaults.DEFAULT_PARTITION_BUFFER,
         ge=1,
+        le=10_000_000,
         description="Messages held per partition (in flight, waiting "
         "or unacknowledged) before it is paused.",
     )
     max_buffered_bytes: int = Field(
         default=defaults.DEFAULT_MAX_BUFFERED_BYTES,
         ge=1_048_576,
+        le=MAX_MEMORY_BYTES,
         description="Bytes held over all partitions before partitions are paused: input "
         "records (keys, values, headers) until their message is finished, and output records "
         "until acknowledged (exactly-once: until their transaction commits). Bounds memory "
@@ -344,11 +410,14 @@ class ServiceSettings(BaseSettings):
     max_message_bytes: int = Field(
         default=defaults.DEFAULT_MAX_MESSAGE_BYTES,
         ge=64,
-        description="Larger messages go to the dead-letter topic.",
+        le=INT32_MAX // FETCH_FACTOR,
+        description="Larger messages go to the dead-letter topic. At most 1,073,741,823: "
+        "the consumer fetches twice this, and Kafka's fetch size is a 32-bit field.",
     )
     max_output_bytes: int = Field(
         default=defaults.DEFAULT_MAX_OUTPUT_BYTES,
-        ge=1024,
+        ge=MIN_OUTPUT_BYTES,
+        le=INT32_MAX - PRODUCER_MARGIN_BYTES,
         description="An output record larger than this (the broker's "
         "default max.message.bytes is ~1 MB) is replaced "
         "by a dead letter instead of failing to publish.",
@@ -374,33 +443,39 @@ class ServiceSettings(BaseSettings):
     drain_timeout_s: float = Field(
         default=defaults.DEFAULT_DRAIN_TIMEOUT_S,
         ge=0,
+        le=MAX_DURATION_S,
         description="On SIGTERM, how long in-flight judgements may "
         "finish before the rest is left for redelivery.",
     )
     revoke_timeout_s: float = Field(
         default=defaults.DEFAULT_REVOKE_TIMEOUT_S,
         ge=0,
+        le=MAX_DURATION_S,
         description="On a rebalance, how long in-flight judgements "
         "of revoked partitions may finish.",
     )
     publish_timeout_s: float = Field(
         default=defaults.DEFAULT_PUBLISH_TIMEOUT_S,
         gt=0,
+        le=MAX_DURATION_S,
         description="How long one output may be retried before "
         "the service stops (offsets stay uncommitted).",
     )
     commit_timeout_s: float = Field(
         default=defaults.DEFAULT_COMMIT_TIMEOUT_S,
         gt=0,
+        le=MAX_DURATION_S,
         description="How long one offset commit or one exactly-once "
         "transaction may take; a commit that times out "
         "is retried at the next interval, a transaction "
         "that times out stops the service.",
     )
-    startup_timeout_s: float = Field(default=defaults.DEFAULT_STARTUP_TIMEOUT_S, gt=0)
+    startup_timeout_s: float = Field(
+        default=defaults.DEFAULT_STARTUP_TIMEOUT_S, gt=0, le=MAX_DURATION_S
+    )
     create_topics: bool = False
-    topic_partitions: int = Field(default=defaults.DEFAULT_TOPIC_PARTITIONS, ge=1)
-    topic_replication: int = Field(default=defaults.DEFAULT_TOPIC_REPLICATION, ge=1)
+    topic_partitions: int = Field(default=defaults.DEFAULT_TOPIC_PARTITIONS, ge=1, le=INT32_MAX)
+    topic_replication: int = Field(default=defaults.DEFAULT_TOPIC_REPLICATION, ge=1, le=INT16_MAX)
     kafka: KafkaTuning = Field(default_factory=KafkaTuning)
     reply: ReplySettings = Field(default_factory=ReplySettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
@@ -413,6 +488,18 @@ class ServiceSettings(BaseSettings):
         if self.guarantee is not Guarantee.EXACTLY_ONCE or not self.transactional_id_prefix:
             return None
         return f"{self.transactional_id_prefix}-{self.instance_id}"
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool(cls, value, info)
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _servers_are_host_port(cls, value: str) -> str:
+        for server in value.split(","):
+            bootstrap_server(server.strip())
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -445,13 +532,39 @@ def one_concurrency_knob(data: dict[str, Any]) -> dict[str, Any]:
         data = {**data, "concurrency": data.get("concurrency", budget["max_in_flight"])}
     concurrency = data.get("concurrency", defaults.DEFAULT_CONCURRENCY)
     try:
-        bound = int(concurrency)
-    except (TypeError, ValueError):
+        bound = int(concurrency) if not isinstance(concurrency, bool) else 0
+    except (TypeError, ValueError, OverflowError):
         return data  # validation names the bad concurrency
     if bound < 1:
         return data
     budget = {**budget, "max_in_flight": min(bound, MAX_IN_FLIGHT_LIMIT)}
     return {**data, "judge": {**judge, "budget": budget}}
+
+
+def bootstrap_server(server: str) -> None:
+    """A ValueError unless ``server`` is ``host``, ``host:port`` or ``[v6 address]:port`` with a
+    port from 1 to 65535 (the server's text is not quoted: a list may come from a secret)."""
+    host, port = server, ""
+    if server.startswith("["):
+        host, _, port = server[1:].partition("]")
+        port = port.removeprefix(":")
+    elif server.count(":") == 1:
+        host, _, port = server.partition(":")
+    if not host.strip() or (port and not (port.isascii() and port.isdigit())):
+        raise ValueError(
+            "each bootstrap server must be host:port (comma-separated, e.g. "
+            "kafka-0:9092,kafka-1:9092)"
+        )
+    if port and not 1 <= int(port) <= 65535:
+        raise ValueError("a bootstrap server's port must be from 1 to 65535")
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a name the OS refuses (too long, say)."""
+    try:
+        return Path(path).is_file()
+    except OSError:
+        return False
 
 
 def _as_dict(value: Any) -> Any:
@@ -471,18 +584,10 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
             )
         )
     problems += _security_problems(s.security)
-    outputs = s.topics.outputs()
-    if s.topics.requests in outputs:
-        problems.append(
-            (
-                "topics.requests",
-                "the requests topic is also an output topic",
-                "use distinct topic names so verdicts are not judged again",
-            )
-        )
+    problems += _topic_problems(s.topics)
     problems += _serve_problems(s)
     problems += _reply_problems(s)
-    if s.judge.api_key_file is not None and not Path(s.judge.api_key_file).is_file():
+    if s.judge.api_key_file is not None and not is_file(s.judge.api_key_file):
         problems.append(
             (
                 "judge.api_key_file",
@@ -532,6 +637,35 @@ def _group_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
             )
         )
     return problems
+
+
+_OUTPUTS = ("verdicts", "quarantine", "dlq", "approved")
+
+
+def _topic_problems(topics: TopicSettings) -> list[tuple[str, str, str]]:
+    """The requests topic is no output, and no two outputs share a topic: a reader of one
+    would get the other's records (verdicts read as quarantine, dead letters as verdicts)."""
+    if topics.requests in topics.outputs():
+        return [
+            (
+                "topics.requests",
+                "the requests topic is also an output topic",
+                "use distinct topic names so verdicts are not judged again",
+            )
+        ]
+    seen: dict[str, str] = {}
+    for name in _OUTPUTS:
+        topic = getattr(topics, name)
+        if topic is not None and topic in seen:
+            return [
+                (
+                    f"topics.{name}",
+                    f"topics.{name} is the same topic as topics.{seen[topic]}",
+                    f"give topics.{name} a topic of its own",
+                )
+            ]
+        seen.setdefault(topic, name)
+    return []
 
 
 def _batch_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
@@ -598,7 +732,7 @@ def _serve_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 "lower serve.max_batch_items or raise serve.max_in_flight",
             )
         )
-    if s.serve.api_keys_file is not None and not Path(s.serve.api_keys_file).is_file():
+    if s.serve.api_keys_file is not None and not is_file(s.serve.api_keys_file):
         problems.append(
             (
                 "serve.api_keys_file",
@@ -651,7 +785,7 @@ def _security_problems(sec: SecuritySettings) -> list[tuple[str, str, str]]:
         )
     for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile"):
         path = getattr(sec, name)
-        if path is not None and not Path(path).is_file():
+        if path is not None and not is_file(path):
             problems.append(
                 (
                     f"security.{name}",

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from guard import defaults
+from guard.settings_model import SettingsModel
 
 
-class FlexSettings(BaseModel):
+class FlexSettings(SettingsModel):
     """``judge.delivery: flex``: OpenAI's ``service_tier: flex`` at batch prices."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     on_capacity: Literal["realtime", "wait"] = Field(
         default=defaults.DEFAULT_FLEX_ON_CAPACITY,
@@ -32,10 +31,8 @@ class FlexSettings(BaseModel):
     )
 
 
-class PromptCacheSettings(BaseModel):
+class PromptCacheSettings(SettingsModel):
     """The cacheable static prefix of every judge call (schema + system prompt)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     examples: Literal["auto", "on", "off"] = Field(
         default=defaults.DEFAULT_PROMPT_EXAMPLES,

@@ -6,12 +6,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import Field, SecretStr
 
 from guard import defaults
 from guard.budgets.settings import BudgetSettings
 from guard.cost_settings import FlexSettings, PromptCacheSettings
 from guard.models import ContextField, ScoringMode, TruncatedOutputPolicy
+from guard.settings_model import INT32_MAX, MAX_DURATION_S, SettingsModel
 
 
 class Provider(StrEnum):
@@ -22,10 +23,8 @@ class Provider(StrEnum):
     FAKE = "fake"
 
 
-class BatchSettings(BaseModel):
+class BatchSettings(SettingsModel):
     """``delivery: batch``: how judge calls are gathered into provider batches."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_items: int = Field(
         default=defaults.DEFAULT_BATCH_MAX_ITEMS,
@@ -36,11 +35,13 @@ class BatchSettings(BaseModel):
     max_wait_s: float = Field(
         default=defaults.DEFAULT_BATCH_MAX_WAIT_S,
         gt=0,
+        le=MAX_DURATION_S,
         description="An open batch is submitted once its first item has waited this long.",
     )
     poll_interval_s: float = Field(
         default=defaults.DEFAULT_BATCH_POLL_INTERVAL_S,
         gt=0,
+        le=MAX_DURATION_S,
         description="How often a submitted batch's status is read.",
     )
     completion_window: Literal["24h"] = Field(
@@ -54,10 +55,8 @@ class BatchSettings(BaseModel):
     )
 
 
-class JudgeSettings(BaseModel):
+class JudgeSettings(SettingsModel):
     """How to judge. Secrets are ``SecretStr`` and never printed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: Provider = Provider.OFFLINE
     model: str = defaults.DEFAULT_MODEL
@@ -66,9 +65,9 @@ class JudgeSettings(BaseModel):
     )
     api_key: SecretStr | None = Field(default=None, description="Prefer the environment.")
     api_key_file: Path | None = None
-    timeout_s: float = Field(default=defaults.DEFAULT_TIMEOUT_S, gt=0)
+    timeout_s: float = Field(default=defaults.DEFAULT_TIMEOUT_S, gt=0, le=MAX_DURATION_S)
     max_retries: int = Field(default=defaults.DEFAULT_MAX_RETRIES, ge=0, le=10)
-    max_tokens: int = Field(default=defaults.DEFAULT_MAX_TOKENS, gt=0)
+    max_tokens: int = Field(default=defaults.DEFAULT_MAX_TOKENS, gt=0, le=INT32_MAX)
     mode: ScoringMode = ScoringMode.SCALE5
     threshold: float = Field(
         default=defaults.DEFAULT_THRESHOLD,
@@ -77,8 +76,8 @@ class JudgeSettings(BaseModel):
         description="Pass at score >= threshold; 0 would pass everything.",
     )
     context_field: ContextField = ContextField.CONTEXT
-    max_context_chars: int = Field(default=defaults.DEFAULT_MAX_CONTEXT_CHARS, ge=100)
-    max_output_chars: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_CHARS, ge=100)
+    max_context_chars: int = Field(default=defaults.DEFAULT_MAX_CONTEXT_CHARS, ge=100, le=INT32_MAX)
+    max_output_chars: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_CHARS, ge=100, le=INT32_MAX)
     on_truncated_output: TruncatedOutputPolicy = Field(
         default=defaults.DEFAULT_ON_TRUNCATED_OUTPUT,
         description="An output longer than max_output_chars: 'judge_chunks' judges it in "

@@ -9,13 +9,17 @@ from enum import StrEnum
 from typing import Self
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import ConfigDict, Field, SecretStr, model_validator
 
 from guard import defaults
+from guard.settings_model import MAX_DURATION_S, SettingsModel
 
 MAX_IN_FLIGHT_LIMIT = 10_000
 CHARS_PER_TOKEN = 4  # tiktoken cannot run offline; a chars/4 estimate, corrected by usage
 PROMPT_OVERHEAD_TOKENS = 1_650  # schema + system prompt with examples (~1,470), user text + fences
+MAX_RATE = 10**9  # requests or tokens per minute: beyond any provider's tier
+MAX_USD = 1e9  # a cost window's limit in USD
+MAX_MEMORY_BYTES = 2**40  # 1 TiB: beyond any pod
 EXPECTED_OUTPUT_TOKENS = 250  # reserved a reply: assumed, not measured (bench/cost.py models ~220)
 
 
@@ -60,17 +64,15 @@ class SampleKey(StrEnum):
     KEY = "key"
 
 
-class BreakerSettings(BaseModel):
+class BreakerSettings(SettingsModel):
     """Circuit breaker: opens after consecutive outage failures, probes before closing."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     failure_threshold: int = Field(default=defaults.DEFAULT_FAILURE_THRESHOLD, ge=1, le=1_000)
     open_for_s: float = Field(default=defaults.DEFAULT_OPEN_FOR_S, gt=0, le=3_600)
     half_open_probes: int = Field(default=defaults.DEFAULT_HALF_OPEN_PROBES, ge=1, le=100)
 
 
-class BudgetSettings(BaseModel):
+class BudgetSettings(SettingsModel):
     """Limits on judging: concurrency, provider rate limits, spend, cache and sampling.
 
     ``None`` means unlimited. Cost windows are tumbling (aligned to the minute, hour and UTC
@@ -78,7 +80,7 @@ class BudgetSettings(BaseModel):
     """
 
     # a validation error never quotes its input: redis_url may hold a password
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     max_in_flight: int = Field(
         default=defaults.DEFAULT_MAX_IN_FLIGHT,
@@ -87,11 +89,16 @@ class BudgetSettings(BaseModel):
         description="Judge calls in flight at once (the runtime's "
         "concurrency bounds messages; this bounds calls to the provider).",
     )
-    rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the model.")
-    tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the model.")
+    rpm: int | None = Field(
+        default=None, ge=1, le=MAX_RATE, description="Requests per minute to the model."
+    )
+    tpm: int | None = Field(
+        default=None, ge=1, le=MAX_RATE, description="Tokens per minute to the model."
+    )
     max_rate_wait_s: float = Field(
         default=defaults.DEFAULT_MAX_RATE_WAIT_S,
         gt=0,
+        le=MAX_DURATION_S,
         description="Longest a call waits for the rate limiter before failing as rate_limited.",
     )
     max_rate_limited_attempts: int = Field(
@@ -106,13 +113,14 @@ class BudgetSettings(BaseModel):
         le=600,
         description="Pause for every caller after a 429 that gives no Retry-After.",
     )
-    cost_per_minute_usd: float | None = Field(default=None, gt=0)
-    cost_per_hour_usd: float | None = Field(default=None, gt=0)
-    cost_per_day_usd: float | None = Field(default=None, gt=0)
+    cost_per_minute_usd: float | None = Field(default=None, gt=0, le=MAX_USD)
+    cost_per_hour_usd: float | None = Field(default=None, gt=0, le=MAX_USD)
+    cost_per_day_usd: float | None = Field(default=None, gt=0, le=MAX_USD)
     on_budget_exhausted: BudgetPolicy = BudgetPolicy.PAUSE
     max_pause_s: float = Field(
         default=defaults.DEFAULT_MAX_PAUSE_S,
         gt=0,
+        le=MAX_DURATION_S,
         description="Longest a call waits under the pause policy (then budget_exhausted).",
     )
     fallback_model: str | None = Field(
@@ -128,10 +136,11 @@ class BudgetSettings(BaseModel):
         le=10_000_000,
         description="Verdicts kept in memory; 0 disables the cache.",
     )
-    cache_ttl_s: float = Field(default=defaults.DEFAULT_CACHE_TTL_S, gt=0)
+    cache_ttl_s: float = Field(default=defaults.DEFAULT_CACHE_TTL_S, gt=0, le=MAX_DURATION_S)
     cache_max_bytes: int = Field(
         default=defaults.DEFAULT_CACHE_MAX_BYTES,
         ge=0,
+        le=MAX_MEMORY_BYTES,
         description="Memory the cached verdicts may hold (about); the least recently used go "
         "first beyond it.",
     )

@@ -34,15 +34,15 @@ def resolve_api_key(
     """
     provider = provider or settings.provider
     if settings.api_key is not None:
-        return settings.api_key.get_secret_value()
+        return _usable("judge.api_key", settings.api_key.get_secret_value())
     if settings.api_key_file is not None:
-        return _read_key_file(settings)
+        return _usable("judge.api_key_file", _read_key_file(settings))
     var = env_var_for(provider)
     if var is None:
         return None
     key = environ.get(var, "").strip()
     if key:
-        return key
+        return _usable(var, key)
     if provider is Provider.OPENAI and settings.base_url is not None:
         return None
     raise ConfigError(
@@ -66,4 +66,25 @@ def _read_key_file(settings: JudgeSettings) -> str:
         ) from None
     if not key:
         raise ConfigError("judge.api_key_file", f"{path} is empty", "put the API key in the file")
+    return key
+
+
+def check_api_key_shape(key: str) -> str | None:
+    """What keeps ``key`` out of an HTTP header (None: nothing): a character that is not
+    printable ASCII, or whitespace. Says where, never what the key is."""
+    for position, char in enumerate(key, 1):
+        if not (char.isascii() and char.isprintable()) or char.isspace():
+            kind = "whitespace" if char.isspace() else "not printable ASCII"
+            return f"character {position} of the API key is {kind} (U+{ord(char):04X})"
+    return None
+
+
+def _usable(source: str, key: str) -> str:
+    fault = check_api_key_shape(key)
+    if fault is not None:
+        raise ConfigError(
+            source,
+            f"{fault}: an API key is printable ASCII without spaces (the key is not shown)",
+            "copy the key again without stray characters (quotes, line breaks, look-alikes)",
+        )
     return key

@@ -59,6 +59,16 @@ def cascade_llm_provider(settings: JudgeSettings) -> Provider:
     return settings.cascade_provider
 
 
+def check_credentials(settings: JudgeSettings, environ: Mapping[str, str]) -> None:
+    """A :class:`ConfigError` now when the judge's LLM (the cascade's too) has no usable key:
+    for callers that must find out before any side effect (``demo`` creating topics)."""
+    provider = settings.provider
+    if provider is Provider.CASCADE:
+        provider = cascade_llm_provider(settings)
+    if provider in LLM_PROVIDERS:
+        resolve_api_key(settings, environ, provider)
+
+
 def _llm_judge(
     settings: JudgeSettings,
     provider: Provider,

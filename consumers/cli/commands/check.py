@@ -67,7 +67,7 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="a whole request as JSON (use - for stdin); flags override its fields",
     )
-    add_judge_arguments(parser)
+    add_judge_arguments(parser, source_help=CHECK_SOURCE_HELP)
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
     parser.set_defaults(func=run)
 
@@ -136,6 +136,13 @@ def _missing_output(args: argparse.Namespace, request: dict[str, Any]) -> Invali
         "add it, pass --output, or map your field onto it with "
         "judge.field_map in --config"
     )
+
+
+CHECK_SOURCE_HELP = (
+    "the grounding source (default: context when --context or --context-file is given (or the "
+    "request has context); else the conversation when --messages is given, else the expected "
+    "output when --expected-output is given, else context)"
+)
 
 
 def _exit_status(verdict: Verdict) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from typing import Any
 
@@ -17,6 +18,7 @@ from consumers.cli.terminal import StatusLine
 from consumers.errors import ConsumerError
 from consumers.logging import configure_logging
 from guard.errors import ConfigError
+from guard.providers.factory import check_credentials
 from guard.settings import JudgeSettings
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE = 0, 1, 2
@@ -47,8 +49,11 @@ def register(subparsers: Any) -> None:
 
 def _judge_for_demo(args: argparse.Namespace) -> JudgeSettings:
     """The offline judge unless ``--judge`` or the config's ``judge.provider`` names another:
-    the demo never spends money because a key happens to be in the environment."""
-    return judge_settings_from(args)
+    the demo never spends money because a key happens to be in the environment. An LLM judge's
+    key is checked here, before a broker is started or a message produced."""
+    judge = judge_settings_from(args)
+    check_credentials(judge, os.environ)
+    return judge
 
 
 def run(args: argparse.Namespace) -> int:

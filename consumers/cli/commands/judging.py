@@ -31,7 +31,10 @@ _FLAG_FIELDS = {
 }
 
 
-def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+SOURCE_HELP = "the grounding source (default context)"
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser, *, source_help: str = SOURCE_HELP) -> None:
     group = parser.add_argument_group("the judge")
     group.add_argument(
         "--config",
@@ -58,7 +61,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--context-field",
         choices=[c.value for c in ContextField],
-        help="the grounding source (default context)",
+        help=source_help,
     )
     group.add_argument("--timeout", type=float, help="seconds per judge call (default 30)")
     group.add_argument("--max-context-chars", type=int, help="evidence kept (default 4000)")
