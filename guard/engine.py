@@ -60,7 +60,7 @@ from guard.prepare.evidence import render_for_queries, request_chars
 from guard.prepare.injection import scan_request
 from guard.prepare.mapping import FieldMap
 from guard.prepare.sanitize import sanitize
-from guard.prepare.truncate import truncate, windows
+from guard.prepare.truncate import covered, truncate, window_spans
 from guard.providers.base import Judge, JudgeOutcome
 from guard.redact import redact
 from guard.settings import JudgeSettings
@@ -212,9 +212,10 @@ class Guard:
         s = self.settings
         clean = sanitize(request.output)
         most = s.max_output_chunks if s.on_truncated_output == "judge_chunks" else 1
-        pieces, complete = windows(clean, s.max_output_chars, most)
-        pieces = [p for p in pieces if _LETTER_OR_DIGIT.search(p)]  # nothing to judge in others
-        judged = sum(map(len, pieces))
+        spans, complete = window_spans(clean, s.max_output_chars, most)
+        spans = [(a, b) for a, b in spans if _LETTER_OR_DIGIT.search(clean, a, b)]  # a word
+        pieces = [clean[a:b] for a, b in spans]
+        judged = covered(spans)
         cut = Cut(original_chars=len(clean), kept_chars=judged, truncated=not complete)
         coverage = OutputCoverage(
             policy=s.on_truncated_output,

@@ -163,7 +163,10 @@ class OutputCoverage(BaseModel):
         "'pass' judges the first window only (complete is then false)."
     )
     total_chars: int = Field(description="Characters of the sanitized output.")
-    judged_chars: int = Field(description="Characters shown to the judge, over all chunks.")
+    judged_chars: int = Field(
+        description="Characters shown to the judge, over all chunks (a character in two "
+        "overlapping windows counts once)."
+    )
     chunks: int = Field(
         description="How many windows of the output were shown to a judge "
         "(0: none, the output failed as too long)."

@@ -3,6 +3,7 @@ is not a pass; the verdict's ``coverage`` says which."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from guard.case import PreparedCase
 from guard.decide.assessment import Assessment, ClaimAssessment, Scale5Assessment
 from guard.models import Label
 from guard.offline import OfflineJudge
-from guard.prepare.truncate import windows
+from guard.prepare.truncate import SENTENCE_END, window_spans, windows
 from guard.testing import FakeJudge
 
 CONTEXT = "Refunds are paid within 30 days of the return. Shipping is free for members."
@@ -142,15 +143,87 @@ async def test_a_short_output_is_one_complete_window() -> None:
 def test_windows_are_bounded_in_order_and_lose_only_blanks(
     text: str, limit: int, most: int
 ) -> None:
-    pieces, complete = windows(text, limit, most)
-    assert len(pieces) <= most
-    assert all(0 < len(p) <= limit for p in pieces)
+    spans, complete = window_spans(text, limit, most)
+    assert len(spans) <= most
+    assert all(0 < end - start <= limit for start, end in spans)
+    assert [s for s, _ in spans] == sorted(s for s, _ in spans)
+    assert windows(text, limit, most)[0] == [text[s:e] for s, e in spans]
     if complete:
-        assert "".join(pieces).replace(" ", "").replace("\n", "") == (
-            text.replace(" ", "").replace("\n", "")
-        )
+        shown = set().union(*(range(s, e) for s, e in spans))
+        assert all(c.isspace() for i, c in enumerate(text) if i not in shown)
     else:
-        assert len(pieces) == most
+        assert len(spans) == most
+
+
+# filler: words, blanks and sentence ends, with sentences of any length (run-ons too)
+_WORDS = st.integers(min_value=0, max_value=120).flatmap(
+    lambda n: st.lists(st.sampled_from(["ab", "cd", "efgh"]), min_size=n, max_size=n)
+)
+_SENTENCE = st.tuples(
+    _WORDS.map(" ".join),
+    st.sampled_from([". ", "! ", "\n", "。", ", ", "? "]),
+).map("".join)
+_FILLER = st.lists(_SENTENCE, max_size=12).map("".join)
+_CLAIM = "Zz " * 8 + "ZZ."  # a claim sentence of 27 characters, ending a sentence
+
+
+def _whole_in_a_window(text: str, start: int, end: int, limit: int) -> bool:
+    spans, complete = window_spans(text, limit, most=10_000)
+    assert complete
+    return any(s <= start and end <= e for s, e in spans)
+
+
+@given(filler=_FILLER, limit=st.integers(min_value=20, max_value=300))
+def test_every_sentence_that_fits_in_a_window_is_whole_in_one(filler: str, limit: int) -> None:
+    """Windows are cut at sentence ends: a sentence no longer than a window never straddles a
+    window boundary, wherever it sits in the text."""
+    ends = [0, *(m.end() for m in SENTENCE_END.finditer(filler)), len(filler)]
+    for a, b in pairwise(ends):
+        sentence = filler[a:b].strip()
+        if sentence and len(sentence) <= limit:
+            start = a + filler[a:b].index(sentence)
+            assert _whole_in_a_window(filler, start, start + len(sentence), limit)
+
+
+@given(
+    filler=_FILLER,
+    limit=st.integers(min_value=8 * len(_CLAIM), max_value=400),
+    at=st.integers(min_value=0),
+)
+def test_a_claim_placed_at_any_offset_is_whole_in_some_window(
+    filler: str, limit: int, at: int
+) -> None:
+    """A claim sentence inserted anywhere (inside a run-on sentence longer than a window, too)
+    is whole in some window: windows inside an over-long sentence overlap."""
+    at = at % (len(filler) + 1)
+    text = f"{filler[:at]} {_CLAIM} {filler[at:]}"
+    start = at + 1
+    assert _whole_in_a_window(text, start, start + len(_CLAIM), limit)
+
+
+STORE = CONTEXT + " The store is in Austin."
+WRONG_CITY = "The store is in Dallas."
+# a run-on sentence without a sentence end, then the lie, "Dallas" just past 4,000 characters
+STRADDLING = (
+    ("shipping is free for members, " * 134)[:3984] + " " + WRONG_CITY + " Refunds are paid."
+)
+
+
+async def test_a_lie_straddling_a_window_boundary_fails_with_the_offline_judge() -> None:
+    settings = JudgeSettings(provider="offline")
+    verdict = await Guard(OfflineJudge(settings), settings).judge_payload(
+        {"output": STRADDLING, "context": STORE}
+    )
+    assert verdict.label is Label.FAIL
+    assert verdict.coverage is not None
+    assert verdict.coverage.complete
+    assert verdict.coverage.judged_chars == verdict.coverage.total_chars
+
+
+async def test_a_lie_straddling_a_window_boundary_is_whole_in_a_prompt() -> None:
+    cases = guard().prepare_chunks(guard().parse({"output": STRADDLING, "context": STORE}))
+    assert isinstance(cases, list)
+    assert any(WRONG_CITY in case.output for case in cases)
 
 
 async def test_the_llm_is_told_which_part_of_a_long_output_it_sees() -> None:

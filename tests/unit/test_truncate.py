@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from guard.prepare.truncate import truncate
+from guard.prepare.truncate import SENTENCE_END, truncate
 
 
 def test_text_within_the_limit_is_kept_whole_and_not_marked_truncated() -> None:
@@ -68,3 +68,23 @@ def test_kept_text_is_a_prefix_within_the_limit(text: str, limit: int) -> None:
     assert cut.original_chars == len(text)
     assert cut.kept_chars == len(kept)
     assert cut.truncated == (len(text) > limit)
+
+
+def test_a_sentence_is_dropped_rather_than_kept_in_part() -> None:
+    """Evidence cut in the middle of a sentence can say the opposite of the whole sentence."""
+    text = "Short. Returns are accepted within 30 days for members only, never otherwise."
+    kept, cut = truncate(text, 40)
+    assert kept == "Short."
+    assert cut.truncated
+
+
+_TEXT = st.lists(st.sampled_from(["ab", "cd efg", " ", ". ", "! ", "\n", "。", ", "])).map("".join)
+
+
+@given(_TEXT, st.integers(min_value=1, max_value=200))
+def test_kept_text_ends_with_a_whole_sentence_when_one_fits(text: str, limit: int) -> None:
+    """Only a first sentence longer than the limit is kept in part."""
+    kept, cut = truncate(text, limit)
+    ends = [m.end() for m in SENTENCE_END.finditer(text[: limit + 1]) if m.end() <= limit]
+    if cut.truncated and ends:
+        assert kept == text[: ends[-1]].rstrip()
