@@ -86,6 +86,8 @@ class _BoundedProtocol(H11Protocol):
         self._watch()
 
     def on_response_complete(self) -> None:
+        if self.cycle is not None:
+            self.cycle.body = bytearray()  # what the app did not read of a refused body
         super().on_response_complete()
         self._watch()
 

@@ -10,7 +10,10 @@ answer the same way, so a client has one back-off rule.
 reserves its ``Content-Length`` before a byte of its body is read (without one, each chunk as it
 arrives) and holds the reservation until it is answered, since parsing makes far more of a body
 than its bytes. Past the bound it is refused the same way (429, ``Retry-After``), its body
-unread, and its connection closed.
+unread: what arrives of it is discarded, and a client that does not finish sending it within
+``serve.header_timeout_s`` is disconnected (:mod:`consumers.asgi`). The answer is not followed
+by closing the connection at once: a close with unread bytes resets it, and the client loses
+the 429.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ class BodyBytes:
                 f"{self.held} of {self.limit} body bytes held (serve.max_buffered_body_bytes)",
                 field="body",
                 status=429,
-                headers={"Retry-After": str(self.retry_after_s), "Connection": "close"},
+                headers={"Retry-After": str(self.retry_after_s)},
             )
         self.held += size
         reservation.size += size

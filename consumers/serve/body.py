@@ -67,7 +67,6 @@ def _too_large(limit: int) -> BadRequest:
         f"the body is larger than {limit} bytes (serve.max_body_bytes)",
         field="body",
         status=413,
-        headers={"Connection": "close"},  # the rest of the body is not read
     )
 
 

@@ -87,7 +87,7 @@ def _check_operation(summary: str, body: str, reply: str, ok: str) -> dict[str, 
                 (
                     "429",
                     "Shed: serve.max_in_flight or serve.max_buffered_body_bytes reached (the "
-                    "body unread, the connection closed), or a budget refusal (Retry-After).",
+                    "body unread), or a budget refusal (Retry-After).",
                 ),
                 (
                     "503",
