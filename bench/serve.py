@@ -98,7 +98,17 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(kind: str) -> Iterator[int]:
+def server(kind: str, settings: dict[str, str] | None = None) -> Iterator[int]:
+    """``echo`` or ``serve/<judge provider>`` on a free port (``settings``: more
+    ``GROUNDGUARD_...`` variables, or the bench's own when None)."""
+    with server_process(kind, settings) as (port, _):
+        yield port
+
+
+@contextlib.contextmanager
+def server_process(
+    kind: str, settings: dict[str, str] | None = None
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
     if kind == "echo":
@@ -106,17 +116,16 @@ def server(kind: str) -> Iterator[int]:
     else:
         cmd = [sys.executable, "-m", "consumers", "serve"]
         env |= {
-            "GROUNDGUARD_SERVE__HOST": "127.0.0.1",
             "GROUNDGUARD_SERVE__PORT": str(port),
-            "GROUNDGUARD_SERVE__MAX_IN_FLIGHT": "10000",
             "GROUNDGUARD_JUDGE__PROVIDER": kind.split("/")[1],
             "GROUNDGUARD_JUDGE__BUDGET__CACHE_SIZE": "0",  # every request judged
             "GROUNDGUARD_LOG__LEVEL": "warning",
         }
+        env |= {"GROUNDGUARD_SERVE__MAX_IN_FLIGHT": "10000"} if settings is None else settings
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL)
     try:
         _wait_up(port, proc)
-        yield port
+        yield port, proc
     finally:
         stop_process(proc)
 

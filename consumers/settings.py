@@ -309,7 +309,17 @@ class DeadlinePolicy(StrEnum):
 class ServeSettings(_Section):
     """``groundguard serve``: the HTTP check API (see :mod:`consumers.serve`)."""
 
-    host: str = defaults.DEFAULT_SERVE_HOST
+    host: str = Field(
+        default=defaults.DEFAULT_SERVE_HOST,
+        min_length=1,
+        description="The address to listen on: loopback by default; 0.0.0.0 (every interface) "
+        "needs api_keys_file or allow_unauthenticated, else serve refuses to start.",
+    )
+    allow_unauthenticated: bool = Field(
+        default=False,
+        description="Let serve listen on a non-loopback address without api_keys_file (a "
+        "trusted network: a NetworkPolicy, a sidecar doing the auth); a warning is logged.",
+    )
     port: int = Field(
         default=defaults.DEFAULT_SERVE_PORT,
         ge=0,
@@ -357,6 +367,27 @@ class ServeSettings(_Section):
         ge=1,
         le=86_400,
         description="Retry-After sent with a 429 (shed or budget refusal).",
+    )
+    max_buffered_body_bytes: int = Field(
+        default=defaults.DEFAULT_SERVE_MAX_BUFFERED_BODY_BYTES,
+        ge=1024,
+        description="Request bodies held at once, from reading to the answer (parsing may take "
+        "~50x their bytes); a body that would pass it is refused with 429 and Retry-After "
+        "before it is read (Content-Length) or as it arrives. At least max_body_bytes.",
+    )
+    max_connections: int = Field(
+        default=defaults.DEFAULT_SERVE_MAX_CONNECTIONS,
+        ge=1,
+        le=1_000_000,
+        description="Open HTTP connections; one past it is answered 503 with Retry-After and "
+        "closed.",
+    )
+    header_timeout_s: float = Field(
+        default=defaults.DEFAULT_SERVE_HEADER_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="Seconds a client has to send a request's headers whole, counted from the "
+        "connection (or the previous answer); then the connection is closed (408).",
     )
 
 
@@ -730,6 +761,15 @@ def _serve_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 f"a batch of {s.serve.max_batch_items} could never be admitted under "
                 f"serve.max_in_flight {s.serve.max_in_flight}",
                 "lower serve.max_batch_items or raise serve.max_in_flight",
+            )
+        )
+    if s.serve.max_buffered_body_bytes < s.serve.max_body_bytes:
+        problems.append(
+            (
+                "serve.max_buffered_body_bytes",
+                f"{s.serve.max_buffered_body_bytes} is below serve.max_body_bytes "
+                f"{s.serve.max_body_bytes}: a body of the largest size could never be read",
+                "raise serve.max_buffered_body_bytes or lower serve.max_body_bytes",
             )
         )
     if s.serve.api_keys_file is not None and not is_file(s.serve.api_keys_file):

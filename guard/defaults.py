@@ -85,7 +85,7 @@ DEFAULT_TOPIC_PARTITIONS = 6
 DEFAULT_TOPIC_REPLICATION = 1
 
 # groundguard serve (consumers/serve): the HTTP check API
-DEFAULT_SERVE_HOST = "0.0.0.0"  # every interface: callers, probes and scrapes come from outside
+DEFAULT_SERVE_HOST = "127.0.0.1"  # loopback unless told (the chart sets 0.0.0.0 for its pods)
 DEFAULT_SERVE_PORT = 8080
 DEFAULT_SERVE_MAX_IN_FLIGHT = 256  # requests (batch items count one each) judged at once
 DEFAULT_SERVE_DEADLINE_MS = 5_000  # a request without x-groundguard-deadline-ms gets this long
@@ -94,6 +94,11 @@ DEFAULT_SERVE_ON_DEADLINE = "error"  # fail closed; "offline": the offline judge
 DEFAULT_SERVE_MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_SERVE_MAX_BATCH_ITEMS = 100
 DEFAULT_SERVE_RETRY_AFTER_S = 1  # Retry-After on a shed (429) or a budget refusal
+# Request bodies held at once (read, parsed, judged): parsing a body of tiny documents takes up
+# to ~50 times its bytes, so 4 MiB of bodies stay well inside the chart's 512 Mi
+DEFAULT_SERVE_MAX_BUFFERED_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_SERVE_MAX_CONNECTIONS = 1024  # open HTTP connections; past it a new one gets 503, closed
+DEFAULT_SERVE_HEADER_TIMEOUT_S = 10.0  # a request's headers must arrive whole within this
 
 # The budget layers (guard/budgets)
 DEFAULT_MAX_IN_FLIGHT = DEFAULT_CONCURRENCY  # no hidden throughput cliff behind the runtime

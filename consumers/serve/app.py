@@ -1,8 +1,9 @@
 """The routes of ``serve``: ``POST /v1/check``, ``POST /v1/check/batch``, ``GET /openapi.json``
 and the health routes shared with ``run`` (``/healthz``, ``/readyz``, ``/metrics``).
 
-A check goes: API key, deadline header, content type, body (size-limited), JSON, request model,
-a slot (or 429 at once), the judge within the deadline, the verdict (with a ``Server-Timing:
+A check goes: API key, deadline header, content type, its body bytes reserved (or 429 at once,
+unread), the body (size-limited), JSON, request model, a slot (or 429 at once), the judge within
+the deadline, the verdict (with a ``Server-Timing:
 judge;dur=<ms>`` header: the judge's share of the time, so a caller sees what ``serve`` adds).
 Every refusal is a :class:`~consumers.serve.errors.Refused` answered with its status and the
 field at fault.
@@ -26,7 +27,7 @@ from starlette.routing import Route
 from consumers.health import Health, health_routes
 from consumers.metrics import Metrics
 from consumers.serve import body
-from consumers.serve.admission import Admission
+from consumers.serve.admission import Admission, BodyBytes, Reservation
 from consumers.serve.auth import ApiKeys
 from consumers.serve.deadline import Deadline, DeadlineJudge
 from consumers.serve.errors import Refused, Unavailable
@@ -65,6 +66,9 @@ class CheckApi:
         self.admission = Admission(
             self.settings.max_in_flight, retry_after_s=self.settings.retry_after_s
         )
+        self.bodies = BodyBytes(
+            self.settings.max_buffered_body_bytes, retry_after_s=self.settings.retry_after_s
+        )
         self.serve_metrics = ServeMetrics(
             self.metrics, in_flight=lambda: float(self.admission.in_flight)
         )
@@ -87,11 +91,13 @@ class CheckApi:
         self,
         route: str,
         request: Request,
-        handle: Callable[[Request, float], Awaitable[tuple[Response, str]]],
+        handle: Callable[[Request, Deadline, Reservation], Awaitable[tuple[Response, str]]],
     ) -> Response:
         started = time.perf_counter()
         try:
-            response, outcome = await handle(request, started)
+            deadline = Deadline(self._admitted(request), started)
+            with self.bodies.holding() as reservation:  # until answered: parsing makes more
+                response, outcome = await handle(request, deadline, reservation)
         except Refused as exc:
             response, outcome = exc.response(), exc.code
             if exc.status in (429, 503):
@@ -112,9 +118,11 @@ class CheckApi:
         self.serve_metrics.observe(route, outcome, time.perf_counter() - started)
         return response
 
-    async def _check_one(self, request: Request, started: float) -> tuple[Response, str]:
-        deadline = Deadline(self._admitted(request), started)
-        judge_request = body.parse_one(self.parse, await self._object(request, deadline))
+    async def _check_one(
+        self, request: Request, deadline: Deadline, reservation: Reservation
+    ) -> tuple[Response, str]:
+        raw = await self._object(request, deadline, reservation)
+        judge_request = body.parse_one(self.parse, raw)
         with self.admission.admit():
             judging = time.perf_counter()
             verdict = await self.judge.judge(judge_request, deadline)
@@ -127,11 +135,11 @@ class CheckApi:
             self.serve_metrics.shed(verdict.reason or "budget")
         return _verdict_response(verdict, status, headers), outcome_of(verdict)
 
-    async def _check_batch(self, request: Request, started: float) -> tuple[Response, str]:
-        deadline = Deadline(self._admitted(request), started)
-        items = body.parse_batch(
-            self.parse, await self._object(request, deadline), self.settings.max_batch_items
-        )
+    async def _check_batch(
+        self, request: Request, deadline: Deadline, reservation: Reservation
+    ) -> tuple[Response, str]:
+        raw = await self._object(request, deadline, reservation)
+        items = body.parse_batch(self.parse, raw, self.settings.max_batch_items)
         with self.admission.admit(len(items)):
             verdicts = await asyncio.gather(*(self._judged(item, deadline) for item in items))
         payload = b'{"verdicts":[' + b",".join(_json(v) for v in verdicts) + b"]}"
@@ -148,8 +156,12 @@ class CheckApi:
         body.check_content_type(request)
         return body.deadline_ms(request, self.settings.deadline_ms, MAX_SERVE_DEADLINE_MS)
 
-    async def _object(self, request: Request, deadline: Deadline) -> dict[str, object]:
-        raw = await body.read_body(request, self.settings.max_body_bytes, deadline.left_s())
+    async def _object(
+        self, request: Request, deadline: Deadline, reservation: Reservation
+    ) -> dict[str, object]:
+        raw = await body.read_body(
+            request, self.settings.max_body_bytes, deadline.left_s(), reservation.take
+        )
         return body.decode_object(raw)
 
     # ------------------------------------------------------------------ health

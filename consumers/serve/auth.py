@@ -2,9 +2,17 @@
 constant time, never logged.
 
 The file holds one key per line; blank lines and lines starting with ``#`` are skipped. Every
-``/v1`` request must send ``Authorization: Bearer <key>`` with one of them. The file is read
-again when its modification time changes, so a rotated Secret takes effect without a restart.
-Without a file there is no authentication (``serve`` logs a warning at start).
+``/v1`` request must send ``Authorization: Bearer <key>`` with one of them. Without a file there
+is no authentication (see :mod:`consumers.serve.service` for where that is allowed).
+
+Rotation fails closed. Each request stats the file (one system call); when its device, inode,
+size or modification time changed it is read again, so a key removed from a rotated Secret
+stops working at once, without a restart. A file that is now empty, holds a short key or cannot
+be read leaves **no** key valid (every request 401) and logs ``serve.api_keys_unusable``; a
+deleted file the same, logging ``serve.api_keys_missing``; each is logged once, when it
+happens, and the keys come back when the file is fixed. Write the file atomically (a rename,
+as Kubernetes does for a Secret): a half-written file refuses requests while it is half-written.
+At start an unusable file is a bad setting (exit 2).
 """
 
 from __future__ import annotations
@@ -12,8 +20,12 @@ from __future__ import annotations
 import hmac
 from pathlib import Path
 
+import structlog
+
 from consumers.errors import SettingsError
 from consumers.serve.errors import Unauthorized
+
+log = structlog.get_logger("consumers.serve")
 
 MIN_KEY_CHARS = 16  # shorter keys are guessable; refused at start
 
@@ -51,9 +63,10 @@ class ApiKeys:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._keys: tuple[bytes, ...] = ()
-        self._mtime_ns = -1
+        self._seen: tuple[int, ...] | None = None
         if path is not None:
-            self._reload()
+            self._keys = read_keys(path)  # a SettingsError at start when unusable
+            self._seen = _signature(path)
 
     @property
     def required(self) -> bool:
@@ -79,19 +92,28 @@ class ApiKeys:
         return found
 
     def _maybe_reload(self) -> None:
+        """Read the file again when it changed; fail closed when it is gone or unusable."""
         assert self.path is not None
         try:
-            mtime_ns = self.path.stat().st_mtime_ns
-        except OSError:
-            return  # a Secret being swapped: keep the keys we have
-        if mtime_ns != self._mtime_ns:
-            try:
-                self._reload()
-            except SettingsError:
-                return  # a half-written file: keep the keys we have
+            seen: tuple[int, ...] | None = _signature(self.path)
+        except OSError as exc:
+            seen = None
+            if self._seen is not None:
+                log.error("serve.api_keys_missing", path=str(self.path), error=type(exc).__name__)
+        if seen == self._seen:
+            return
+        self._seen, self._keys = seen, ()
+        if seen is None:
+            return
+        try:
+            self._keys = read_keys(self.path)
+        except SettingsError as exc:
+            log.error("serve.api_keys_unusable", problem=str(exc), keys_valid=0)
+            return
+        log.info("serve.api_keys_reloaded", path=str(self.path), keys=len(self._keys))
 
-    def _reload(self) -> None:
-        assert self.path is not None
-        mtime_ns = self.path.stat().st_mtime_ns
-        self._keys = read_keys(self.path)
-        self._mtime_ns = mtime_ns
+
+def _signature(path: Path) -> tuple[int, ...]:
+    """What changes when the file is rewritten or replaced (a Secret's symlink swapped)."""
+    st = path.stat()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)

@@ -20,18 +20,27 @@ from guard.models import JudgeRequest
 
 DEADLINE_HEADER = "x-groundguard-deadline-ms"
 BATCH_FIELD = "requests"
+# ``metadata`` is passed through to the verdict untouched (every other field is typed by the
+# request model); nested past ~250 levels the verdict could not be written as JSON
+MAX_METADATA_DEPTH = 64
 
 Parse = Callable[[Mapping[str, Any]], JudgeRequest]
 """Turns one JSON object into a request (``GuardCore.parse``: the field map applies)."""
 
 
-async def read_body(request: Request, limit: int, within_s: float) -> bytes:
+async def read_body(
+    request: Request, limit: int, within_s: float, reserve: Callable[[int], None]
+) -> bytes:
     """The whole body, or 413 as soon as it is known to exceed ``limit`` bytes, or 408 when it
     has not arrived whole ``within_s`` (the request's deadline: a trickling body never holds a
-    request past it)."""
+    request past it). ``reserve`` is given the declared ``Content-Length`` before a byte is read
+    (without one, each chunk's size as it arrives) and raises to refuse it."""
     declared = request.headers.get("content-length")
-    if declared is not None and (not _digits(declared) or int(declared) > limit):
-        raise _too_large(limit)
+    length = None if declared is None else _whole_number(declared.strip(), limit)
+    if declared is not None:
+        if length is None:
+            raise _too_large(limit)
+        reserve(length)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -40,6 +49,8 @@ async def read_body(request: Request, limit: int, within_s: float) -> bytes:
                 size += len(chunk)
                 if size > limit:
                     raise _too_large(limit)
+                if declared is None:
+                    reserve(len(chunk))
                 chunks.append(chunk)
     except ClientDisconnect:
         raise BadRequest("client_disconnected", "the body was not sent whole") from None
@@ -93,7 +104,7 @@ def parse_one(parse: Parse, value: Any, *, at: str = "") -> JudgeRequest:
             "not_an_object", f"expected a JSON object, got {kind}", field=at or "body", status=422
         )
     try:
-        return parse(value)
+        request = parse(value)
     except InvalidRequest as exc:
         field = _first_field(exc)
         path = ".".join(p for p in (at, field) if p) or "body"
@@ -101,6 +112,31 @@ def parse_one(parse: Parse, value: Any, *, at: str = "") -> JudgeRequest:
     except (ValueError, TypeError, RecursionError) as exc:  # a field map on odd values
         kind = type(exc).__name__
         raise BadRequest("invalid_request", kind, field=at or "body", status=422) from None
+    if _nested_deeper(request.metadata, MAX_METADATA_DEPTH):
+        raise BadRequest(
+            "invalid_request",
+            f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep",
+            field=".".join(p for p in (at, "metadata") if p),
+            status=422,
+        )
+    return request
+
+
+def _nested_deeper(value: Any, most: int) -> bool:
+    """Whether ``value`` holds objects or arrays more than ``most`` levels deep (no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > most:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def parse_batch(parse: Parse, body: dict[str, Any], most: int) -> list[JudgeRequest]:
@@ -129,20 +165,27 @@ def deadline_ms(request: Request, default_ms: int, most_ms: int) -> int:
     raw = request.headers.get(DEADLINE_HEADER)
     if raw is None:
         return default_ms
-    text = raw.strip()
-    if not _digits(text) or not 1 <= int(text) <= most_ms:
+    ms = _whole_number(raw.strip(), most_ms)
+    if ms is None or ms < 1:
         raise BadRequest(
             "invalid_deadline",
             f"{DEADLINE_HEADER} must be whole milliseconds from 1 to {most_ms}",
             field=DEADLINE_HEADER,
         )
-    return int(text)
+    return ms
 
 
-def _digits(text: str) -> bool:
-    """ASCII digits only: headers arrive as Latin-1, where ``²`` is ``isdigit()`` but not
-    ``int()``."""
-    return text.isascii() and text.isdigit()
+def _whole_number(text: str, most: int) -> int | None:
+    """``text`` as a number from 0 to ``most``, or None: ASCII digits only (headers arrive as
+    Latin-1, where ``²`` is ``isdigit()`` but not ``int()``), and never ``int()`` of more
+    digits than ``most`` has (5,000 digits would pass Python's limit on ``int()`` of a
+    string)."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(most)) or int(digits) > most:
+        return None
+    return int(digits)
 
 
 def _first_field(exc: InvalidRequest) -> str:

@@ -50,7 +50,8 @@ _ERROR = {
 _REFUSALS = {
     "400": "Not JSON, not an object, or a bad deadline header (field names it).",
     "401": "No or an unknown bearer API key (when serve.api_keys_file is set).",
-    "408": "The body did not arrive whole by the request's deadline.",
+    "408": "The body did not arrive whole by the request's deadline, or the headers not "
+    "within serve.header_timeout_s (the connection is closed).",
     "413": "The body is larger than serve.max_body_bytes.",
     "415": "Not application/json.",
     "422": "A field has the wrong type or is missing (field names it).",
@@ -83,8 +84,16 @@ def _check_operation(summary: str, body: str, reply: str, ok: str) -> dict[str, 
         "responses": {
             "200": _json(_ref(reply), ok),
             **_errors(
-                ("429", "Shed: serve.max_in_flight reached, or a budget refusal (Retry-After)."),
-                ("503", "A budget refusal (breaker open, quota spent) (Retry-After)."),
+                (
+                    "429",
+                    "Shed: serve.max_in_flight or serve.max_buffered_body_bytes reached (the "
+                    "body unread), or a budget refusal (Retry-After).",
+                ),
+                (
+                    "503",
+                    "A budget refusal (breaker open, quota spent), or serve.max_connections "
+                    "reached (Retry-After).",
+                ),
             ),
         },
     }

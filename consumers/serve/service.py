@@ -5,16 +5,23 @@ On the signal: ``/readyz`` turns 503 (``stopping``), the listener closes (no new
 requests in progress finish within ``drain_timeout_s`` (the setting ``run`` drains by), what is
 left then is cancelled and answered 503 ``shutting_down``, the judges are closed and the process
 exits 0.
+
+Where it listens: ``serve.host`` is loopback unless told. A non-loopback address without
+``serve.api_keys_file`` would let anyone on the network spend the judge's budget, so ``serve``
+refuses to start (:func:`exposure_problem`, exit 2) unless ``serve.allow_unauthenticated`` says
+the network is trusted; then it logs ``serve.unauthenticated`` at warning level at start.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import Callable
 
 import structlog
 
-from consumers.asgi import AsgiServer
+from consumers.asgi import AsgiServer, ConnectionLimits
+from consumers.errors import SettingsError
 from consumers.health import Health
 from consumers.metrics import Metrics
 from consumers.serve.app import CheckApi, build_app
@@ -59,6 +66,11 @@ async def serve_http(
         host=settings.serve.host,
         port=settings.serve.port,
         grace_s=settings.drain_timeout_s,
+        limits=ConnectionLimits(
+            max_connections=settings.serve.max_connections,
+            header_timeout_s=settings.serve.header_timeout_s,
+            retry_after_s=settings.serve.retry_after_s,
+        ),
     )
     event = stop or asyncio.Event()
     remove = stop_on_signals(event, log_event="serve.signal") if stop is None else (lambda: None)
@@ -83,8 +95,15 @@ async def serve_http(
 
 def _log_start(settings: ServiceSettings, port: int, api: CheckApi) -> None:
     serve = settings.serve
-    if not api.keys.required:
-        log.warning("serve.auth_disabled", fix="set serve.api_keys_file to require API keys")
+    if not api.keys.required and not is_loopback(serve.host):
+        log.warning(
+            "serve.unauthenticated",
+            host=serve.host,
+            problem="no API keys: anyone who reaches this address may call the judge",
+            fix="set serve.api_keys_file (serve.allow_unauthenticated is set)",
+        )
+    elif not api.keys.required:
+        log.info("serve.auth_disabled", host=serve.host, fix="set serve.api_keys_file")
     log.info(
         "serve.listening",
         host=serve.host,
@@ -94,6 +113,32 @@ def _log_start(settings: ServiceSettings, port: int, api: CheckApi) -> None:
         deadline_ms=serve.deadline_ms,
         on_deadline=serve.on_deadline.value,
         auth=api.keys.required,
+    )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only (a name other than ``localhost``
+    counts as not: it may resolve anywhere)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_problem(settings: ServiceSettings) -> SettingsError | None:
+    """The refusal to listen on a non-loopback address without API keys, unless
+    ``serve.allow_unauthenticated`` (see the module docstring)."""
+    serve = settings.serve
+    if serve.api_keys_file is not None or serve.allow_unauthenticated or is_loopback(serve.host):
+        return None
+    return SettingsError(
+        "serve.host",
+        f"{serve.host} is reachable from the network and serve.api_keys_file is not set: "
+        "anyone could call the judge",
+        "set serve.api_keys_file (bearer API keys), or serve.allow_unauthenticated: true on a "
+        "trusted network, or listen on 127.0.0.1",
     )
 
 

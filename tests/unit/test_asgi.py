@@ -4,12 +4,14 @@ request in progress finish within the grace period and cuts it off past it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 from typing import Any
 
 import httpx2
 import pytest
 
-from consumers.asgi import AsgiServer
+from consumers.asgi import AsgiServer, ConnectionLimits
 
 
 def slow_app(seconds: float, entered: asyncio.Event | None = None) -> Any:
@@ -57,3 +59,86 @@ async def test_close_cuts_off_what_outlives_the_grace_period(
         await asyncio.wait_for(server.close(), 5)
         assert (await reply).status_code == 500
     assert "timeout graceful shutdown exceeded" in caplog.text
+
+
+def accepted_sockets(server: AsgiServer) -> list[socket.socket]:
+    """The server side of every open connection (uvicorn's protocols hold the transports)."""
+    connections = server._server.server_state.connections  # the test's probe
+    return [c.transport.get_extra_info("socket") for c in connections]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+async def test_accepted_connections_have_tcp_nodelay_set(host: str) -> None:
+    """Without TCP_NODELAY a response written in two parts (head, body) waits for the client's
+    delayed ACK: about 40 ms per request on a keep-alive connection."""
+    if host == "::1" and not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    async with AsgiServer(slow_app(0), host=host, port=0) as server:
+        url = f"http://[{host}]:{server.port}/" if ":" in host else f"http://{host}:{server.port}/"
+        async with httpx2.AsyncClient(timeout=10) as client:
+            assert (await client.get(url)).text == "done"  # the connection is kept alive
+            sockets = accepted_sockets(server)
+            assert len(sockets) == 1
+            assert sockets[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+REQUEST = b"GET / HTTP/1.1\r\nhost: t\r\n\r\n"
+
+
+async def _reply(reader: asyncio.StreamReader) -> bytes:
+    """Everything the server sends until it closes the connection (bounded by a timeout)."""
+    return await asyncio.wait_for(reader.read(), 10)
+
+
+async def test_headers_trickled_past_the_header_timeout_get_408_and_the_connection_closed() -> None:
+    """A slowloris client: one byte of headers at a time never completes a request, and each
+    byte does not restart the clock."""
+    limits = ConnectionLimits(header_timeout_s=0.3)
+    async with AsgiServer(slow_app(0), host="127.0.0.1", port=0, limits=limits) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        trickle = b"GET / HTTP/1.1\r\n" + b"x-slow: " + b"a" * 400
+        closed_after = None
+        for n, byte in enumerate(trickle):
+            writer.write(bytes([byte]))
+            with contextlib.suppress(TimeoutError):
+                got = await asyncio.wait_for(reader.read(), 0.02)
+                closed_after = n
+                break
+        writer.close()
+    assert closed_after is not None
+    assert closed_after < len(trickle) - 1  # cut off mid-headers
+    assert got.startswith(b"HTTP/1.1 408")
+
+
+async def test_an_idle_connection_is_closed_after_the_header_timeout() -> None:
+    limits = ConnectionLimits(header_timeout_s=0.2)
+    async with AsgiServer(slow_app(0), host="127.0.0.1", port=0, limits=limits) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        assert await _reply(reader) == b""  # closed without a word: nothing was asked
+        writer.close()
+
+
+async def test_past_max_connections_a_new_connection_gets_503_and_is_closed() -> None:
+    limits = ConnectionLimits(max_connections=2, retry_after_s=3)
+    async with AsgiServer(slow_app(0), host="127.0.0.1", port=0, limits=limits) as server:
+        held = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(2)]
+        for reader, writer in held:  # both accepted and served, kept alive
+            writer.write(REQUEST)
+            assert (await asyncio.wait_for(reader.readuntil(b"done"), 10)).startswith(
+                b"HTTP/1.1 200"
+            )
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        refused = await _reply(reader)
+        writer.close()
+        assert refused.startswith(b"HTTP/1.1 503")
+        assert b"retry-after: 3" in refused
+        assert b"too_many_connections" in refused
+        held[0][1].close()
+        await held[0][1].wait_closed()
+        async with httpx2.AsyncClient(timeout=10) as client:  # room again once one closed
+            for _ in range(100):
+                reply = await client.get(f"http://127.0.0.1:{server.port}/")
+                if reply.status_code == 200:
+                    break
+            assert reply.status_code == 200
+        held[1][1].close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,7 @@ def test_a_rotated_key_file_takes_effect_without_a_restart(tmp_path: Path) -> No
     keys.check(f"Bearer {KEY}")
     new = "n" * 32
     path.write_text(new, encoding="utf-8")
-    keys._mtime_ns = -2  # as if the clock moved on (same-second rewrites share an mtime)
+    os.utime(path, ns=(1, 1))  # a same-tick rewrite of the same size could share an mtime
     keys.check(f"Bearer {new}")
     with pytest.raises(Unauthorized):
         keys.check(f"Bearer {KEY}")

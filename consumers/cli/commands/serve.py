@@ -19,7 +19,7 @@ from consumers.config import load_settings
 from consumers.errors import SettingsError
 from consumers.heap import freeze_startup
 from consumers.serve.auth import ApiKeys
-from consumers.serve.service import needs_offline, serve_http
+from consumers.serve.service import exposure_problem, needs_offline, serve_http
 from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
 from guard.boundary import GuardCore
@@ -37,16 +37,27 @@ def register(subparsers: Any) -> None:
         "JSON), /openapi.json, /healthz, /readyz and /metrics on serve.port, with deadlines "
         "(x-groundguard-deadline-ms, serve.on_deadline), an in-flight bound (429), bearer API "
         "keys (serve.api_keys_file) and the judge's budgets. Settings: --config FILE and "
-        "GROUNDGUARD_... environment variables (these win), e.g. GROUNDGUARD_SERVE__PORT.",
+        "GROUNDGUARD_... environment variables (these win), e.g. GROUNDGUARD_SERVE__PORT. "
+        "It listens on 127.0.0.1 unless told (--host, serve.host); on any other address it "
+        "needs serve.api_keys_file, or serve.allow_unauthenticated: true for a trusted "
+        "network, else it refuses to start.",
     )
     parser.add_argument("--config", type=Path, help="a YAML or JSON settings file")
+    parser.add_argument(
+        "--host",
+        help="the address to listen on (overrides serve.host; default 127.0.0.1, 0.0.0.0 for "
+        "every interface)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        settings = load_settings(args.config, os.environ)
+        settings = _with_host(load_settings(args.config, os.environ), args.host)
         ApiKeys(settings.serve.api_keys_file)  # an unusable key file fails here, at start
+        exposed = exposure_problem(settings)
+        if exposed is not None:
+            raise exposed
         guard, offline = _judges(settings)
     except (SettingsError, ConfigError) as exc:
         print(f"groundguard serve: bad setting {exc}", file=sys.stderr)
@@ -59,6 +70,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"groundguard serve: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _with_host(settings: ServiceSettings, host: str | None) -> ServiceSettings:
+    if host is None:
+        return settings
+    if not host.strip():
+        raise SettingsError("serve.host", "--host is empty", "give an address, e.g. 0.0.0.0")
+    serve = settings.serve.model_copy(update={"host": host.strip()})
+    return settings.model_copy(update={"serve": serve})
 
 
 def _judges(settings: ServiceSettings) -> tuple[GuardCore, GuardCore | None]:
