@@ -74,7 +74,9 @@ async def test_poison_messages_never_stop_the_service_nor_the_partition(
 ) -> None:
     topics = new_topics()
     await create_all(kafka_bootstrap, topics, partitions=1)
+    # each output has its own limit (issue 29): verdicts and quarantine take 60,000 bytes
     await limit_message_bytes(kafka_bootstrap, topics.verdicts, 60_000)
+    await limit_message_bytes(kafka_bootstrap, topics.quarantine, 60_000)
     settings = make_settings(
         kafka_bootstrap, topics, guarantee=guarantee, transactional_id_prefix=topics.requests
     )
