@@ -20,6 +20,7 @@ from aiokafka.structs import TopicPartition
 from structlog.testing import capture_logs
 
 from consumers.errors import PublishFailed
+from consumers.runtime import service as service_module
 from consumers.runtime.service import GuardService
 from consumers.settings import ServiceSettings, TopicSettings
 from guard.batch.journal import JournalError
@@ -300,6 +301,34 @@ async def test_a_dead_letter_refused_even_bare_stops_before_its_message() -> Non
         await h.task
     assert cluster.committed_offset(A) == 1
     assert not [out for out in cluster.outputs if out.topic == "dlq"]
+
+
+async def test_a_message_crashing_outside_the_pipeline_ends_as_its_dead_letter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 29: a step outside the pipeline's own guard raises for message 1 (here binding its
+    log context). The service's last resort publishes its dead letter (``internal_error``, the
+    input's coordinates) and finishes it: the commit passes it, the messages around it get their
+    verdicts, and the service keeps running."""
+    real = service_module.mark_record
+
+    def crash_on_1(**context: Any) -> None:
+        if context["offset"] == 1:
+            raise RuntimeError("a bug outside the pipeline")
+        real(**context)
+
+    monkeypatch.setattr(service_module, "mark_record", crash_on_1)
+    cluster = FakeCluster()
+    for i in range(3):
+        cluster.produce(A, request(i))
+    async with running(cluster, [A]) as h:
+        await h.committed(A, 3)
+        assert h.task is not None
+        assert not h.task.done()
+    letters = [out.json for out in cluster.outputs if out.topic == "dlq"]
+    assert [(d["reason"], d["input"]["offset"]) for d in letters] == [("internal_error", 1)]
+    assert "a bug outside the pipeline" in letters[0]["detail"]
+    assert cluster.verdict_ids() == ids(0, 2)
 
 
 async def test_an_aborted_transaction_is_retried_without_duplicates() -> None:
