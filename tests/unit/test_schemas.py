@@ -129,9 +129,14 @@ def test_documented_example_validates(example: tuple[str, str, Any]) -> None:
 
 
 def test_documented_request_examples_are_accepted_by_the_model() -> None:
-    for _, name, instance in documented_examples():
-        if name == "request":
-            JudgeRequest.model_validate(instance)
+    """Every documented request parses, and each field it shows is read as written: the model
+    ignores unknown fields, so a misspelt or stale field in the docs would otherwise pass."""
+    examples = [(where, x) for where, name, x in documented_examples() if name == "request"]
+    assert examples, "no documented request example found"
+    for where, instance in examples:
+        parsed = JudgeRequest.model_validate(instance)
+        expected = instance | ({"id": str(instance["id"])} if "id" in instance else {})
+        assert parsed.model_dump(mode="json", exclude_unset=True) == expected, where
 
 
 async def test_verdict_from_guard_code_validates() -> None:
