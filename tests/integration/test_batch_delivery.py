@@ -24,6 +24,7 @@ from guard.settings import JudgeSettings
 from guard.testing import FakeLLMServer
 from guard.testing.fake_api import Fault
 from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER
+from tests.unit.fakekafka import until
 
 CONTEXT = ["Our return policy allows returns within 30 days."]
 GOOD = "You can return items within 30 days."
@@ -86,6 +87,11 @@ async def until_submitted(guard: Guard, batches: int) -> None:
             return
         await asyncio.sleep(0.05)
     pytest.fail(f"{guard.batcher.stats()}")
+
+
+async def until_journaled(journal: MemoryJournal) -> None:
+    """Wait (bounded) until ``journal`` records a submitted batch (its provider id known)."""
+    await until(lambda: any(b.batch_id for b in journal.batches()), "the batch journaled")
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -168,7 +174,7 @@ async def test_an_item_submitted_before_is_awaited_not_submitted_again(
     async def submit_then_stop() -> None:
         task = asyncio.ensure_future(judge_all(first, [GOOD, BAD]))
         await until_submitted(first, 1)
-        await asyncio.sleep(0.1)  # recorded in the journal right after submission
+        await until_journaled(first.batcher.journal)  # type: ignore[arg-type]
         task.cancel()  # the process dies while the batch runs
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -188,7 +194,9 @@ async def test_a_caller_that_gives_up_before_submission_is_not_billed(
 ) -> None:
     guard = build_guard(settings(server, "openai-chat", max_wait_s=1.0), ENV)
     left = asyncio.ensure_future(judge_all(guard, [GOOD], stream="gone"))
-    await asyncio.sleep(0.05)
+    batcher = guard.batcher
+    assert batcher is not None
+    await until(lambda: batcher.stats().open_items == 1, "the item gathered")
     left.cancel()
     with pytest.raises(asyncio.CancelledError):
         await left
@@ -213,7 +221,7 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
 
     running = asyncio.gather(one("t-0"), one("t-1"))
     await until_submitted(first, 1)
-    await asyncio.sleep(0.1)  # recorded in the journal right after submission
+    await until_journaled(first.batcher.journal)  # type: ignore[arg-type]
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
@@ -342,18 +350,19 @@ async def test_a_handed_over_partitions_batch_is_no_longer_polled(server: FakeLL
     kept, gone = asyncio.ensure_future(one("t-0")), asyncio.ensure_future(one("t-1"))
     try:
         await until_submitted(guard, 1)
-        await asyncio.sleep(0.2)  # polled a few times
+        await until(lambda: server.stats()["batch"]["polls"] >= 2, "polled a few times")
+        pollers = set(batcher._pollers.values())
         batcher.release({"t-1"})
-        await asyncio.sleep(0.05)
+        await until(gone.done, "t-1's caller released")
         assert gone.cancelled()
         assert not kept.done()
         assert batcher.stats().polling == 1  # t-0 still waits for it
+        assert not any(p.done() for p in pollers)
         batcher.release({"t-0"})
-        await asyncio.sleep(0.05)
+        await until(kept.done, "t-0's caller released")
         assert kept.cancelled()
         assert batcher.stats().polling == 0
-        polls = server.stats()["batch"]["polls"]
-        await asyncio.sleep(0.3)  # six poll intervals
-        assert server.stats()["batch"]["polls"] == polls
+        await asyncio.wait(pollers, timeout=10)  # it ends, cancelled: nothing polls it any more
+        assert all(p.cancelled() for p in pollers)
     finally:
         await guard.aclose()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import anthropic
@@ -24,8 +23,14 @@ def line(custom_id: str, text: str) -> bytes:
 
 @pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(batch_delay_s=0.2) as srv:
+    """Batches run until a test ends them (``end_batches``): no test waits on the clock."""
+    with FakeLLMServer(batch_delay_s=3600) as srv:
         yield srv
+
+
+def end_batches(server: FakeLLMServer) -> None:
+    """Every batch created so far ends now (the fake reads ``delay_s`` when a batch is read)."""
+    server.batches.delay_s = 0
 
 
 @pytest.fixture
@@ -53,7 +58,7 @@ async def test_openai_batch_runs_after_its_delay_and_splits_output_and_error_fil
         input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
     )
     assert (await oai.batches.retrieve(batch.id)).status == "in_progress"
-    await asyncio.sleep(0.25)
+    end_batches(server)
     done = await oai.batches.retrieve(batch.id)
     assert done.status == "completed"
     assert done.request_counts is not None
@@ -72,7 +77,9 @@ async def test_openai_batch_runs_after_its_delay_and_splits_output_and_error_fil
     assert server.batches.submitted() == {"a": 1, "b": 1, "c": 1}
 
 
-async def test_openai_expired_and_cancelled_batches(oai: openai.AsyncOpenAI) -> None:
+async def test_openai_expired_and_cancelled_batches(
+    server: FakeLLMServer, oai: openai.AsyncOpenAI
+) -> None:
     data = line("x", "ok") + line("y", ITEM_EXPIRE_MARKER)
     upload = await oai.files.create(file=("in.jsonl", data), purpose="batch")
     expired = await oai.batches.create(
@@ -82,7 +89,7 @@ async def test_openai_expired_and_cancelled_batches(oai: openai.AsyncOpenAI) -> 
         input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
     )
     assert (await oai.batches.cancel(cancelled.id)).status == "cancelled"
-    await asyncio.sleep(0.25)
+    end_batches(server)
     ended = await oai.batches.retrieve(expired.id)
     assert ended.status == "expired"
     assert ended.error_file_id is not None
@@ -107,7 +114,7 @@ async def test_anthropic_message_batch_results_through_the_sdk(
     ]
     batch = await ant.messages.batches.create(requests=requests)
     assert batch.processing_status == "in_progress"
-    await asyncio.sleep(0.25)
+    end_batches(server)
     ended = await ant.messages.batches.retrieve(batch.id)
     assert ended.processing_status == "ended"
     assert (ended.request_counts.succeeded, ended.request_counts.errored) == (1, 1)

@@ -111,6 +111,7 @@ class FakeConsumer:
         self.listener: Rebalance | None = None
         self.started = False
         self.getmany_calls = 0
+        self.timeouts: list[int] = []  # the timeout_ms of each getmany
         self.seeks: list[tuple[TopicPartition, int]] = []
         self.lookup_gate: asyncio.Event | None = None  # holds committed_with_metadata
         self.commit_gate: asyncio.Event | None = None  # holds commit
@@ -130,6 +131,7 @@ class FakeConsumer:
 
     async def getmany(self, timeout_ms: int) -> Records:
         self.getmany_calls += 1
+        self.timeouts.append(timeout_ms)
         await asyncio.sleep(0)  # a fetch always yields to the event loop, as aiokafka's does
         batch: Records = {}
         for tp in sorted(self.assigned - self.paused):
