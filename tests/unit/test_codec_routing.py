@@ -17,6 +17,8 @@ from consumers.runtime.codec import Decoded, decode, has_long_digits
 from consumers.runtime.deadletters import route as route_dead_letter
 from consumers.runtime.routing import quarantined, route_verdict
 from consumers.settings import FailurePolicy, TopicSettings
+from guard.budgets import BudgetSettings
+from guard.budgets.judge import build_budgeted_judge
 from guard.engine import Guard
 from guard.models import Label, Verdict
 from guard.settings import JudgeSettings
@@ -135,6 +137,34 @@ class TestRouting:
         self, label: Label, reason: str | None, policy: FailurePolicy, held: bool
     ) -> None:
         assert quarantined(_verdict(label, reason), policy) is held
+
+    @pytest.mark.parametrize(
+        ("budget", "reason", "held"),
+        [
+            (BudgetSettings(sample_rate=0.0), "not_sampled", False),
+            (
+                BudgetSettings(cost_per_day_usd=0.000001, on_budget_exhausted="skip"),
+                "budget_exhausted:day",
+                True,
+            ),
+        ],
+    )
+    async def test_the_skips_the_budget_layers_make_are_routed_by_their_cause(
+        self, budget: BudgetSettings, reason: str, held: bool
+    ) -> None:
+        """Issue 29: the reason a budget layer gives (not one written by hand) is the one the
+        routing reads: a message left out by sampling is never quarantined, one skipped by a
+        spent budget is under fail_closed."""
+        judge = build_budgeted_judge(FakeJudge(), budget, price=lambda model, usage: 0.02)
+        guard = Guard(judge, JudgeSettings(provider="fake"))
+        try:
+            await guard.judge_payload({"output": "Paris.", "context": "Paris is in France."})
+            verdict = await guard.judge_payload({"output": "Lyon.", "context": "Lyon is big."})
+        finally:
+            await guard.aclose()
+        assert (verdict.label, verdict.reason) == (Label.SKIPPED, reason)
+        assert quarantined(verdict, FailurePolicy.FAIL_CLOSED) is held
+        assert not quarantined(verdict, FailurePolicy.FAIL_OPEN)
 
     def _decoded(self) -> Decoded:
         decoded = _decode(
