@@ -5,6 +5,7 @@ It knows nothing of Kafka; :mod:`consumers` is the streaming runtime built on it
 Map of the package, in the order a request goes through it::
 
     models, strictjson       the request and verdict contract; reading its JSON strictly
+    skips                    why a verdict is ``skipped`` (typed; the verdict keeps the text)
     engine                   the Guard: parse -> prepare -> judge -> decide, one verdict
     prepare/                 a request made ready for a judge (used by the engine only):
                              mapping, sanitize, truncate, excerpt, evidence, injection
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     )
     from guard.providers.base import Judge, JudgeOutcome
     from guard.settings import JudgeSettings, Provider
+    from guard.skips import SkipReason
 
 _HOMES = {
     "BinaryAssessment": "guard.decide.assessment",
@@ -80,6 +82,7 @@ _HOMES = {
     "Provider": "guard.settings",
     "Scale5Assessment": "guard.decide.assessment",
     "ScoringMode": "guard.models",
+    "SkipReason": "guard.skips",
     "Verdict": "guard.models",
 }
 
@@ -105,6 +108,7 @@ __all__ = [
     "Provider",
     "Scale5Assessment",
     "ScoringMode",
+    "SkipReason",
     "Verdict",
 ]
 

@@ -64,6 +64,7 @@ from guard.prepare.truncate import covered, truncate, window_spans
 from guard.providers.base import Judge, JudgeOutcome
 from guard.redact import redact
 from guard.settings import JudgeSettings
+from guard.skips import SkipReason
 
 if TYPE_CHECKING:
     from guard.batch.judge import BatchingJudge
@@ -403,13 +404,13 @@ class Guard:
             "a judge call.",
         )
 
-    def _skipped(self, request: JudgeRequest, case: PreparedCase, reason: str) -> Verdict:
+    def _skipped(self, request: JudgeRequest, case: PreparedCase, reason: SkipReason) -> Verdict:
         return self._verdict(
             request,
             case.request_id,
             case.truncation,
             label=Label.SKIPPED,
-            reason=reason,
+            reason=str(reason),
             injections=list(case.injections),
             coverage=case.coverage,
             explanation=f"Not judged: {reason}.",

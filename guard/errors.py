@@ -29,6 +29,11 @@ Behaviour lives in class attributes: ``retriable`` (a retry may succeed), ``stop
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from guard.skips import SkipReason
+
 
 class GuardError(Exception):
     """Root of every error raised by the judge core."""
@@ -63,13 +68,14 @@ class InvalidRequest(GuardError):
 
 
 class JudgementSkipped(GuardError):
-    """No judgement was made on purpose; the verdict is ``skipped`` with this reason."""
+    """No judgement was made on purpose; the verdict is ``skipped`` with this reason
+    (:class:`guard.skips.SkipReason`, written as its text)."""
 
     kind = "skipped"
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: SkipReason) -> None:
         self.reason = reason
-        super().__init__(reason)
+        super().__init__(str(reason))
 
 
 class JudgeError(GuardError):

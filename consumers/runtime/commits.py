@@ -54,6 +54,7 @@ from consumers.errors import PublishFailed
 from consumers.runtime.envelope import OutRecord, outputs_bytes
 from consumers.runtime.intake import Partition, Staged
 from consumers.runtime.kafka import Consumer, Producer
+from consumers.runtime.kinds import OutputKind
 from consumers.runtime.offsets import encode_finished
 from consumers.runtime.publisher import (
     Sent,
@@ -66,7 +67,7 @@ from consumers.runtime.publisher import (
     send_alone,
     transient,
 )
-from consumers.runtime.replies import REPLY, Replies
+from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import Guarantee, ServiceSettings
 
@@ -237,12 +238,14 @@ class OffsetCommits:
         refused: Refused,
         input_bytes: int = 0,
     ) -> list[OutRecord]:
-        replies = [out for out in outputs if out.kind == REPLY]
+        replies = [out for out in outputs if out.kind is OutputKind.REPLY]
         if not replies:
             return await self._publish(outputs, refused)
         answering = asyncio.ensure_future(self._answer(await self._append(replies)))
         try:
-            delivered = await self._publish([o for o in outputs if o.kind != REPLY], refused)
+            delivered = await self._publish(
+                [o for o in outputs if o.kind is not OutputKind.REPLY], refused
+            )
         except BaseException:
             answering.cancel()
             raise
@@ -469,14 +472,16 @@ class TransactionCommits:
                         raise Fenced("this member is no longer in its group")
                 return
             except _SendFailed as exc:
-                others = [(out, error) for out, error in exc.failed if out.kind != REPLY]
+                others = [
+                    (out, error) for out, error in exc.failed if out.kind is not OutputKind.REPLY
+                ]
                 if not others:  # only replies: dropped, the rest goes in the next round
                     self._drop_replies(staged, exc.failed)
                     continue
                 refused = [
                     (out, error)
                     for out, error in exc.failed
-                    if out.kind == REPLY
+                    if out.kind is OutputKind.REPLY
                     and not transient(error)
                     and not isinstance(error, MessageSizeTooLargeError)
                 ]
@@ -508,7 +513,7 @@ class TransactionCommits:
         changed = bool(batched)
         for message in staged:
             before = {id(out) for out in message.outputs}
-            had_letter = any(out.kind == "dead_letter" for out in message.outputs)
+            had_letter = any(out.kind is OutputKind.DEAD_LETTER for out in message.outputs)
             mine = [(o, e) for o, e in failed if id(o) in before and id(o) not in batched]
             if mine and replace_refused(
                 message.outputs, mine, message.refused, self._batch_bytes, sent_alone
@@ -530,7 +535,12 @@ class TransactionCommits:
         """Drop the replies whose topic no longer exists (asked afresh: a requester may have
         deleted its reply topic since the reply was staged). aiokafka would retry adding such a
         topic to the transaction without end, and the transaction would never end."""
-        topics = {out.topic for message in staged for out in message.outputs if out.kind == REPLY}
+        topics = {
+            out.topic
+            for message in staged
+            for out in message.outputs
+            if out.kind is OutputKind.REPLY
+        }
         if not topics:
             return
         try:
@@ -540,11 +550,13 @@ class TransactionCommits:
             return  # the cluster cannot say: the transaction finds out
         for message in staged:
             for out in message.outputs:
-                if out.kind == REPLY and out.topic in gone:
+                if out.kind is OutputKind.REPLY and out.topic in gone:
                     self._stats.replies -= 1  # counted when staged (as verdicts are)
                     self._replies.dropped(out, "unknown_topic")
             message.outputs[:] = [
-                out for out in message.outputs if out.kind != REPLY or out.topic not in gone
+                out
+                for out in message.outputs
+                if out.kind is not OutputKind.REPLY or out.topic not in gone
             ]
 
     def _drop_replies(
@@ -564,7 +576,9 @@ class TransactionCommits:
         """Count a message's new dead letter (its outputs were counted when staged); a dead
         letter made smaller was counted already."""
         if not had_letter:
-            self._stats.delivered((out.kind, out.tag) for out in new if out.kind == "dead_letter")
+            self._stats.delivered(
+                (out.kind, out.tag) for out in new if out.kind is OutputKind.DEAD_LETTER
+            )
 
     def _failed(self, exc: KafkaError) -> None:
         now = time.monotonic()

@@ -29,6 +29,7 @@ from consumers.runtime.envelope import (
 )
 from consumers.runtime.fitting import fit_envelope, record_size
 from consumers.runtime.headers import safe_headers, shown_names
+from consumers.runtime.kinds import OutputKind
 from consumers.settings import TopicSettings
 
 log = structlog.get_logger("consumers.pipeline")
@@ -194,7 +195,12 @@ def route(
         ("content-type", b"application/json"),
     ]
     return OutRecord(
-        topics.dlq, key, letter.model_dump_json().encode(), extra, "dead_letter", letter.reason
+        topics.dlq,
+        key,
+        letter.model_dump_json().encode(),
+        extra,
+        OutputKind.DEAD_LETTER,
+        letter.reason,
     )
 
 

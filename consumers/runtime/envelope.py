@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from consumers.records import SourceCoordinates
+from consumers.runtime.kinds import OutputKind
 
 Headers = tuple[tuple[str, bytes], ...]
 KEY_MAX_BYTES = 4096  # longer keys travel as sha256:<hex> (same key, same digest, same partition)
@@ -70,7 +71,7 @@ class OutRecord:
     key: bytes | None
     value: bytes
     headers: list[tuple[str, bytes]]
-    kind: str  # "verdict" | "quarantine" | "approved" | "reply" | "dead_letter"
+    kind: OutputKind
     tag: str = ""  # the verdict's label, or the dead letter's reason (for counters)
     partition: int | None = None  # None: by the key (a reply's kafka_replyPartition sets it)
 

@@ -32,6 +32,7 @@ from consumers.runtime.headers import (
     fit_headers,
     header_size,
 )
+from consumers.runtime.kinds import OutputKind
 
 RECORD_OVERHEAD = 64  # varints, attributes, offsets and timestamps of one record in a batch
 KEY_HASHED_HEADER = "groundguard-key-hashed"
@@ -131,7 +132,7 @@ def fit_outputs(
             out = fit_envelope(out)
             header_bytes = measure_headers(out.headers)[1]
         size = record_size(out, header_bytes)
-        if out.kind == "quarantine" and size > limits.of(out.topic):
+        if out.kind is OutputKind.QUARANTINE and size > limits.of(out.topic):
             out = without_payload(out)
             size = record_size(out, header_bytes)
         fitted.append(out)

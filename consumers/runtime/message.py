@@ -25,6 +25,7 @@ from consumers.records import DeadLetter, SourceCoordinates
 from consumers.runtime import codec, deadletters, routing
 from consumers.runtime.envelope import Origin, OutRecord, RecordLike, origin_of
 from consumers.runtime.fitting import OutputLimits, fit_outputs
+from consumers.runtime.kinds import OutputKind
 from consumers.runtime.replies import Replies
 from consumers.settings import ServiceSettings
 from guard.models import JudgeRequest, Verdict
@@ -79,9 +80,9 @@ class Pipeline:
         if self.replies is None or not isinstance(finished.origin, Origin):
             return finished
         kinds = [out.kind for out in finished.outputs]
-        if "dead_letter" not in kinds or "reply" in kinds:
+        if OutputKind.DEAD_LETTER not in kinds or OutputKind.REPLY in kinds:
             return finished
-        letter = finished.outputs[kinds.index("dead_letter")]
+        letter = finished.outputs[kinds.index(OutputKind.DEAD_LETTER)]
         try:
             reply = self.replies.error_reply(letter, finished.origin, self.limits)
         except Exception:  # the courtesy reply must never cost the message its dead letter

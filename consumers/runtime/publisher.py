@@ -23,6 +23,7 @@ from consumers.runtime import deadletters
 from consumers.runtime.envelope import OutRecord
 from consumers.runtime.fitting import record_size
 from consumers.runtime.kafka import Producer
+from consumers.runtime.kinds import OutputKind
 
 log = structlog.get_logger("consumers.publisher")
 PUBLISH_BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)
@@ -101,12 +102,12 @@ def replace_refused(
     refused_ids = {id(out) for out in too_large}
     changed = False
     for i, out in enumerate(outputs):
-        if id(out) in refused_ids and out.kind == "dead_letter":
+        if id(out) in refused_ids and out.kind is OutputKind.DEAD_LETTER:
             bare = deadletters.bare(out.value)
             if bare != out.value:
                 outputs[i] = dataclasses.replace(out, value=bare)
                 changed = True
-    others = [out for out in too_large if out.kind != "dead_letter"]
+    others = [out for out in too_large if out.kind is not OutputKind.DEAD_LETTER]
     if others and refused is not None and all(_alone(out, batch_bytes, alone) for out in others):
         detail = ", ".join(
             f"the broker refused the {out.kind} record ({len(out.value)} bytes) as too large"

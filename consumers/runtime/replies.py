@@ -49,11 +49,11 @@ from consumers.runtime import codec, routing
 from consumers.runtime.envelope import Headers, Origin, OutRecord
 from consumers.runtime.fitting import OutputLimits, fit_envelope, record_size
 from consumers.runtime.kafka import Producer
+from consumers.runtime.kinds import OutputKind
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
 
 log = structlog.get_logger("consumers.replies")
-REPLY = "reply"  # the OutRecord kind
 THROTTLE_KEYS = 1024  # (topic, reason) pairs remembered for log throttling
 THROTTLE_LINES = 20  # log lines per interval over all topics
 TRACKED_TOPICS = 64  # reply topics whose metadata the producer keeps (the most recent)
@@ -192,12 +192,14 @@ class Replies:
     async def deliverable(self, producer: Producer, outputs: list[OutRecord]) -> list[OutRecord]:
         """``outputs`` without the replies whose topic, or partition (``kafka_replyPartition``),
         does not exist (counted, logged)."""
-        if not any(out.kind == REPLY for out in outputs):
+        if not any(out.kind is OutputKind.REPLY for out in outputs):
             return outputs
         self._producer = producer
         kept: list[OutRecord] = []
         for out in outputs:
-            if out.kind == REPLY and (reason := await self._missing_reason(producer, out)):
+            if out.kind is OutputKind.REPLY and (
+                reason := await self._missing_reason(producer, out)
+            ):
                 self.dropped(out, reason)
                 continue
             kept.append(out)

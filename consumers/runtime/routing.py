@@ -23,24 +23,21 @@ from consumers.reply.headers import CORRELATION_ID_HEADER, ReplyTo
 from consumers.runtime.codec import Decoded
 from consumers.runtime.envelope import Headers, OutRecord, coordinate_headers, tracing_headers
 from consumers.runtime.headers import safe_headers
+from consumers.runtime.kinds import OutputKind
 from consumers.settings import FailurePolicy, TopicSettings
 from guard.defaults import SCHEMA_VERSION
 from guard.models import Label, Verdict
+from guard.skips import skip_reason
 
-SAMPLING_REASON_PREFIXES = ("not_sampled", "sampled_out", "sampling")
 JSON_SPACE = b" \t\n\r"  # whitespace JSON allows around a value
-
-
-def is_sampling_skip(verdict: Verdict) -> bool:
-    reason = (verdict.reason or "").lower()
-    return verdict.label is Label.SKIPPED and reason.startswith(SAMPLING_REASON_PREFIXES)
 
 
 def quarantined(verdict: Verdict, policy: FailurePolicy) -> bool:
     """Whether the message must be held back: failed, or undecided under fail-closed."""
     if verdict.label is Label.FAIL:
         return True
-    if verdict.label is Label.PASS or is_sampling_skip(verdict):
+    skipped = skip_reason(verdict)
+    if verdict.label is Label.PASS or (skipped is not None and skipped.sampled_out):
         return False
     return policy is FailurePolicy.FAIL_CLOSED
 
@@ -106,12 +103,14 @@ def route_verdict(
     verdict_value = verdict.model_dump_json().encode()
     value = with_input(verdict_value, source_json)
     label = verdict.label.value
-    out = [OutRecord(topics.verdicts, key, value, base, "verdict", label)]
+    out = [OutRecord(topics.verdicts, key, value, base, OutputKind.VERDICT, label)]
     if quarantined(verdict, policy):
         payload = quarantine_json(verdict, verdict_value, source_json, decoded.payload)
-        out.append(OutRecord(topics.quarantine, key, payload, base, "quarantine", label))
+        out.append(OutRecord(topics.quarantine, key, payload, base, OutputKind.QUARANTINE, label))
     elif topics.approved:
-        out.append(OutRecord(topics.approved, key, decoded.payload, base, "approved", label))
+        out.append(
+            OutRecord(topics.approved, key, decoded.payload, base, OutputKind.APPROVED, label)
+        )
     if reply is not None:
         out.append(reply_record(reply, key, value, base, label))
     return out
@@ -123,4 +122,4 @@ def reply_record(
     """The verdict record sent to a reply topic: the requester chose that topic, so headers
     that may hold credentials stay behind; the correlation id goes along."""
     headers = [*safe_headers(base)[0], (CORRELATION_ID_HEADER, reply.correlation_id)]
-    return OutRecord(reply.topic, key, value, headers, "reply", label, reply.partition)
+    return OutRecord(reply.topic, key, value, headers, OutputKind.REPLY, label, reply.partition)

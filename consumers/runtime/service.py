@@ -50,6 +50,7 @@ from consumers.runtime.envelope import Origin, OutRecord
 from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
+from consumers.runtime.kinds import OutputKind
 from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
@@ -292,7 +293,7 @@ class GuardService:
             if isinstance(outcome, Unfinished):
                 return  # fetched again after the rewind or rebalance
             outputs = await self._deliver(part, record.offset, outcome)
-            if outcome.verdict is not None and any(o.kind == "verdict" for o in outputs):
+            if outcome.verdict is not None and any(o.kind is OutputKind.VERDICT for o in outputs):
                 self._published(outcome.verdict, outputs)
         except PublishFailed as exc:  # the broker, not the message: stop, offsets uncommitted
             self._abandon(record, exc)
@@ -349,7 +350,7 @@ class GuardService:
         # debug only: a quarantine is published and counted (groundguard_quarantined_total);
         # an info line per quarantined message was ~5 % of the service's CPU (docs/performance)
         if self._debug:  # a filtered debug call still builds a logger and an event
-            if any(out.kind == "quarantine" for out in outputs):
+            if any(out.kind is OutputKind.QUARANTINE for out in outputs):
                 log.debug("message.quarantined", label=verdict.label.value, reason=verdict.reason)
             else:
                 log.debug("verdict.published", label=verdict.label.value, score=verdict.score)

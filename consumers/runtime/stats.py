@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from consumers.runtime.kinds import OutputKind
 from guard.batch.judge import BatchStats
 
 
@@ -78,16 +79,16 @@ class ServiceStats:
     def progressed(self) -> None:
         self.last_progress = time.monotonic()
 
-    def delivered(self, outputs: Iterable[tuple[str, str]]) -> None:
+    def delivered(self, outputs: Iterable[tuple[OutputKind, str]]) -> None:
         """Count one message's delivered records, given as (kind, tag) pairs."""
         for kind, tag in outputs:
-            if kind == "verdict":
+            if kind is OutputKind.VERDICT:
                 self.verdicts[tag] += 1
-            elif kind == "quarantine":
+            elif kind is OutputKind.QUARANTINE:
                 self.quarantined += 1
-            elif kind == "approved":
+            elif kind is OutputKind.APPROVED:
                 self.approved += 1
-            elif kind == "reply":
+            elif kind is OutputKind.REPLY:
                 self.replies += 1
             else:
                 self.dead_lettered[tag] += 1

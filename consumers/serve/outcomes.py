@@ -17,16 +17,17 @@ All three carry ``Retry-After``. A batch answers 200 with each item's verdict.
 from __future__ import annotations
 
 from consumers.serve.deadline import DEADLINE_EXCEEDED
-from guard.models import Label, Verdict
+from guard.models import Verdict
+from guard.skips import SkipCause, skip_reason
 
 REFUSED_429 = frozenset({"rate_limited"})
 REFUSED_503 = frozenset({"circuit_open", "quota_exhausted"})
-BUDGET_SKIP = "budget_exhausted"
 
 
 def status_of(verdict: Verdict) -> int:
     """200, or 429/503 for a budget refusal (see the module docstring)."""
-    if verdict.label is Label.SKIPPED and (verdict.reason or "").startswith(BUDGET_SKIP):
+    skipped = skip_reason(verdict)
+    if skipped is not None and skipped.cause is SkipCause.BUDGET_EXHAUSTED:
         return 429
     kind = verdict.error.kind if verdict.error is not None else None
     if kind in REFUSED_429:

@@ -33,6 +33,7 @@ from guard.case import PreparedCase
 from guard.errors import ConfigError, JudgementSkipped, JudgeTimeout, MalformedJudgeOutput
 from guard.models import Usage
 from guard.providers.base import Judge, JudgeOutcome
+from guard.skips import SkipReason
 
 if TYPE_CHECKING:
     from guard.budgets.shared import SharedBudget, SharedReservation
@@ -260,7 +261,7 @@ class CostBudgetJudge(JudgeLayer):
                     return await self._judge(case, grant, fleet)
                 refused = fleet
             if self._policy is BudgetPolicy.SKIP:
-                raise JudgementSkipped(f"budget_exhausted:{refused.window}")
+                raise JudgementSkipped(SkipReason.budget_exhausted(refused.window))
             if self._policy is BudgetPolicy.FALLBACK:
                 return await self._fall_back(case, refused.window)
             await self._pause(refused, deadline)
@@ -312,7 +313,7 @@ class CostBudgetJudge(JudgeLayer):
     async def _pause(self, spent: WindowSnapshot, deadline: float) -> None:
         now = self._clock.now()
         if now >= deadline:  # paused as long as allowed: fall back to the skip policy
-            raise JudgementSkipped(f"budget_exhausted:{spent.window}")
+            raise JudgementSkipped(SkipReason.budget_exhausted(spent.window))
         self.paused += 1
         wait = spent.resets_in_s
         if spent.reserved_usd > 0 or spent.fleet:  # calls in flight may settle lower: look again

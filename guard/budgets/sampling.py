@@ -10,8 +10,8 @@ from guard.budgets.settings import SampleKey
 from guard.case import PreparedCase
 from guard.errors import JudgementSkipped
 from guard.providers.base import Judge, JudgeOutcome
+from guard.skips import SkipReason
 
-NOT_SAMPLED = "not_sampled"
 _SCALE = float(2**64)
 
 
@@ -43,5 +43,5 @@ class SampledJudge(JudgeLayer):
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         if not is_sampled(sample_key_of(case, self.key), self.rate):
             self.unsampled += 1
-            raise JudgementSkipped(NOT_SAMPLED)
+            raise JudgementSkipped(SkipReason.not_sampled())
         return await self.inner.assess(case)

@@ -10,6 +10,7 @@ from consumers.records import DeadLetter
 from consumers.runtime.codec import decode
 from consumers.runtime.deadletters import shrink as fit_dead_letter
 from consumers.runtime.deadletters import size as dead_letter_size
+from consumers.runtime.kinds import OutputKind
 from tests.unit.test_codec_routing import GUARD, Record
 
 LIMIT = 1_000_000  # the default max_output_bytes
@@ -77,7 +78,7 @@ def test_a_refused_dead_letter_is_replaced_by_its_bare_version_once() -> None:
     value = b"x" * 5000
     letter = decode(Record(value, headers=[("h", b"v")]), parse=GUARD.parse, max_bytes=10_000)
     assert isinstance(letter, DeadLetter)
-    dead = OutRecord("d", None, letter.model_dump_json().encode(), [], "dead_letter", "x")
+    dead = OutRecord("d", None, letter.model_dump_json().encode(), [], OutputKind.DEAD_LETTER, "x")
     outputs = [dead]
     assert replace_refused(outputs, [(dead, KafkaConnectionError())], None, 16_384) is False
     assert replace_refused(outputs, [(dead, MessageSizeTooLargeError())], None, 16_384) is True
@@ -102,9 +103,9 @@ def test_a_refused_verdict_or_quarantine_record_becomes_one_dead_letter() -> Non
     from consumers.runtime.envelope import OutRecord
     from consumers.runtime.publisher import replace_refused
 
-    verdict = OutRecord("v", None, b"{}" * 10, [], "verdict", "fail")
-    quarantine = OutRecord("q", None, b"x" * 20_000, [], "quarantine", "fail")
-    letter = OutRecord("d", None, b"{}", [], "dead_letter", "oversized")
+    verdict = OutRecord("v", None, b"{}" * 10, [], OutputKind.VERDICT, "fail")
+    quarantine = OutRecord("q", None, b"x" * 20_000, [], OutputKind.QUARANTINE, "fail")
+    letter = OutRecord("d", None, b"{}", [], OutputKind.DEAD_LETTER, "oversized")
     details: list[str] = []
 
     def refused(detail: str) -> OutRecord:

@@ -30,6 +30,7 @@ from guard.models import ContextField, Label, ScoringMode, Usage, Verdict
 from guard.prepare.injection import Fence
 from guard.providers.base import JudgeOutcome
 from guard.providers.prompts import build_prompt
+from guard.skips import SkipReason
 from guard.testing import FakeJudge
 
 
@@ -208,7 +209,7 @@ class SkippingJudge:
     model = "m"
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        raise JudgementSkipped("budget_exhausted")
+        raise JudgementSkipped(SkipReason.budget_exhausted("hour"))
 
     async def aclose(self) -> None:
         return None
@@ -255,7 +256,7 @@ class TestJudgeFailures:
     async def test_a_skipped_judgement_is_a_skipped_verdict(self) -> None:
         verdict = await guard_with(SkippingJudge()).judge_payload({"output": "o", "context": "c"})
         assert verdict.label is Label.SKIPPED
-        assert verdict.reason == "budget_exhausted"
+        assert verdict.reason == "budget_exhausted:hour"
         assert verdict.hallucinated is None
         assert verdict.error is None
 

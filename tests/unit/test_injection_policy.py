@@ -14,6 +14,7 @@ from guard import Guard, JudgeSettings
 from guard.errors import JudgementSkipped
 from guard.models import Label, Verdict
 from guard.prepare.injection import scan
+from guard.skips import SkipReason
 from guard.testing import FakeJudge
 
 OUTPUT = "Refunds are paid within 30 days."
@@ -141,7 +142,8 @@ async def test_a_failing_verdict_keeps_its_own_reason() -> None:
 
 
 async def test_a_skipped_judgement_with_an_injection_fails() -> None:
-    judge = FakeJudge(lambda case: (_ for _ in ()).throw(JudgementSkipped("not_sampled")))
+    skipped = JudgementSkipped(SkipReason.not_sampled())
+    judge = FakeJudge(lambda case: (_ for _ in ()).throw(skipped))
     verdict = await guard(judge).judge_payload(MISSED_BEFORE["grader addressed"])
     assert (verdict.label, verdict.reason) == (Label.FAIL, "injection_detected")
 

@@ -6,10 +6,13 @@ from aiokafka.structs import TopicPartition
 
 from consumers.runtime.envelope import OutRecord
 from consumers.runtime.intake import Partition, Staged
+from consumers.runtime.kinds import OutputKind
 
 
 def staged(offset: int) -> Staged:
-    out = OutRecord(topic="verdicts", value=b"%d" % offset, key=None, headers=[], kind="verdict")
+    out = OutRecord(
+        topic="verdicts", value=b"%d" % offset, key=None, headers=[], kind=OutputKind.VERDICT
+    )
     return Staged([out], lambda detail: out, size=len(out.value))
 
 
