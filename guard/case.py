@@ -38,3 +38,4 @@ class PreparedCase:
     message_key: str | None = None  # the Kafka message key, when judged from a stream
     coverage: OutputCoverage | None = None  # which part of the output the cases of a request see
     window: int = 1  # which window of the output ``output`` is (1-based; see coverage.chunks)
+    display_reordered: bool = False

@@ -56,6 +56,7 @@ from guard.models import (
     Verdict,
 )
 from guard.offload import off_loop
+from guard.prepare.bidi import reorders_display
 from guard.prepare.evidence import render_for_queries, request_chars
 from guard.prepare.injection import scan_request
 from guard.prepare.mapping import FieldMap
@@ -188,6 +189,7 @@ class Guard:
                 request, request_id, truncation, coverage, scan_request(pieces, (), None)
             )
         injections = tuple(scan_request(pieces, renders, question)[:MAX_INJECTION_FINDINGS])
+        reordered = reorders_display(request.output)
         return [
             PreparedCase(
                 request_id=request_id,
@@ -203,6 +205,7 @@ class Guard:
                 message_key=message_key,
                 coverage=coverage,
                 window=number,
+                display_reordered=reordered,
             )
             for number, (piece, rendered) in enumerate(zip(pieces, renders, strict=True), 1)
         ]

@@ -2,7 +2,8 @@
 
 The key is a content hash of everything that decides a verdict: provider, model, prompt
 version, scoring mode and threshold, the grounding source's kind, the question, the rendered
-evidence and the output. Entries live in an LRU bounded in entries and in bytes, with a TTL.
+evidence, the output and whether its display order differs from it (``display_reordered``).
+Entries live in an LRU bounded in entries and in bytes, with a TTL.
 A hit returns the stored outcome marked ``cached=True`` with zero usage, so it costs nothing.
 Concurrent identical requests share one call (single flight): the first makes it, the others
 await its result.
@@ -47,6 +48,7 @@ def cache_key(
         case.question or "",
         case.evidence,
         case.output,
+        "display reordered" if case.display_reordered else "",
     )
     for part in parts:
         data = part.encode("utf-8")

@@ -35,6 +35,7 @@ OFFLINE_MODEL = "offline-v2"
 MAX_CLAIMS = 48  # claims checked per answer; a longer answer is undecided past them
 LATIN_SHARE = 0.7  # below this share of Latin letters the output is not checkable here
 CHECK_COST = 20  # CPU of the checks per character, in characters of a linear scan (guard.offload)
+REORDERED_BASIS = "fail:display_reordered"
 _SCORES: dict[str, Literal[1, 2, 3, 4, 5]] = {"fail": 1, "undecided": 4, "pass": 5}
 
 
@@ -82,7 +83,11 @@ class OfflineJudge:
         )
 
     def decide(self, case: PreparedCase) -> Decision:
-        """The decision on ``case`` (synchronous; :meth:`assess` wraps it)."""
+        """The decision on ``case`` (synchronous; :meth:`assess` wraps it). An output a reader
+        sees in another order than it is stored is not checked: it fails, with confidence 0
+        so a cascade asks its LLM (:mod:`guard.prepare.bidi`)."""
+        if case.display_reordered:
+            return Decision("fail", REORDERED_BASIS, 0.0, ())
         return decide(self.check(case), self.calibration, truncated=self.too_long(case))
 
     def check(self, case: PreparedCase) -> list[ClaimResult]:
@@ -277,6 +282,12 @@ def _claim(case: PreparedCase, result: ClaimResult) -> ClaimAssessment:
 
 
 def _explain(decision: Decision) -> str:
+    if decision.basis == REORDERED_BASIS:
+        return (
+            f"offline checks ({REORDERED_BASIS}): the output holds bidirectional control "
+            "characters that make a reader see it in another order than it is stored, so what "
+            "a reader sees cannot be checked; failed (confidence 0: a cascade asks its LLM)"
+        )
     results = decision.results
     proven = sum(r.status == "supported" for r in results)
     head = (

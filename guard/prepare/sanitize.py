@@ -22,6 +22,14 @@ What :func:`sanitize` does, in order:
    Only compatibility forms that are pure presentation are folded: full-width ASCII
    ("ＡＢＣ１２３" -> "ABC123", also used to disguise fence markers), typographic ligatures
    ("ﬁ" -> "fi") and exotic spaces (no-break, en/em, ideographic ...) -> " ".
+   Before NFC, look-alike letters and digits are folded to what a reader sees
+   (:mod:`guard.prepare.lookalikes`: "⑨⓪", "⁹⁰", "9️⃣0️⃣", "9O" -> "90"; "𝐃𝐚𝐥𝐥𝐚𝐬" ->
+   "Dallas"), so the offline checks and the LLM judge compare the numbers and names a reader
+   reads. Removing the bidi controls leaves the stored (logical) order, which is what a judge
+   reads; where a control makes a reader see another order ("\u202esyad 09 nihtiw" shows as
+   "within 90 days"), :func:`guard.prepare.bidi.reorders_display` says so, and the engine flags
+   the output (:attr:`guard.case.PreparedCase.display_reordered`): the offline judge fails it
+   (with confidence 0, so a cascade asks its LLM) and the LLM judge is told.
 4. Collapses pathological whitespace: runs of spaces become one space, runs of blanks holding
    a tab become one tab (tables keep their columns), trailing spaces on a
    line are dropped, three or more line breaks become two, and the whole text is stripped.
@@ -33,6 +41,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from itertools import compress
+
+from guard.prepare.lookalikes import fold_lookalikes
 
 _INVISIBLE = frozenset(
     "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"  # zero-width
@@ -182,7 +192,8 @@ def collapse_whitespace(text: str) -> str:
 
 
 def sanitize(text: str) -> str:
-    """Return ``text`` without invisible or control characters, NFC-normalised, tidy blanks."""
+    """Return ``text`` without invisible or control characters, look-alikes folded,
+    NFC-normalised, tidy blanks."""
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
     if text.isascii():
@@ -191,6 +202,7 @@ def sanitize(text: str) -> str:
         if _LINE_BREAK_CHARS.search(text) is not None:
             text = text.translate(_LINE_BREAKS)
         text = _clean_chars(text)
+    text = fold_lookalikes(text)
     if not unicodedata.is_normalized("NFC", text):  # a linear check; true for most text
         text = unicodedata.normalize("NFC", _LONG_MARK_RUN.sub(r"\1", text))
     return collapse_whitespace(text)

@@ -189,8 +189,18 @@ def _question_section(case: PreparedCase, fence: Fence) -> str:
     )
 
 
-def _truncation_note(case: PreparedCase) -> str:
-    notes = [
+_REORDERED_NOTE = (
+    "the OUTPUT held bidirectional control characters (removed here) that make a reader see its "
+    "characters in another order than shown: judge the OUTPUT only as shown, do not reconstruct "
+    "what a reader sees, and count every claim whose reading depends on that order as "
+    "unsupported"
+)
+
+
+def _notes(case: PreparedCase) -> str:
+    """What the judge must know of the case: display order, cuts, windows."""
+    notes = [_REORDERED_NOTE] if case.display_reordered else []
+    notes += [
         f"the {name} was shortened to {cut.kept_chars} of {cut.original_chars} characters"
         for name, cut in (("evidence", case.truncation.context), ("output", case.truncation.output))
         if cut.truncated
@@ -214,7 +224,7 @@ def user_message(case: PreparedCase, fence: Fence) -> str:
         + "OUTPUT to check:\n"
         + fence.wrap("output", case.output)
         + "\n\n"
-        + _truncation_note(case)
+        + _notes(case)
         + "Check every factual claim of the OUTPUT against the EVIDENCE only."
     )
 

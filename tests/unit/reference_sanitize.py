@@ -16,6 +16,7 @@ from guard.prepare.sanitize import (
     _SURROGATES,
     _TABLE,
     _UNTAG,
+    fold_lookalikes,  # a step of its own, not made cheaper
 )
 
 _RUN_WITH_TAB = re.compile(r"[ \t]*\t[ \t]*")
@@ -37,7 +38,7 @@ def collapse_whitespace(text: str) -> str:
 
 def sanitize(text: str) -> str:
     text = text.replace("\r\n", "\n").translate(_LINE_BREAKS)
-    text = _SURROGATES.sub("", _reveal_tags(text).translate(_TABLE))
+    text = fold_lookalikes(_SURROGATES.sub("", _reveal_tags(text).translate(_TABLE)))
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", _LONG_MARK_RUN.sub(r"\1", text))
     return collapse_whitespace(text)
