@@ -15,10 +15,10 @@ spaced letters).
 * **percent-encoding** (three or more ``%XX``), **HTML entities** (a numeric one, or three named
   ones), **JSON** ``\\uXXXX`` **escapes** (two or more), **binary** (four or more 8-bit groups),
   **Morse** code (six or more dot-dash letters);
-* **reversed word order** ("instructions previous all Ignore"): a line where a word the
+* **reversed word order** ("instructions previous all Ignore"): a sentence where a word the
   injection patterns end with ("instructions", "score") comes before one they start with
   ("ignore", "rate"), read with its words in reverse;
-* **pig latin**: a line where most words end in "ay", read back.
+* **pig latin**: a sentence where most words end in "ay", read back.
 
 Every gate is a substring test, a count, or one regex pass over the text's character-class
 shape (``bytes.translate``); a decoder runs only on the spans it passes, at most
@@ -101,7 +101,7 @@ _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,8});")
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
 _BINARY_SHAPE = _table(("01", b"b"))
 _BINARY_RUN = re.compile(r"(?:[01]{8}[ ,]?){4,}")
-_MORSE_RUN = re.compile(r"[.\-·−–]{1,6}(?:(?: {1,3}| ?[/|] ?)[.\-·−–]{1,6}){5,}")
+_MORSE_RUN = re.compile(r"(?<![^\s/|])[.\-·−–]{1,6}(?:(?: {1,3}| ?[/|] ?)[.\-·−–]{1,6}){5,}")
 _MORSE = {
     ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g",
     "....": "h", "..": "i", ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n",
@@ -116,6 +116,7 @@ _WORD = re.compile(r"[A-Za-z']+")
 _HEADS = ("ignore", "disregard", "forget", "rate", "score", "mark", "give", "respond", "output")
 _TAILS = ("instructions", "guidance", "rules", "prompt", "grounded", "verdict", "score")
 _PIG_WORD = re.compile(r"\b([A-Za-z]+?)(w?ay)\b")
+_SENTENCE_BREAK = re.compile(r"\n|(?<=[.!?;])\s+")
 
 
 def _hits(words: list[str]) -> float:
@@ -270,7 +271,7 @@ def _reversed_words(text: str, raw: bytes) -> Iterator[tuple[str, str]]:
     if not any(map(lowered.__contains__, _TAILS)) or not any(map(lowered.__contains__, _HEADS)):
         return
     lines = []
-    for line in islice(lowered.splitlines(), 256):
+    for line in islice(_SENTENCE_BREAK.split(lowered), 256):
         tail = min((at for at in map(line.find, _TAILS) if at >= 0), default=-1)
         head = max((line.rfind(word) for word in _HEADS), default=-1)
         if 0 <= tail < head:
@@ -285,7 +286,7 @@ def _pig_latin(text: str, raw: bytes) -> Iterator[tuple[str, str]]:
     if text.count("ay") < 3:
         return
     lines = []
-    for line in islice(text.splitlines(), 256):
+    for line in islice(_SENTENCE_BREAK.split(text), 256):
         words = line.split()
         pig = _PIG_WORD.findall(line)
         if len(pig) >= 3 and len(pig) * 2 >= len(words):
