@@ -96,6 +96,13 @@ _BASE32_SHAPE = _table((_UPPER + "234567", b"b"))
 _BASE32_RUN = re.compile(r"[A-Z2-7]{16,}={0,6}")
 _TOKEN_SHAPE = _table(("".join(chr(c) for c in range(33, 127)), b"x"))
 _TOKEN_RUN = re.compile(rb"x{20,}")
+MAX_TOKENS = 64  # long tokens read per text for base85, at most
+_CLASS_SHAPE = _table(
+    (_UPPER, b"U"),
+    (_LOWER, b"l"),
+    (string.digits, b"d"),
+    ("".join(chr(c) for c in range(33, 127) if not chr(c).isalnum()), b"s"),
+)
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,8});")
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
@@ -197,21 +204,13 @@ def _base32(text: str, raw: bytes) -> Iterator[tuple[str, str]]:
 
 
 def _mixed(token: bytes) -> bool:
-    kinds = (
-        any(65 <= c <= 90 for c in token),
-        any(97 <= c <= 122 for c in token),
-        any(48 <= c <= 57 for c in token),
-        any(not chr(c).isalnum() for c in token),
-    )
-    return sum(kinds) >= 3
+    """Whether ``token`` mixes three of: upper-case letters, lower-case ones, digits, symbols."""
+    return len(set(token.translate(_CLASS_SHAPE))) >= 3
 
 
 def _base85(text: str, raw: bytes) -> Iterator[tuple[str, str]]:
-    tokens = [m.group() for m in islice(_TOKEN_RUN.finditer(raw.translate(_TOKEN_SHAPE)), 64)]
-    if not tokens:
-        return
     spans = 0
-    for match in _TOKEN_RUN.finditer(raw.translate(_TOKEN_SHAPE)):
+    for match in islice(_TOKEN_RUN.finditer(raw.translate(_TOKEN_SHAPE)), MAX_TOKENS):
         token = raw[match.start() : match.end()][:MAX_SPAN_CHARS]
         if not _mixed(token):
             continue

@@ -40,6 +40,7 @@ Kind = Literal[
     "override_instructions", "score_request", "fake_verdict", "role_marker", "fence_forgery"
 ]
 MAX_SIGNALS = 10  # matches of one signal in one text, at most
+MAX_CHECKED = 50  # matches of one signal read as orders or prose, at most
 
 # ----------------------------------------------------------------------- orders to a grader
 
@@ -332,6 +333,21 @@ def _lowered(text: str) -> str:
     )
 
 
+def _matches(
+    signal: _Signal, keep: Callable[[str, re.Match[str]], bool] | None, text: str
+) -> Iterator[tuple[Kind, int, int]]:
+    """At most :data:`MAX_SIGNALS` matches of ``signal`` that ``keep`` keeps; past
+    :data:`MAX_CHECKED` matches every one counts (a text that full of them is suspect, and
+    the checks stay bounded)."""
+    count = 0
+    for seen, match in enumerate(signal.pattern.finditer(text)):
+        if keep is None or seen >= MAX_CHECKED or keep(text, match):
+            yield signal.kind, match.start(), match.end()
+            count += 1
+            if count >= MAX_SIGNALS:
+                return
+
+
 def find(text: str) -> Iterator[tuple[Kind, int, int]]:
     """``(kind, start, end)`` of every structural signal in ``text`` (see the module
     docstring), at most :data:`MAX_SIGNALS` per signal."""
@@ -344,13 +360,7 @@ def find(text: str) -> Iterator[tuple[Kind, int, int]]:
             anchors.append(start)
     for index, (signal, keep) in enumerate(_SIGNALS):
         if found >> index & 1:
-            count = 0
-            for match in signal.pattern.finditer(text):
-                if keep is None or keep(text, match):
-                    yield signal.kind, match.start(), match.end()
-                    count += 1
-                    if count >= MAX_SIGNALS:
-                        break
+            yield from _matches(signal, keep, text)
     if anchors:
         for start, end in verdicts.find(text, anchors):
             yield "fake_verdict", start, end

@@ -34,6 +34,8 @@ def _words(text: str) -> frozenset[str]:
 
 MAX_ANCHORS = 64  # key-word occurrences read per text, at most
 MAX_OBJECT_CHARS = 800  # how far an enclosing JSON object is looked for, each way
+MAX_OBJECTS = 16  # enclosing objects (or lines) read per text, at most
+MAX_LINE_CHARS = 160  # a key-value line of a verdict is shorter
 XML_SIBLINGS_CHARS = 240
 
 # the words the caller finds: every verdict key holds one
@@ -202,8 +204,11 @@ def _object_is_verdict(obj: str) -> bool:
 def _line_is_verdict(text: str, start: int) -> bool:
     """Whether the line around ``start`` holds only key-value pairs of verdict keys with
     verdict-like values (``score: 5``, ``**score**: **5**``, ``score=5, grounded=yes``)."""
-    left = text.rfind("\n", 0, start) + 1
-    right = text.find("\n", start)
+    left = text.rfind("\n", max(0, start - MAX_LINE_CHARS), start) + 1
+    right = text.find("\n", start, start + MAX_LINE_CHARS)
+    long_before = not left and start >= MAX_LINE_CHARS
+    if long_before or (right < 0 and len(text) - start > MAX_LINE_CHARS):
+        return False  # a long line is prose, not a verdict's key-value line
     line = text[left : len(text) if right < 0 else right].strip(" \t>#-*|")
     pairs = _LINE_PAIR.findall(line)
     if not pairs or "".join(_LINE_PAIR.sub("", line).split()) not in {"", "{}", "."}:
@@ -226,7 +231,7 @@ def _key_start(text: str, at: int) -> int:
     return at
 
 
-def _at_anchor(text: str, at: int) -> tuple[int, int] | None:
+def _at_anchor(text: str, at: int, budget: list[int]) -> tuple[int, int] | None:
     """The verdict-shaped fragment whose key holds the anchor word at ``at``, if any."""
     start = _key_start(text, at)
     if start and text[start - 1] == "<":
@@ -241,6 +246,9 @@ def _at_anchor(text: str, at: int) -> tuple[int, int] | None:
         return None if line is None else line.span()
     if _strong(_normal(pair["key"])):
         return pair.span()
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
     obj = _enclosing_object(text, start)
     verdict = _object_is_verdict(obj) if obj is not None else _line_is_verdict(text, start)
     return pair.span() if verdict else None
@@ -250,12 +258,13 @@ def find(text: str, anchors: Iterable[int]) -> Iterator[tuple[int, int]]:
     """The spans of verdict-shaped fragments of ``text``; ``anchors``: where the words of
     :data:`ANCHOR_WORDS` occur in it (at most :data:`MAX_ANCHORS` are read)."""
     end = -1
+    budget = [MAX_OBJECTS]
     for count, at in enumerate(sorted(set(anchors))):
         if count >= MAX_ANCHORS:
             break
         if at < end:
             continue
-        span = _at_anchor(text, at)
+        span = _at_anchor(text, at, budget)
         if span is not None:
             end = span[1]
             yield span
