@@ -54,7 +54,7 @@ from functools import lru_cache
 from typing import Literal
 
 from guard.models import InjectionFinding
-from guard.prepare import dialogue, encodings
+from guard.prepare import decoders, dialogue, encodings, signals
 from guard.prepare.evidence import RenderedEvidence
 from guard.prepare.imperative import aimed_at_model
 from guard.prepare.sanitize import class_pattern, drop_combining_marks
@@ -990,6 +990,14 @@ def _scan(text: str, location: Location) -> tuple[list[InjectionFinding], int, i
                     findings.append(InjectionFinding(kind=kind, location=location, excerpt=excerpt))
                 if len(findings) >= MAX_FINDINGS_PER_TEXT:
                     return findings, in_text, _ALL_PATTERNS
+        for kind, start, end in signals.find(variant):
+            excerpt = _excerpt(variant, start, end)
+            key = (kind, skeleton(excerpt))
+            if key not in seen:
+                seen.add(key)
+                findings.append(InjectionFinding(kind=kind, location=location, excerpt=excerpt))
+            if len(findings) >= MAX_FINDINGS_PER_TEXT:
+                return findings, in_text, _ALL_PATTERNS
     return findings, in_text, patterns
 
 
@@ -1027,7 +1035,7 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
         InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
         for kind, phrase in encodings.solid_phrases(solid_runs)
     ]
-    for encoding, plain in hidden:
+    for encoding, plain in [*hidden, *decoders.hidden(text)]:
         found += [
             f.model_copy(update={"excerpt": f"{encoding}: {f.excerpt}"})
             for f in scan(plain, location)

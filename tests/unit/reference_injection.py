@@ -1,7 +1,8 @@
 """The injection scan's search for trigger and start words as it was before one Aho-Corasick
 pass replaced it (commit 629882d): a substring test per trigger word and ``str.find`` per start
 word. The reference the equivalence tests compare :mod:`guard.prepare.injection` against; the
-patterns, words and gates are the module's own."""
+patterns, words and gates are the module's own, and so are the structural signals and the extra
+decoders (:mod:`guard.prepare.signals`, :mod:`guard.prepare.decoders`), read as they are."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from guard.models import InjectionFinding
-from guard.prepare import dialogue, encodings
+from guard.prepare import decoders, dialogue, encodings, signals
 from guard.prepare import injection as i
 from guard.prepare.injection import Location
 from tests.unit import reference_encodings
@@ -87,6 +88,14 @@ def scan(text: str, location: Location) -> list[InjectionFinding]:
                     findings.append(InjectionFinding(kind=kind, location=location, excerpt=excerpt))
                 if len(findings) >= i.MAX_FINDINGS_PER_TEXT:
                     return findings
+        for kind, start, end in signals.find(variant):  # the structural signals, as they are
+            excerpt = i._excerpt(variant, start, end)
+            key = (kind, i.skeleton(excerpt))
+            if key not in seen:
+                seen.add(key)
+                findings.append(InjectionFinding(kind=kind, location=location, excerpt=excerpt))
+            if len(findings) >= i.MAX_FINDINGS_PER_TEXT:
+                return findings
     return findings
 
 
@@ -102,7 +111,7 @@ def scan_everywhere(text: str, location: Location) -> list[InjectionFinding]:
         InjectionFinding(kind=kind, location=location, excerpt=f"spaced: {phrase}")
         for kind, phrase in encodings.solid_phrases(solid_runs)
     ]
-    for encoding, plain in hidden:
+    for encoding, plain in [*hidden, *decoders.hidden(text)]:
         found += [
             f.model_copy(update={"excerpt": f"{encoding}: {f.excerpt}"})
             for f in scan(plain, location)

@@ -186,10 +186,14 @@ SCAN_FRAGMENTS = st.sampled_from(
 
 @given(st.lists(SCAN_FRAGMENTS, max_size=15).map("".join))
 def test_the_keyword_prefilter_never_hides_a_match(text: str) -> None:
-    """scan() skips a pattern when none of its trigger words occur; that must not lose hits."""
-    from guard.prepare.injection import _PATTERNS, matches
+    """scan() skips a pattern when none of its trigger words occur; that must not lose hits
+    (the structural signals, which have their own word search, are found as they find
+    themselves, in the text and its skeleton)."""
+    from guard.prepare import signals
+    from guard.prepare.injection import _PATTERNS, matches, skeleton
 
     expected = {kind for i, (kind, _) in enumerate(_PATTERNS) if any(matches(i, text))}
+    expected |= {kind for form in {text, skeleton(text)} for kind, _, _ in signals.find(form)}
     assert {f.kind for f in scan(text, "output")} == expected
 
 
