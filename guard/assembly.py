@@ -18,6 +18,7 @@ from guard.budgets.settings import BudgetSettings, FleetMode
 from guard.decide.cascade import make_cascade
 from guard.engine import Guard
 from guard.errors import ConfigError
+from guard.prepare import wordsearch
 from guard.providers.base import Judge
 from guard.providers.factory import (
     LLM_PROVIDERS,
@@ -43,10 +44,26 @@ def build_guard(settings: JudgeSettings, environ: Mapping[str, str]) -> Guard:
 
     ``delivery: batch`` puts a :class:`~guard.batch.judge.BatchingJudge` in the provider's place
     (inside every budget layer); the guard's ``batcher`` is it, for the runtime's journal."""
+    check_native(environ)
     price = make_pricer(settings)
     batcher = make_batcher(settings, environ)
     judge = make_budgeted_judge(settings, environ, batcher=batcher)
     return Guard(judge, settings, price=price, batcher=batcher)
+
+
+REQUIRE_NATIVE = "GROUNDGUARD_REQUIRE_NATIVE"
+
+
+def check_native(environ: Mapping[str, str]) -> None:
+    """With ``GROUNDGUARD_REQUIRE_NATIVE=1`` (the image sets it; so does CI) a missing native
+    word search is a :class:`ConfigError`: there it means a broken build, not a slower scan."""
+    if environ.get(REQUIRE_NATIVE) == "1" and not wordsearch.NATIVE:
+        raise ConfigError(
+            REQUIRE_NATIVE,
+            "the native word search (groundguard_native) is not installed",
+            "install groundguard-native (scripts/bootstrap builds it with a Rust toolchain; "
+            "the image installs it), or unset GROUNDGUARD_REQUIRE_NATIVE to use pyahocorasick",
+        )
 
 
 def make_budgeted_judge(

@@ -58,6 +58,7 @@ from consumers.settings import Guarantee, ServiceSettings
 from guard.batch.items import CURRENT_ITEM, ItemRef
 from guard.boundary import GuardCore
 from guard.models import Verdict
+from guard.prepare import wordsearch
 
 log_name = "consumers.service"
 log = structlog.get_logger(log_name)
@@ -176,6 +177,7 @@ class GuardService:
             guarantee=s.guarantee.value,
             concurrency=s.concurrency,
             transactional_id=s.transactional_id,
+            word_search=wordsearch.ENGINE,
         )
         return True
 

@@ -30,6 +30,7 @@ from consumers.serve.deadline import DeadlineJudge
 from consumers.settings import DeadlinePolicy, ServiceSettings
 from consumers.signals import stop_on_signals
 from guard.boundary import GuardCore
+from guard.prepare import wordsearch
 
 log = structlog.get_logger("consumers.serve")
 
@@ -113,6 +114,7 @@ def _log_start(settings: ServiceSettings, port: int, api: CheckApi) -> None:
         deadline_ms=serve.deadline_ms,
         on_deadline=serve.on_deadline.value,
         auth=api.keys.required,
+        word_search=wordsearch.ENGINE,
     )
 
 

@@ -38,6 +38,7 @@ def _native_engine() -> Callable[[list[str]], _Engine] | None:
 
 _NATIVE = _native_engine()
 NATIVE = _NATIVE is not None  # whether groundguard_native searches (else pyahocorasick)
+ENGINE = "native" if NATIVE else "pyahocorasick"  # the start logs name it
 
 
 class Trie:

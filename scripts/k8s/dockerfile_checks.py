@@ -1,7 +1,8 @@
 """Policy checks on the Dockerfile that hadolint does not enforce by default.
 
 The final stage must run as a non-root numeric USER; every base image is pinned to a full
-version tag (never ``latest`` or a bare major); no ``ADD`` of URLs; the entrypoint is
+version tag (never ``latest`` or a bare major; a base given as a build argument by its
+default); no ``ADD`` of URLs; the entrypoint is
 ``groundguard run``; dependencies are installed against ``constraints.txt``, which pins every
 runtime dependency of ``pyproject.toml`` (regenerate it with ``scripts/lock``). Exit 1 on failure.
 """
@@ -30,7 +31,14 @@ def instructions(text: str) -> list[tuple[str, str]]:
 def problems(text: str) -> list[str]:
     found: list[str] = []
     steps = instructions(text)
-    stages = [rest.split()[0] for word, rest in steps if word == "FROM"]
+    first = next((i for i, (w, _) in enumerate(steps) if w == "FROM"), len(steps))
+    defaults = dict(  # ARG NAME=default before the first FROM: the base images' defaults
+        rest.split("=", 1) for word, rest in steps[:first] if word == "ARG" and "=" in rest
+    )
+    stages = [
+        re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: defaults.get(m[1] or m[2], m[0]), image)
+        for image in (rest.split()[0] for word, rest in steps if word == "FROM")
+    ]
     aliases = {rest.split()[-1] for word, rest in steps if word == "FROM" and " AS " in
                rest.upper()}
     for image in stages:
