@@ -20,7 +20,7 @@ from typing import Literal
 from guard.case import Passage, PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
-from guard.offline import agents, asked, chimeras, hearsay, shared, slots
+from guard.offline import agents, asked, chimeras, shared, slots
 from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
@@ -94,7 +94,7 @@ class OfflineJudge:
         """The per-claim results for ``case``."""
         if not latin_script(case.output):
             return []  # the rules read Latin-script languages only: nothing checkable
-        index = _index(*hearsay.evidence_of(tuple(case.passages), case.evidence))
+        index = _index(tuple(case.passages), case.evidence)
         premise = Premise.of(case.question)
         answer = Answer.of(case.output, index)
         claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
