@@ -40,10 +40,14 @@ from guard.settings_model import (
 
 ENV_PREFIX = "GROUNDGUARD_"
 # GROUNDGUARD_ variables that are not service settings: the project's own switches (scripts/kafka,
-# scripts/check-*; GROUNDGUARD_REQUIRE_NATIVE=1, set in CI, makes a missing native build an error)
+# scripts/check-*, scripts/image; GROUNDGUARD_REQUIRE_NATIVE=1, set in CI, makes a missing native
+# build an error)
 NOT_SETTINGS = frozenset(
     {
+        "GROUNDGUARD_BASE",
         "GROUNDGUARD_CACHE",
+        "GROUNDGUARD_ENGINE",
+        "GROUNDGUARD_IMAGE",
         "GROUNDGUARD_KAFKA_HOME",
         "GROUNDGUARD_REQUIRE_NATIVE",
         "GROUNDGUARD_TOOLS_CACHE",
