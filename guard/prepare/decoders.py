@@ -37,6 +37,8 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from itertools import islice
 
+from guard.prepare.encodings import readable
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -47,7 +49,6 @@ MAX_SPAN_CHARS = 4096
 VOWEL_SHARE = 0.33
 MIN_LETTERS = 20
 WORD_HITS = 0.3  # share of a decoded span's words that are common English words, at least
-PRINTABLE_SHARE = 0.95
 
 COMMON_WORDS = _words(
     """the a an and or of to in on at for from with by is are be was were been this that these
@@ -138,14 +139,9 @@ def _english(text: str) -> bool:
 
 
 def _readable(raw: bytes) -> str | None:
-    try:
-        plain = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    printable = sum(ch.isprintable() or ch.isspace() for ch in plain)
-    if not plain or printable < PRINTABLE_SHARE * len(plain):
-        return None
-    return plain if sum(ch.isalpha() for ch in plain) >= len(plain) // 2 else None
+    """:func:`guard.prepare.encodings.readable` text that is at least half letters."""
+    plain = readable(raw)
+    return plain if plain and sum(ch.isalpha() for ch in plain) >= len(plain) // 2 else None
 
 
 def _line_around(raw: bytes, start: int, end: int) -> bytes:

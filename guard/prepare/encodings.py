@@ -162,7 +162,7 @@ def _shape(text: str, table: bytes) -> bytes:
     return utf8(text).translate(table)
 
 
-def _readable(raw: bytes) -> str | None:
+def readable(raw: bytes) -> str | None:
     """``raw`` as text when it is UTF-8 and nearly all printable (not the noise of a hash)."""
     try:
         plain = raw.decode("utf-8")
@@ -182,7 +182,7 @@ def _base64(text: str) -> list[str]:
             raw = base64.b64decode(run[: len(run) - len(run) % 4], validate=True)
         except binascii.Error:
             continue
-        plain = _readable(raw)
+        plain = readable(raw)
         if plain:
             found.append(plain)
     return found
@@ -196,7 +196,7 @@ def _hex(text: str) -> list[str]:
     found: list[str] = []
     for match in islice(_HEX_RUN.finditer(text), MAX_DECODED_RUNS):
         digits = _HEX_SEPARATORS.sub("", match.group())[:MAX_DECODED_CHARS]
-        plain = _readable(bytes.fromhex(digits[: len(digits) - len(digits) % 2]))
+        plain = readable(bytes.fromhex(digits[: len(digits) - len(digits) % 2]))
         if plain:
             found.append(plain)
     return found

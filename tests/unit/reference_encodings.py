@@ -35,7 +35,7 @@ def _base64(text: str) -> list[str]:
             raw = base64.b64decode(run[: len(run) - len(run) % 4], validate=True)
         except binascii.Error:
             continue
-        plain = e._readable(raw)
+        plain = e.readable(raw)
         if plain:
             found.append(plain)
     return found
@@ -47,7 +47,7 @@ def _hex(text: str) -> list[str]:
     found: list[str] = []
     for match in islice(e._HEX_RUN.finditer(text), e.MAX_DECODED_RUNS):
         digits = e._HEX_SEPARATORS.sub("", match.group())[: e.MAX_DECODED_CHARS]
-        plain = e._readable(bytes.fromhex(digits[: len(digits) - len(digits) % 2]))
+        plain = e.readable(bytes.fromhex(digits[: len(digits) - len(digits) % 2]))
         if plain:
             found.append(plain)
     return found
