@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from consumers.records import SourceCoordinates
+from consumers.runtime.headers import safe_tracing
 from consumers.runtime.kinds import OutputKind
 
 Headers = tuple[tuple[str, bytes], ...]
@@ -147,11 +148,16 @@ def headers_of(record: RecordLike) -> Headers:
 
 
 def tracing_headers(headers: Headers) -> list[tuple[str, bytes]]:
-    return [
-        (name, value)
-        for name, value in headers
-        if name.lower() in TRACING_HEADERS or name.lower().startswith(TRACING_PREFIXES)
-    ]
+    """The tracing headers to carry onto outputs, without credentials
+    (:func:`consumers.runtime.headers.safe_tracing`)."""
+    carried: list[tuple[str, bytes]] = []
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered in TRACING_HEADERS or lowered.startswith(TRACING_PREFIXES):
+            safe = safe_tracing(name, value)
+            if safe is not None:
+                carried.append((name, safe))
+    return carried
 
 
 def coordinate_headers(source: SourceCoordinates) -> list[tuple[str, bytes]]:

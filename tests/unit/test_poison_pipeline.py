@@ -212,6 +212,9 @@ class TestDeadLetterHeaders:
             "X-CSRF-Token",
             "x-amz-security-token",
             "private_key",
+            "x-creds",
+            "sentry-dsn",
+            "x-db-cred",
         ],
     )
     def test_credential_names_of_every_shape_are_withheld(self, name: str) -> None:
@@ -230,6 +233,14 @@ class TestDeadLetterHeaders:
             b"Bearer abc.def",
             b"  digest username=x",
             b"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+            b"sk-proj-Abc123def456ghi789",
+            b"region=eu; key=sk-ant-api03-abcdefghijklmnop",
+            b"sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            b"ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+            b"xoxb-2048-abcdefghij-XYZ",
+            b"AKIAIOSFODNN7EXAMPLE",
+            b"postgres://app:hunter2@db.internal:5432/prod",
+            b"https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/42",
         ],
     )
     def test_a_credential_value_is_withheld_whatever_its_header_is_called(
@@ -251,6 +262,8 @@ class TestDeadLetterHeaders:
             "monkey-id",
             "idempotency-key",
             "x-b3-spanid",
+            "x-source-url",
+            "x-risk-score",
         ],
     )
     def test_ordinary_headers_are_still_copied(self, name: str) -> None:
@@ -258,6 +271,58 @@ class TestDeadLetterHeaders:
         letter = orjson.loads(outputs[0].value)
         assert letter["headers"] == {name: "v-1"}
         assert letter["headers_withheld"] == []
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            b"https://shop.example.com/returns?lang=en&page=2",
+            b"risk-assessment-2024-ledger-entry-000042",
+            b"3f2b8c1e-9d4a-4c6b-8e2f-1a7d5c9b0e33",
+        ],
+    )
+    def test_ordinary_values_are_still_copied(self, value: bytes) -> None:
+        outputs = handle(Record(b"{not json", headers=[("x-info", value)]))
+        letter = orjson.loads(outputs[0].value)
+        assert letter["headers_withheld"] == []
+        assert letter["headers"] == {"x-info": value.decode()}
+
+
+class TestTracingHeadersOnVerdicts:
+    def outputs(self, headers: list[tuple[str, bytes]]) -> list[OutRecord]:
+        return handle(Record(request(), headers=headers))
+
+    def test_credential_baggage_members_are_removed_and_the_rest_carried(self) -> None:
+        baggage = b"tenant=acme, token=abc123xyz789 , user.id=42;prop, region=eu"
+        outputs = self.outputs([("baggage", baggage), ("traceparent", b"00-ab-cd-01")])
+        for out in outputs:
+            headers = dict(out.headers)
+            assert headers["traceparent"] == b"00-ab-cd-01"
+            assert headers["baggage"] == b"tenant=acme,region=eu"
+            assert b"abc123xyz789" not in out.value
+
+    def test_baggage_of_only_credentials_is_not_carried(self) -> None:
+        outputs = self.outputs([("baggage", b"auth=Bearer%20sk-live-0123456789abcd")])
+        assert all("baggage" not in dict(out.headers) for out in outputs)
+
+    @pytest.mark.parametrize(
+        ("name", "value"),
+        [
+            ("uberctx-authorization", b"Bearer sk-live-0123456789abcd"),
+            ("uberctx-note", b"key=sk-proj-0123456789abcdef"),
+            ("ot-baggage-session", b"s-1"),
+            ("x-request-id", b"Bearer abc"),
+        ],
+    )
+    def test_tracing_headers_holding_credentials_are_not_carried(
+        self, name: str, value: bytes
+    ) -> None:
+        outputs = self.outputs([(name, value), ("uberctx-tenant", b"acme")])
+        assert outputs
+        for out in outputs:
+            headers = dict(out.headers)
+            assert name not in headers
+            assert headers["uberctx-tenant"] == b"acme"
 
 
 class TestExactIntegersKeepTheCoresRules:
