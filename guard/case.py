@@ -39,3 +39,6 @@ class PreparedCase:
     coverage: OutputCoverage | None = None  # which part of the output the cases of a request see
     window: int = 1  # which window of the output ``output`` is (1-based; see coverage.chunks)
     display_reordered: bool = False
+    labels: str = (
+        ""  # producer-given names of the shown evidence (ids, sources, tools): not evidence
+    )

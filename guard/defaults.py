@@ -21,7 +21,7 @@ DEFAULT_MAX_OUTPUT_CHARS = 4000
 DEFAULT_MAX_TOKENS = 4096
 # v2: static system prompt, token in the user message, worked examples; v3: a short answer
 # (bounded explanation, claims and quotes; reasons only for unsupported claims)
-PROMPT_VERSION = "groundedness-v3"
+PROMPT_VERSION = "groundedness-v4"
 SCHEMA_VERSION = "1"
 MAX_EVIDENCE_ITEMS = 1000  # documents or turns rendered per request; the rest count as cut
 DEFAULT_ON_TRUNCATED_OUTPUT: Final[Literal["judge_chunks"]] = "judge_chunks"  # or fail, pass

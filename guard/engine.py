@@ -206,6 +206,7 @@ class Guard:
                 coverage=coverage,
                 window=number,
                 display_reordered=reordered,
+                labels=rendered.labels,
             )
             for number, (piece, rendered) in enumerate(zip(pieces, renders, strict=True), 1)
         ]

@@ -18,7 +18,7 @@ def estimate_tokens(text: str) -> int:
 
 def estimate_usage(case: PreparedCase) -> Usage:
     """The usage a judge call on ``case`` is expected to report."""
-    judged = case.evidence + case.output + (case.question or "")
+    judged = case.evidence + case.labels + case.output + (case.question or "")
     return Usage(
         input_tokens=PROMPT_OVERHEAD_TOKENS + estimate_tokens(judged),
         output_tokens=EXPECTED_OUTPUT_TOKENS,

@@ -16,7 +16,7 @@ from guard.settings_model import MAX_DURATION_S, SettingsModel
 
 MAX_IN_FLIGHT_LIMIT = 10_000
 CHARS_PER_TOKEN = 4  # tiktoken cannot run offline; a chars/4 estimate, corrected by usage
-PROMPT_OVERHEAD_TOKENS = 1_650  # schema + system prompt with examples (~1,470), user text + fences
+PROMPT_OVERHEAD_TOKENS = 1_700  # schema + system prompt with examples (~1,510), user text + fences
 MAX_RATE = 10**9  # requests or tokens per minute: beyond any provider's tier
 MAX_USD = 1e9  # a cost window's limit in USD
 MAX_MEMORY_BYTES = 2**40  # 1 TiB: beyond any pod

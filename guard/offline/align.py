@@ -134,7 +134,7 @@ class EvidenceIndex:
     _related: dict[str, frozenset[str]] = field(default_factory=dict)
     _names: list[entities.Name] | None = None
     passages: tuple[Passage, ...] = ()
-    headers: dict[str, str] = field(default_factory=dict)  # label -> "(id: .., source: ..)"
+    headers: dict[str, str] = field(default_factory=dict)  # label -> "id: .., source: .."
     texts: dict[str, str] = field(default_factory=dict)  # label -> its header and text
     capped: bool = False  # the evidence had more than MAX_SENTENCES: the rest was not read
     _lines: dict[str, str] | None = None  # label -> entities.word_line of its text
@@ -145,7 +145,12 @@ class EvidenceIndex:
     _compact: Compact | None = None  # the normalized evidence without separators (writes())
 
     @classmethod
-    def build(cls, passages: tuple[Passage, ...] | list[Passage], evidence: str) -> EvidenceIndex:
+    def build(
+        cls, passages: tuple[Passage, ...] | list[Passage], evidence: str, labels: str = ""
+    ) -> EvidenceIndex:
+        """The index of ``passages`` (``evidence``: their rendered text; ``labels``: the
+        documents' producer-given ids and sources, one ``[n] id: ..., source: ...`` line each,
+        which say who wrote what)."""
         units = list(passages) or [Passage("evidence", evidence)]
         sentences: list[EvidenceSentence] = []
         for passage in units:
@@ -156,7 +161,7 @@ class EvidenceIndex:
             sentences[:MAX_SENTENCES],
             normalized=normalize(evidence),
             passages=tuple(units),
-            headers=_headers(evidence),
+            headers=_headers(labels),
             capped=len(sentences) > MAX_SENTENCES,
         )
         sentences = index.sentences
@@ -278,13 +283,13 @@ class EvidenceIndex:
         return [number for number, _ in hits.most_common(MAX_CANDIDATES)]
 
 
-_HEADER = re.compile(r"^(\[\d+\]) \((.{1,300}?)\)(?=\s)", re.MULTILINE)
+_HEADER = re.compile(r"^(\[\d+\]) (.{1,600})$", re.MULTILINE)
 
 
-def _headers(evidence: str) -> dict[str, str]:
-    """What the rendered evidence says of each numbered document ("(id: c1, source:
-    cardiology letter, Dr Hughes)"): part of the evidence, though not of its text."""
-    return {m.group(1): m.group(2) for m in _HEADER.finditer(evidence)}
+def _headers(labels: str) -> dict[str, str]:
+    """What the producer says of each numbered document ("id: c1, source: cardiology letter,
+    Dr Hughes"): who wrote it and when, though not part of its text."""
+    return {m.group(1): m.group(2) for m in _HEADER.finditer(labels)}
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)

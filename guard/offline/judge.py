@@ -94,7 +94,7 @@ class OfflineJudge:
         """The per-claim results for ``case``."""
         if not latin_script(case.output):
             return []  # the rules read Latin-script languages only: nothing checkable
-        index = _index(tuple(case.passages), case.evidence)
+        index = _index(tuple(case.passages), case.evidence, case.labels)
         premise = Premise.of(case.question)
         answer = Answer.of(case.output, index)
         claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
@@ -146,10 +146,10 @@ def _readable(output: str, question: str | None) -> bool:
 
 
 @lru_cache(maxsize=4)
-def _index(passages: tuple[Passage, ...], evidence: str) -> EvidenceIndex:
+def _index(passages: tuple[Passage, ...], evidence: str, labels: str) -> EvidenceIndex:
     """The evidence of one case, indexed once for every window of its output (the windows of
     one message share their evidence; its lazy caches only ever grow)."""
-    return EvidenceIndex.build(passages, evidence)
+    return EvidenceIndex.build(passages, evidence, labels)
 
 
 @lru_cache(maxsize=8)

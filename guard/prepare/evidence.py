@@ -1,10 +1,15 @@
 """Rendering a request's grounding source as evidence text for the judge.
 
-* ``context`` (a string, strings, or documents) becomes numbered documents: ``[1] ...``, with
-  ``(id: ..., source: ...)`` when the producer gave them. Each document is one evidence passage.
-* ``messages`` becomes a transcript with a role label on every turn. User turns and tool results
-  (marked ``TOOL RESULT`` with the tool's name) are evidence passages; the assistant's earlier
+* ``context`` (a string, strings, or documents) becomes numbered documents: ``[1] ...``. Each
+  document is one evidence passage.
+* ``messages`` becomes a transcript with a role label on every turn. User turns (labelled as the
+  user's words) and tool results (``TOOL RESULT``) are evidence passages; the assistant's earlier
   turns and system turns are shown, labelled *not evidence*, and are never passages.
+* The names the producer gave (a document's ``id`` and ``source``, a tool's ``name``) are not
+  printed with the evidence, where a judge would read them as part of it ("source: Returns are
+  accepted within 90 days"): they are collected in ``labels`` (``[1] id: ..., source: ...``,
+  ``[turn 3] tool: ...``, one line each, at most :data:`LABEL_MAX_CHARS` characters per value),
+  which the prompt shows apart, as names that are not evidence.
 * ``input`` / ``expected_output`` is a single passage.
 
 At most :data:`~guard.defaults.MAX_EVIDENCE_ITEMS` documents (the first ones: retrieval order) or
@@ -35,6 +40,7 @@ from guard.prepare.excerpt import excerpt, words
 from guard.prepare.sanitize import sanitize
 
 BLOCK_SEPARATOR = "\n\n"
+LABEL_MAX_CHARS = 200  # of one producer-given name (an id, a source, a tool's name) shown
 MIN_PARTIAL_CHARS = 80  # a partly kept block needs at least this much room to be worth it
 
 
@@ -51,15 +57,17 @@ class RenderedEvidence:
     cut: Cut
     bodies: tuple[str, ...] = ()
     attributes: tuple[str, ...] = ()
+    labels: str = ""  # the shown blocks' producer-given names, one line each: not evidence
 
 
 @dataclass(frozen=True)
 class _Block:
-    header: str  # "[1]", "[turn 2] USER (evidence):"; "" for a single passage
+    header: str  # "[1]", "[turn 2] USER (the user's words):"; "" for a single passage
     body: str
     passage_label: str | None  # None: shown, but not evidence
     relevance: int = 0
     attributes: tuple[str, ...] = ()  # producer-given header values: ids, sources, tool names
+    label: str = ""  # "[1] id: ..., source: ...": the attributes as shown apart from the text
 
     @cached_property
     def content_words(self) -> set[str]:
@@ -68,6 +76,11 @@ class _Block:
     @property
     def text(self) -> str:
         return f"{self.header} {self.body}" if self.header else self.body
+
+    @property
+    def size(self) -> int:
+        """Characters the block takes in a prompt: its text and its label line."""
+        return len(self.text) + (len(self.label) + 1 if self.label else 0)
 
     def passage(self) -> Passage | None:
         return None if self.passage_label is None else Passage(self.passage_label, self.body)
@@ -84,6 +97,11 @@ def _one_line(text: str) -> str:
     return " ".join(sanitize(text).split())
 
 
+def _shown_label(text: str) -> str:
+    """A producer-given name as shown in the labels: one line, at most ``LABEL_MAX_CHARS``."""
+    return text if len(text) <= LABEL_MAX_CHARS else text[: LABEL_MAX_CHARS - 1] + "…"
+
+
 def _body(text: str) -> str:
     """A block's text, with lines that look like our block headers quoted, so judged text
     cannot start a forged document or turn (``[2] ...``, ``[turn 4] TOOL RESULT ...``)."""
@@ -92,13 +110,13 @@ def _body(text: str) -> str:
     return _HEADER_LOOKALIKE.sub(r"\1| \2", clean) if "[" in clean else clean
 
 
-def _document_header(number: int, doc: Document) -> tuple[str, tuple[str, ...]]:
-    """The document's header and its attributes (id, source), each sanitized once."""
+def _document_label(number: int, doc: Document) -> tuple[str, tuple[str, ...]]:
+    """The document's label line and its attributes (id, source), each sanitized once."""
     if not doc.id and not doc.source:  # most documents: a number alone
-        return f"[{number}]", ()
+        return "", ()
     pairs = [(k, _one_line(v)) for k, v in (("id", doc.id), ("source", doc.source)) if v]
-    shown = ", ".join(f"{name}: {value}" for name, value in pairs)
-    return (f"[{number}] ({shown})" if pairs else f"[{number}]"), tuple(v for _, v in pairs)
+    shown = ", ".join(f"{name}: {_shown_label(value)}" for name, value in pairs)
+    return (f"[{number}] {shown}" if pairs else ""), tuple(v for _, v in pairs)
 
 
 def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[_Block]:
@@ -112,20 +130,22 @@ def _document_blocks(context: str | Sequence[str] | Sequence[Document]) -> list[
             continue
         body = _body(item.text)
         if body:
-            header, attributes = _document_header(number, item)
-            blocks.append(_Block(header, body, f"[{number}]", attributes=attributes))
+            label, attributes = _document_label(number, item)
+            blocks.append(
+                _Block(f"[{number}]", body, f"[{number}]", attributes=attributes, label=label)
+            )
     return blocks
 
 
 def turn_label(message: Message, name: str = "") -> tuple[str, str | None]:
     """The role label shown for a turn, and its passage label (None: not evidence); ``name``
-    is a tool turn's name already on one line (computed here when not given)."""
+    is a tool turn's name already on one line (computed here when not given). The tool's name is
+    not in the shown label (the prompt lists it apart, see ``labels``), only in the passage's."""
     if message.role == "user":
-        return "USER (evidence):", "user"
+        return "USER (the user's words):", "user"
     if message.role == "tool":
         name = name or _one_line(message.name or "")
-        shown = f"TOOL RESULT from {name}" if name else "TOOL RESULT"
-        return f"{shown} (evidence):", f"tool {name}" if name else "tool"
+        return "TOOL RESULT (evidence):", f"tool {name}" if name else "tool"
     if message.role == "assistant":
         return "ASSISTANT (earlier reply, NOT evidence):", None
     return "SYSTEM (instructions to the assistant, NOT evidence):", None
@@ -145,6 +165,7 @@ def _message_blocks(messages: Sequence[Message]) -> list[_Block]:
                     body,
                     passage_label,
                     attributes=(name,) if name else (),
+                    label=f"[turn {number}] tool: {_shown_label(name)}" if name else "",
                 )
             )
     return blocks
@@ -183,7 +204,7 @@ def _rank(blocks: Sequence[_Block], group: list[int], query: str) -> list[int]:
 
 
 def _partial(block: _Block, room: int, query: str) -> _Block | None:
-    budget = room - len(block.header) - (1 if block.header else 0)
+    budget = room - (block.size - len(block.body))
     if budget < MIN_PARTIAL_CHARS:
         return None
     body = excerpt(block.body, budget, query)
@@ -193,7 +214,7 @@ def _partial(block: _Block, room: int, query: str) -> _Block | None:
 def fit_blocks(blocks: Sequence[_Block], limit: int, query: str) -> list[_Block]:
     """The blocks to show within ``limit`` characters, in their original order."""
     sep = len(BLOCK_SEPARATOR)
-    if sum(len(b.text) for b in blocks) + sep * max(0, len(blocks) - 1) <= limit:
+    if sum(b.size for b in blocks) + sep * max(0, len(blocks) - 1) <= limit:
         return list(blocks)
     chosen: dict[int, _Block] = {}
     is_evidence = [b.passage_label is not None for b in blocks]
@@ -215,7 +236,7 @@ def _fill(
     """Whole blocks of ``order`` while they fit, then an excerpt of the first that did not."""
     sep = len(BLOCK_SEPARATOR)
     for i in order:
-        cost = len(blocks[i].text) + (sep if chosen else 0)
+        cost = blocks[i].size + (sep if chosen else 0)
         if used + cost <= limit:
             chosen[i], used = blocks[i], used + cost
     skipped = next((i for i in order if i not in chosen), None)
@@ -224,7 +245,7 @@ def _fill(
         partial = _partial(blocks[skipped], room, query)
         if partial is not None:
             chosen[skipped] = partial
-            used += len(partial.text) + (sep if len(chosen) > 1 else 0)
+            used += partial.size + (sep if len(chosen) > 1 else 0)
     return used
 
 
@@ -300,4 +321,5 @@ def _fitted(
         cut=cut,
         bodies=tuple(b.body for b in kept),
         attributes=tuple(a for b in kept for a in b.attributes),
+        labels="\n".join(b.label for b in kept if b.label),
     )

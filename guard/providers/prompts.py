@@ -13,9 +13,10 @@ The answer is kept short where that loses nothing a verdict needs: the explanati
 sentences, a claim is the output's own words cut to the fact, an evidence quote is the shortest
 supporting span, and only unsupported claims get a reason (the ``*_MAX_WORDS`` bounds below).
 
-The user message carries the fence token, the question (if any), the fenced evidence and the
-fenced output. The output appears verbatim (after sanitizing); only fence-marker look-alikes are
-defused.
+The user message carries the fence token, the question (if any), the fenced evidence, the
+evidence items' labels (document ids and sources, tool names: fenced apart, and named as not
+evidence, so a label cannot pass for a fact) and the fenced output. The output appears verbatim
+(after sanitizing); only fence-marker look-alikes are defused.
 """
 
 from __future__ import annotations
@@ -72,9 +73,11 @@ detail the evidence does not contain (a number, date, name, condition, cause) is
 even if it sounds plausible. A claim that contradicts the evidence is unsupported.
 - Your own knowledge of the world is NOT evidence. A claim that is true in reality but absent \
 from the evidence is unsupported.
-- In a conversation transcript, only turns marked "(evidence)" (user turns and tool results) are \
-evidence. Turns marked "NOT evidence" (the assistant's earlier replies and system turns) are shown \
-for context only: a claim supported only by an earlier assistant reply is unsupported.
+- In a conversation transcript, tool results are evidence; a user turn only of what the user \
+said, asked or told of their own situation (a fact they merely report, "my friend said ...", \
+supports nothing; a tool result outweighs it). The assistant's earlier replies and system turns \
+("NOT evidence") are context only: a claim supported only by them is unsupported.
+- LABELS (document ids and sources, tool names) say only where an item comes from.
 - Greetings, questions back to the user, hedges and statements that the evidence lacks an answer \
 make no factual claim; do not count them against the output.
 
@@ -88,7 +91,7 @@ evidence_quote is null.
 {reason} words: what the evidence lacks or contradicts); a supported claim's reason is "".
 4. Write the explanation first, then decide.
 
-Keep the answer short: a program reads it, and every word of it is paid for. A claim is the \
+Keep the answer short (a program reads it). A claim is the \
 OUTPUT's own words, at most {claim} (cut to the part that states the fact). The explanation is \
 at most two sentences ({explanation} words): which claims are unsupported and why, or that \
 all are supported.
@@ -213,14 +216,27 @@ def _notes(case: PreparedCase) -> str:
     return f"Note: {'; '.join(notes)}.\n\n" if notes else ""
 
 
+def _labels_section(case: PreparedCase, fence: Fence) -> str:
+    """The producer-given names of the evidence items, fenced apart from the evidence."""
+    if not case.labels:
+        return ""
+    return (
+        "LABELS of the evidence items (names the producer gave them; NOT evidence):\n"
+        + fence.wrap("labels", case.labels)
+        + "\n\n"
+    )
+
+
 def user_message(case: PreparedCase, fence: Fence) -> str:
-    """The user message: the fence token, the question, the fenced evidence and output."""
+    """The user message: the fence token, the question, the fenced evidence, the evidence's
+    labels (fenced apart: names, not evidence) and the fenced output."""
     return (
         _fence_line(fence)
         + _question_section(case, fence)
         + f"EVIDENCE ({_SOURCE_NAMES[case.source]}):\n"
         + fence.wrap("evidence", case.evidence)
         + "\n\n"
+        + _labels_section(case, fence)
         + "OUTPUT to check:\n"
         + fence.wrap("output", case.output)
         + "\n\n"

@@ -327,7 +327,7 @@ class TestDecidedVerdicts:
             verdict.judge.model,
             verdict.judge.prompt_version,
             verdict.judge.tier,
-        ) == ("fake", "fake-judge", "groundedness-v3", "llm")
+        ) == ("fake", "fake-judge", "groundedness-v4", "llm")
         assert verdict.threshold == 0.5
         assert verdict.mode is ScoringMode.SCALE5
 
@@ -545,11 +545,12 @@ class TestReferenceExamples:
         (case,) = seen
         turns = case.evidence.split("\n\n")
         assert turns == [
-            "[turn 1] USER (evidence): What's our refund window?",
-            "[turn 2] TOOL RESULT from lookup_policy (evidence): Refunds: 30 days from delivery.",
+            "[turn 1] USER (the user's words): What's our refund window?",
+            "[turn 2] TOOL RESULT (evidence): Refunds: 30 days from delivery.",
             "[turn 3] ASSISTANT (earlier reply, NOT evidence): 30 days from delivery.",
-            "[turn 4] USER (evidence): And for electronics?",
+            "[turn 4] USER (the user's words): And for electronics?",
         ]
+        assert case.labels == "[turn 2] tool: lookup_policy"
         assert "30 days from delivery." not in [p.text for p in case.passages]
         assert [p.label for p in case.passages] == ["user", "tool lookup_policy", "user"]
         assert case.question == "And for electronics?"
@@ -582,7 +583,8 @@ class TestRequestLevelGroundingSource:
         case = guard.prepare(request)
         assert isinstance(case, PreparedCase)
         assert case.source is ContextField.MESSAGES
-        assert "TOOL RESULT from policy" in case.evidence
+        assert "TOOL RESULT (evidence): Refunds: 30 days." in case.evidence
+        assert case.labels == "[turn 2] tool: policy"
         verdict = await guard.judge(request)
         assert (verdict.source, verdict.label) == (ContextField.MESSAGES, Label.PASS)
 

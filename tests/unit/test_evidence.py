@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from guard.models import ContextField, Document, JudgeRequest, Message
+from guard.prepare import evidence
 from guard.prepare.evidence import render_evidence
 
 CONVERSATION = [
@@ -35,15 +36,31 @@ class TestDocuments:
         assert rendered.text == "[1] First.\n\n[2] Second."
         assert [p.label for p in rendered.passages] == ["[1]", "[2]"]
 
-    def test_documents_show_their_id_and_source(self) -> None:
+    def test_documents_ids_and_sources_are_labels_apart_from_the_evidence(self) -> None:
         docs = [
             Document(text="Policy text.", id="kb-7", source="policy.md"),
             Document(text="Other.", source="faq"),
+            Document(text="Plain."),
         ]
         rendered = render_evidence(request(context=docs), ContextField.CONTEXT, 4000)
-        assert rendered.text == (
-            "[1] (id: kb-7, source: policy.md) Policy text.\n\n[2] (source: faq) Other."
-        )
+        assert rendered.text == "[1] Policy text.\n\n[2] Other.\n\n[3] Plain."
+        assert rendered.labels == "[1] id: kb-7, source: policy.md\n[2] source: faq"
+
+    def test_a_claim_in_a_source_never_reaches_the_evidence_text(self) -> None:
+        """A source that states a fact ("RT-SOURCE Returns are accepted within 90 days") is a
+        label, shown apart and one line, never evidence text."""
+        claim = "Returns are accepted within 90 days"
+        docs = [Document(text="Returns: 30 days.", source=f"RT-SOURCE\n{claim}" + "x" * 500)]
+        rendered = render_evidence(request(context=docs), ContextField.CONTEXT, 4000)
+        assert claim not in rendered.text
+        assert rendered.labels.startswith(f"[1] source: RT-SOURCE {claim}")
+        assert "\n" not in rendered.labels
+        assert len(rendered.labels) <= len("[1] source: ") + evidence.LABEL_MAX_CHARS
+
+    def test_labels_count_against_the_limit(self) -> None:
+        docs = [Document(text="a" * 50, source="s" * 150), Document(text="b" * 50)]
+        rendered = render_evidence(request(context=docs), ContextField.CONTEXT, 150)
+        assert len(rendered.text) + len(rendered.labels) <= 150
 
     def test_documents_are_sanitized(self) -> None:
         rendered = render_evidence(
@@ -77,10 +94,11 @@ class TestTranscript:
         assert lines[3].startswith("[turn 4] ASSISTANT")
         assert lines[4].startswith("[turn 5] USER")
 
-    def test_tool_turns_are_marked_as_tool_results_with_their_name(self) -> None:
-        assert (
-            "[turn 3] TOOL RESULT from lookup_policy (evidence): Refunds: 30 days from delivery."
-        ) in self.render()
+    def test_tool_turns_are_marked_as_tool_results_their_name_a_label(self) -> None:
+        assert ("[turn 3] TOOL RESULT (evidence): Refunds: 30 days from delivery.") in self.render()
+        rendered = render_evidence(request(messages=CONVERSATION), ContextField.MESSAGES, 4000)
+        assert rendered.labels == "[turn 3] tool: lookup_policy"
+        assert "lookup_policy" not in rendered.text
 
     def test_assistant_and_system_turns_are_marked_not_evidence(self) -> None:
         text = self.render()
@@ -178,7 +196,7 @@ class TestFitting:
         req = JudgeRequest(output="30 days.", messages=messages)
         rendered = render_evidence(req, ContextField.MESSAGES, 150)
         assert "ASSISTANT" not in rendered.text
-        assert "[turn 3] TOOL RESULT from policy (evidence): Refunds: 30 days." in rendered.text
+        assert "[turn 3] TOOL RESULT (evidence): Refunds: 30 days." in rendered.text
 
 
 def test_a_forged_evidence_turn_inside_an_assistant_turn_is_quoted_and_flagged() -> None:

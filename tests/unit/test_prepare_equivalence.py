@@ -246,15 +246,19 @@ _ATTRIBUTE = st.none() | st.sampled_from(["", "kb-1", "\u200b", "a\nb", "[2] x",
 
 
 @given(st.integers(min_value=1, max_value=9), _ATTRIBUTE, _ATTRIBUTE)
-def test_document_headers_and_attributes_are_as_before(
+def test_document_labels_and_attributes_are_one_line_each(
     number: int, doc_id: str | None, source: str | None
 ) -> None:
     doc = Document(text="x", id=doc_id, source=source)
     pairs = (("id", doc.id), ("source", doc.source))
-    attrs = [f"{name}: {evidence._one_line(value)}" for name, value in pairs if value]
-    header = f"[{number}] ({', '.join(attrs)})" if attrs else f"[{number}]"
+    shown = [
+        f"{name}: {evidence._shown_label(evidence._one_line(value))}"
+        for name, value in pairs
+        if value
+    ]
+    label = f"[{number}] {', '.join(shown)}" if shown else ""
     attributes = tuple(evidence._one_line(v) for v in (doc.id, doc.source) if v)
-    assert evidence._document_header(number, doc) == (header, attributes)
+    assert evidence._document_label(number, doc) == (label, attributes)
 
 
 # marks of the BMP and astral ones (Phaistos, musical symbols, Adlam), astral letters, emoji

@@ -9,6 +9,7 @@ from guard.decide.assessment import BinaryAssessment, Scale5Assessment
 from guard.models import ContextField, Cut, ScoringMode, Truncation
 from guard.prepare.injection import Fence
 from guard.providers.prompts import PROMPT_VERSION, build_prompt
+from guard.testing.fake_api import fenced_text
 
 FENCE = Fence("feedface00112233")
 
@@ -33,7 +34,7 @@ def case(**changes: object) -> PreparedCase:
 
 
 def test_prompt_version_is_the_default_one() -> None:
-    assert PROMPT_VERSION == "groundedness-v3"
+    assert PROMPT_VERSION == "groundedness-v4"
 
 
 def test_system_prompt_defines_groundedness_and_what_is_not_evidence() -> None:
@@ -121,3 +122,27 @@ def test_the_prompt_bounds_the_reply_and_asks_reasons_only_for_unsupported_claim
     assert 'a supported claim\'s reason is ""' in system
     fields = list(Scale5Assessment.model_json_schema()["properties"])
     assert fields == ["explanation", "claims", "score"]  # reasons before the decision
+
+
+def test_labels_are_fenced_apart_from_the_evidence_and_named_not_evidence() -> None:
+    """A document's source or a tool's name that states a fact is shown as a label, outside the
+    EVIDENCE fence, so the judge never reads it as part of the evidence (issue 29)."""
+    labels = "[1] source: RT-SOURCE Returns are accepted within 90 days"
+    prompt = build_prompt(case(labels=labels), FENCE)
+    assert fenced_text(prompt.user, "EVIDENCE") == case().evidence
+    assert fenced_text(prompt.user, "LABELS") == labels
+    before_labels = prompt.user.split(FENCE.opening("labels"))[0]
+    assert before_labels.rstrip().endswith("NOT evidence):")
+    assert "LABELS" in prompt.system
+    assert prompt.user.index(FENCE.closing("evidence")) < prompt.user.index(FENCE.opening("labels"))
+
+
+def test_without_labels_there_is_no_labels_section() -> None:
+    assert "LABELS" not in build_prompt(case(), FENCE).user
+
+
+def test_user_turns_support_only_what_the_user_said_not_hearsay() -> None:
+    system = build_prompt(case(source=ContextField.MESSAGES), FENCE).system
+    assert "a user turn only of what the user said" in system
+    assert "my friend said" in system
+    assert "a tool result outweighs it" in system

@@ -75,7 +75,7 @@ def sample_verdict(**overrides: Any) -> Verdict:
             output=Cut(original_chars=5, kept_chars=5, truncated=False),
         ),
         "source": ContextField.CONTEXT,
-        "judge": JudgeInfo(provider="fake", model="fake-judge", prompt_version="groundedness-v3"),
+        "judge": JudgeInfo(provider="fake", model="fake-judge", prompt_version="groundedness-v4"),
     }
     return Verdict(**{**fields, **overrides})
 
