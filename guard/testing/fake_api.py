@@ -82,9 +82,10 @@ class Fault:
 # --------------------------------------------------------------------------- verdicts
 
 
-def default_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
-    """Score 1 (not grounded) when the marker ``HALLUCINATED`` occurs anywhere in the prompt
-    text, else score 5 with one supported claim that quotes the evidence verbatim."""
+def marker_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """The lenient script: score 1 (not grounded) only when the marker ``HALLUCINATED`` occurs
+    anywhere in the prompt text, else score 5 with one supported claim that quotes the evidence
+    verbatim, whatever the output says (for tests of the plumbing, never of judging)."""
     del body
     output = fenced_text(text, "OUTPUT") or text
     if HALLUCINATION_MARKER in text:
@@ -115,9 +116,12 @@ def default_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
     }
 
 
-def numbers_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
-    """A stricter script: like :func:`default_verdict`, and also not grounded when the output
-    holds a number that the evidence does not (``90 days`` against ``30 days``)."""
+def default_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """The default script: not grounded (score 1) when the output holds a number that the
+    evidence does not (``90 days`` against ``30 days``) or the marker ``HALLUCINATED`` occurs in
+    the prompt; else score 5 with one supported claim quoting the evidence. A fake that passed
+    everything would let a user's test of their pipeline pass a hallucination; it still reads no
+    more than numbers (a wrong name passes: script one for that)."""
     output, evidence = fenced_text(text, "OUTPUT"), fenced_text(text, "EVIDENCE")
     if output is not None and evidence is not None:
         missing = [n for n in _NUMBER.findall(output) if n not in _NUMBER.findall(evidence)]
@@ -135,7 +139,10 @@ def numbers_verdict(body: Mapping[str, Any], text: str) -> dict[str, Any]:
                 "score": 1,
                 "grounded": False,
             }
-    return default_verdict(body, text)
+    return marker_verdict(body, text)
+
+
+numbers_verdict = default_verdict  # its earlier name, when the default was the marker alone
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -511,6 +518,7 @@ __all__ = [
     "fenced_text",
     "fit_to_schema",
     "json_reply",
+    "marker_verdict",
     "new_id",
     "numbers_verdict",
     "prompt_text",

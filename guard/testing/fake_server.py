@@ -79,6 +79,7 @@ from guard.testing.fake_api import (
     fenced_text,
     fit_to_schema,
     json_reply,
+    marker_verdict,
     new_id,
     numbers_verdict,
     prompt_text,
@@ -572,7 +573,7 @@ class FakeLLMServer:
 
     def _apply_script(self, spec: Mapping[str, Any]) -> None:
         """``{"verdict": {...}}``: answer every call with this assessment;
-        ``{"script": "default" | "numbers"}``: a named script (see :data:`SCRIPTS`)."""
+        ``{"script": "default" | "numbers" | "marker"}``: a named script (see :data:`SCRIPTS`)."""
         fixed = spec.get("verdict")
         if fixed is not None:
             if not isinstance(fixed, dict):
@@ -600,7 +601,11 @@ def _counting_protocol(opened: Callable[[], None], closed: Callable[[], None]) -
     return Counted
 
 
-SCRIPTS: dict[str, VerdictScript] = {"default": default_verdict, "numbers": numbers_verdict}
+SCRIPTS: dict[str, VerdictScript] = {
+    "default": default_verdict,
+    "numbers": numbers_verdict,
+    "marker": marker_verdict,
+}
 """Named verdict scripts, for ``--script`` and ``POST /_script``."""
 
 
@@ -627,8 +632,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--script",
         choices=sorted(SCRIPTS),
         default="default",
-        help="verdict script: default (marker HALLUCINATED fails) or numbers "
-        "(also fails numbers missing from the evidence)",
+        help="verdict script: default (fails an output whose numbers the evidence lacks, or "
+        "holding the marker HALLUCINATED; 'numbers' is its earlier name) or marker (fails only "
+        "the marker: passes every other output)",
     )
     return parser.parse_args(argv)
 
@@ -672,6 +678,7 @@ __all__ = [
     "default_verdict",
     "fenced_text",
     "fit_to_schema",
+    "marker_verdict",
     "numbers_verdict",
     "prompt_text",
 ]

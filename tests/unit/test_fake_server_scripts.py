@@ -9,6 +9,7 @@ from guard.testing.fake_server import (
     default_verdict,
     fenced_text,
     fit_to_schema,
+    marker_verdict,
     numbers_verdict,
     prompt_text,
 )
@@ -44,6 +45,18 @@ def test_default_verdict_fails_on_the_marker() -> None:
 )
 def test_numbers_verdict_fails_numbers_missing_from_the_evidence(output: str, score: int) -> None:
     assert numbers_verdict({}, PROMPT.format(output=output))["score"] == score
+
+
+def test_the_default_fake_fails_a_wrong_number_and_the_marker_script_does_not() -> None:
+    """The shipped fake's default must not pass a hallucination a user's test feeds it
+    ("90 days" against "30 days"); the plumbing-only script is named as such (issue 29)."""
+    wrong = PROMPT.format(output="You can return items within 90 days.")
+    assert FakeLLMServer().verdict is default_verdict
+    assert default_verdict({}, wrong)["grounded"] is False
+    assert (
+        default_verdict({}, wrong)["claims"][0]["claim"] == "You can return items within 90 days."
+    )
+    assert marker_verdict({}, wrong)["grounded"] is True
 
 
 def test_fit_to_schema_derives_the_missing_verdict_field() -> None:
