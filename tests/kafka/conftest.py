@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -7,13 +9,22 @@ from pathlib import Path
 import pytest
 
 from tests.kafka.broker import FixedBroker, ScriptBroker, free_port, provide_broker
+from tests.kafka.cleanup import delete_created_topics, list_topics
 
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptBroker | FixedBroker]:
-    """The session's broker (see tests/kafka/broker.py for where it comes from)."""
+    """The session's broker (see tests/kafka/broker.py for where it comes from). A broker the
+    suite was given (``KAFKA_BOOTSTRAP_SERVERS``) is left without the topics the tests made
+    (tests/kafka/cleanup.py); one the suite started is stopped."""
     broker = provide_broker(tmp_path_factory.mktemp("kafka"))
+    given = isinstance(broker, FixedBroker) and broker.handle is None
+    keep = os.environ.get("KAFKA_KEEP_TEST_TOPICS") == "1"
+    before = asyncio.run(list_topics(broker.bootstrap)) if given and not keep else None
     yield broker
+    if before is not None:
+        deleted = asyncio.run(delete_created_topics(broker.bootstrap, before))
+        print(f"\ntests/kafka: deleted the {len(deleted)} topics the tests made there")
     broker.stop()
 
 
