@@ -10,7 +10,9 @@ line is logged (:func:`merge_record`), so a message that logs nothing pays one c
 
 aiokafka's known-transient start-up errors (no group coordinator yet on a fresh broker, a new
 topic's leader election) are demoted to debug during start-up (:class:`TransientStartupNoise`);
-after it, and for every other error, levels are kept.
+after it, and for every other error, levels are kept. A library's line repeated many times a
+second (aiokafka looking for a deleted topic) is shown at most once per 10 s, with a count of
+those held back (:class:`consumers.repeats.RepeatedLines`).
 
 Two processors stand between an event and its rendering:
 
@@ -46,6 +48,8 @@ from aiokafka.errors import (
 )
 from pydantic import SecretBytes, SecretStr
 from structlog.typing import EventDict, Processor, WrappedLogger
+
+from consumers.repeats import RepeatedLines
 
 LogFormat = Literal["auto", "json", "console"]
 
@@ -235,7 +239,8 @@ def configure_logging(
     """Configure structlog and the stdlib root logger; calling it again replaces the setup.
 
     For ``startup_grace_s`` seconds aiokafka's transient start-up errors are demoted to debug
-    (:class:`TransientStartupNoise`)."""
+    (:class:`TransientStartupNoise`); a library's repeated lines are bounded
+    (:class:`consumers.repeats.RepeatedLines`)."""
     stream = stream if stream is not None else sys.stderr
     numeric = level if isinstance(level, int) else logging.getLevelName(level.upper())
     shared = shared_processors(debug_payloads=debug_payloads)
@@ -260,6 +265,7 @@ def configure_logging(
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(formatter)
     handler.addFilter(TransientStartupNoise(startup_grace_s))
+    handler.addFilter(RepeatedLines())
     root = logging.getLogger()
     _remove_our_handlers(root)
     root.addHandler(handler)
