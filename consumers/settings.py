@@ -523,8 +523,8 @@ class ServiceSettings(BaseSettings):
     client_id: str = Field(
         default=defaults.DEFAULT_CLIENT_ID,
         min_length=1,
-        description="Prefix of the Kafka client ids the brokers log: <client_id>-<instance_id> "
-        "(consumer), <client_id>-producer, <client_id>-admin.",
+        description="Prefix of the Kafka client ids the brokers log: client_id-instance_id "
+        "(consumer), client_id-producer and client_id-admin.",
     )
     instance_id: str = Field(
         default_factory=socket.gethostname,

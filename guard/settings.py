@@ -71,7 +71,11 @@ class JudgeSettings(SettingsModel):
     base_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint (vLLM, Ollama) or a proxy."
     )
-    api_key: SecretStr | None = Field(default=None, description="Prefer the environment.")
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="The LLM provider's API key. Prefer the environment: this variable, "
+        "api_key_file or the provider's own (OPENAI_API_KEY, ANTHROPIC_API_KEY).",
+    )
     api_key_file: Path | None = Field(
         default=None,
         description="A file holding only the API key (a mounted Secret); used when api_key is "

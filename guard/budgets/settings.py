@@ -105,7 +105,9 @@ class BudgetSettings(SettingsModel):
         ge=1,
         le=MAX_IN_FLIGHT_LIMIT,
         description="Judge calls in flight at once (the runtime's "
-        "concurrency bounds messages; this bounds calls to the provider).",
+        "concurrency bounds messages; this bounds calls to the provider). The service sets it "
+        "from concurrency; given in the service's settings it is a deprecated alias of "
+        "concurrency.",
     )
     rpm: int | None = Field(
         default=None, ge=1, le=MAX_RATE, description="Requests per minute to the model."
