@@ -112,11 +112,31 @@ TopicName = Annotated[str, AfterValidator(topic_name)]
 
 
 class TopicSettings(_Section):
-    requests: TopicName = defaults.DEFAULT_REQUESTS_TOPIC
-    verdicts: TopicName = defaults.DEFAULT_VERDICTS_TOPIC
-    quarantine: TopicName = defaults.DEFAULT_QUARANTINE_TOPIC
-    approved: TopicName | None = Field(default=None, description="Off unless set.")
-    dlq: TopicName = defaults.DEFAULT_DLQ_TOPIC
+    """The topics the service reads and writes; no two may be the same topic."""
+
+    requests: TopicName = Field(
+        default=defaults.DEFAULT_REQUESTS_TOPIC,
+        description="The input: the RAG answers (requests) to judge.",
+    )
+    verdicts: TopicName = Field(
+        default=defaults.DEFAULT_VERDICTS_TOPIC,
+        description="Every verdict, keyed like its input, with the input's coordinates.",
+    )
+    quarantine: TopicName = Field(
+        default=defaults.DEFAULT_QUARANTINE_TOPIC,
+        description="Failing answers (under fail_closed also error and skipped ones) with "
+        "their original payload and verdict.",
+    )
+    approved: TopicName | None = Field(
+        default=None,
+        description="The original payload of every message not quarantined, for readers that "
+        "may only see approved answers. Off unless set.",
+    )
+    dlq: TopicName = Field(
+        default=defaults.DEFAULT_DLQ_TOPIC,
+        description="Dead letters: messages that cannot be judged (undecodable, invalid, "
+        "oversized, a step that raised) with their original bytes and the reason.",
+    )
     batch_state: TopicName = Field(
         default=defaults.DEFAULT_BATCH_STATE_TOPIC,
         description="judge.delivery batch: the compacted topic of submitted batches "
@@ -129,15 +149,47 @@ class TopicSettings(_Section):
 
 
 class SecuritySettings(_Section):
-    protocol: SecurityProtocol = SecurityProtocol.PLAINTEXT
-    sasl_mechanism: SaslMechanism | None = None
-    sasl_username: str | None = None
-    sasl_password: SecretStr | None = None
-    ssl_cafile: Path | None = None
-    ssl_certfile: Path | None = None
-    ssl_keyfile: Path | None = None
-    ssl_key_password: SecretStr | None = None
-    ssl_check_hostname: bool = True
+    """How the Kafka clients (consumer, producers, admin) authenticate and encrypt. Settings
+    the protocol would ignore are refused at start."""
+
+    protocol: SecurityProtocol = Field(
+        default=SecurityProtocol.PLAINTEXT,
+        description="Kafka security.protocol: SSL and SASL_SSL use TLS, SASL_PLAINTEXT and "
+        "SASL_SSL authenticate with SASL.",
+    )
+    sasl_mechanism: SaslMechanism | None = Field(
+        default=None, description="SASL protocols only; unset means PLAIN."
+    )
+    sasl_username: str | None = Field(
+        default=None, description="SASL protocols only: the user (required with them)."
+    )
+    sasl_password: SecretStr | None = Field(
+        default=None,
+        description="SASL protocols only: the password (required with them); prefer the "
+        "environment.",
+    )
+    ssl_cafile: Path | None = Field(
+        default=None,
+        description="TLS protocols only: a PEM file of the CAs that sign the brokers' "
+        "certificates; unset: the system's trusted CAs.",
+    )
+    ssl_certfile: Path | None = Field(
+        default=None,
+        description="TLS protocols only: the client certificate (PEM) for mutual TLS.",
+    )
+    ssl_keyfile: Path | None = Field(
+        default=None,
+        description="TLS protocols only: the client certificate's private key (PEM), when it "
+        "is not in ssl_certfile; needs ssl_certfile.",
+    )
+    ssl_key_password: SecretStr | None = Field(
+        default=None, description="TLS protocols only: the password of the private key."
+    )
+    ssl_check_hostname: bool = Field(
+        default=True,
+        description="TLS protocols only: check that the broker's certificate names the host "
+        "connected to.",
+    )
 
     @property
     def uses_sasl(self) -> bool:
@@ -183,13 +235,23 @@ class KafkaTuning(_Section):
     """Client knobs; the defaults suit slow judges (seconds per message)."""
 
     auto_offset_reset: str = Field(
-        default=defaults.DEFAULT_KAFKA_AUTO_OFFSET_RESET, pattern="^(earliest|latest)$"
+        default=defaults.DEFAULT_KAFKA_AUTO_OFFSET_RESET,
+        pattern="^(earliest|latest)$",
+        description="Where the group starts reading a partition that has no committed offset: "
+        "its first record or only new ones.",
     )
     max_poll_records: int = Field(
-        default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS, ge=1, le=INT32_MAX
+        default=defaults.DEFAULT_KAFKA_MAX_POLL_RECORDS,
+        ge=1,
+        le=INT32_MAX,
+        description="Records one fetch (getmany) returns at most.",
     )
     max_poll_interval_ms: int = Field(
-        default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS, ge=1000, le=INT32_MAX
+        default=defaults.DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS,
+        ge=1000,
+        le=INT32_MAX,
+        description="Kafka max.poll.interval.ms: the longest the consumer may go between "
+        "fetches before it leaves the group.",
     )
     session_timeout_ms: int = Field(
         default=defaults.DEFAULT_KAFKA_SESSION_TIMEOUT_MS,
@@ -208,12 +270,26 @@ class KafkaTuning(_Section):
         "session_timeout_ms for another.",
     )
     heartbeat_interval_ms: int = Field(
-        default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS, ge=100, le=INT32_MAX
+        default=defaults.DEFAULT_KAFKA_HEARTBEAT_INTERVAL_MS,
+        ge=100,
+        le=INT32_MAX,
+        description="How often the consumer tells the group it is alive; must be below "
+        "session_timeout_ms (about a third of it).",
     )
     request_timeout_ms: int = Field(
-        default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS, ge=1000, le=INT32_MAX
+        default=defaults.DEFAULT_KAFKA_REQUEST_TIMEOUT_MS,
+        ge=1000,
+        le=INT32_MAX,
+        description="How long the consumer, producers and admin client wait for a broker's "
+        "answer to one request.",
     )
-    linger_ms: int = Field(default=defaults.DEFAULT_KAFKA_LINGER_MS, ge=0, le=INT32_MAX)
+    linger_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_LINGER_MS,
+        ge=0,
+        le=INT32_MAX,
+        description="How long the producer waits to fill a batch before sending it (replies "
+        "are sent without waiting).",
+    )
     max_batch_size: int = Field(
         default=defaults.DEFAULT_KAFKA_MAX_BATCH_SIZE,
         ge=16_384,
@@ -229,7 +305,11 @@ class KafkaTuning(_Section):
         description="How long one getmany() waits for records.",
     )
     transaction_timeout_ms: int = Field(
-        default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS, ge=1000, le=INT32_MAX
+        default=defaults.DEFAULT_KAFKA_TRANSACTION_TIMEOUT_MS,
+        ge=1000,
+        le=INT32_MAX,
+        description="Exactly-once only: the broker aborts a transaction left open longer than "
+        "this.",
     )
 
 
@@ -271,8 +351,18 @@ class ReplySettings(_Section):
 
 
 class MetricsSettings(_Section):
-    enabled: bool = True
-    host: str = defaults.DEFAULT_METRICS_HOST
+    """Prometheus metrics and the health routes."""
+
+    enabled: bool = Field(
+        default=True,
+        description="run: serve /metrics, /healthz and /readyz on host:port (the chart's "
+        "probes need it); serve: expose /metrics on the serve port.",
+    )
+    host: str = Field(
+        default=defaults.DEFAULT_METRICS_HOST,
+        description="run: the address the metrics and health server listens on (every "
+        "interface by default: probes and scrapes come from outside the pod).",
+    )
     port: int = Field(
         default=defaults.DEFAULT_METRICS_PORT,
         ge=0,
@@ -288,10 +378,19 @@ class MetricsSettings(_Section):
 
 
 class LogSettings(_Section):
+    """Structured logs on stderr."""
+
     level: str = Field(
-        default=defaults.DEFAULT_LOG_LEVEL, pattern="(?i)^(debug|info|warning|error|critical)$"
+        default=defaults.DEFAULT_LOG_LEVEL,
+        pattern="(?i)^(debug|info|warning|error|critical)$",
+        description="The lowest level logged (any case); library loggers that print message "
+        "bodies stay at info or above unless debug_payloads.",
     )
-    format: str = Field(default=defaults.DEFAULT_LOG_FORMAT, pattern="^(auto|json|console)$")
+    format: str = Field(
+        default=defaults.DEFAULT_LOG_FORMAT,
+        pattern="^(auto|json|console)$",
+        description="auto: console lines when stderr is a terminal, JSON lines otherwise.",
+    )
     debug_payloads: bool = Field(
         default=False,
         description="Log message bodies (payload, output, context, messages); never in production.",
@@ -408,10 +507,25 @@ class ServiceSettings(BaseSettings):
         allow_inf_nan=False,
     )
 
-    bootstrap_servers: str = Field(default=defaults.DEFAULT_BOOTSTRAP_SERVERS, min_length=1)
+    bootstrap_servers: str = Field(
+        default=defaults.DEFAULT_BOOTSTRAP_SERVERS,
+        min_length=1,
+        description="The Kafka brokers to start from, comma-separated host:port "
+        "([v6 address]:port).",
+    )
     topics: TopicSettings = Field(default_factory=TopicSettings)
-    group_id: str = Field(default=defaults.DEFAULT_GROUP_ID, min_length=1)
-    client_id: str = Field(default=defaults.DEFAULT_CLIENT_ID, min_length=1)
+    group_id: str = Field(
+        default=defaults.DEFAULT_GROUP_ID,
+        min_length=1,
+        description="The consumer group: replicas with the same group_id share the input's "
+        "partitions and its committed offsets.",
+    )
+    client_id: str = Field(
+        default=defaults.DEFAULT_CLIENT_ID,
+        min_length=1,
+        description="Prefix of the Kafka client ids the brokers log: client_id-instance_id "
+        "(consumer), client_id-producer and client_id-admin.",
+    )
     instance_id: str = Field(
         default_factory=socket.gethostname,
         min_length=1,
@@ -457,12 +571,26 @@ class ServiceSettings(BaseSettings):
         "default max.message.bytes is ~1 MB) is replaced "
         "by a dead letter instead of failing to publish.",
     )
-    guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    guarantee: Guarantee = Field(
+        default=Guarantee.AT_LEAST_ONCE,
+        description="at_least_once: a message's offset is committed once its outputs are "
+        "acknowledged (after a crash some are published again, same request_id); "
+        "exactly_once: outputs and offsets commit in one Kafka transaction (needs "
+        "transactional_id_prefix).",
+    )
     transactional_id_prefix: str | None = Field(
         default=None, description="Exactly-once only; the transactional id is prefix-instance_id."
     )
-    ordering: Ordering = Ordering.NONE
-    failure_policy: FailurePolicy = FailurePolicy.FAIL_CLOSED
+    ordering: Ordering = Field(
+        default=Ordering.NONE,
+        description="none: a partition's messages are judged concurrently; key: messages of "
+        "a partition with the same key are judged one after another.",
+    )
+    failure_policy: FailurePolicy = Field(
+        default=FailurePolicy.FAIL_CLOSED,
+        description="Undecided verdicts (error, and skipped except by sampling): fail_closed "
+        "quarantines them, fail_open lets them through (copied to the approved topic when set).",
+    )
     commit_interval_s: float = Field(
         default=defaults.DEFAULT_COMMIT_INTERVAL_S,
         gt=0,
@@ -506,11 +634,32 @@ class ServiceSettings(BaseSettings):
         "that times out stops the service.",
     )
     startup_timeout_s: float = Field(
-        default=defaults.DEFAULT_STARTUP_TIMEOUT_S, gt=0, le=MAX_DURATION_S
+        default=defaults.DEFAULT_STARTUP_TIMEOUT_S,
+        gt=0,
+        le=MAX_DURATION_S,
+        description="How long start-up waits for an unreachable broker or a missing topic "
+        "before run exits 1 naming it; aiokafka's transient start-up errors are logged at "
+        "debug level for this long.",
     )
-    create_topics: bool = False
-    topic_partitions: int = Field(default=defaults.DEFAULT_TOPIC_PARTITIONS, ge=1, le=INT32_MAX)
-    topic_replication: int = Field(default=defaults.DEFAULT_TOPIC_REPLICATION, ge=1, le=INT16_MAX)
+    create_topics: bool = Field(
+        default=False,
+        description="Create the requests and output topics that are missing at start (with "
+        "topic_partitions and topic_replication); otherwise they are waited for.",
+    )
+    topic_partitions: int = Field(
+        default=defaults.DEFAULT_TOPIC_PARTITIONS,
+        ge=1,
+        le=INT32_MAX,
+        description="Partitions of a topic created by create_topics (and in the kafka-topics "
+        "command logged for a missing one).",
+    )
+    topic_replication: int = Field(
+        default=defaults.DEFAULT_TOPIC_REPLICATION,
+        ge=1,
+        le=INT16_MAX,
+        description="Replication factor of a topic created by create_topics (and in the "
+        "kafka-topics command logged for a missing one).",
+    )
     kafka: KafkaTuning = Field(default_factory=KafkaTuning)
     reply: ReplySettings = Field(default_factory=ReplySettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)

@@ -58,26 +58,79 @@ class BatchSettings(SettingsModel):
 class JudgeSettings(SettingsModel):
     """How to judge. Secrets are ``SecretStr`` and never printed."""
 
-    provider: Provider = Provider.OFFLINE
-    model: str = defaults.DEFAULT_MODEL
+    provider: Provider = Field(
+        default=Provider.OFFLINE,
+        description="Who judges: offline (deterministic rules, no network), openai, anthropic, "
+        "cascade (offline first, then cascade_provider) or fake (tests).",
+    )
+    model: str = Field(
+        default=defaults.DEFAULT_MODEL,
+        description="The LLM judge's model; left at the default, the anthropic judge uses "
+        "claude-haiku-4-5. The offline judge ignores it.",
+    )
     base_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint (vLLM, Ollama) or a proxy."
     )
-    api_key: SecretStr | None = Field(default=None, description="Prefer the environment.")
-    api_key_file: Path | None = None
-    timeout_s: float = Field(default=defaults.DEFAULT_TIMEOUT_S, gt=0, le=MAX_DURATION_S)
-    max_retries: int = Field(default=defaults.DEFAULT_MAX_RETRIES, ge=0, le=10)
-    max_tokens: int = Field(default=defaults.DEFAULT_MAX_TOKENS, gt=0, le=INT32_MAX)
-    mode: ScoringMode = ScoringMode.SCALE5
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="The LLM provider's API key. Prefer the environment: this variable, "
+        "api_key_file or the provider's own (OPENAI_API_KEY, ANTHROPIC_API_KEY).",
+    )
+    api_key_file: Path | None = Field(
+        default=None,
+        description="A file holding only the API key (a mounted Secret); used when api_key is "
+        "unset, before the provider's variable (OPENAI_API_KEY, ANTHROPIC_API_KEY).",
+    )
+    timeout_s: float = Field(
+        default=defaults.DEFAULT_TIMEOUT_S,
+        gt=0,
+        le=MAX_DURATION_S,
+        description="How long one call to the LLM provider may take (each attempt).",
+    )
+    max_retries: int = Field(
+        default=defaults.DEFAULT_MAX_RETRIES,
+        ge=0,
+        le=10,
+        description="Retries of a judge call after a transient error (timeout, unavailable, "
+        "429), with jittered exponential backoff or the provider's Retry-After.",
+    )
+    max_tokens: int = Field(
+        default=defaults.DEFAULT_MAX_TOKENS,
+        gt=0,
+        le=INT32_MAX,
+        description="Cap on the judge's reply; a reply cut there is a malformed_judge_output "
+        "error.",
+    )
+    mode: ScoringMode = Field(
+        default=ScoringMode.SCALE5,
+        description="scale5: the judge rates 1 to 5, score (raw - 1) / 4; binary: grounded 1, "
+        "not grounded 0.",
+    )
     threshold: float = Field(
         default=defaults.DEFAULT_THRESHOLD,
         gt=0.0,
         le=1.0,
         description="Pass at score >= threshold; 0 would pass everything.",
     )
-    context_field: ContextField = ContextField.CONTEXT
-    max_context_chars: int = Field(default=defaults.DEFAULT_MAX_CONTEXT_CHARS, ge=100, le=INT32_MAX)
-    max_output_chars: int = Field(default=defaults.DEFAULT_MAX_OUTPUT_CHARS, ge=100, le=INT32_MAX)
+    context_field: ContextField = Field(
+        default=ContextField.CONTEXT,
+        description="The grounding source when a request names none: context, input, "
+        "expected_output or messages (a conversation).",
+    )
+    max_context_chars: int = Field(
+        default=defaults.DEFAULT_MAX_CONTEXT_CHARS,
+        ge=100,
+        le=INT32_MAX,
+        description="Evidence per judge call: the grounding source is fitted to this many "
+        "characters at sentence ends, keeping the parts that matter to the output.",
+    )
+    max_output_chars: int = Field(
+        default=defaults.DEFAULT_MAX_OUTPUT_CHARS,
+        ge=100,
+        le=INT32_MAX,
+        description="Output per judge call (one window; see on_truncated_output); the question "
+        "is cut to this length too.",
+    )
     on_truncated_output: TruncatedOutputPolicy = Field(
         default=defaults.DEFAULT_ON_TRUNCATED_OUTPUT,
         description="An output longer than max_output_chars: 'judge_chunks' judges it in "
@@ -130,7 +183,12 @@ class JudgeSettings(SettingsModel):
     )
     # realtime: one call per message; flex: OpenAI's flex tier (slower, batch prices);
     # batch: provider batch APIs (docs/delivery.md)
-    delivery: Literal["realtime", "flex", "batch"] = defaults.DEFAULT_DELIVERY
+    delivery: Literal["realtime", "flex", "batch"] = Field(
+        default=defaults.DEFAULT_DELIVERY,
+        description="realtime: one call per message; flex: OpenAI's flex tier (slower, batch "
+        "prices); batch: the providers' batch APIs (verdicts minutes later). See "
+        "docs/delivery.md.",
+    )
     batch: BatchSettings = Field(
         default_factory=BatchSettings, description="delivery: batch: gathering and polling."
     )

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-COMMANDS = ("check", "replay", "run", "serve", "demo", "schemas")
+COMMANDS = ("check", "replay", "run", "serve", "demo", "schemas", "settings_doc")
 EXIT_USAGE = 2
 
 

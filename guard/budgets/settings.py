@@ -67,9 +67,27 @@ class SampleKey(StrEnum):
 class BreakerSettings(SettingsModel):
     """Circuit breaker: opens after consecutive outage failures, probes before closing."""
 
-    failure_threshold: int = Field(default=defaults.DEFAULT_FAILURE_THRESHOLD, ge=1, le=1_000)
-    open_for_s: float = Field(default=defaults.DEFAULT_OPEN_FOR_S, gt=0, le=3_600)
-    half_open_probes: int = Field(default=defaults.DEFAULT_HALF_OPEN_PROBES, ge=1, le=100)
+    failure_threshold: int = Field(
+        default=defaults.DEFAULT_FAILURE_THRESHOLD,
+        ge=1,
+        le=1_000,
+        description="Consecutive outage failures (timeouts, unavailable; not rate limits) "
+        "that open the breaker.",
+    )
+    open_for_s: float = Field(
+        default=defaults.DEFAULT_OPEN_FOR_S,
+        gt=0,
+        le=3_600,
+        description="How long the breaker stays open (calls fail circuit_open without being "
+        "made) before it lets probes through.",
+    )
+    half_open_probes: int = Field(
+        default=defaults.DEFAULT_HALF_OPEN_PROBES,
+        ge=1,
+        le=100,
+        description="Calls let through at once to probe a judge that was down; a probe the "
+        "judge answers closes the breaker, an outage failure opens it again.",
+    )
 
 
 class BudgetSettings(SettingsModel):
@@ -87,7 +105,9 @@ class BudgetSettings(SettingsModel):
         ge=1,
         le=MAX_IN_FLIGHT_LIMIT,
         description="Judge calls in flight at once (the runtime's "
-        "concurrency bounds messages; this bounds calls to the provider).",
+        "concurrency bounds messages; this bounds calls to the provider). The service sets it "
+        "from concurrency; given in the service's settings it is a deprecated alias of "
+        "concurrency.",
     )
     rpm: int | None = Field(
         default=None, ge=1, le=MAX_RATE, description="Requests per minute to the model."
@@ -113,10 +133,30 @@ class BudgetSettings(SettingsModel):
         le=600,
         description="Pause for every caller after a 429 that gives no Retry-After.",
     )
-    cost_per_minute_usd: float | None = Field(default=None, gt=0, le=MAX_USD)
-    cost_per_hour_usd: float | None = Field(default=None, gt=0, le=MAX_USD)
-    cost_per_day_usd: float | None = Field(default=None, gt=0, le=MAX_USD)
-    on_budget_exhausted: BudgetPolicy = BudgetPolicy.PAUSE
+    cost_per_minute_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_USD,
+        description="Judge spend allowed per clock minute; unset: unlimited.",
+    )
+    cost_per_hour_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_USD,
+        description="Judge spend allowed per clock hour; unset: unlimited.",
+    )
+    cost_per_day_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_USD,
+        description="Judge spend allowed per UTC day; unset: unlimited.",
+    )
+    on_budget_exhausted: BudgetPolicy = Field(
+        default=BudgetPolicy.PAUSE,
+        description="When a cost window is spent: pause (wait for the window to roll over, up "
+        "to max_pause_s), skip (a skipped verdict, routed by failure_policy) or fallback "
+        "(fallback_model or the offline judge, said in the verdict).",
+    )
     max_pause_s: float = Field(
         default=defaults.DEFAULT_MAX_PAUSE_S,
         gt=0,
@@ -136,7 +176,13 @@ class BudgetSettings(SettingsModel):
         le=10_000_000,
         description="Verdicts kept in memory; 0 disables the cache.",
     )
-    cache_ttl_s: float = Field(default=defaults.DEFAULT_CACHE_TTL_S, gt=0, le=MAX_DURATION_S)
+    cache_ttl_s: float = Field(
+        default=defaults.DEFAULT_CACHE_TTL_S,
+        gt=0,
+        le=MAX_DURATION_S,
+        description="How long a cached verdict is reused for an identical case (same model, "
+        "prompt, evidence and output).",
+    )
     cache_max_bytes: int = Field(
         default=defaults.DEFAULT_CACHE_MAX_BYTES,
         ge=0,
@@ -150,7 +196,11 @@ class BudgetSettings(SettingsModel):
         le=1.0,
         description="Fraction of messages judged.",
     )
-    sample_key: SampleKey = SampleKey.ID
+    sample_key: SampleKey = Field(
+        default=SampleKey.ID,
+        description="What sampling hashes: id (the request id) or key (the Kafka message key, "
+        "the request id when there is none), so a key's messages are all judged or none.",
+    )
     fleet: FleetMode = Field(
         default=FleetMode.PARTITION_SHARE,
         description="partition_share: rpm, tpm and cost windows are the whole fleet's, and "
