@@ -283,6 +283,14 @@ class KafkaTuning(_Section):
         description="How long the consumer, producers and admin client wait for a broker's "
         "answer to one request.",
     )
+    metadata_max_age_ms: int = Field(
+        default=defaults.DEFAULT_KAFKA_METADATA_MAX_AGE_MS,
+        ge=1000,
+        le=INT32_MAX,
+        description="How old the consumer's and producer's cluster metadata may get before "
+        "it is asked for again: a requests topic deleted and created again is consumed again, "
+        "and a deleted output topic noticed, within this (aiokafka's own default is 5 minutes).",
+    )
     linger_ms: int = Field(
         default=defaults.DEFAULT_KAFKA_LINGER_MS,
         ge=0,

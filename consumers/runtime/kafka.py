@@ -47,10 +47,6 @@ from consumers.settings import ServiceSettings, rebalance_timeout_ms
 
 log = structlog.get_logger("consumers.service")
 MIN_REQUEST_BYTES = 1_048_576
-# how old the clients' cluster metadata may get (aiokafka's default is 5 minutes): a requests
-# topic deleted and created again is subscribed again, and a deleted output topic found, within
-# this, for one metadata request per client per interval
-METADATA_MAX_AGE_MS = 30_000
 FORGOTTEN_KEPT = 1024  # forgotten topics remembered (so a late send does not re-track them)
 CLOSE_GRACE_S = 1.0  # after a producer's flush timed out, how long its abort may take
 Records = dict[TopicPartition, list[ConsumerRecord[Any, Any]]]
@@ -213,7 +209,7 @@ class KafkaBroker:
                 rebalance_timeout_ms=int(rebalance_timeout_ms(s)),
                 heartbeat_interval_ms=k.heartbeat_interval_ms,
                 request_timeout_ms=k.request_timeout_ms,
-                metadata_max_age_ms=METADATA_MAX_AGE_MS,
+                metadata_max_age_ms=k.metadata_max_age_ms,
                 fetch_max_bytes=max(52_428_800, 2 * s.max_message_bytes),
                 max_partition_fetch_bytes=max(1_048_576, 2 * s.max_message_bytes),
                 **s.security.client_kwargs(),
@@ -245,7 +241,7 @@ def make_producer(
         linger_ms=k.linger_ms if linger_ms is None else linger_ms,
         max_batch_size=max_batch_size or k.max_batch_size,
         request_timeout_ms=k.request_timeout_ms,
-        metadata_max_age_ms=METADATA_MAX_AGE_MS,
+        metadata_max_age_ms=k.metadata_max_age_ms,
         max_request_size=max(MIN_REQUEST_BYTES, s.max_output_bytes + 65_536),
         transactional_id=s.transactional_id,
         transaction_timeout_ms=k.transaction_timeout_ms,

@@ -170,8 +170,8 @@ def service_env(**settings: str) -> dict[str, str]:
 async def command(
     *args: str, env: dict[str, str], log_path: Path
 ) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``python -m consumers ARGS`` writing to ``log_path``; SIGTERM and a wait of up to 60 s
-    when the block ends (killed if it does not stop)."""
+    """``python -m consumers ARGS`` writing to ``log_path``; SIGTERM (unless it stopped by
+    itself) and a wait of up to 60 s when the block ends (killed if it does not stop)."""
     with log_path.open("wb") as log_file:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -185,7 +185,8 @@ async def command(
         )
         try:
             yield proc
-            proc.send_signal(signal.SIGTERM)
+            if proc.returncode is None:  # it may have stopped by itself
+                proc.send_signal(signal.SIGTERM)
             await asyncio.wait_for(proc.wait(), timeout=60)
         finally:
             if proc.returncode is None:
