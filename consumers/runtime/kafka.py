@@ -13,6 +13,8 @@ them with aiokafka; every reach into aiokafka's private parts is here:
   metadata, refreshed);
 * finishing a consumer's close that a fetch task's cancellation interrupted (``_fetcher``,
   ``_client``);
+* committing without retrying a commit whose topic is unknown (``_coordinator``,
+  ``_subscription``): aiokafka's retry landed it on a topic created again under the name;
 * whether the consumer's background fetch task is still running (``_fetcher``): when it dies
   (aiokafka logs "Unexpected error in fetcher routine" once), ``getmany`` returns nothing
   forever, so the service must stop rather than sit there healthy;
@@ -39,6 +41,7 @@ from aiokafka import errors as Errors
 from aiokafka.errors import KafkaConnectionError, KafkaError, UnknownTopicOrPartitionError
 from aiokafka.protocol.group import HeartbeatRequest
 from aiokafka.structs import ConsumerRecord, TopicPartition
+from aiokafka.util import commit_structure_validate
 
 from consumers.errors import FetchStopped
 from consumers.runtime import batches, sequences
@@ -336,7 +339,43 @@ class KafkaConsumer:
         return len(found) if found else None
 
     async def commit(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
-        await self._c.commit(offsets)
+        """aiokafka's ``commit``, except that a commit refused because its topic is unknown is
+        not retried: aiokafka retries every retriable error until the commit succeeds, so an
+        offset refused while a requests topic was deleted landed on the topic created again
+        under its name, and the new topic's first records were skipped. The error is raised
+        instead; the service commits again at its next interval what it then owns."""
+        if not offsets:
+            return
+        coordinator: Any = getattr(self._c, "_coordinator", None)
+        subscription = getattr(getattr(self._c, "_subscription", None), "subscription", None)
+        assignment = getattr(subscription, "assignment", None)
+        commit_once = getattr(coordinator, "_do_commit_offsets", None)
+        if coordinator is None or commit_once is None or assignment is None:  # another aiokafka
+            await self._c.commit(offsets)
+            return
+        validated = commit_structure_validate(offsets)
+        for tp in validated:
+            if tp not in assignment.tps:
+                raise Errors.IllegalStateError(f"Partition {tp} is not assigned")
+        while True:  # bounded by the caller's timeout, as aiokafka's own loop is
+            await coordinator.ensure_coordinator_known()
+            try:
+                async with coordinator._commit_lock:
+                    await asyncio.shield(commit_once(assignment, validated))
+            except (
+                Errors.UnknownMemberIdError,
+                Errors.IllegalGenerationError,
+                Errors.RebalanceInProgressError,
+            ) as exc:
+                raise Errors.CommitFailedError("the group rebalanced during the commit") from exc
+            except UnknownTopicOrPartitionError:
+                raise
+            except KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                await asyncio.sleep(coordinator._retry_backoff_ms / 1000)
+            else:
+                return
 
     async def committed_with_metadata(
         self, tps: list[TopicPartition]
