@@ -20,7 +20,7 @@ from typing import Literal
 from guard.case import Passage, PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
-from guard.offline import agents, asked, chimeras, shared, slots
+from guard.offline import agents, arithmetic, asked, chimeras, numbers, shared, slots
 from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
@@ -92,9 +92,9 @@ class OfflineJudge:
 
     def check(self, case: PreparedCase) -> list[ClaimResult]:
         """The per-claim results for ``case``."""
-        if not latin_script(case.output):
-            return []  # the rules read Latin-script languages only: nothing checkable
         index = _index(tuple(case.passages), case.evidence, case.labels)
+        if not latin_script(case.output):
+            return _numbers_only(case.output, index)  # the words of other scripts are not read
         premise = Premise.of(case.question)
         answer = Answer.of(case.output, index)
         claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
@@ -112,6 +112,29 @@ class OfflineJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+def _numbers_only(output: str, index: EvidenceIndex) -> list[ClaimResult]:
+    """An answer in a script the rules do not read (Russian, Chinese, Arabic ...): only its
+    numbers are checked. A number the evidence neither states nor computes, where the evidence
+    states numbers of that kind, fails the answer ("90 дней" against "30 дней"); otherwise
+    nothing is decided (no results: undecided, the next tier reads the words)."""
+    amounts = numbers.extract(output)
+    for quantity in amounts[:MAX_CLAIMS]:
+        if index.amounts.supports(quantity) or arithmetic.derivable(quantity, index.quantities):
+            continue
+        stated = [q for q in index.quantities if q.kind == quantity.kind]
+        if stated:
+            return [
+                ClaimResult(
+                    output[:200],
+                    "contradicted",
+                    "number_absent",
+                    f"number {quantity.text} not in evidence (it states "
+                    f"{', '.join(q.text for q in stated[:3])})",
+                )
+            ]
+    return []
 
 
 def _whole_answer(

@@ -24,6 +24,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from guard.offline.anchored import Anchored
+from guard.offline.notation import VULGAR_FRACTION, Notation, notations
 from guard.offline.lexicon import (
     CURRENCY_SIGNS,
     MONTHS,
@@ -229,6 +230,13 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         days = FREQUENCIES[match.group(0).lower()]
         found.append(Quantity(match.group(0), days, "duration", number=1.0, start=match.start()))
         taken.append(match.span())
+    eu = european(text)
+    for written in notations(text):
+        if not _overlaps((written.start, written.end), sorted(taken)):
+            quantity, end = _notation_quantity(text, written, eu)
+            if quantity is not None:
+                found.append(quantity)
+                taken.append((written.start, end))
     taken.sort()
     for match in _ORDINALS.finditer(text) if _ORDINAL_END.search(text) else ():
         if _FRACTION.search(text, max(0, match.start() - 6), match.start()) and _OF.match(
@@ -241,7 +249,6 @@ def _extract(text: str) -> tuple[Quantity, ...]:
             if ordinal is not None:
                 found.append(ordinal)
                 taken.append(match.span())
-    eu = european(text)
     for match in _QUANTITIES[eu].finditer(text):
         num = match.group("num")
         if not num or (taken and _overlaps(match.span(), taken)):
@@ -258,6 +265,31 @@ def _extract(text: str) -> tuple[Quantity, ...]:
 
 
 _START = attrgetter("start")
+_AFTER_CHARS = 40  # of the text after a notation that its unit may take
+
+
+def _notation_quantity(text: str, written: Notation, eu: bool) -> tuple[Quantity | None, int]:
+    """The quantity a notation writes ("9e1 days": 90 days), and where it ends: its value in
+    plain digits is read with the words after it, by the ordinary grammar."""
+    shown = text[written.start : written.end]
+    hedged = _hedged_at(text, written.start)
+    value = float(written.plain)
+    if written.kind is not None:
+        return Quantity(shown, value, written.kind, hedged, value, written.start), written.end
+    after = text[written.end : written.end + _AFTER_CHARS]
+    match = _QUANTITY[False].match(written.plain + after)
+    if match is None or match.start("num") != 0 or match.group("num") != written.plain:
+        return Quantity(shown, value, "count", hedged, value, written.start), written.end
+    read = _measured(written.plain + after, match, False)
+    if read is None:
+        return Quantity(shown, value, "count", hedged, value, written.start), written.end
+    end = written.end + match.end() - len(written.plain)
+    return (
+        Quantity(
+            text[written.start : end].strip(), read.value, read.kind, hedged, value, written.start
+        ),
+        end,
+    )
 
 
 def _follows_a_number(text: str, match: re.Match[str], num: str) -> bool:
@@ -307,7 +339,7 @@ def _compound_durations(found: list[Quantity], text: str) -> list[Quantity]:
 
 def _may_hold_numbers(text: str) -> bool:
     """A cheap pre-check: a digit, or a number word ("two", "third", "dozen")."""
-    if any(map(str.isdigit, text)) or _FREQUENCY.search(text):
+    if any(map(str.isdigit, text)) or _FREQUENCY.search(text) or VULGAR_FRACTION.search(text):
         return True
     return not _NUMBER_WORDS.isdisjoint(_LOWER_WORD.findall(text.lower()))
 
@@ -368,7 +400,10 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     start = match.start("num")
     glued = (
         start > 0
-        and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,")
+        and (
+            (text[start - 1].isalpha() and not _unspaced(text[start - 1]))
+            or text[start - 1] in "-/.:_,"
+        )
         and not (text[start - 1] == "-" and (start < 2 or not text[start - 2].isalpha()))
     )  # -640, 3-5
     if (
@@ -384,6 +419,14 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     if match.end() == end and num.isascii() and num.isdigit() and not match.group("sign"):
         return _bare(text, match, num)  # the common case, read without the unit grammar
     return _measured(text, match, eu)
+
+
+def _unspaced(char: str) -> bool:
+    """A letter of a script written without spaces (Chinese, Japanese, Thai): a number right
+    after it ("交货后30天") is an amount, not part of a word."""
+    return (
+        "\u0e00" <= char <= "\u0e7f" or "\u3040" <= char <= "\u9fff" or "\uac00" <= char <= "\ud7af"
+    )
 
 
 _AGE_BAND = re.compile(r"\b(?:under|over)-$", re.IGNORECASE)  # "under-16s", "over-65s"
