@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from guard.offline.lexicon import ORDINAL_TENS, WORD_NUMBERS
 
+_DIGITS = frozenset("0123456789")
 MAX_EXPONENT = 15  # 10^15: larger exponents are not amounts anyone checks
 _RAISED = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _RAISED_VALUE = {ch: str(i) for i, ch in enumerate(_RAISED)}
@@ -146,7 +147,7 @@ def _vulgar(text: str) -> list[Notation]:
     found: list[Notation] = []
     for match in VULGAR_FRACTION.finditer(text):
         whole_start = match.start()
-        while whole_start > 0 and text[whole_start - 1].isdigit():
+        while whole_start > 0 and text[whole_start - 1] in _DIGITS:
             whole_start -= 1  # "2½" is 2.5: not a share
         if whole_start < match.start():
             whole = float(text[whole_start : match.start()]) + _VULGAR[match.group()] / 100

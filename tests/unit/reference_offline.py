@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from guard.offline.align import _DEMONYM_SUFFIXES, _common_prefix
+from guard.offline.notation import notations
 from guard.offline.numbers import (
     _AGE_BAND,
     _DATE,
@@ -27,8 +28,10 @@ from guard.offline.numbers import (
     _kind,
     _labels,
     _may_hold_numbers,
+    _notation_quantity,
     _ordinal,
     _overlaps,
+    _unspaced,
     european,
     number_value,
 )
@@ -83,6 +86,13 @@ def _extract(text: str) -> tuple[Quantity, ...]:
         days = FREQUENCIES[match.group(0).lower()]
         found.append(Quantity(match.group(0), days, "duration", number=1.0, start=match.start()))
         taken.append(match.span())
+    eu = european(text)
+    for written in notations(text):  # issue 29: a semantic step, not a fast path
+        if not _overlaps((written.start, written.end), sorted(taken)):
+            quantity, end = _notation_quantity(text, written, eu)
+            if quantity is not None:
+                found.append(quantity)
+                taken.append((written.start, end))
     taken.sort()
     for match in _ORDINAL.finditer(text):
         if _FRACTION.search(text, max(0, match.start() - 6), match.start()) and _OF.match(
@@ -95,7 +105,6 @@ def _extract(text: str) -> tuple[Quantity, ...]:
             if ordinal is not None:
                 found.append(ordinal)
                 taken.append(match.span())
-    eu = european(text)
     for match in _QUANTITY[eu].finditer(text):
         if match.group("num") and not _overlaps(match.span(), taken):
             quantity = _amount(text, match, eu)
@@ -108,7 +117,10 @@ def _amount(text: str, match: re.Match[str], eu: bool) -> Quantity | None:
     start = match.start("num")
     glued = (
         start > 0
-        and (text[start - 1].isalpha() or text[start - 1] in "-/.:_,")
+        and (
+            (text[start - 1].isalpha() and not _unspaced(text[start - 1]))
+            or text[start - 1] in "-/.:_,"
+        )
         and not (text[start - 1] == "-" and (start < 2 or not text[start - 2].isalpha()))
     )  # -640, 3-5
     if (
