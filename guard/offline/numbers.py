@@ -24,7 +24,6 @@ from functools import lru_cache
 from operator import attrgetter
 
 from guard.offline.anchored import Anchored
-from guard.offline.notation import VULGAR_FRACTION, Notation, notations
 from guard.offline.lexicon import (
     CURRENCY_SIGNS,
     MONTHS,
@@ -36,6 +35,7 @@ from guard.offline.lexicon import (
     alternation,
     european,
 )
+from guard.offline.notation import VULGAR_FRACTION, Notation, notations
 
 _LOWER_WORD = re.compile(r"[a-zà-ÿ]+")
 _NUMBER_WORDS = frozenset(
