@@ -22,6 +22,8 @@ kernel's high-water mark (VmHWM).
     .venv/bin/python bench/memory.py --n 1000000 --seconds 0   # the issue's goal: drain it all
     .venv/bin/python bench/memory.py --skip offline --big-n 300 --latency-ms 2000
     .venv/bin/python bench/memory.py --skip big --realistic-judge fake --n 200000 --seconds 0
+    .venv/bin/python bench/memory.py --skip offline --skip copy --big-shape docs --big-kb 480 \
+        --big-n 200 --latency-ms 30000 --seconds 60      # issue 29: parsed size under a slow judge
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--n", type=int, default=100_000, help="realistic 1-4 KB requests")
     p.add_argument("--big-n", type=int, default=300, help="~500 KB requests")
     p.add_argument("--big-kb", type=int, default=500)
+    p.add_argument(
+        "--big-shape",
+        choices=["text", "docs", "turns"],
+        default="text",
+        help="the big requests: one long text, tiny documents, or chat turns",
+    )
     p.add_argument("--latency-ms", type=float, default=2000.0, help="slow judge, big run")
     p.add_argument("--concurrency", type=int, default=256)
     p.add_argument("--partitions", type=int, default=4)
@@ -87,9 +95,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 # --------------------------------------------------------------------------- payloads
 
 
-def big_request(i: int, kb: int) -> bytes:
+def big_request(i: int, kb: int, shape: str = "text") -> bytes:
+    """A ~``kb`` KB request: one long text, or (issue 29's adversarial shapes) as many tiny
+    documents or chat turns as fit, which parse into many times their bytes."""
+    output = f"The Eiffel Tower is in Paris (request {i})."  # unique: no verdict cache answers it
+    if shape == "docs":  # 480 KB: 34,500 documents
+        n = kb * 1024 // 18
+        return orjson.dumps(
+            {"id": f"big-{i}", "output": output, "context": [{"text": f"d{j}"} for j in range(n)]}
+        )
+    if shape == "turns":  # 480 KB: 11,500 turns
+        n = kb * 1024 // 43
+        turns = [
+            {"role": "user" if j % 2 else "assistant", "content": f"turn {j}"} for j in range(n)
+        ]
+        return orjson.dumps({"id": f"big-{i}", "output": output, "messages": turns})
     words = " ".join(f"Paris fact {j} of request {i}." for j in range(kb * 1024 // 30))
-    body = {"id": f"big-{i}", "output": "The Eiffel Tower is in Paris.", "context": words}
+    body = {"id": f"big-{i}", "output": output, "context": words}
     return orjson.dumps(body)[: kb * 1024 + 200]
 
 
@@ -279,7 +301,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
                 args,
                 name="big",
                 n=args.big_n,
-                make=lambda i: big_request(i, args.big_kb),
+                make=lambda i: big_request(i, args.big_kb, args.big_shape),
                 judge=judge,
                 extra={"max_message_bytes": (args.big_kb + 16) * 1024},
             )

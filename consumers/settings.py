@@ -562,7 +562,9 @@ class ServiceSettings(BaseSettings):
         description="Bytes held over all partitions before partitions are paused: input "
         "records (keys, values, headers) until their message is finished, and output records "
         "until acknowledged (exactly-once: until their transaction commits). Bounds memory "
-        "when messages are big, as partition_buffer bounds their count.",
+        "when messages are big, as partition_buffer bounds their count. The messages being "
+        "parsed and judged are also admitted within it by their parsed size (about 520 bytes "
+        "per JSON object besides their bytes), so many tiny documents cannot take many times it.",
     )
     max_message_bytes: int = Field(
         default=defaults.DEFAULT_MAX_MESSAGE_BYTES,

@@ -51,6 +51,7 @@ from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
 from consumers.runtime.kinds import OutputKind
+from consumers.runtime.memory import MemoryGate, parsed_bytes
 from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
@@ -101,6 +102,7 @@ class GuardService:
         self._broker = broker if broker is not None else KafkaBroker(settings)
         self._clock = clock
         self._slots = asyncio.Semaphore(settings.concurrency)
+        self._memory = MemoryGate(settings.max_buffered_bytes)  # parsed messages in work
         self.replies = Replies(settings, self.stats)
         self._pipeline = Pipeline(settings, guard.parse, replies=self.replies)
         self._batch_bytes = settings.kafka.max_batch_size
@@ -288,9 +290,10 @@ class GuardService:
                 headers=record.headers,
             )  # this task's log lines, read when logged
             task = asyncio.current_task()
-            outcome = await self._pipeline.process(
-                record, lambda decoded: self._judge(part, decoded, task)
-            )
+            async with self._memory.hold(parsed_bytes(record.value)):  # parsed within the budget
+                outcome = await self._pipeline.process(
+                    record, lambda decoded: self._judge(part, decoded, task)
+                )
             part.waiting.discard(task)
             if isinstance(outcome, Unfinished):
                 return  # fetched again after the rewind or rebalance
