@@ -58,9 +58,13 @@ _REFUSAL = re.compile(
 )
 
 
+# a courtesy, or a hedge with nothing after it ("I'm not sure."); a hedged claim is a claim
+# (its lead-in is dropped by guard.offline.hedges before it gets here)
 _HEDGE_ONLY = re.compile(
-    r"^\s*(?:i (?:think|believe)|please|let me know|hope this helps|"
-    r"feel free|happy to help|is there anything)",
+    r"^\s*(?:please|let me know|(?:i )?hope (?:this|that) helps|feel free|happy to help|"
+    r"is there anything|"
+    r"(?:that|this)(?:['’]s| is| covers| should cover) (?:all|everything|it)\b|"
+    r"(?:i['’]m |i am )?not (?:\w+ )?(?:sure|certain)\W*$)",
     re.IGNORECASE,
 )
 

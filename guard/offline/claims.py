@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from guard.offline.hedges import unhedged
 from guard.offline.text import content_stems, split_sentences, words
 
 SHORT_ANSWER_WORDS = 6
@@ -107,14 +108,24 @@ def split_claims(output: str, *, answers_question: bool = True) -> list[Claim]:
     """The claims of ``output``, in order. An output with no words gives no claims. A short
     answer is recognised only when the output ``answers_question`` (a question was given)."""
     sentences = [s.text for s in split_sentences(output)]
-    if answers_question and len(sentences) == 1 and is_short_answer(sentences[0]):
-        stripped = _INTERJECTION.sub("", sentences[0]).strip()
-        return [Claim(stripped or sentences[0], short_answer=True)]
+    # a short answer is told by the sentence with its "Yes,"/"No," (without it, "we ship to
+    # P.O. boxes" reads as a short answer and its negation is never compared): only hedges go
+    if answers_question and len(sentences) == 1 and is_short_answer(unhedged(sentences[0])):
+        return [Claim(_opened(sentences[0]), short_answer=True)]
     claims: list[Claim] = []
     for sentence in sentences:
-        sentence = _INTERJECTION.sub("", sentence).strip() or sentence
-        claims.extend(Claim(clause) for clause in _clauses(sentence))
+        claims.extend(Claim(clause) for clause in _clauses(_opened(sentence)))
     return [c for c in claims if words(c.text) and not _LIST_MARK.fullmatch(c.text)]
+
+
+def _opened(sentence: str) -> str:
+    """``sentence`` without what opens it but claims nothing: a "Yes," or "No," answering
+    the question, a hedge ("I believe", "as far as I know": the claim after it is still a
+    claim, :mod:`~guard.offline.hedges`), in any order."""
+    for _ in range(2):
+        sentence = _INTERJECTION.sub("", sentence).strip() or sentence
+        sentence = unhedged(sentence).strip() or sentence
+    return sentence
 
 
 def is_short_answer(text: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Literal
 from guard.case import Passage, PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
-from guard.offline import agents, arithmetic, asked, chimeras, numbers, shared, slots
+from guard.offline import agents, arithmetic, asked, chimeras, hearsay, numbers, shared, slots
 from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import UNSEEN, Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
@@ -92,7 +92,8 @@ class OfflineJudge:
 
     def check(self, case: PreparedCase) -> list[ClaimResult]:
         """The per-claim results for ``case``."""
-        index = _index(tuple(case.passages), case.evidence, case.labels)
+        passages, evidence = hearsay.evidence_of(tuple(case.passages), case.evidence)
+        index = _index(passages, evidence, case.labels)
         if not latin_script(case.output):
             return _numbers_only(case.output, index)  # the words of other scripts are not read
         premise = Premise.of(case.question)
