@@ -130,3 +130,18 @@ def test_a_hedge_or_courtesy_alone_claims_nothing(output: str) -> None:
 )
 def test_unhedged_drops_only_the_lead_in(sentence: str, claim: str) -> None:
     assert unhedged(sentence) == claim
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Yes, we ship to P.O. boxes.",
+        "Yes, I believe we ship to P.O. boxes.",
+        "I think so, yes, we ship to P.O. boxes.",
+    ],
+)
+def test_a_yes_before_a_negated_fact_is_still_compared(output: str) -> None:
+    """The regression that reverted this fix once (sample support-011): without its "Yes," the
+    sentence read as a short answer, and its negation was never compared."""
+    evidence = "We ship with UPS to all 50 US states. We do not ship to P.O. boxes."
+    assert decide(output, evidence, "Can you ship to my P.O. box?").label == "fail"
