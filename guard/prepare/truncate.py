@@ -69,7 +69,11 @@ def truncate(text: str, limit: int) -> tuple[str, Cut]:
 def _next_window(text: str, start: int, limit: int) -> tuple[int, int]:
     """The end of the window of ``text`` that starts at ``start``, and where the next one starts:
     at that end after a whole sentence; inside an over-long sentence, a quarter of a window
-    back, at the start of a word."""
+    back, at the start of a word. Blanks at ``start`` are skipped first: they are stripped from
+    the window anyway, and counted they would push a sentence that fits out of it."""
+    blanks = _BLANKS.match(text, start)
+    if blanks is not None:
+        start = blanks.end()
     if len(text) - start <= limit:
         return len(text), len(text)
     window = text[start : start + limit + 1]

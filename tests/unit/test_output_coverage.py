@@ -7,7 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from guard import Guard, JudgeSettings
@@ -173,6 +173,7 @@ def _whole_in_a_window(text: str, start: int, end: int, limit: int) -> bool:
     return any(s <= start and end <= e for s, e in spans)
 
 
+@example(filler=". " + "ab " * 39 + "efgh " * 19 + "efgh. ", limit=217)  # a blank began a window
 @given(filler=_FILLER, limit=st.integers(min_value=20, max_value=300))
 def test_every_sentence_that_fits_in_a_window_is_whole_in_one(filler: str, limit: int) -> None:
     """Windows are cut at sentence ends: a sentence no longer than a window never straddles a
