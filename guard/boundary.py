@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from guard.batch.judge import BatchingJudge
     from guard.budgets.judge import BudgetStats
-    from guard.models import JudgeRequest, Verdict
+    from guard.models import JudgeInfo, JudgeRequest, Verdict
 
 
 class GuardCore(Protocol):
@@ -24,6 +24,11 @@ class GuardCore(Protocol):
     def intake_stop_reason(self) -> str | None:
         """The error kind (quota exhausted, key rejected) after which no message should be
         taken in; None while intake may go on."""
+
+    @property
+    def judge_info(self) -> JudgeInfo:
+        """The judge a verdict names when no judge call decided it (tier ``none``, the
+        configured prompt's version): what an edge's own ``error`` verdicts name too."""
 
     def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest:
         """A request from a raw payload; :class:`~guard.errors.InvalidRequest` when impossible."""

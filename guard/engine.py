@@ -66,6 +66,7 @@ from guard.providers.base import Judge, JudgeOutcome
 from guard.redact import redact
 from guard.settings import JudgeSettings
 from guard.skips import SkipReason
+from guard.verdicts import error_verdict, unjudged
 
 if TYPE_CHECKING:
     from guard.batch.judge import BatchingJudge
@@ -325,14 +326,15 @@ class Guard:
             **fields,
         )
 
+    @property
+    def judge_info(self) -> JudgeInfo:
+        """The judge a verdict names when no judge call decided it
+        (:func:`guard.verdicts.unjudged`)."""
+        return unjudged(self.backend.provider, self.backend.model)
+
     def _judge_info(self, outcome: JudgeOutcome | None = None) -> JudgeInfo:
         if outcome is None:
-            return JudgeInfo(
-                provider=self.backend.provider,
-                model=self.backend.model,
-                prompt_version=PROMPT_VERSION,
-                tier="none",
-            )
+            return self.judge_info
         return JudgeInfo(
             provider=outcome.provider,
             model=outcome.model,
@@ -344,17 +346,12 @@ class Guard:
         )
 
     def _empty_output(self, request: JudgeRequest, request_id: str, output_cut: Cut) -> Verdict:
-        truncation = Truncation(context=_no_cut(), output=output_cut)
-        return self._verdict(
+        return self._error_verdict(
             request,
             request_id,
-            truncation,
-            label=Label.ERROR,
-            reason="empty_output",
-            explanation="The output is empty or has no words; there is nothing to judge.",
-            error=ErrorInfo(
-                kind="empty_output", message="output has no letters or digits", retriable=False
-            ),
+            Truncation(context=_no_cut(), output=output_cut),
+            ErrorInfo(kind="empty_output", message="output has no letters or digits"),
+            "The output is empty or has no words; there is nothing to judge.",
         )
 
     def _no_evidence(
@@ -433,18 +430,39 @@ class Guard:
         spent: dict[str, Any] = {}
         if outcome is not None:
             spent = {"usage": outcome.usage, "cost_usd": self._cost(outcome)}
-        return self._verdict(
+        return self._error_verdict(
             request,
             case.request_id,
             case.truncation,
-            label=Label.ERROR,
-            reason=exc.kind,
-            explanation=f"The judge could not decide: {message}",
-            error=ErrorInfo(kind=exc.kind, message=message, retriable=exc.retriable),
+            ErrorInfo(kind=exc.kind, message=message, retriable=exc.retriable),
+            f"The judge could not decide: {message}",
             injections=list(case.injections),
             coverage=case.coverage,
             latency_ms=latency_ms,
             **spent,
+        )
+
+    def _error_verdict(
+        self,
+        request: JudgeRequest,
+        request_id: str,
+        truncation: Truncation,
+        error: ErrorInfo,
+        explanation: str,
+        **fields: Any,
+    ) -> Verdict:
+        """An ``error`` verdict on ``request`` from the one factory (:mod:`guard.verdicts`)."""
+        return error_verdict(
+            request_id,
+            error,
+            judge=self.judge_info,
+            explanation=explanation,
+            threshold=self.settings.threshold,
+            mode=self.settings.mode,
+            source=self.source_of(request),
+            truncation=truncation,
+            metadata=request.metadata,
+            **fields,
         )
 
     def _decided(

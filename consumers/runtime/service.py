@@ -101,7 +101,7 @@ class GuardService:
         self._broker = broker if broker is not None else KafkaBroker(settings)
         self._clock = clock
         self._slots = asyncio.Semaphore(settings.concurrency)
-        self.replies = Replies(settings, self.stats)
+        self.replies = Replies(settings, self.stats, guard.judge_info)
         self._pipeline = Pipeline(settings, guard.parse, replies=self.replies)
         self._batch_bytes = settings.kafka.max_batch_size
         self.intake = Intake(settings, self.stats, guard)
