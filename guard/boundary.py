@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from guard.batch.items import ItemRef
     from guard.batch.judge import BatchingJudge
     from guard.budgets.judge import BudgetStats
     from guard.models import JudgeInfo, JudgeRequest, Verdict
@@ -33,8 +34,11 @@ class GuardCore(Protocol):
     def parse(self, payload: bytes | str | Mapping[str, Any]) -> JudgeRequest:
         """A request from a raw payload; :class:`~guard.errors.InvalidRequest` when impossible."""
 
-    async def judge(self, request: JudgeRequest, *, message_key: str | None = None) -> Verdict:
-        """The verdict on ``request``; judge errors and skips are verdicts, never raised."""
+    async def judge(
+        self, request: JudgeRequest, *, message_key: str | None = None, item: ItemRef | None = None
+    ) -> Verdict:
+        """The verdict on ``request``; judge errors and skips are verdicts, never raised.
+        ``message_key`` and ``item`` say where in a stream the request comes from."""
 
     @property
     def batcher(self) -> BatchingJudge | None:

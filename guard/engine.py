@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from guard import strictjson
+from guard.batch.items import ItemRef
 from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
 from guard.decide.policies import TRUNCATED_REASON, apply_policies, combine
@@ -153,16 +154,16 @@ class Guard:
     # ---------------------------------------------------------------- prepare
 
     def prepare(
-        self, request: JudgeRequest, *, message_key: str | None = None
+        self, request: JudgeRequest, *, message_key: str | None = None, item: ItemRef | None = None
     ) -> PreparedCase | Verdict:
         """The case to show a judge (the output's first window), or a verdict when none is
         needed (empty output/evidence). ``message_key`` is the stream's message key, for
-        sampling by key."""
-        cases = self.prepare_chunks(request, message_key=message_key)
+        sampling by key; ``item`` the message's stream position, for batch items' ids."""
+        cases = self.prepare_chunks(request, message_key=message_key, item=item)
         return cases if isinstance(cases, Verdict) else cases[0]
 
     def prepare_chunks(
-        self, request: JudgeRequest, *, message_key: str | None = None
+        self, request: JudgeRequest, *, message_key: str | None = None, item: ItemRef | None = None
     ) -> list[PreparedCase] | Verdict:
         """One case per window of the output to judge (one unless ``on_truncated_output`` is
         ``judge_chunks`` and the output is longer than ``max_output_chars``), or a verdict
@@ -204,6 +205,7 @@ class Guard:
                 truncation=Truncation(context=rendered.cut, output=output_cut),
                 injections=injections,
                 message_key=message_key,
+                item=item,
                 coverage=coverage,
                 window=number,
                 display_reordered=reordered,
@@ -248,15 +250,23 @@ class Guard:
 
     # ---------------------------------------------------------------- judge
 
-    async def judge(self, request: JudgeRequest, *, message_key: str | None = None) -> Verdict:
+    async def judge(
+        self, request: JudgeRequest, *, message_key: str | None = None, item: ItemRef | None = None
+    ) -> Verdict:
         """The verdict on ``request``; never raises for judge errors or skipped judgements.
 
-        ``message_key``: the stream's message key (sampling by key uses it). The configured
+        ``message_key``: the stream's message key (sampling by key uses it); ``item``: the
+        message's position in its stream (a batch item's ``custom_id`` is made of it, so the
+        next owner of a partition finds the items submitted before it took over). The configured
         :class:`~guard.providers.base.Judge` itself is ``guard.backend``. Large requests are
         prepared in a worker thread, so their CPU never blocks the event loop for long.
         """
         cases = await off_loop(
-            request_chars(request), self.prepare_chunks, request, message_key=message_key
+            request_chars(request),
+            self.prepare_chunks,
+            request,
+            message_key=message_key,
+            item=item,
         )
         if isinstance(cases, Verdict):
             return cases

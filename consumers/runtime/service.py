@@ -55,7 +55,7 @@ from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import Guarantee, ServiceSettings
-from guard.batch.items import CURRENT_ITEM, ItemRef
+from guard.batch.items import ItemRef
 from guard.boundary import GuardCore
 from guard.models import Verdict
 from guard.prepare import wordsearch
@@ -324,11 +324,10 @@ class GuardService:
                     return Unfinished(why)
             self.stats.in_flight += 1
             src = decoded.source
-            item = CURRENT_ITEM.set(ItemRef(stream_of(src.topic, src.partition), src.offset))
+            item = ItemRef(stream_of(src.topic, src.partition), src.offset)
             try:
-                verdict = await self.guard.judge(decoded.request, message_key=src.key)
+                verdict = await self.guard.judge(decoded.request, message_key=src.key, item=item)
             finally:
-                CURRENT_ITEM.reset(item)
                 self.stats.in_flight -= 1
             if self.intake.stopped_by(verdict):
                 return Unfinished("intake_stopped")  # judged again when intake resumes

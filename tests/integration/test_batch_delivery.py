@@ -16,7 +16,7 @@ import anthropic
 import pytest
 
 from guard.assembly import build_guard
-from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id
+from guard.batch.items import ItemRef, custom_id
 from guard.batch.journal import JournalError, MemoryJournal, SubmittedBatch
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Verdict
@@ -69,9 +69,9 @@ def settings(
 
 async def judge_all(guard: Guard, outputs: list[str], stream: str = "t-0") -> list[Verdict]:
     async def one(position: int, output: str) -> Verdict:
-        CURRENT_ITEM.set(ItemRef(stream, position))
         distinct = f"{output} Message {position}."  # the verdict cache would merge equal ones
-        return await guard.judge(JudgeRequest(output=distinct, context=CONTEXT))
+        request = JudgeRequest(output=distinct, context=CONTEXT)
+        return await guard.judge(request, item=ItemRef(stream, position))
 
     try:
         return await asyncio.gather(*(one(i, o) for i, o in enumerate(outputs)))
@@ -216,8 +216,8 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
     assert first.batcher is not None
 
     async def one(stream: str) -> Verdict:
-        CURRENT_ITEM.set(ItemRef(stream, 0))
-        return await first.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+        request = JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT)
+        return await first.judge(request, item=ItemRef(stream, 0))
 
     running = asyncio.gather(one("t-0"), one("t-1"))
     await until_submitted(first, 1)
@@ -237,8 +237,8 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
     second.batcher.journal = journal
 
     async def again(stream: str) -> Verdict:
-        CURRENT_ITEM.set(ItemRef(stream, 0))
-        return await second.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+        request = JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT)
+        return await second.judge(request, item=ItemRef(stream, 0))
 
     verdicts = await asyncio.gather(again("t-0"), again("t-1"))
     await second.aclose()
@@ -344,8 +344,8 @@ async def test_a_handed_over_partitions_batch_is_no_longer_polled(server: FakeLL
     assert batcher is not None
 
     async def one(stream: str) -> Verdict:
-        CURRENT_ITEM.set(ItemRef(stream, 0))
-        return await guard.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+        request = JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT)
+        return await guard.judge(request, item=ItemRef(stream, 0))
 
     kept, gone = asyncio.ensure_future(one("t-0")), asyncio.ensure_future(one("t-1"))
     try:
