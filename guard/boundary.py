@@ -42,8 +42,9 @@ class GuardCore(Protocol):
 
     @property
     def batcher(self) -> BatchingJudge | None:
-        """The batching judge under ``delivery: batch`` (None otherwise): the runtime gives it
-        its durable journal and reads its counters."""
+        """The batching judge under ``delivery: batch`` (None otherwise): the runtime reads
+        its counters, settles its submissions and releases handed-over streams (its durable
+        journal is given to it when it is built: :func:`guard.assembly.build_guard`)."""
 
     def budget_stats(self) -> BudgetStats | None:
         """The budget layers' counters (for metrics and progress logs); None without them."""

@@ -180,9 +180,8 @@ async def test_an_item_submitted_before_is_awaited_not_submitted_again(
             await task
 
     await submit_then_stop()
-    second = build_guard(settings(server, "openai-chat"), ENV)
+    second = build_guard(settings(server, "openai-chat"), ENV, journal=first.batcher.journal)
     assert second.batcher is not None
-    second.batcher.journal = first.batcher.journal
     verdicts = await judge_all(second, [GOOD, BAD])
     assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL]
     assert server.stats()["batch"]["items_submitted"] == 2
@@ -232,9 +231,8 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
         journal.remember(
             SubmittedBatch(batch.provider, batch.batch_id, (item,), batch.submitted_at)
         )
-    second = build_guard(settings(server, "openai-chat"), ENV)
+    second = build_guard(settings(server, "openai-chat"), ENV, journal=journal)
     assert second.batcher is not None
-    second.batcher.journal = journal
 
     async def again(stream: str) -> Verdict:
         request = JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT)
@@ -270,9 +268,8 @@ async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_aga
     batches is retried."""
     server.batches.delay_s = 1.0
     journal = _IntentOnlyJournal()
-    first = build_guard(settings(server, kind), ENV)
+    first = build_guard(settings(server, kind), ENV, journal=journal)
     assert first.batcher is not None
-    first.batcher.journal = journal
     task = asyncio.ensure_future(judge_all(first, [GOOD, BAD, GOOD]))
     await until_submitted(first, 1)
     task.cancel()  # the process dies while the batch runs
@@ -283,9 +280,8 @@ async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_aga
     if listing_fails:
         server.inject(Fault("server_error", path="/v1/batches"), times=2)
     other = await unrelated_anthropic_batch(server) if kind == "anthropic" else None
-    second = build_guard(settings(server, kind), ENV)
+    second = build_guard(settings(server, kind), ENV, journal=journal)
     assert second.batcher is not None
-    second.batcher.journal = journal
     verdicts = await judge_all(second, [GOOD, BAD, GOOD])
     assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL, Label.PASS]
     assert all(v.usage.service_tier == "batch" for v in verdicts)
@@ -321,9 +317,8 @@ async def test_an_intent_the_provider_never_got_is_submitted(server: FakeLLMServ
     journal = MemoryJournal()
     cids = tuple((custom_id(ItemRef("t-0", i), 1), ItemRef("t-0", i)) for i in range(2))
     await journal.record(SubmittedBatch("openai", None, cids, time.time(), "lost-intent"))
-    guard = build_guard(settings(server, "openai-chat"), ENV)
+    guard = build_guard(settings(server, "openai-chat"), ENV, journal=journal)
     assert guard.batcher is not None
-    guard.batcher.journal = journal
     verdicts = await judge_all(guard, [GOOD, BAD])
     assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL]
     assert server.stats()["batch"]["batches_created"] == 1

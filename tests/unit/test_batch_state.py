@@ -21,9 +21,11 @@ from consumers.runtime.batchstate import (
     KafkaBatchJournal,
     _apply,
     _by_partition,
+    batch_journal,
     partition_of,
     stream_of,
 )
+from consumers.runtime.service import GuardService
 from consumers.runtime.stats import PartitionStats, ServiceStats
 from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
@@ -261,3 +263,39 @@ async def test_a_batch_items_id_is_made_of_the_stream_position_given_to_judge() 
     assert api.ids[0] == custom_id(ref, 1)
     assert api.ids[1] != custom_id(ref, 1)
     assert api.ids[1].startswith("r")
+
+
+def batch_settings() -> ServiceSettings:
+    judge = {"provider": "openai", "api_key": "test", "delivery": "batch"}
+    return ServiceSettings.model_validate({"judge": judge})
+
+
+async def test_the_service_and_the_batcher_share_the_journal_given_to_both() -> None:
+    """The edge makes the durable journal of ``delivery: batch`` and gives it to the guard's
+    batcher (when it is built) and to the service (which starts it and reads it at
+    assignment): nothing sets it on the batcher afterwards."""
+    s = batch_settings()
+    journal = batch_journal(s)
+    assert isinstance(journal, KafkaBatchJournal)
+    guard = build_guard(s.judge, {}, journal=journal)
+    assert guard.batcher is not None
+    assert guard.batcher.journal is journal
+    service = GuardService(s, guard, journal=journal)
+    assert service._journal is journal
+    await guard.aclose()
+
+
+async def test_a_batcher_with_another_journal_than_the_services_is_refused() -> None:
+    """A service whose guard's batcher records in another journal (or one only in memory)
+    would lose its batches at a handover: refused when the service is made."""
+    s = batch_settings()
+    guard = build_guard(s.judge, {})  # its batcher journals in memory
+    with pytest.raises(ValueError, match="journal"):
+        GuardService(s, guard, journal=batch_journal(s))
+    with pytest.raises(ValueError, match="journal"):
+        GuardService(s, guard)
+    await guard.aclose()
+
+
+def test_only_batch_delivery_has_a_journal() -> None:
+    assert batch_journal(ServiceSettings()) is None
