@@ -32,21 +32,25 @@ from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
 
 if TYPE_CHECKING:
+    from guard.batch.journal import BatchJournal
     from guard.budgets.shared import SharedBudget
 
 NO_RETRY = RetryPolicy(max_retries=0)
 
 
-def build_guard(settings: JudgeSettings, environ: Mapping[str, str]) -> Guard:
+def build_guard(
+    settings: JudgeSettings, environ: Mapping[str, str], *, journal: BatchJournal | None = None
+) -> Guard:
     """The whole judge of ``settings``: the provider inside its budget layers (sampling, cache,
     cost budget, breaker, rate limits, concurrency, retries), priced. An unknown model price or
     a missing API key is a :class:`ConfigError` here, before any message is read.
 
     ``delivery: batch`` puts a :class:`~guard.batch.judge.BatchingJudge` in the provider's place
-    (inside every budget layer); the guard's ``batcher`` is it, for the runtime's journal."""
+    (inside every budget layer), recording its batches in ``journal`` (the runtime's durable
+    one; in memory when None); the guard's ``batcher`` is it, for the runtime's counters."""
     check_native(environ)
     price = make_pricer(settings)
-    batcher = make_batcher(settings, environ)
+    batcher = make_batcher(settings, environ, journal=journal)
     judge = make_budgeted_judge(settings, environ, batcher=batcher)
     return Guard(judge, settings, price=price, batcher=batcher)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from guard.batch.items import ItemRef
 from guard.models import ContextField, InjectionFinding, OutputCoverage, ScoringMode, Truncation
 
 
@@ -36,6 +37,7 @@ class PreparedCase:
     truncation: Truncation
     injections: tuple[InjectionFinding, ...]
     message_key: str | None = None  # the Kafka message key, when judged from a stream
+    item: ItemRef | None = None  # the message's stream position (batch items' custom_id)
     coverage: OutputCoverage | None = None  # which part of the output the cases of a request see
     window: int = 1  # which window of the output ``output`` is (1-based; see coverage.chunks)
     display_reordered: bool = False

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from guard import strictjson
+from guard.batch.items import ItemRef
 from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
 from guard.decide.policies import TRUNCATED_REASON, apply_policies, combine
@@ -66,6 +67,7 @@ from guard.providers.base import Judge, JudgeOutcome
 from guard.redact import redact
 from guard.settings import JudgeSettings
 from guard.skips import SkipReason
+from guard.verdicts import error_verdict, unjudged
 
 if TYPE_CHECKING:
     from guard.batch.judge import BatchingJudge
@@ -152,16 +154,16 @@ class Guard:
     # ---------------------------------------------------------------- prepare
 
     def prepare(
-        self, request: JudgeRequest, *, message_key: str | None = None
+        self, request: JudgeRequest, *, message_key: str | None = None, item: ItemRef | None = None
     ) -> PreparedCase | Verdict:
         """The case to show a judge (the output's first window), or a verdict when none is
         needed (empty output/evidence). ``message_key`` is the stream's message key, for
-        sampling by key."""
-        cases = self.prepare_chunks(request, message_key=message_key)
+        sampling by key; ``item`` the message's stream position, for batch items' ids."""
+        cases = self.prepare_chunks(request, message_key=message_key, item=item)
         return cases if isinstance(cases, Verdict) else cases[0]
 
     def prepare_chunks(
-        self, request: JudgeRequest, *, message_key: str | None = None
+        self, request: JudgeRequest, *, message_key: str | None = None, item: ItemRef | None = None
     ) -> list[PreparedCase] | Verdict:
         """One case per window of the output to judge (one unless ``on_truncated_output`` is
         ``judge_chunks`` and the output is longer than ``max_output_chars``), or a verdict
@@ -203,6 +205,7 @@ class Guard:
                 truncation=Truncation(context=rendered.cut, output=output_cut),
                 injections=injections,
                 message_key=message_key,
+                item=item,
                 coverage=coverage,
                 window=number,
                 display_reordered=reordered,
@@ -248,15 +251,23 @@ class Guard:
 
     # ---------------------------------------------------------------- judge
 
-    async def judge(self, request: JudgeRequest, *, message_key: str | None = None) -> Verdict:
+    async def judge(
+        self, request: JudgeRequest, *, message_key: str | None = None, item: ItemRef | None = None
+    ) -> Verdict:
         """The verdict on ``request``; never raises for judge errors or skipped judgements.
 
-        ``message_key``: the stream's message key (sampling by key uses it). The configured
+        ``message_key``: the stream's message key (sampling by key uses it); ``item``: the
+        message's position in its stream (a batch item's ``custom_id`` is made of it, so the
+        next owner of a partition finds the items submitted before it took over). The configured
         :class:`~guard.providers.base.Judge` itself is ``guard.backend``. Large requests are
         prepared in a worker thread, so their CPU never blocks the event loop for long.
         """
         cases = await off_loop(
-            request_chars(request), self.prepare_chunks, request, message_key=message_key
+            request_chars(request),
+            self.prepare_chunks,
+            request,
+            message_key=message_key,
+            item=item,
         )
         if isinstance(cases, Verdict):
             return cases
@@ -326,14 +337,15 @@ class Guard:
             **fields,
         )
 
+    @property
+    def judge_info(self) -> JudgeInfo:
+        """The judge a verdict names when no judge call decided it
+        (:func:`guard.verdicts.unjudged`)."""
+        return unjudged(self.backend.provider, self.backend.model)
+
     def _judge_info(self, outcome: JudgeOutcome | None = None) -> JudgeInfo:
         if outcome is None:
-            return JudgeInfo(
-                provider=self.backend.provider,
-                model=self.backend.model,
-                prompt_version=PROMPT_VERSION,
-                tier="none",
-            )
+            return self.judge_info
         return JudgeInfo(
             provider=outcome.provider,
             model=outcome.model,
@@ -345,17 +357,12 @@ class Guard:
         )
 
     def _empty_output(self, request: JudgeRequest, request_id: str, output_cut: Cut) -> Verdict:
-        truncation = Truncation(context=_no_cut(), output=output_cut)
-        return self._verdict(
+        return self._error_verdict(
             request,
             request_id,
-            truncation,
-            label=Label.ERROR,
-            reason="empty_output",
-            explanation="The output is empty or has no words; there is nothing to judge.",
-            error=ErrorInfo(
-                kind="empty_output", message="output has no letters or digits", retriable=False
-            ),
+            Truncation(context=_no_cut(), output=output_cut),
+            ErrorInfo(kind="empty_output", message="output has no letters or digits"),
+            "The output is empty or has no words; there is nothing to judge.",
         )
 
     def _no_evidence(
@@ -434,18 +441,39 @@ class Guard:
         spent: dict[str, Any] = {}
         if outcome is not None:
             spent = {"usage": outcome.usage, "cost_usd": self._cost(outcome)}
-        return self._verdict(
+        return self._error_verdict(
             request,
             case.request_id,
             case.truncation,
-            label=Label.ERROR,
-            reason=exc.kind,
-            explanation=f"The judge could not decide: {message}",
-            error=ErrorInfo(kind=exc.kind, message=message, retriable=exc.retriable),
+            ErrorInfo(kind=exc.kind, message=message, retriable=exc.retriable),
+            f"The judge could not decide: {message}",
             injections=list(case.injections),
             coverage=case.coverage,
             latency_ms=latency_ms,
             **spent,
+        )
+
+    def _error_verdict(
+        self,
+        request: JudgeRequest,
+        request_id: str,
+        truncation: Truncation,
+        error: ErrorInfo,
+        explanation: str,
+        **fields: Any,
+    ) -> Verdict:
+        """An ``error`` verdict on ``request`` from the one factory (:mod:`guard.verdicts`)."""
+        return error_verdict(
+            request_id,
+            error,
+            judge=self.judge_info,
+            explanation=explanation,
+            threshold=self.settings.threshold,
+            mode=self.settings.mode,
+            source=self.source_of(request),
+            truncation=truncation,
+            metadata=request.metadata,
+            **fields,
         )
 
     def _decided(

@@ -47,6 +47,7 @@ from consumers.reply.headers import correlation_of, request_headers, valid_topic
 from consumers.settings import SecuritySettings
 from guard import defaults
 from guard.models import ContextField, JudgeRequest, Verdict
+from guard.verdicts import no_judge
 
 log = structlog.get_logger("consumers.client")
 DEFAULT_REPLY_TOPIC_PREFIX = "guard.reply."
@@ -62,7 +63,7 @@ def unanswered(request: JudgeRequest, request_id: str, kind: str, message: str) 
         request_id,
         kind,
         message,
-        provider="groundguard-client",
+        judge=no_judge("groundguard-client"),
         retriable=True,
         output_chars=len(request.output),
         source=request.context_field or ContextField.CONTEXT,

@@ -1,21 +1,19 @@
 """The ``error`` verdict a requester gets instead of a judgement: from the client when no
 verdict arrives (:func:`consumers.reply.client.unanswered`), or from ``run`` when the request
 was dead-lettered (:meth:`consumers.runtime.replies.Replies.error_reply`). Its ``reason`` and
-``error.kind`` say why; code that sends only on ``label == "pass"`` blocks the answer."""
+``error.kind`` say why; code that sends only on ``label == "pass"`` blocks the answer.
+
+Both build it with the core's one factory (:func:`guard.verdicts.error_verdict`). ``run`` names
+its configured judge (:func:`guard.verdicts.unjudged`: the real prompt version) and its judge
+settings' threshold, mode and grounding source; the client, which has no judge configured,
+names itself (:func:`guard.verdicts.no_judge`) and the defaults."""
 
 from __future__ import annotations
 
 from guard import defaults
-from guard.models import (
-    ContextField,
-    Cut,
-    ErrorInfo,
-    JudgeInfo,
-    Label,
-    ScoringMode,
-    Truncation,
-    Verdict,
-)
+from guard.models import ContextField, ErrorInfo, JudgeInfo, ScoringMode, Verdict
+from guard.verdicts import error_verdict as make_error_verdict
+from guard.verdicts import nothing_judged
 
 
 def error_verdict(
@@ -23,24 +21,21 @@ def error_verdict(
     kind: str,
     message: str,
     *,
-    provider: str,
+    judge: JudgeInfo,
     retriable: bool,
     output_chars: int = 0,
     source: ContextField = ContextField.CONTEXT,
+    threshold: float = defaults.DEFAULT_THRESHOLD,
+    mode: ScoringMode = ScoringMode.SCALE5,
 ) -> Verdict:
-    """An ``error`` verdict for a request that was not judged; ``provider`` names who says so."""
-    return Verdict(
-        request_id=request_id,
-        label=Label.ERROR,
-        reason=kind,
-        threshold=defaults.DEFAULT_THRESHOLD,
-        mode=ScoringMode.SCALE5,
+    """An ``error`` verdict for a request that was not judged; ``judge`` names who says so."""
+    return make_error_verdict(
+        request_id,
+        ErrorInfo(kind=kind, message=message, retriable=retriable),
+        judge=judge,
         explanation=f"No verdict: {message}; failing closed (do not send the answer).",
-        truncation=Truncation(
-            context=Cut(original_chars=0, kept_chars=0, truncated=False),
-            output=Cut(original_chars=output_chars, kept_chars=0, truncated=False),
-        ),
+        threshold=threshold,
+        mode=mode,
         source=source,
-        judge=JudgeInfo(provider=provider, model="none", prompt_version="none", tier="none"),
-        error=ErrorInfo(kind=kind, message=message, retriable=retriable),
+        truncation=nothing_judged(output_chars),
     )

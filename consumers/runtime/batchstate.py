@@ -52,6 +52,13 @@ def partition_of(ref: ItemRef) -> int:
     return int(ref.stream.rsplit("-", 1)[1])
 
 
+def batch_journal(settings: ServiceSettings) -> KafkaBatchJournal | None:
+    """The durable journal ``judge.delivery: batch`` needs (None for other deliveries): the
+    edge gives the same one to :func:`guard.assembly.build_guard` and to the service, which
+    starts and closes it."""
+    return KafkaBatchJournal(settings) if settings.judge.delivery == "batch" else None
+
+
 class KafkaBatchJournal:
     """A :class:`~guard.batch.journal.BatchJournal` in ``topics.batch_state`` (module doc)."""
 

@@ -52,6 +52,7 @@ from consumers.runtime.kafka import Producer
 from consumers.runtime.kinds import OutputKind
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
+from guard.models import JudgeInfo
 
 log = structlog.get_logger("consumers.replies")
 THROTTLE_KEYS = 1024  # (topic, reason) pairs remembered for log throttling
@@ -115,9 +116,12 @@ class Replies:
         self,
         settings: ServiceSettings,
         stats: ServiceStats,
+        judge: JudgeInfo,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings.reply
+        self._judge = judge  # named by error replies: the service's configured judge
+        self._judge_settings = settings.judge
         self._reserved = frozenset([settings.topics.requests, *settings.topics.outputs()])
         self._stats = stats
         self._clock = clock
@@ -158,8 +162,11 @@ class Replies:
             _request_id(origin),
             letter.tag,
             _detail(letter)[:ERROR_DETAIL_CHARS],
-            provider="groundguard",
+            judge=self._judge,
             retriable=letter.tag == "internal_error",
+            source=self._judge_settings.context_field,
+            threshold=self._judge_settings.threshold,
+            mode=self._judge_settings.mode,
         )
         source = origin.source
         value = routing.with_input(

@@ -7,6 +7,7 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping
 
+from consumers.runtime.batchstate import KafkaBatchJournal, batch_journal
 from consumers.runtime.service import GuardService
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
@@ -25,19 +26,26 @@ async def run_service(
     on_start: Callable[[GuardService], None] | None = None,
     on_verdict: Callable[[Verdict], None] | None = None,
     stats: ServiceStats | None = None,
+    journal: KafkaBatchJournal | None = None,
 ) -> None:
     """Run the service until ``stop`` is set (or SIGTERM/SIGINT when no event is given).
 
     Without ``guard``, one is built from ``settings.judge`` (API keys from ``environ``, default
     ``os.environ``) and closed at the end. ``on_start(service)`` is called before it starts;
     ``on_verdict(verdict)`` after each verdict is delivered; ``stats`` is the
-    :class:`ServiceStats` to keep (for metrics and health endpoints).
+    :class:`ServiceStats` to keep (for metrics and health endpoints). ``journal`` is the batch
+    journal ``guard`` was built with (:func:`~consumers.runtime.batchstate.batch_journal`);
+    without ``guard`` it is made here.
     """
     own_guard = guard is None
     if guard is None:
-        guard = build_guard(settings.judge, environ if environ is not None else os.environ)
+        journal = batch_journal(settings)
+        env = environ if environ is not None else os.environ
+        guard = build_guard(settings.judge, env, journal=journal)
     event = stop or asyncio.Event()
-    service = GuardService(settings, guard, stop=event, on_verdict=on_verdict, stats=stats)
+    service = GuardService(
+        settings, guard, stop=event, on_verdict=on_verdict, stats=stats, journal=journal
+    )
     remove_handlers = (
         stop_on_signals(event, log_event="service.signal") if stop is None else (lambda: None)
     )

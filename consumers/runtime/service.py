@@ -56,7 +56,7 @@ from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import Guarantee, ServiceSettings
-from guard.batch.items import CURRENT_ITEM, ItemRef
+from guard.batch.items import ItemRef
 from guard.boundary import GuardCore
 from guard.models import Verdict
 from guard.prepare import wordsearch
@@ -80,7 +80,11 @@ class GuardService:
     """Runs the consume-judge-publish loop for one replica. See the module docstring.
 
     ``broker`` gives the Kafka clients (default :class:`KafkaBroker`; tests pass in-memory
-    fakes); ``clock`` is the monotonic clock that times periodic commits."""
+    fakes); ``clock`` is the monotonic clock that times periodic commits. ``journal`` is the
+    durable batch journal of ``judge.delivery: batch``
+    (:func:`~consumers.runtime.batchstate.batch_journal`), the one the guard's batcher was built
+    with: the service starts it, reads it at assignment and closes it; a batcher holding another
+    journal is a :class:`ValueError` (its batches would not survive a handover)."""
 
     def __init__(
         self,
@@ -92,7 +96,10 @@ class GuardService:
         stats: ServiceStats | None = None,
         broker: Broker | None = None,
         clock: Callable[[], float] = time.monotonic,
+        journal: KafkaBatchJournal | None = None,
     ) -> None:
+        if guard.batcher is not None and guard.batcher.journal is not journal:
+            raise ValueError("the guard's batcher must be built with the service's journal")
         self.settings = settings
         self.guard = guard
         self.on_verdict = on_verdict
@@ -103,7 +110,7 @@ class GuardService:
         self._clock = clock
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._memory = MemoryGate(settings.max_buffered_bytes)  # parsed messages in work
-        self.replies = Replies(settings, self.stats)
+        self.replies = Replies(settings, self.stats, guard.judge_info)
         self._pipeline = Pipeline(settings, guard.parse, replies=self.replies)
         self._batch_bytes = settings.kafka.max_batch_size
         self.intake = Intake(settings, self.stats, guard)
@@ -115,7 +122,7 @@ class GuardService:
         self._last_commit = clock()
         self._periodic: asyncio.Task[None] | None = None  # the periodic commit running
         self._debug = False  # whether debug lines are logged, read at start
-        self._journal: KafkaBatchJournal | None = None  # judge.delivery: batch
+        self._journal = journal  # judge.delivery: batch
         # from a revoke to the end of the assignment after it: the partitions are partly
         # known (the revoked forgotten, the assigned not yet tracked)
         self._rebalancing = False
@@ -151,10 +158,8 @@ class GuardService:
             await startup.with_deadline(s, self._reply_producer.start, "start the reply producer")
         self._producer = broker.producer(max_batch_size=self._batch_bytes)
         await startup.with_deadline(s, self._producer.start, "start the producer")
-        if self.guard.batcher is not None:  # before the consumer: assignment reads it
-            self._journal = KafkaBatchJournal(s)
+        if self._journal is not None:  # before the consumer: assignment reads it
             await startup.with_deadline(s, self._journal.start, "start the batch journal")
-            self.guard.batcher.journal = self._journal
         self._consumer = self.intake.consumer = broker.consumer()
         self._consumer.subscribe(s.topics.requests, self)
         policy = policy_for(
@@ -327,11 +332,10 @@ class GuardService:
                     return Unfinished(why)
             self.stats.in_flight += 1
             src = decoded.source
-            item = CURRENT_ITEM.set(ItemRef(stream_of(src.topic, src.partition), src.offset))
+            item = ItemRef(stream_of(src.topic, src.partition), src.offset)
             try:
-                verdict = await self.guard.judge(decoded.request, message_key=src.key)
+                verdict = await self.guard.judge(decoded.request, message_key=src.key, item=item)
             finally:
-                CURRENT_ITEM.reset(item)
                 self.stats.in_flight -= 1
             if self.intake.stopped_by(verdict):
                 return Unfinished("intake_stopped")  # judged again when intake resumes

@@ -21,17 +21,9 @@ from dataclasses import dataclass
 
 from consumers.settings import DeadlinePolicy
 from guard.boundary import GuardCore
-from guard.defaults import PROMPT_VERSION
-from guard.models import (
-    Cut,
-    ErrorInfo,
-    JudgeInfo,
-    JudgeRequest,
-    Label,
-    Truncation,
-    Verdict,
-)
+from guard.models import ErrorInfo, JudgeRequest, Verdict
 from guard.settings import JudgeSettings
+from guard.verdicts import error_verdict, nothing_judged
 
 DEADLINE_EXCEEDED = "deadline_exceeded"
 
@@ -67,7 +59,7 @@ class DeadlineJudge:
             pass
         if self.policy is DeadlinePolicy.OFFLINE and self.offline is not None:
             return self._marked(await self.offline.judge(request))
-        return deadline_error(request, self.settings, deadline.ms)
+        return deadline_error(request, self.guard, self.settings, deadline.ms)
 
     @staticmethod
     def _marked(verdict: Verdict) -> Verdict:
@@ -75,32 +67,21 @@ class DeadlineJudge:
         return verdict.model_copy(update={"judge": judge})
 
 
-def deadline_error(request: JudgeRequest, settings: JudgeSettings, ms: int) -> Verdict:
-    """The fail-closed verdict when the judge missed the deadline of ``ms``: nothing was
-    judged."""
-    output = Cut(original_chars=len(request.output), kept_chars=0, truncated=False)
-    context = Cut(original_chars=0, kept_chars=0, truncated=False)
-    return Verdict(
-        request_id=request.id or uuid.uuid4().hex,
-        label=Label.ERROR,
-        reason=DEADLINE_EXCEEDED,
-        threshold=settings.threshold,
-        mode=settings.mode,
+def deadline_error(
+    request: JudgeRequest, guard: GuardCore, settings: JudgeSettings, ms: int
+) -> Verdict:
+    """The fail-closed verdict when ``guard``'s judge missed the deadline of ``ms``: nothing
+    was judged (:func:`guard.verdicts.error_verdict`, naming ``guard.judge_info``)."""
+    return error_verdict(
+        request.id or uuid.uuid4().hex,
+        ErrorInfo(kind=DEADLINE_EXCEEDED, message=f"no verdict within {ms} ms", retriable=True),
+        judge=guard.judge_info,
         explanation=f"The judge did not answer within the deadline of {ms} ms "
         "(serve.on_deadline: error); failing closed.",
-        truncation=Truncation(context=context, output=output),
+        threshold=settings.threshold,
+        mode=settings.mode,
         source=request.context_field or settings.context_field,
-        judge=JudgeInfo(
-            provider=settings.provider.value,
-            model=settings.model,
-            prompt_version=PROMPT_VERSION,
-            tier="none",
-        ),
+        truncation=nothing_judged(len(request.output)),
         latency_ms=float(ms),
-        error=ErrorInfo(
-            kind=DEADLINE_EXCEEDED,
-            message=f"no verdict within {ms} ms",
-            retriable=True,
-        ),
         metadata=request.metadata,
     )

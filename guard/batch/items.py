@@ -1,15 +1,16 @@
 """The identity of a batch item: the stream position it comes from, and its ``custom_id``.
 
-The runtime sets :data:`CURRENT_ITEM` around each message's judgement (``guard`` never learns it
-is Kafka); the ``custom_id`` is derived from it, so a replica that takes a partition over finds
-the items an earlier owner submitted under the same ids.
+The runtime passes each message's :class:`ItemRef` to :meth:`guard.engine.Guard.judge`
+(``item=``; ``guard`` never learns it is Kafka), and it travels on the prepared case
+(:attr:`guard.case.PreparedCase.item`) to the batching judge; the ``custom_id`` is derived from
+it, so a replica that takes a partition over finds the items an earlier owner submitted under
+the same ids.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 
@@ -19,10 +20,6 @@ class ItemRef:
 
     stream: str
     position: int
-
-
-CURRENT_ITEM: ContextVar[ItemRef | None] = ContextVar("guard_batch_item", default=None)
-"""The position of the message being judged in this task (None outside a stream)."""
 
 
 def custom_id(ref: ItemRef | None, window: int) -> str:

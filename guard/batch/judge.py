@@ -33,7 +33,7 @@ from typing import Any
 import structlog
 
 from guard.batch.api import BatchAPI, ItemFailure, ItemResult
-from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id, stream_prefix
+from guard.batch.items import ItemRef, custom_id, stream_prefix
 from guard.batch.journal import BatchJournal, MemoryJournal, SubmittedBatch
 from guard.case import PreparedCase
 from guard.errors import BatchItemExpired, BatchItemFailed, GuardError, JudgeError
@@ -112,7 +112,7 @@ class BatchingJudge:
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         prompt = self.api.prompt(case)
-        ref = CURRENT_ITEM.get()
+        ref = case.item
         cid = custom_id(ref, case.window)
         known = self.journal.find(cid)
         if known is not None and known.batch_id is None:

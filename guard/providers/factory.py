@@ -22,6 +22,7 @@ from guard.settings import JudgeSettings, Provider
 
 if TYPE_CHECKING:
     from guard.batch.api import BatchAPI
+    from guard.batch.journal import BatchJournal
     from guard.batch.judge import BatchingJudge
 
 LLM_PROVIDERS = (Provider.OPENAI, Provider.ANTHROPIC)
@@ -122,9 +123,12 @@ def make_pricer(settings: JudgeSettings) -> Callable[[str, Usage], float]:
     return price
 
 
-def make_batcher(settings: JudgeSettings, environ: Mapping[str, str]) -> BatchingJudge | None:
+def make_batcher(
+    settings: JudgeSettings, environ: Mapping[str, str], *, journal: BatchJournal | None = None
+) -> BatchingJudge | None:
     """The batching judge of ``delivery: batch`` over the settings' LLM provider (its realtime
-    judge answers failed items); None for other deliveries or judges without an LLM."""
+    judge answers failed items), recording its batches in ``journal`` (in memory when None);
+    None for other deliveries or judges without an LLM."""
     if settings.delivery != "batch":
         return None
     if llm_model(settings) is None:
@@ -149,4 +153,4 @@ def make_batcher(settings: JudgeSettings, environ: Mapping[str, str]) -> Batchin
         from guard.providers.openai_batch import OpenAIBatchAPI
 
         api = OpenAIBatchAPI(realtime)
-    return BatchingJudge(api, settings.batch, realtime)
+    return BatchingJudge(api, settings.batch, realtime, journal=journal)

@@ -16,7 +16,7 @@ import anthropic
 import pytest
 
 from guard.assembly import build_guard
-from guard.batch.items import CURRENT_ITEM, ItemRef, custom_id
+from guard.batch.items import ItemRef, custom_id
 from guard.batch.journal import JournalError, MemoryJournal, SubmittedBatch
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Verdict
@@ -69,9 +69,9 @@ def settings(
 
 async def judge_all(guard: Guard, outputs: list[str], stream: str = "t-0") -> list[Verdict]:
     async def one(position: int, output: str) -> Verdict:
-        CURRENT_ITEM.set(ItemRef(stream, position))
         distinct = f"{output} Message {position}."  # the verdict cache would merge equal ones
-        return await guard.judge(JudgeRequest(output=distinct, context=CONTEXT))
+        request = JudgeRequest(output=distinct, context=CONTEXT)
+        return await guard.judge(request, item=ItemRef(stream, position))
 
     try:
         return await asyncio.gather(*(one(i, o) for i, o in enumerate(outputs)))
@@ -180,9 +180,8 @@ async def test_an_item_submitted_before_is_awaited_not_submitted_again(
             await task
 
     await submit_then_stop()
-    second = build_guard(settings(server, "openai-chat"), ENV)
+    second = build_guard(settings(server, "openai-chat"), ENV, journal=first.batcher.journal)
     assert second.batcher is not None
-    second.batcher.journal = first.batcher.journal
     verdicts = await judge_all(second, [GOOD, BAD])
     assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL]
     assert server.stats()["batch"]["items_submitted"] == 2
@@ -216,8 +215,8 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
     assert first.batcher is not None
 
     async def one(stream: str) -> Verdict:
-        CURRENT_ITEM.set(ItemRef(stream, 0))
-        return await first.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+        request = JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT)
+        return await first.judge(request, item=ItemRef(stream, 0))
 
     running = asyncio.gather(one("t-0"), one("t-1"))
     await until_submitted(first, 1)
@@ -232,13 +231,12 @@ async def test_a_batch_resumed_from_per_partition_records_serves_every_partition
         journal.remember(
             SubmittedBatch(batch.provider, batch.batch_id, (item,), batch.submitted_at)
         )
-    second = build_guard(settings(server, "openai-chat"), ENV)
+    second = build_guard(settings(server, "openai-chat"), ENV, journal=journal)
     assert second.batcher is not None
-    second.batcher.journal = journal
 
     async def again(stream: str) -> Verdict:
-        CURRENT_ITEM.set(ItemRef(stream, 0))
-        return await second.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+        request = JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT)
+        return await second.judge(request, item=ItemRef(stream, 0))
 
     verdicts = await asyncio.gather(again("t-0"), again("t-1"))
     await second.aclose()
@@ -270,9 +268,8 @@ async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_aga
     batches is retried."""
     server.batches.delay_s = 1.0
     journal = _IntentOnlyJournal()
-    first = build_guard(settings(server, kind), ENV)
+    first = build_guard(settings(server, kind), ENV, journal=journal)
     assert first.batcher is not None
-    first.batcher.journal = journal
     task = asyncio.ensure_future(judge_all(first, [GOOD, BAD, GOOD]))
     await until_submitted(first, 1)
     task.cancel()  # the process dies while the batch runs
@@ -283,9 +280,8 @@ async def test_a_batch_whose_id_was_never_journaled_is_adopted_not_submitted_aga
     if listing_fails:
         server.inject(Fault("server_error", path="/v1/batches"), times=2)
     other = await unrelated_anthropic_batch(server) if kind == "anthropic" else None
-    second = build_guard(settings(server, kind), ENV)
+    second = build_guard(settings(server, kind), ENV, journal=journal)
     assert second.batcher is not None
-    second.batcher.journal = journal
     verdicts = await judge_all(second, [GOOD, BAD, GOOD])
     assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL, Label.PASS]
     assert all(v.usage.service_tier == "batch" for v in verdicts)
@@ -321,9 +317,8 @@ async def test_an_intent_the_provider_never_got_is_submitted(server: FakeLLMServ
     journal = MemoryJournal()
     cids = tuple((custom_id(ItemRef("t-0", i), 1), ItemRef("t-0", i)) for i in range(2))
     await journal.record(SubmittedBatch("openai", None, cids, time.time(), "lost-intent"))
-    guard = build_guard(settings(server, "openai-chat"), ENV)
+    guard = build_guard(settings(server, "openai-chat"), ENV, journal=journal)
     assert guard.batcher is not None
-    guard.batcher.journal = journal
     verdicts = await judge_all(guard, [GOOD, BAD])
     assert [v.label for v in verdicts] == [Label.PASS, Label.FAIL]
     assert server.stats()["batch"]["batches_created"] == 1
@@ -344,8 +339,8 @@ async def test_a_handed_over_partitions_batch_is_no_longer_polled(server: FakeLL
     assert batcher is not None
 
     async def one(stream: str) -> Verdict:
-        CURRENT_ITEM.set(ItemRef(stream, 0))
-        return await guard.judge(JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT))
+        request = JudgeRequest(output=f"{GOOD} ({stream})", context=CONTEXT)
+        return await guard.judge(request, item=ItemRef(stream, 0))
 
     kept, gone = asyncio.ensure_future(one("t-0")), asyncio.ensure_future(one("t-1"))
     try:

@@ -21,19 +21,25 @@ from consumers.runtime.batchstate import (
     KafkaBatchJournal,
     _apply,
     _by_partition,
+    batch_journal,
     partition_of,
     stream_of,
 )
+from consumers.runtime.service import GuardService
 from consumers.runtime.stats import PartitionStats, ServiceStats
 from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
 from guard.batch.api import ItemFailure
 from guard.batch.items import ItemRef, custom_id
 from guard.batch.journal import MemoryJournal, SubmittedBatch
-from guard.batch.judge import BatchStats
-from guard.errors import ConfigError, MalformedJudgeOutput
+from guard.batch.judge import BatchingJudge, BatchStats
+from guard.case import PreparedCase
+from guard.engine import Guard
+from guard.errors import ConfigError, JudgeUnavailable, MalformedJudgeOutput
+from guard.models import JudgeRequest
 from guard.providers.openai_batch import _read_lines
-from guard.settings import JudgeSettings
+from guard.settings import BatchSettings, JudgeSettings
+from guard.testing import FakeJudge
 
 CUSTOM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 topics = st.text(min_size=1, max_size=249)
@@ -221,3 +227,75 @@ def test_service_settings_refuse_batch_waits_readiness_would_call_a_stall() -> N
         )
     ok = ServiceSettings.model_validate({"judge": {**judge, "batch": {}}})
     assert ok.topics.batch_state == "guard.batches"
+
+
+class _RefusingBatchAPI:
+    """A batch API that records each item's ``custom_id`` and refuses every submission."""
+
+    provider, model = "openai", "gpt-4o-mini"
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+
+    def prompt(self, case: PreparedCase) -> None:
+        return None
+
+    def request(self, custom_id: str, prompt: object) -> dict[str, object]:
+        self.ids.append(custom_id)
+        return {}
+
+    async def submit(self, requests: list[dict[str, object]], key: str) -> str:
+        raise JudgeUnavailable("batch endpoint down")
+
+
+async def test_a_batch_items_id_is_made_of_the_stream_position_given_to_judge() -> None:
+    """``Guard.judge(request, item=ref)`` carries the stream position on the prepared case to
+    the batching judge, whose item ``custom_id`` is derived from it (the same on every
+    replica); a request judged from no stream gets a fresh id."""
+    api = _RefusingBatchAPI()
+    batcher = BatchingJudge(api, BatchSettings(max_items=1), FakeJudge())  # type: ignore[arg-type]
+    guard = Guard(batcher, JudgeSettings(), batcher=batcher)
+    request = JudgeRequest(output="Paris.", context="Paris is in France.")
+    ref = ItemRef(stream_of("requests", 3), 41)
+    verdict = await guard.judge(request, item=ref)
+    await guard.judge(request)
+    assert verdict.reason == "judge_unavailable"  # the refused submission, as an error verdict
+    assert api.ids[0] == custom_id(ref, 1)
+    assert api.ids[1] != custom_id(ref, 1)
+    assert api.ids[1].startswith("r")
+
+
+def batch_settings() -> ServiceSettings:
+    judge = {"provider": "openai", "api_key": "test", "delivery": "batch"}
+    return ServiceSettings.model_validate({"judge": judge})
+
+
+async def test_the_service_and_the_batcher_share_the_journal_given_to_both() -> None:
+    """The edge makes the durable journal of ``delivery: batch`` and gives it to the guard's
+    batcher (when it is built) and to the service (which starts it and reads it at
+    assignment): nothing sets it on the batcher afterwards."""
+    s = batch_settings()
+    journal = batch_journal(s)
+    assert isinstance(journal, KafkaBatchJournal)
+    guard = build_guard(s.judge, {}, journal=journal)
+    assert guard.batcher is not None
+    assert guard.batcher.journal is journal
+    service = GuardService(s, guard, journal=journal)
+    assert service._journal is journal
+    await guard.aclose()
+
+
+async def test_a_batcher_with_another_journal_than_the_services_is_refused() -> None:
+    """A service whose guard's batcher records in another journal (or one only in memory)
+    would lose its batches at a handover: refused when the service is made."""
+    s = batch_settings()
+    guard = build_guard(s.judge, {})  # its batcher journals in memory
+    with pytest.raises(ValueError, match="journal"):
+        GuardService(s, guard, journal=batch_journal(s))
+    with pytest.raises(ValueError, match="journal"):
+        GuardService(s, guard)
+    await guard.aclose()
+
+
+def test_only_batch_delivery_has_a_journal() -> None:
+    assert batch_journal(ServiceSettings()) is None

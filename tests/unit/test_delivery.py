@@ -21,15 +21,19 @@ from structlog.testing import capture_logs
 
 from consumers.errors import PublishFailed
 from consumers.runtime import service as service_module
+from consumers.runtime.batchstate import stream_of
 from consumers.runtime.service import GuardService
 from consumers.settings import ServiceSettings, TopicSettings
+from guard.batch.items import ItemRef
 from guard.batch.journal import JournalError
 from guard.case import PreparedCase
+from guard.decide.assessment import Assessment
 from guard.engine import Guard
 from guard.errors import JudgeError, QuotaExhausted
 from guard.models import ScoringMode
 from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeJudge
+from guard.testing.fake_judge import grounded_if_in_evidence
 from tests.unit.fakekafka import Clock, FakeBroker, FakeCluster, FakeConsumer, FakeProducer, until
 
 pytestmark = pytest.mark.timeout(60)
@@ -142,6 +146,27 @@ async def running(
         assert harness.task is not None
         with contextlib.suppress(PublishFailed):
             await harness.task
+
+
+async def test_each_message_reaches_the_judge_with_its_stream_position() -> None:
+    """The runtime hands every message's topic-partition and offset to the core as an explicit
+    argument, and the judge sees it on the case (a batch item's ``custom_id`` is made of it)."""
+    seen: list[ItemRef | None] = []
+
+    def script(case: PreparedCase) -> Assessment:
+        seen.append(case.item)
+        return grounded_if_in_evidence(case)
+
+    cluster = FakeCluster()
+    async with running(cluster, [A, B], judge=FakeJudge(script)) as h:
+        for partition, i in ((A, 0), (B, 1), (A, 2)):
+            cluster.produce(partition, request(i))
+        await until(lambda: h.judged() == 3, "three verdicts")
+    a, b = stream_of(cluster.topic, A), stream_of(cluster.topic, B)
+    assert sorted(r for r in seen if r is not None) == sorted(
+        [ItemRef(a, 0), ItemRef(b, 0), ItemRef(a, 1)]
+    )
+    assert None not in seen
 
 
 async def test_records_fetched_while_on_assigned_awaits_are_never_skipped() -> None:

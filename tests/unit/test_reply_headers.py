@@ -187,7 +187,7 @@ def settings(**reply: Any) -> ServiceSettings:
 
 
 async def outputs_for(record: Record, s: ServiceSettings, stats: ServiceStats) -> Finished:
-    replies = Replies(s, stats)
+    replies = Replies(s, stats, GUARD.judge_info)
     pipeline = Pipeline(s, GUARD.parse, replies=replies)
 
     async def judge(decoded: Any) -> Any:
@@ -293,7 +293,7 @@ class TestReplyRecord:
         letter = Pipeline(s, GUARD.parse).dead_letter(
             build(origin, "invalid_request", "bad"), origin
         )
-        replies = Replies(s, ServiceStats())
+        replies = Replies(s, ServiceStats(), GUARD.judge_info)
         reply = replies.error_reply(letter, origin, OutputLimits(1_000_000))
         logging.getLogger("aiokafka.cluster").removeFilter(replies._noise)  # what close does
         assert reply is not None
@@ -318,7 +318,7 @@ class TestReplyRecord:
             b"{",
             tuple(request_headers("guard.reply.me", b"c")),
         )
-        pipeline = Pipeline(s, GUARD.parse, replies=Broken(s, ServiceStats()))
+        pipeline = Pipeline(s, GUARD.parse, replies=Broken(s, ServiceStats(), GUARD.judge_info))
         letter = pipeline.dead_letter(build(origin, "invalid_json", "bad"), origin)
         logging.getLogger("aiokafka.cluster").removeFilter(pipeline.replies._noise)  # type: ignore[union-attr]
         finished = pipeline.answered(Finished([letter], origin))
@@ -379,7 +379,7 @@ class TestAiokafkaNoise:
         assert noise.filter(record("guard.reply.x", "Topic %s is not available"))
 
     async def test_the_filter_lives_as_long_as_the_service(self) -> None:
-        replies = Replies(settings(), ServiceStats())
+        replies = Replies(settings(), ServiceStats(), GUARD.judge_info)
         cluster = logging.getLogger("aiokafka.cluster")
         assert replies._noise in cluster.filters
         await replies.close()

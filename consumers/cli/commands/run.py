@@ -23,6 +23,7 @@ from consumers.config import load_settings
 from consumers.errors import ConsumerError, SettingsError
 from consumers.heap import freeze_startup
 from consumers.logging import get_logger
+from consumers.runtime.batchstate import KafkaBatchJournal, batch_journal
 from consumers.runtime.run import run_service
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
@@ -53,14 +54,15 @@ def run(args: argparse.Namespace) -> int:
     environ = os.environ
     try:
         settings = load_settings(args.config, environ)
-        guard = build_guard(settings.judge, environ)
+        journal = batch_journal(settings)
+        guard = build_guard(settings.judge, environ, journal=journal)
     except (SettingsError, ConfigError) as exc:
         print(f"groundguard run: bad setting {exc}", file=sys.stderr)
         return EXIT_USAGE
     configure_logging(settings)
     freeze_startup()  # full collections no longer walk start-up's objects (a latency tail)
     try:
-        asyncio.run(_serve(settings, guard, environ))
+        asyncio.run(_serve(settings, guard, environ, journal))
     except (ConsumerError, KafkaError, OSError) as exc:
         print(
             f"groundguard run: {exc!r}"
@@ -75,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _serve(settings: ServiceSettings, guard: GuardCore, environ: Mapping[str, str]) -> None:
+async def _serve(
+    settings: ServiceSettings,
+    guard: GuardCore,
+    environ: Mapping[str, str],
+    journal: KafkaBatchJournal | None,
+) -> None:
     stats = ServiceStats()
     server = metrics = None
     progress = asyncio.create_task(log_progress(stats, guard, settings.log.progress_interval_s))
@@ -86,6 +93,7 @@ async def _serve(settings: ServiceSettings, guard: GuardCore, environ: Mapping[s
             guard,
             environ=environ,
             stats=stats,
+            journal=journal,
             on_verdict=metrics.observe_verdict if metrics else None,
         )
     finally:
