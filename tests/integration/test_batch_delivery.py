@@ -24,6 +24,7 @@ from guard.settings import JudgeSettings
 from guard.testing import FakeLLMServer
 from guard.testing.fake_api import Fault
 from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER
+from guard.testing.fake_server import marker_verdict
 from tests.unit.fakekafka import until
 
 CONTEXT = ["Our return policy allows returns within 30 days."]
@@ -39,7 +40,7 @@ KINDS: dict[str, dict[str, Any]] = {
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(batch_delay_s=0.2) as srv:
+    with FakeLLMServer(verdict=marker_verdict, batch_delay_s=0.2) as srv:
         yield srv
 
 

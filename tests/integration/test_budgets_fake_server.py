@@ -15,6 +15,7 @@ from guard.models import JudgeRequest, Label, Verdict
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 from guard.testing import FakeLLMServer, Fault
+from guard.testing.fake_server import marker_verdict
 
 ENV = {"OPENAI_API_KEY": "sk-test-budgets", "ANTHROPIC_API_KEY": "sk-ant-test-budgets"}
 CONTEXT = ["Our return policy allows returns within 30 days."]
@@ -25,7 +26,7 @@ FAST_RETRY = RetryPolicy(
 
 @pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(latency_s=0.01) as srv:
+    with FakeLLMServer(verdict=marker_verdict, latency_s=0.01) as srv:
         yield srv
 
 

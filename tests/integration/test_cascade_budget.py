@@ -7,7 +7,7 @@ from guard.budgets.judge import BudgetedJudge
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label
 from guard.settings import JudgeSettings
-from guard.testing.fake_server import FakeLLMServer
+from guard.testing.fake_server import FakeLLMServer, marker_verdict
 
 POLICY = (
     "Our return policy allows returns within 30 days. Refunds are approved by Maria Lopez "
@@ -19,7 +19,7 @@ OFFICES = ("Bristol", "Paris", "Madrid", "Berlin", "Dublin")
 async def test_offline_decisions_spend_no_rate_limit_and_confident_ones_never_call_the_llm() -> (
     None
 ):
-    with FakeLLMServer() as llm:
+    with FakeLLMServer(verdict=marker_verdict) as llm:
         settings = JudgeSettings.model_validate(
             {
                 "provider": "cascade",

@@ -19,7 +19,7 @@ from guard.providers.pricing import PriceTable
 from guard.settings import JudgeSettings
 from guard.testing import FakeLLMServer, FakePromptCache, Fault
 from guard.testing.fake_api import fenced_text, prompt_text
-from guard.testing.fake_server import SCRIPTS
+from guard.testing.fake_server import SCRIPTS, marker_verdict
 
 KEY = "sk-test-cost0123456789"
 CONTEXT = ["Our return policy allows returns within 30 days of delivery."]
@@ -32,7 +32,7 @@ OUTPUTS = [
 
 @pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(prompt_cache=FakePromptCache()) as srv:
+    with FakeLLMServer(verdict=marker_verdict, prompt_cache=FakePromptCache()) as srv:
         yield srv
 
 

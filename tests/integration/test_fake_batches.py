@@ -11,6 +11,7 @@ import pytest
 
 from guard.testing import FakeLLMServer
 from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER
+from guard.testing.fake_server import marker_verdict
 
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "the sky is blue"}]}
 
@@ -24,7 +25,7 @@ def line(custom_id: str, text: str) -> bytes:
 @pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
     """Batches run until a test ends them (``end_batches``): no test waits on the clock."""
-    with FakeLLMServer(batch_delay_s=3600) as srv:
+    with FakeLLMServer(verdict=marker_verdict, batch_delay_s=3600) as srv:
         yield srv
 
 

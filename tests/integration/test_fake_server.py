@@ -16,6 +16,7 @@ import pytest
 
 from guard.decide.assessment import BinaryAssessment, Scale5Assessment
 from guard.testing import FakeLLMServer, Fault
+from guard.testing.fake_server import marker_verdict
 
 USER = [{"role": "user", "content": "Evidence: the sky is blue. Output: the sky is blue."}]
 HALLU = [{"role": "user", "content": "Output: HALLUCINATED moon cheese."}]
@@ -23,7 +24,7 @@ HALLU = [{"role": "user", "content": "Output: HALLUCINATED moon cheese."}]
 
 @pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as srv:
+    with FakeLLMServer(verdict=marker_verdict) as srv:
         yield srv
 
 
@@ -203,7 +204,7 @@ async def test_256_concurrent_keepalive_calls_are_all_in_flight(server: FakeLLMS
 
 def test_stop_ends_a_hanging_request() -> None:
     """Stopping the server cancels a request hung by a ``hang`` fault (no thread left behind)."""
-    srv = FakeLLMServer(faults=[Fault("hang", hang_s=3600)])
+    srv = FakeLLMServer(verdict=marker_verdict, faults=[Fault("hang", hang_s=3600)])
     srv.start()
     client = openai.OpenAI(base_url=srv.openai_base_url, api_key="k", max_retries=0, timeout=0.3)
     with pytest.raises(openai.APITimeoutError):
@@ -266,7 +267,7 @@ def test_runs_as_a_process_with_control_endpoints() -> None:
 
 def test_restart_on_the_same_port() -> None:
     """A stopped server starts again on the same port (a judge outage and recovery)."""
-    srv = FakeLLMServer()
+    srv = FakeLLMServer(verdict=marker_verdict)
     srv.start()
     port = srv.port
     srv.stop()

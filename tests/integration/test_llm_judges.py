@@ -28,6 +28,7 @@ from guard.providers.openai import OpenAIJudge
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeLLMServer, Fault
+from guard.testing.fake_server import marker_verdict
 
 SECRET = "sk-test-SECRETKEY0123456789abcdef"
 CONTEXT = ["Our return policy allows returns within 30 days."]
@@ -54,7 +55,7 @@ class RetryLog:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as srv:
+    with FakeLLMServer(verdict=marker_verdict) as srv:
         yield srv
 
 

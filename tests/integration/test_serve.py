@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from consumers.schemas import SCHEMA_DIR
 from guard.testing import FakeLLMServer
 from guard.testing.fake_api import HALLUCINATION_MARKER, Fault
+from guard.testing.fake_server import marker_verdict
 from tests.integration.serveproc import ServeProcess
 
 API_KEY = "test-key-0123456789abcdef-never-logged"
@@ -45,7 +46,7 @@ def slow_marker_latency(body: Mapping[str, Any]) -> float:
 
 @pytest.fixture(scope="module")
 def llm() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(latency_s=slow_marker_latency) as server:
+    with FakeLLMServer(verdict=marker_verdict, latency_s=slow_marker_latency) as server:
         yield server
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from guard.testing.fake_server import FakeLLMServer
+from guard.testing.fake_server import FakeLLMServer, marker_verdict
 from tests.kafka.processes import PARTITIONS, Run, Service, Verdicts, wait_members
 from tests.kafka.servicekit import end_offsets
 
@@ -32,7 +32,7 @@ WAIT_S = 60.0
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(batch_delay_s=BATCH_DELAY_S) as server:
+    with FakeLLMServer(verdict=marker_verdict, batch_delay_s=BATCH_DELAY_S) as server:
         yield server
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from guard.testing.fake_server import FakeLLMServer
+from guard.testing.fake_server import FakeLLMServer, marker_verdict
 from tests.kafka.broker import ScriptBroker
 from tests.kafka.processes import (
     COMMIT_INTERVAL_S,
@@ -42,7 +42,7 @@ REPEAT_BOUND = CONCURRENCY + math.ceil(CONCURRENCY / JUDGE_LATENCY_S * COMMIT_IN
 @pytest.fixture(scope="module")
 def slow_judge() -> Iterator[FakeLLMServer]:
     """The loopback fake LLM, 150 ms per call: a run of 300 takes seconds, not milliseconds."""
-    with FakeLLMServer(latency_s=JUDGE_LATENCY_S) as server:
+    with FakeLLMServer(verdict=marker_verdict, latency_s=JUDGE_LATENCY_S) as server:
         yield server
 
 

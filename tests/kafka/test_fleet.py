@@ -30,7 +30,7 @@ from redis.asyncio import Redis
 
 from guard.models import Usage
 from guard.providers.pricing import PriceTable
-from guard.testing.fake_server import Call, FakeLLMServer
+from guard.testing.fake_server import Call, FakeLLMServer, marker_verdict
 from tests.kafka.processes import Run, Service, Verdicts, wait_members
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.timeout(240)]
@@ -81,7 +81,7 @@ def budget_config(run: Run, cost_per_minute: float, **budget: Any) -> dict[str, 
 
 @pytest.fixture(scope="module")
 def counting_judge() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(latency_s=LATENCY_S) as server:
+    with FakeLLMServer(verdict=marker_verdict, latency_s=LATENCY_S) as server:
         yield server
 
 
