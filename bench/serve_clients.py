@@ -88,30 +88,30 @@ async def capacity(port: int, n: int, seconds: float) -> float:
 
 
 async def paced(port: int, n: int, rate: float, seconds: float) -> Result:
+    """An open loop: each of the ``n`` kept-alive clients sends on its own schedule, one request
+    every ``n / rate`` seconds (the clients' schedules staggered), and a request's latency runs
+    from its scheduled time, so a late reply delays the next one and that queueing is counted.
+    One task per client, not one per request: thousands of sleeping tasks would make the
+    client's own event loop the thing measured."""
     clients = await _clients(port, n)
-    pool: asyncio.Queue[httpx2.AsyncClient] = asyncio.Queue()
-    for client in clients:
-        pool.put_nowait(client)
     result = Result()
-    start = time.perf_counter()
+    interval = n / rate
+    count = int(rate * seconds) // n
+    start = time.perf_counter() + 0.05
 
-    async def one(i: int) -> None:
-        due = start + i / rate
-        await asyncio.sleep(max(0.0, due - time.perf_counter()))
-        client = await pool.get()
-        try:
+    async def client_loop(k: int, client: httpx2.AsyncClient) -> None:
+        for i in range(count):
+            due = start + (i + k / n) * interval
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
             reply = await client.post("/v1/check", content=BODY)
-        finally:
-            pool.put_nowait(client)
-        reply.raise_for_status()
-        result.latency_ms.append((time.perf_counter() - due) * 1000)
-        judged = _judge_ms(reply)
-        if judged is not None:
-            result.judge_ms.append(judged)
+            reply.raise_for_status()
+            result.latency_ms.append((time.perf_counter() - due) * 1000)
+            judged = _judge_ms(reply)
+            if judged is not None:
+                result.judge_ms.append(judged)
 
-    count = int(rate * seconds)
-    await asyncio.gather(*(one(i) for i in range(count)))
-    result.rps = count / (time.perf_counter() - start)
+    await asyncio.gather(*(client_loop(k, c) for k, c in enumerate(clients)))
+    result.rps = count * n / (time.perf_counter() - start)
     for client in clients:
         await client.aclose()
     return result
