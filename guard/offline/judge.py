@@ -95,7 +95,9 @@ class OfflineJudge:
         passages, evidence = hearsay.evidence_of(tuple(case.passages), case.evidence)
         index = _index(passages, evidence, case.labels)
         if not latin_script(case.output):
-            return _numbers_only(case.output, index)  # the words of other scripts are not read
+            return _numbers_only(
+                case.output, case.question, index
+            )  # words of other scripts: unread
         premise = Premise.of(case.question)
         answer = Answer.of(case.output, index)
         claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
@@ -115,13 +117,22 @@ class OfflineJudge:
         return None
 
 
-def _numbers_only(output: str, index: EvidenceIndex) -> list[ClaimResult]:
+ID_DIGITS = 5  # a bare number this long is an id (an order, a ticket), not an amount stated
+
+
+def _numbers_only(output: str, question: str | None, index: EvidenceIndex) -> list[ClaimResult]:
     """An answer in a script the rules do not read (Russian, Chinese, Arabic ...): only its
     numbers are checked. A number the evidence neither states nor computes, where the evidence
-    states numbers of that kind, fails the answer ("90 дней" against "30 дней"); otherwise
-    nothing is decided (no results: undecided, the next tier reads the words)."""
-    amounts = numbers.extract(output)
-    for quantity in amounts[:MAX_CLAIMS]:
+    states numbers of that kind, fails the answer ("90 дней" against "30 дней"); a number the
+    question gives, or a bare count of ``ID_DIGITS`` digits or more (an order number), is not
+    checked. Otherwise nothing is decided (no results: undecided, the next tier reads the
+    words)."""
+    asked = {q.value for q in numbers.extract(question or "")}
+    for quantity in numbers.extract(output)[:MAX_CLAIMS]:
+        if quantity.value in asked or (
+            quantity.kind == "count" and len(quantity.text.strip()) >= ID_DIGITS
+        ):
+            continue
         if index.amounts.supports(quantity) or arithmetic.derivable(quantity, index.quantities):
             continue
         stated = [q for q in index.quantities if q.kind == quantity.kind]

@@ -131,3 +131,10 @@ def test_reading_notations_never_raises_and_spans_stay_in_the_text(text: str) ->
         assert 0 <= found.start < found.end <= len(text)
         float(found.plain)
     numbers.extract(text)
+
+
+def test_an_order_number_or_a_number_from_the_question_is_not_checked_in_an_unread_script() -> None:
+    evidence = "Возврат принимается в течение 30 дней после доставки."
+    assert decide("Ваш заказ 4839201 будет возвращён в течение 30 дней.", evidence).label != "fail"
+    question = "Можно ли вернуть заказ через 14 дней?"
+    assert decide("Да, через 14 дней можно, срок 30 дней.", evidence, question).label != "fail"
