@@ -2,7 +2,7 @@
 
 Built-in kinds are checked against the Kubernetes OpenAPI schemas shipped offline by the
 ``kubernetes-validate`` package (strict: unknown fields are errors); the CRDs the chart renders
-(ServiceMonitor, ScaledObject) against the small schemas beside this file. Any other kind is an
+(ServiceMonitor, PrometheusRule, ScaledObject) against the small schemas beside this file. Any other kind is an
 error, so nothing passes unchecked. Exit status 1 on any problem.
 """
 
@@ -21,6 +21,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 CRD_SCHEMAS = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"): HERE / "servicemonitor.schema.json",
+    ("monitoring.coreos.com/v1", "PrometheusRule"): HERE / "prometheusrule.schema.json",
     ("keda.sh/v1alpha1", "ScaledObject"): HERE / "scaledobject.schema.json",
 }
 
