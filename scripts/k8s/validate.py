@@ -2,8 +2,8 @@
 
 Built-in kinds are checked against the Kubernetes OpenAPI schemas shipped offline by the
 ``kubernetes-validate`` package (strict: unknown fields are errors); the CRDs the chart renders
-(ServiceMonitor, PrometheusRule, ScaledObject) against the small schemas beside this file. Any other kind is an
-error, so nothing passes unchecked. Exit status 1 on any problem.
+(ServiceMonitor, PrometheusRule, ScaledObject) against the small schemas beside this file. Any
+other kind is an error, so nothing passes unchecked. Exit status 1 on any problem.
 """
 
 from __future__ import annotations
