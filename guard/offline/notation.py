@@ -65,9 +65,11 @@ _UNIT_ALT = "|".join(_UNIT_WORDS)
 _TWO_DIGITS = (
     rf"(?:(?:{_TENS_WORDS})(?:[- ](?:{_UNIT_ALT}))?|{'|'.join(_TEEN_WORDS)}|oh[- ](?:{_UNIT_ALT}))"
 )
-_YEAR_WORDS = re.compile(
-    rf"\b(?P<c>{'|'.join(_TEEN_WORDS)}|twenty)[- ](?P<y>{_TWO_DIGITS})\b", re.IGNORECASE
-)
+# a century word ("thirteen" to "nineteen", "twenty"; "twelve thirty" is a time) and two digits
+_CENTURIES = "|".join(w for w in _TEEN_WORDS if w.endswith("teen"))
+_YEAR_WORDS = re.compile(rf"\b(?P<c>{_CENTURIES}|twenty)[- ](?P<y>{_TWO_DIGITS})\b", re.IGNORECASE)
+# cheap tests first: most texts hold no notation at all
+_MAY_BE_SCIENTIFIC = re.compile(r"\d[eE][-+]?\d|10\s*(?:\^|\*\*)|10[⁰¹²³⁴⁵⁶⁷⁸⁹]")
 
 
 @dataclass(frozen=True)
@@ -81,11 +83,12 @@ class Notation:
 def notations(text: str) -> list[Notation]:
     """Every number in one of the module's notations, in text order (at most one per span)."""
     found: list[Notation] = []
-    if ("e" in text or "E" in text or "10" in text) and any(c.isdigit() for c in text):
+    if _MAY_BE_SCIENTIFIC.search(text):
         found += _scientific(text)
     if VULGAR_FRACTION.search(text):
         found += _vulgar(text)
-    if _YEAR_WORDS.search(text):
+    lowered = text.lower()
+    if ("teen" in lowered or "twenty" in lowered) and _YEAR_WORDS.search(text):
         found += _years(text)
     if "/" in text:
         found += [
@@ -93,7 +96,7 @@ def notations(text: str) -> list[Notation]:
             for m in _SLASHED.finditer(text)
             if int(m.group(1)) < int(m.group(2))
         ]
-    if "dozen" in text.lower():
+    if "dozen" in lowered:
         found += [
             Notation(
                 m.start(),
