@@ -100,6 +100,7 @@ def test_numbers_glued_to_chinese_characters_are_read() -> None:
         "on 1/4 we open",
         "the ratio 3/4",
         "twenty five people",
+        "see you at twelve thirty",
     ],
 )
 def test_codes_dates_and_counts_are_not_read_as_notations(text: str) -> None:
