@@ -10,24 +10,45 @@ from guard.decide.assessment import Assessment
 from guard.models import Usage
 
 
+TierKind = Literal["llm", "offline", "detector", "specialist"]
+
+
+@dataclass(frozen=True)
+class TierScore:
+    """One tier's reading of a message in a cascade: its grounded probability (None when it
+    failed: ``error`` names the error kind) and whether it decided."""
+
+    name: str
+    kind: TierKind
+    grounded_p: float | None
+    decided: bool
+    error: str | None = None
+
+
 @dataclass(frozen=True)
 class JudgeOutcome:
     """What a judge returns: its assessment, and what the call cost.
 
     ``confidence`` is set by judges that know it (the offline judge); ``tier`` says which kind
-    of judge decided.
+    of judge decided. ``grounded_p`` is the judge's probability (or normalised score) that the
+    output is grounded, in [0, 1]: what a tier's ``pass_at``/``fail_at`` bounds compare; judges
+    that leave it None are read through their assessment's score. ``tier_name`` and
+    ``tier_scores`` are set by the cascade: the tier that decided, and every tier consulted.
     """
 
     assessment: Assessment
     provider: str
     model: str
     usage: Usage = field(default_factory=Usage)
-    tier: Literal["llm", "offline"] = "llm"
+    tier: TierKind = "llm"
     confidence: float | None = None
     rate_limit: dict[str, str] = field(default_factory=dict)  # provider's rate-limit headers
     cached: bool = False
     fallback_reason: str | None = None
     unsure: bool = False  # the offline judge decided below its cascade_confidence
+    grounded_p: float | None = None
+    tier_name: str | None = None
+    tier_scores: tuple[TierScore, ...] = ()
 
 
 class Judge(Protocol):
