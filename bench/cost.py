@@ -56,7 +56,6 @@ from guard.budgets import BudgetSettings, build_budgeted_judge
 from guard.budgets.estimate import estimate_tokens
 from guard.case import PreparedCase
 from guard.decide.assessment import Assessment, ClaimAssessment
-from guard.decide.cascade import CascadeJudge
 from guard.engine import Guard
 from guard.models import JudgeRequest, Label, Usage
 from guard.offline import OfflineJudge, quality
@@ -78,6 +77,7 @@ from guard.providers.prompts import (
 )
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
+from guard.tiers.cascade import CascadeJudge
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAFFIC = ROOT / "bench" / "data" / "realistic-dev.jsonl"
@@ -149,7 +149,7 @@ async def render(rows: list[dict[str, object]]) -> list[Call]:
     settings = JudgeSettings()
     offline = OfflineJudge(settings)
     llm = FakeJudge()
-    cascade = Guard(CascadeJudge(offline, llm, settings.cascade_confidence), settings)
+    cascade = Guard(CascadeJudge.two_tier(offline, llm, settings.cascade_confidence), settings)
     calls = []
     for number, row in enumerate(rows):
         request = JudgeRequest.model_validate({**row, "id": str(number)})

@@ -15,21 +15,15 @@ from typing import TYPE_CHECKING
 from guard.budgets.clock import Clock, SystemClock
 from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
 from guard.budgets.settings import BudgetSettings, FleetMode
-from guard.decide.cascade import make_cascade
 from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.prepare import wordsearch
 from guard.providers.base import Judge
-from guard.providers.factory import (
-    LLM_PROVIDERS,
-    llm_model,
-    make_batcher,
-    make_llm_judge,
-    make_pricer,
-)
+from guard.providers.factory import llm_model, llm_provider, make_batcher, make_pricer
 from guard.providers.flex import check_flex_has_a_judge
 from guard.retry import RetryPolicy
-from guard.settings import JudgeSettings, Provider
+from guard.settings import JudgeSettings
+from guard.tiers.build import build_cascade, build_tier
 
 if TYPE_CHECKING:
     from guard.batch.journal import BatchJournal
@@ -89,12 +83,11 @@ def make_budgeted_judge(
     price = make_pricer(settings)
     check_fallback(settings)  # before any client is made, so a bad setting leaks none
     check_flex_has_a_judge(settings.delivery, llm_model(settings))
+    tiers = settings.tier_list()
+    judge = batcher or build_tier(tiers[-1], settings, environ, retry=NO_RETRY).judge
     screen = None
-    if settings.provider is Provider.CASCADE:  # the offline tier spends no budget
-        judge = batcher or make_llm_judge(settings, environ, retry=NO_RETRY)
-        screen = functools.partial(make_cascade, settings)
-    else:
-        judge = batcher or make_judge(settings, environ, retry=NO_RETRY)
+    if len(tiers) > 1:  # the tiers before the last spend no budget: they screen first
+        screen = functools.partial(build_cascade, settings, environ)
     fallback = make_fallback(settings, environ)
     return build_budgeted_judge(
         judge,
@@ -126,19 +119,14 @@ def make_shared(budget: BudgetSettings, clock: Clock) -> SharedBudget | None:
 def make_judge(
     settings: JudgeSettings, environ: Mapping[str, str], *, retry: RetryPolicy | None = None
 ) -> Judge:
-    """The judge for ``settings.provider``. :class:`ConfigError` when a key or setting is
-    missing. ``retry`` overrides the retry policy of LLM judges (tests shrink its delays)."""
-    if settings.provider in LLM_PROVIDERS:
-        return make_llm_judge(settings, environ, retry=retry)
-    if settings.provider is Provider.FAKE:
-        from guard.testing.fake_judge import FakeJudge  # wired here, not in providers/
-
-        return FakeJudge(latency_s=settings.fake_latency_s)
-    from guard.offline import OfflineJudge
-
-    if settings.provider is Provider.OFFLINE:
-        return OfflineJudge(settings)
-    return make_cascade(settings, make_llm_judge(settings, environ, retry=retry))
+    """The judge of ``settings.tier_list()`` without budget layers: its one tier, or the
+    cascade of them. :class:`ConfigError` when a key or setting is missing. ``retry``
+    overrides the retry policy of LLM judges (tests shrink its delays)."""
+    tiers = settings.tier_list()
+    last = build_tier(tiers[-1], settings, environ, retry=retry).judge
+    if len(tiers) == 1:
+        return last
+    return build_cascade(settings, environ, last)
 
 
 def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge | None:
@@ -152,7 +140,8 @@ def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge 
     cheaper = check_fallback(settings)
     if cheaper is None:
         return None
-    return make_judge(cheaper, environ)  # not behind the rate limiter: it retries itself
+    # the last tier with the cheaper model (not behind the rate limiter: it retries itself)
+    return build_tier(cheaper.tier_list()[-1], cheaper, environ).judge
 
 
 def check_fallback(settings: JudgeSettings) -> JudgeSettings | None:
@@ -160,11 +149,11 @@ def check_fallback(settings: JudgeSettings) -> JudgeSettings | None:
     model = settings.budget.fallback_model
     if model is None:
         return None
-    if settings.provider not in LLM_PROVIDERS:
+    if llm_provider(settings) is None:
         raise ConfigError(
             "budget.fallback_model",
-            f"the {settings.provider.value} judge has no cheaper model",
-            "use fallback_to_offline, or an LLM provider",
+            f"the {settings.tier_list()[-1].kind} judge has no cheaper model",
+            "use fallback_to_offline, or an LLM provider as the last tier",
         )
     cheaper = settings.model_copy(update={"model": model})
     make_pricer(cheaper)

@@ -51,6 +51,7 @@ from guard.models import (
     JudgeRequest,
     Label,
     OutputCoverage,
+    TierReading,
     Truncation,
     UnsupportedClaim,
     Usage,
@@ -351,6 +352,17 @@ class Guard:
             model=outcome.model,
             prompt_version=PROMPT_VERSION,
             tier=outcome.tier,
+            tier_name=outcome.tier_name,
+            tiers=[
+                TierReading(
+                    name=t.name,
+                    kind=t.kind,
+                    grounded_p=t.grounded_p,
+                    decided=t.decided,
+                    error=t.error,
+                )
+                for t in outcome.tier_scores
+            ],
             cached=outcome.cached,
             fallback_reason=outcome.fallback_reason,
             unsure=outcome.unsure,

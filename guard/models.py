@@ -194,11 +194,35 @@ class Usage(BaseModel):
     )
 
 
+class TierReading(BaseModel):
+    """One tier's reading of the message in a cascade (``judge.tiers``)."""
+
+    name: str
+    kind: Literal["llm", "offline", "detector", "specialist"]
+    grounded_p: Annotated[float, Field(ge=0.0, le=1.0)] | None = Field(
+        default=None,
+        description="The tier's probability that the output is grounded; null when it erred.",
+    )
+    decided: bool = Field(description="Whether this tier's reading is the verdict.")
+    error: str | None = Field(
+        default=None, description="The error kind when the tier could not judge (it handed on)."
+    )
+
+
 class JudgeInfo(BaseModel):
     provider: str
     model: str
     prompt_version: str
-    tier: Literal["llm", "offline", "none"] = "llm"
+    tier: Literal["llm", "offline", "detector", "specialist", "none"] = Field(
+        default="llm", description="The kind of judge that decided (none: no judge was asked)."
+    )
+    tier_name: str | None = Field(
+        default=None, description="The name of the tier that decided, in a cascade of tiers."
+    )
+    tiers: list[TierReading] = Field(
+        default_factory=list,
+        description="Every tier consulted, in order, with its reading (empty for one judge).",
+    )
     cached: bool = False
     fallback_reason: str | None = None
     unsure: bool = Field(

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 
 from guard import defaults
 from guard.budgets.settings import BudgetSettings
 from guard.cost_settings import FlexSettings, PromptCacheSettings
 from guard.models import ContextField, ScoringMode, TruncatedOutputPolicy
 from guard.settings_model import INT32_MAX, MAX_DURATION_S, SettingsModel
+from guard.tiers.kinds import KINDS, AnthropicTier, OfflineTier, OpenAITier, TierSettings, kind_of
 
 
 class Provider(StrEnum):
@@ -21,6 +22,9 @@ class Provider(StrEnum):
     OFFLINE = "offline"
     CASCADE = "cascade"
     FAKE = "fake"
+
+
+MOVED_TO_TIERS = frozenset({"provider", "cascade_provider", "cascade_confidence"})
 
 
 class BatchSettings(SettingsModel):
@@ -60,8 +64,18 @@ class JudgeSettings(SettingsModel):
 
     provider: Provider = Field(
         default=Provider.OFFLINE,
-        description="Who judges: offline (deterministic rules, no network), openai, anthropic, "
-        "cascade (offline first, then cascade_provider) or fake (tests).",
+        description="Who judges, as one tier: offline (deterministic rules, no network), "
+        "openai, anthropic or fake (tests); cascade is the two tiers offline then "
+        "cascade_provider (deprecated: write judge.tiers). Not with tiers.",
+    )
+    tiers: list[TierSettings] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=8,
+        description="The cascade of tiers, in order: each decides what it is sure of (pass_at, "
+        "fail_at) and hands the rest on; the last always decides. An LLM kind (openai, "
+        "anthropic, fake) may only be last. Replaces provider, cascade_provider and "
+        "cascade_confidence. See docs/architecture.md.",
     )
     model: str = Field(
         default=defaults.DEFAULT_MODEL,
@@ -159,7 +173,8 @@ class JudgeSettings(SettingsModel):
         default=defaults.DEFAULT_CASCADE_CONFIDENCE,
         ge=0.0,
         le=1.0,
-        description="Cascade: the offline verdict stands when its confidence is at least this.",
+        description="provider cascade (deprecated: the offline tier's pass_at and fail_at): "
+        "the offline verdict stands when its confidence is at least this.",
     )
     price_file: Path | None = Field(default=None, description="Extra or overriding prices.")
     openai_api: Literal["chat", "responses"] = Field(
@@ -168,8 +183,8 @@ class JudgeSettings(SettingsModel):
     )
     cascade_provider: Provider = Field(
         default=Provider.OPENAI,
-        description="Cascade: the LLM judge consulted when the offline "
-        "verdict is not confident enough (openai or anthropic).",
+        description="provider cascade (deprecated: the last tier's kind): the LLM judge "
+        "consulted when the offline verdict is not confident enough (openai or anthropic).",
     )
     fake_latency_s: float = Field(
         default=defaults.DEFAULT_FAKE_LATENCY_S,
@@ -199,3 +214,69 @@ class JudgeSettings(SettingsModel):
         default_factory=PromptCacheSettings,
         description="The cacheable prompt prefix: worked examples, Anthropic breakpoint, key.",
     )
+
+    @model_validator(mode="after")
+    def _tiers_are_a_cascade(self) -> Self:
+        if self.tiers is None:
+            return self
+        moved = sorted(MOVED_TO_TIERS & self.model_fields_set)
+        if moved:
+            raise ValueError(
+                f"{' and '.join(moved)} cannot be given with tiers: the tiers say who judges "
+                "(remove them)"
+            )
+        names = [tier.tier_name for tier in self.tiers]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"tier names must differ: {', '.join(twice)} (set each tier's name)")
+        for position, tier in enumerate(self.tiers[:-1], start=1):
+            if kind_of(tier).llm:
+                raise ValueError(
+                    f"tier {position} ({tier.kind}) calls an LLM inside the budget layers: it "
+                    "can only be the last tier (move it last)"
+                )
+        return self
+
+    def tier_list(self) -> tuple[TierSettings, ...]:
+        """The tiers that judge, in order: ``tiers``, or the ones ``provider`` means (one tier;
+        ``cascade`` is offline at ``cascade_confidence``, then its LLM)."""
+        if self.tiers is not None:
+            return tuple(self.tiers)
+        confidence = self.cascade_confidence  # where an offline tier's verdict is unsure
+        offline = OfflineTier(kind="offline", pass_at=confidence, fail_at=1.0 - confidence)
+        if self.provider is Provider.CASCADE:
+            return (offline, self._cascade_llm())
+        if self.provider is Provider.OFFLINE:
+            return (offline,)
+        one: TierSettings = KINDS[self.provider.value].settings.model_validate(
+            {"kind": self.provider.value}
+        )  # type: ignore[assignment]
+        return (one,)
+
+    def _cascade_llm(self) -> OpenAITier | AnthropicTier:
+        provider = self.cascade_provider
+        if provider not in (Provider.OPENAI, Provider.ANTHROPIC):
+            from guard.errors import ConfigError
+
+            raise ConfigError(
+                "judge.cascade_provider",
+                f"{provider.value} is not an LLM provider",
+                "use openai or anthropic",
+            )
+        if self.base_url is None and self.model.startswith("claude"):
+            provider = Provider.ANTHROPIC
+        if provider is Provider.ANTHROPIC:
+            return AnthropicTier(kind="anthropic")
+        return OpenAITier(kind="openai")
+
+    def deprecations(self) -> list[str]:
+        """Notes on settings that moved, for the start-up log."""
+        if self.tiers is None and self.provider is Provider.CASCADE:
+            llm = self._cascade_llm().kind
+            return [
+                "judge.provider: cascade is the two-tier list judge.tiers: [{kind: offline, "
+                f"pass_at: {self.cascade_confidence}, fail_at: "
+                f"{round(1.0 - self.cascade_confidence, 6)}}}, {{kind: {llm}}}]; "
+                "cascade_confidence and cascade_provider move there"
+            ]
+        return []

@@ -185,7 +185,10 @@ class GuardService:
             concurrency=s.concurrency,
             transactional_id=s.transactional_id,
             word_search=wordsearch.ENGINE,
+            tiers=[tier.tier_name for tier in s.judge.tier_list()],
         )
+        for note in s.judge.deprecations():
+            log.warning("settings.deprecated", note=note)
         return True
 
     @property

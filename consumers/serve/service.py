@@ -96,6 +96,8 @@ async def serve_http(
 
 def _log_start(settings: ServiceSettings, port: int, api: CheckApi) -> None:
     serve = settings.serve
+    for note in settings.judge.deprecations():
+        log.warning("settings.deprecated", note=note)
     if not api.keys.required and not is_loopback(serve.host):
         log.warning(
             "serve.unauthenticated",
@@ -109,7 +111,8 @@ def _log_start(settings: ServiceSettings, port: int, api: CheckApi) -> None:
         "serve.listening",
         host=serve.host,
         port=port,
-        judge=settings.judge.provider.value,
+        judge="tiers" if settings.judge.tiers else settings.judge.provider.value,
+        tiers=[tier.tier_name for tier in settings.judge.tier_list()],
         max_in_flight=serve.max_in_flight,
         deadline_ms=serve.deadline_ms,
         on_deadline=serve.on_deadline.value,

@@ -4,5 +4,4 @@
 * :mod:`~guard.decide.scoring`: an assessment as a score and a label.
 * :mod:`~guard.decide.quotes`: the evidence quotes a judge cites, checked against the evidence.
 * :mod:`~guard.decide.policies`: verdicts over several windows of one output; the injection policy.
-* :mod:`~guard.decide.cascade`: a cheap offline screen first, an LLM only when it is not sure.
 """

@@ -60,18 +60,24 @@ class OfflineJudge:
     model = OFFLINE_MODEL
 
     def __init__(
-        self, settings: JudgeSettings | None = None, *, calibration: Calibration | None = None
+        self,
+        settings: JudgeSettings | None = None,
+        *,
+        calibration: Calibration | None = None,
+        unsure_below: float | None = None,
     ) -> None:
         self.settings = settings or JudgeSettings()
         self.calibration = calibration or bundled()
+        # below this confidence a verdict is unsure: the tier's pass_at, else cascade_confidence
+        self.unsure_below = (
+            self.settings.cascade_confidence if unsure_below is None else unsure_below
+        )
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         # the checks are CPU only, about CHECK_COST times a linear scan: off the event loop
         cost = CHECK_COST * (len(case.output) + len(case.evidence))
         decision = await off_loop(cost, self.decide, case)
-        unsure = (
-            decision.label == "undecided" or decision.confidence < self.settings.cascade_confidence
-        )
+        unsure = decision.label == "undecided" or decision.confidence < self.unsure_below
         return JudgeOutcome(
             assessment=_assessment(case, decision),
             provider=self.provider,
@@ -80,6 +86,7 @@ class OfflineJudge:
             tier="offline",
             confidence=decision.confidence,
             unsure=unsure,
+            grounded_p=decision.confidence if decision.grounded else 1.0 - decision.confidence,
         )
 
     def decide(self, case: PreparedCase) -> Decision:

@@ -3,7 +3,7 @@
 Rows are JSON objects of the request format plus ``hallucinated`` (the label) and, optionally,
 ``category``. Used by ``bench/offline_quality.py`` (prints the figures),
 ``bench/calibrate_offline.py`` (rebuilds the calibration table) and the quality-floor tests.
-The cascade is measured for real: :class:`guard.decide.cascade.CascadeJudge` with the offline
+The cascade is measured for real: :class:`guard.tiers.cascade.CascadeJudge` with the offline
 judge in front of a :class:`guard.testing.FakeJudge` that answers from the labels (an
 always-right LLM).
 """
@@ -21,7 +21,6 @@ from typing import Any
 
 from guard.case import PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, Scale5Assessment
-from guard.decide.cascade import CascadeJudge
 from guard.engine import Guard
 from guard.models import JudgeRequest, ScoringMode
 from guard.offline.calibration import FOLDS, Calibration, Tally
@@ -29,6 +28,7 @@ from guard.offline.checks import ClaimResult
 from guard.offline.judge import Decision, OfflineJudge, decide
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
+from guard.tiers.cascade import CascadeJudge
 
 BUCKETS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0001)
 
@@ -264,7 +264,7 @@ def cascade(
 
     settings = JudgeSettings()
     llm = FakeJudge(oracle)
-    guard = Guard(CascadeJudge(judge or OfflineJudge(settings), llm, confidence), settings)
+    guard = Guard(CascadeJudge.two_tier(judge or OfflineJudge(settings), llm, confidence), settings)
 
     async def run() -> list[tuple[bool, bool]]:
         pairs: list[tuple[bool, bool]] = []

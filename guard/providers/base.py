@@ -9,7 +9,6 @@ from guard.case import PreparedCase
 from guard.decide.assessment import Assessment
 from guard.models import Usage
 
-
 TierKind = Literal["llm", "offline", "detector", "specialist"]
 
 

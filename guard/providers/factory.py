@@ -25,48 +25,40 @@ if TYPE_CHECKING:
     from guard.batch.journal import BatchJournal
     from guard.batch.judge import BatchingJudge
 
-LLM_PROVIDERS = (Provider.OPENAI, Provider.ANTHROPIC)
+LLM_PROVIDERS = (Provider.OPENAI.value, Provider.ANTHROPIC.value)
+
+
+def llm_provider(settings: JudgeSettings) -> Provider | None:
+    """The LLM provider of the settings' last tier (None: the last tier is no LLM)."""
+    kind = settings.tier_list()[-1].kind
+    return Provider(kind) if kind in LLM_PROVIDERS else None
 
 
 def make_llm_judge(
     settings: JudgeSettings, environ: Mapping[str, str], *, retry: RetryPolicy | None = None
 ) -> Judge:
-    """The LLM judge of ``settings``: its provider's, or the cascade's LLM tier."""
-    provider = (
-        cascade_llm_provider(settings)
-        if settings.provider is Provider.CASCADE
-        else settings.provider
-    )
-    if provider not in LLM_PROVIDERS:
+    """The LLM judge of ``settings``: its last tier's (openai or anthropic)."""
+    provider = llm_provider(settings)
+    if provider is None:
         raise ConfigError(
             "judge.provider",
-            f"{provider.value} is not an LLM provider",
-            "use openai, anthropic or cascade",
+            f"{settings.tier_list()[-1].kind} is not an LLM provider",
+            "use openai, anthropic or cascade (or an openai or anthropic last tier)",
         )
     return _llm_judge(settings, provider, environ, retry)
 
 
 def cascade_llm_provider(settings: JudgeSettings) -> Provider:
-    """The LLM behind a cascade: ``cascade_provider``, or Anthropic for a ``claude-*`` model
-    without a ``base_url``."""
-    if settings.cascade_provider not in LLM_PROVIDERS:
-        raise ConfigError(
-            "judge.cascade_provider",
-            f"{settings.cascade_provider.value} is not an LLM provider",
-            "use openai or anthropic",
-        )
-    if settings.base_url is None and settings.model.startswith("claude"):
-        return Provider.ANTHROPIC
-    return settings.cascade_provider
+    """The LLM behind a ``provider: cascade``: ``cascade_provider``, or Anthropic for a
+    ``claude-*`` model without a ``base_url``."""
+    return Provider(settings.model_copy(update={"provider": Provider.CASCADE}).tier_list()[-1].kind)
 
 
 def check_credentials(settings: JudgeSettings, environ: Mapping[str, str]) -> None:
     """A :class:`ConfigError` now when the judge's LLM (the cascade's too) has no usable key:
     for callers that must find out before any side effect (``demo`` creating topics)."""
-    provider = settings.provider
-    if provider is Provider.CASCADE:
-        provider = cascade_llm_provider(settings)
-    if provider in LLM_PROVIDERS:
+    provider = llm_provider(settings)
+    if provider is not None:
         resolve_api_key(settings, environ, provider)
 
 
@@ -90,11 +82,8 @@ def _llm_judge(
 
 def llm_model(settings: JudgeSettings) -> str | None:
     """The model the settings' LLM judge calls (None: no LLM is called)."""
-    if settings.provider in LLM_PROVIDERS:
-        provider = settings.provider
-    elif settings.provider is Provider.CASCADE:
-        provider = cascade_llm_provider(settings)
-    else:
+    provider = llm_provider(settings)
+    if provider is None:
         return None
     if provider is Provider.ANTHROPIC:
         from guard.providers.anthropic import anthropic_model
@@ -134,8 +123,8 @@ def make_batcher(
     if llm_model(settings) is None:
         raise ConfigError(
             "judge.delivery",
-            f"batch delivery needs an LLM judge; the {settings.provider.value} judge makes "
-            "no calls",
+            f"batch delivery needs an LLM judge; the {settings.tier_list()[-1].kind} judge "
+            "makes no calls",
             "use provider openai, anthropic or cascade, or delivery realtime",
         )
     from guard.batch.judge import BatchingJudge

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Self
-
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from guard.settings_model import SettingsModel
 
 
 class TierBase(SettingsModel):
-    """A tier of ``judge.tiers``. The kind's own settings subclass this and add ``kind``."""
+    """A tier of ``judge.tiers``. The kind's own settings subclass this and add ``kind``.
+
+    A tier that is not the last decides pass when its own reading is a pass and its grounded
+    probability is at or above ``pass_at``, fail when its reading is a fail and the probability
+    is at or below ``fail_at``; otherwise (or when it errs) the next tier judges. The bounds are
+    read in the direction of the tier's own reading, so no pair of bounds can turn a fail into a
+    pass.
+    """
 
     name: str | None = Field(
         default=None,
@@ -23,22 +28,19 @@ class TierBase(SettingsModel):
         default=0.9,
         ge=0.0,
         le=1.0,
-        description="Decide pass when the tier's grounded probability is at or above this "
-        "(not the last tier; the last tier always decides).",
+        description="Decide pass when the tier reads a pass with a grounded probability at or "
+        "above this (not the last tier: the last tier always decides).",
     )
     fail_at: float = Field(
         default=0.1,
         ge=0.0,
         le=1.0,
-        description="Decide fail when the tier's grounded probability is at or below this "
-        "(not the last tier).",
+        description="Decide fail when the tier reads a fail with a grounded probability at or "
+        "below this (not the last tier).",
     )
 
-    @model_validator(mode="after")
-    def _bounds_in_order(self) -> Self:
-        if self.fail_at >= self.pass_at:
-            raise ValueError(
-                f"fail_at {self.fail_at} must be below pass_at {self.pass_at}: a probability "
-                "between them hands the message on to the next tier"
-            )
-        return self
+    @property
+    def tier_name(self) -> str:
+        """The name verdicts and metrics give this tier: ``name``, else the kind."""
+        kind: str = getattr(self, "kind", "tier")
+        return self.name or kind

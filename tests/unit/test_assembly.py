@@ -8,12 +8,12 @@ import pytest
 from guard.assembly import build_guard, make_budgeted_judge, make_fallback
 from guard.boundary import GuardCore
 from guard.budgets import BudgetSettings
-from guard.decide.cascade import CascadeJudge
 from guard.engine import Guard
 from guard.errors import ConfigError
 from guard.models import JudgeRequest
 from guard.offline import OfflineJudge
 from guard.settings import JudgeSettings
+from guard.tiers.cascade import CascadeJudge
 
 ENV = {"OPENAI_API_KEY": "sk-test-wiring"}
 

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from guard.assembly import make_judge
-from guard.decide.cascade import CascadeJudge
 from guard.errors import ConfigError
 from guard.models import Usage
 from guard.offline import OfflineJudge
@@ -16,6 +15,7 @@ from guard.providers.factory import cascade_llm_provider, llm_model, make_pricer
 from guard.providers.openai import OpenAIJudge
 from guard.settings import JudgeSettings, Provider
 from guard.testing import FakeJudge
+from guard.tiers.cascade import CascadeJudge
 
 ENV = {"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}
 

@@ -41,6 +41,8 @@ def env_text(value: Any) -> str:
         return str(value.value)
     if isinstance(value, tuple | dict):
         return json.dumps(value)
+    if isinstance(value, list):  # judge.tiers: the settings of each tier, as given
+        return json.dumps([v.model_dump(mode="json", exclude_unset=True) for v in value])
     return str(value)
 
 
@@ -66,6 +68,7 @@ EXAMPLES: dict[str, tuple[str, dict[str, str]]] = {
     "security.ssl_key_password": ("s3cret", TLS_CLIENT),
     "security.ssl_check_hostname": ("false", TLS),
     "judge.base_url": ("http://127.0.0.1:8000/v1", {}),
+    "judge.tiers": ('[{"pass_at": 0.9, "kind": "offline"}, {"kind": "fake"}]', {}),
     "judge.api_key": ("sk-test", {}),
     "judge.api_key_file": ("{file}", {}),
     "judge.price_file": ("{file}", {}),

@@ -85,7 +85,7 @@ def _judges(settings: ServiceSettings) -> tuple[GuardCore, GuardCore | None]:
     guard = build_guard(settings.judge, os.environ)
     if not needs_offline(settings):
         return guard, None
-    offline = settings.judge.model_copy(update={"provider": Provider.OFFLINE})
+    offline = settings.judge.model_copy(update={"provider": Provider.OFFLINE, "tiers": None})
     return guard, build_guard(offline, os.environ)
 
 
