@@ -145,7 +145,8 @@ def marker_script(body: dict[str, Any]) -> SpecialistReply:
 
 class FakeSpecialistServer:
     """A loopback HTTP fake of an OpenAI-compatible specialist model server (see the module
-    docstring). :attr:`requests` holds the bodies received, oldest first."""
+    docstring). :attr:`requests` holds the bodies received, oldest first, and
+    :attr:`authorizations` their ``Authorization`` headers."""
 
     def __init__(self, script: Script | None = None, *, host: str = "127.0.0.1") -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -155,6 +156,9 @@ class FakeSpecialistServer:
         self.script: Script = script or marker_script
         self._queued: deque[SpecialistReply] = deque()
         self._requests: deque[dict[str, Any]] = deque(maxlen=_KEEP_REQUESTS)
+        self._authorizations: deque[str] = deque(maxlen=_KEEP_REQUESTS)
+        self._in_flight = 0
+        self.peak_in_flight = 0  # the most requests handled at once since start or reset
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
@@ -171,6 +175,11 @@ class FakeSpecialistServer:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def authorizations(self) -> list[str]:
+        with self._lock:
+            return list(self._authorizations)
+
     def set_script(self, script: Script | None) -> None:
         self.script = script or marker_script
 
@@ -183,6 +192,8 @@ class FakeSpecialistServer:
         with self._lock:
             self._queued.clear()
             self._requests.clear()
+            self._authorizations.clear()
+            self.peak_in_flight = self._in_flight
         self.script = marker_script
 
     # ------------------------------------------------------------------ lifecycle
@@ -253,6 +264,16 @@ class FakeSpecialistServer:
     # ------------------------------------------------------------------ HTTP
 
     async def _endpoint(self, request: Request) -> Response:
+        with self._lock:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            return await self._handle(request)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _handle(self, request: Request) -> Response:
         if not request.url.path.endswith("/chat/completions"):
             return _error_response(error(404, f"no route {request.url.path}"))
         try:
@@ -261,7 +282,7 @@ class FakeSpecialistServer:
             return _error_response(error(400, "body is not JSON"))
         if not isinstance(body, dict):
             return _error_response(error(400, "body is not a JSON object"))
-        reply = self._reply_for(body)
+        reply = self._reply_for(body, request.headers.get("authorization", ""))
         if reply.hang_s > 0:
             await asyncio.sleep(reply.hang_s)
         if reply.raw is not None:
@@ -270,9 +291,10 @@ class FakeSpecialistServer:
             return _error_response(reply)
         return Response(orjson.dumps(completion(body, reply)), media_type="application/json")
 
-    def _reply_for(self, body: dict[str, Any]) -> SpecialistReply:
+    def _reply_for(self, body: dict[str, Any], authorization: str) -> SpecialistReply:
         with self._lock:
             self._requests.append(body)
+            self._authorizations.append(authorization)
             queued = self._queued.popleft() if self._queued else None
         return queued or self.script(body)
 
