@@ -39,7 +39,10 @@ harm, would apply: use vLLM or Ollama). Granite Guardian 3.3 and later select th
 Reading: the answer, stripped, must be Yes or No (any case), optionally followed by the 3.2
 confidence tag; anything else is :class:`MalformedJudgeOutput`, as is a reply cut at
 ``max_tokens`` that is not already such an answer. Without logprobs (or when they hold no
-yes/no token) the grounded probability is 1.0 for No and 0.0 for Yes.
+yes/no token) the grounded probability is 1.0 for No and 0.0 for Yes. With them, the probability
+decides, and the answer's claim is unsupported when it is below 0.5 (greedy decoding makes the
+answer the likelier label, so the two part only near 0.5, where the sum over later tokens
+tips it).
 """
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ class TestRead:
 
 # --------------------------------------------------------------------------- properties
 
-PROSE = st.text(st.characters(blacklist_characters="{}", blacklist_categories=("Cs",)), max_size=80)
+PROSE = st.text(st.characters(blacklist_characters="{}", blacklist_categories=["Cs"]), max_size=80)
 FENCES = st.sampled_from([("", ""), ("```json\n", "\n```"), ("```\n", "\n```"), ("`", "`")])
 REASONING = st.one_of(st.text(max_size=40), st.lists(st.text(max_size=40), max_size=4))
 SCORE = st.sampled_from(["PASS", "FAIL"])
@@ -184,7 +184,7 @@ def wrapped(draw: st.DrawFn, obj: object) -> str:
 
 @st.composite
 def valid_verdicts(draw: st.DrawFn) -> tuple[dict[str, object], str]:
-    items = [("REASONING", draw(REASONING)), ("SCORE", draw(SCORE))]
+    items: list[tuple[str, object]] = [("REASONING", draw(REASONING)), ("SCORE", draw(SCORE))]
     obj = dict(draw(st.permutations(items)))
     return obj, draw(wrapped(obj))
 
