@@ -14,10 +14,7 @@ Errors are :mod:`guard.errors` kinds: the server's failures as
 :func:`guard.providers.errors.map_sdk_error` maps them (``JudgeTimeout``, ``JudgeUnavailable``,
 ``RateLimited``, ``QuotaExhausted``, ``JudgeRejected``), and any reply that is not the format's
 answer, read strictly, :class:`~guard.errors.MalformedJudgeOutput`; never a made-up score.
-Build one with :func:`build_specialist` from a :class:`SpecialistTier`.
+Build one with :func:`guard.specialist.judge.build_specialist` from a
+:class:`guard.specialist.settings.SpecialistTier`. Nothing is imported here: the settings load
+without the SDK (``guard.settings`` reads the tier settings).
 """
-
-from guard.specialist.judge import SpecialistJudge, build_specialist
-from guard.specialist.settings import SpecialistTier
-
-__all__ = ["SpecialistJudge", "SpecialistTier", "build_specialist"]

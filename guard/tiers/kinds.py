@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag
 
 from guard import defaults
+from guard.specialist.settings import SpecialistTier
 from guard.tiers.base import TierBase
 
 if TYPE_CHECKING:
@@ -78,12 +79,13 @@ TierSettings = Annotated[
     Annotated[OfflineTier, Tag("offline")]
     | Annotated[OpenAITier, Tag("openai")]
     | Annotated[AnthropicTier, Tag("anthropic")]
-    | Annotated[FakeTier, Tag("fake")],
+    | Annotated[FakeTier, Tag("fake")]
+    | Annotated[SpecialistTier, Tag("specialist")],
     Discriminator(
         _kind,
         custom_error_type="unknown_judge_kind",
-        custom_error_message="kind must be one of the judge kinds: offline, openai, "
-        "anthropic, fake",
+        custom_error_message="kind must be one of the judge kinds: offline, specialist, "
+        "openai, anthropic, fake",
     ),
 ]
 """One tier of ``judge.tiers``: its ``kind`` says which settings apply."""
@@ -124,8 +126,17 @@ def _fake(tier: FakeTier, settings: JudgeSettings, *_: object) -> Judge:
     return FakeJudge(latency_s=settings.fake_latency_s)
 
 
+def _specialist(
+    tier: SpecialistTier, settings: JudgeSettings, environ: Mapping[str, str], *_: object
+) -> Judge:
+    from guard.specialist.judge import build_specialist
+
+    return build_specialist(tier, environ)
+
+
 KINDS: dict[str, JudgeKind] = {
     "offline": JudgeKind(OfflineTier, _offline, tier="offline", llm=False),
+    "specialist": JudgeKind(SpecialistTier, _specialist, tier="specialist", llm=False),
     "openai": JudgeKind(OpenAITier, _llm, tier="llm", llm=True),
     "anthropic": JudgeKind(AnthropicTier, _llm, tier="llm", llm=True),
     "fake": JudgeKind(FakeTier, _fake, tier="llm", llm=True),

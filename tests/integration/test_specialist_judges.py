@@ -26,8 +26,9 @@ from guard.errors import (
 )
 from guard.models import ContextField, Cut, ScoringMode, Truncation
 from guard.retry import RetryPolicy
-from guard.specialist import SpecialistJudge, SpecialistTier, build_specialist
+from guard.specialist.judge import SpecialistJudge, build_specialist
 from guard.specialist.minicheck import SYSTEM_PROMPT
+from guard.specialist.settings import SpecialistTier
 from guard.testing.fake_specialist import (
     HALLUCINATION_MARKER,
     FakeSpecialistServer,
@@ -571,3 +572,38 @@ class TestAssessments:
         assert bad.grounded_p is not None
         assert good.grounded_p > 0.5 > bad.grounded_p
         assert (good.provider, good.model) == (f"specialist:{fmt}", f"{fmt}-model")
+
+
+# --------------------------------------------------------------------------- as a tier
+
+
+async def test_a_specialist_tier_screens_before_the_last_tier_and_hands_on_when_down() -> None:
+    """judge.tiers: [specialist (lynx), fake]: the specialist decides what it reads (a lynx
+    PASS is grounded_p 1.0), and a server that is down hands every message on, never a pass."""
+    from guard import Guard, JudgeSettings
+    from guard.assembly import make_judge
+    from guard.models import JudgeRequest, Label
+
+    with FakeSpecialistServer() as srv:
+        tiers = [
+            {"kind": "specialist", "name": "lynx", "format": "lynx", "base_url": srv.base_url,
+             "model": "PatronusAI/Llama-3-Patronus-Lynx-8B-Instruct", "max_retries": 0},
+            {"kind": "fake"},
+        ]  # fmt: skip
+        settings = JudgeSettings.model_validate({"tiers": tiers})
+        guard = Guard(make_judge(settings, {}), settings)
+        srv.queue(answer(LYNX_FAIL))
+        verdict = await guard.judge(JudgeRequest(output=BAD, context=EVIDENCE))
+        assert (verdict.label, verdict.judge.tier, verdict.judge.tier_name) == (
+            Label.FAIL,
+            "specialist",
+            "lynx",
+        )
+        assert [(t.name, t.decided) for t in verdict.judge.tiers] == [("lynx", True)]
+        srv.queue(error(503, "model loading"))
+        handed_on = await guard.judge(JudgeRequest(output=BAD, context=EVIDENCE))
+        assert handed_on.judge.tier_name == "fake"
+        first = handed_on.judge.tiers[0]
+        assert (first.name, first.decided, first.grounded_p) == ("lynx", False, None)
+        assert first.error == "judge_unavailable"
+        await guard.aclose()

@@ -8,7 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from guard.errors import ConfigError
-from guard.specialist import SpecialistJudge, SpecialistTier, build_specialist
+from guard.specialist.judge import SpecialistJudge, build_specialist
+from guard.specialist.settings import SpecialistTier
 
 BASE: dict[str, Any] = {
     "kind": "specialist",
@@ -56,7 +57,6 @@ def test_kind_format_base_url_and_model_are_required(missing: str) -> None:
         {"max_in_flight": 0},
         {"max_sentences": 0},
         {"granite_risk_via": "header"},
-        {"pass_at": 0.2, "fail_at": 0.3},
         {"unknown": 1},
     ],
 )
