@@ -123,7 +123,7 @@ def _labels(model_type: object) -> set[str]:
     kind = next(iter(model_type), None) if isinstance(model_type, Mapping) else None
     if kind not in ("classifier", "reranker") or not isinstance(model_type, Mapping):
         raise ConfigError(
-            "model", f"TEI serves a {kind or 'non-classifier'} model", "serve a pair classifier"
+            "model", f"TEI serves a {kind!r} model, not a classifier", "serve a pair classifier"
         )
     id2label = model_type[kind].get("id2label") if isinstance(model_type[kind], Mapping) else None
     return {str(label) for label in (id2label or {}).values()}

@@ -54,6 +54,7 @@ from guard.errors import ConfigError, MalformedJudgeOutput
 VLLM_MAX_BATCH = 64  # inputs per request (vLLM has no client limit; this bounds one body)
 VLLM_SPAN_MAX_BATCH = 16  # answers per /pooling request (each comes back as a row per token)
 DEFAULT_SPAN_THRESHOLD = 0.5  # a token is unsupported at this P(unsupported) or above
+_PROBE = "The sky is blue."  # paired with itself by VLLMClassifyBackend.check
 
 LabelMap = Mapping[int, str] | Sequence[str]
 Prompt = Callable[[SpanInput], str]
@@ -226,6 +227,26 @@ class VLLMClassifyBackend(_VLLMBackend):
 
     async def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         return await in_batches(pairs, self.max_batch, self._classify)
+
+    async def check(self) -> None:
+        """The model check of ``/v1/models``; then, with no ``label_map``, one ``/classify`` of
+        a sentence paired with itself, whose top class (supported, for any sane model) names
+        the supported class. A :class:`ConfigError` if it does not."""
+        await super().check()
+        if self._supported is not None:
+            return
+        body = {"model": self.model, "input": [self._input(_PROBE, _PROBE)]}
+        answer = await self._http.post("/classify", body)
+        data = answer.get("data") if isinstance(answer, dict) else None
+        (entry,) = by_index(data, 1, self.name)
+        self._learn(_probs(entry, self.name), entry.get("label"))
+        if self._supported is None:
+            raise ConfigError(
+                "label_map",
+                f"a sentence paired with itself is not {self.supported_label!r} but "
+                f"{entry.get('label')!r}",
+                "check supported_label, or give label_map (the model's id2label)",
+            )
 
     async def _classify(self, batch: Sequence[tuple[str, str]]) -> list[float]:
         body = {"model": self.model, "input": [self._input(p, h) for p, h in batch]}

@@ -186,6 +186,12 @@ class TestTEI:
         with pytest.raises(ConfigError, match="max_length"):
             await backend.check()
 
+    def test_an_embedding_model_is_no_classifier(self) -> None:
+        from guard.detect import tei as tei_module
+
+        with pytest.raises(ConfigError, match="not a classifier"):
+            tei_module._labels({"embedding": {"pooling": "cls"}})
+
 
 # --------------------------------------------------------------------------- vLLM /score
 
@@ -244,6 +250,19 @@ class TestVLLMClassify:
             backend = vllm_classify(make, srv.base_url, supported_label="entailment")
             with pytest.raises(MalformedJudgeOutput, match="label_map"):
                 await backend.score_pairs([PAIRS[1]])  # its top class is not entailment
+
+    async def test_check_learns_the_supported_class(self, make: Factory) -> None:
+        """check() pairs a sentence with itself: its top class names the supported one."""
+        with FakeDetectorServer(labels=NLI, supported_label="entailment") as srv:
+            backend = vllm_classify(make, srv.base_url, supported_label="entailment")
+            await backend.check()
+            assert await backend.score_pairs([PAIRS[1]]) == pytest.approx([0.0])
+
+    async def test_check_refuses_a_label_the_model_does_not_use(self, make: Factory) -> None:
+        with FakeDetectorServer(labels=NLI, supported_label="entailment") as srv:
+            backend = vllm_classify(make, srv.base_url, supported_label="supported")
+            with pytest.raises(ConfigError, match="label_map"):
+                await backend.check()
 
     async def test_a_label_map_gives_the_class(self, make: Factory) -> None:
         with FakeDetectorServer(labels=NLI, supported_label="entailment") as srv:
