@@ -93,6 +93,13 @@ class Metrics:
             ["model", "service_tier"],
             registry=self.registry,
         )
+        self._readings = Counter(
+            f"{NS}_tier_readings",
+            "Readings of messages by each tier of judge.tiers (cascades only), by tier name, "
+            "kind and outcome: decided, handed_on, error.",
+            ["tier_name", "kind", "outcome"],
+            registry=self.registry,
+        )
         self._cache_hits = Counter(
             f"{NS}_judge_cache_hits", "Verdicts served from the cache.", registry=self.registry
         )
@@ -123,6 +130,9 @@ class Metrics:
                 self._tokens.labels(model, kind).inc(count)
         if verdict.usage.service_tier is not None:
             self._tiers.labels(model, verdict.usage.service_tier).inc()
+        for reading in verdict.judge.tiers:
+            outcome = "error" if reading.error else "decided" if reading.decided else "handed_on"
+            self._readings.labels(reading.name, reading.kind, outcome).inc()
         if verdict.cost_usd:
             self._cost.labels(model).inc(verdict.cost_usd)
         if verdict.judge.cached:

@@ -314,3 +314,24 @@ def test_the_charts_schema_names_every_kind_and_provider() -> None:
     judge = schema["properties"]["config"]["properties"]["judge"]["properties"]
     assert judge["provider"]["enum"] == [p.value for p in Provider]
     assert set(judge["tiers"]["items"]["properties"]["kind"]["enum"]) == set(KINDS)
+
+
+async def test_metrics_count_each_tiers_readings_by_outcome() -> None:
+    from consumers.metrics import Metrics
+
+    down = Reading(None, error=JudgeUnavailable("down"))
+    judge = cascade(("det", down, 0.9, 0.1), ("spec", Reading(0.5), 0.9, 0.1), llm=FakeJudge())
+    verdict = await Guard(judge, JudgeSettings()).judge(
+        JudgeRequest(output="Returns are accepted for 30 days.", context=CONTEXT)
+    )
+    metrics = Metrics()
+    metrics.observe_verdict(verdict)
+    text = metrics.render().decode()
+    for name, kind, outcome in (
+        ("det", "detector", "error"),
+        ("spec", "detector", "handed_on"),
+        ("llm", "llm", "decided"),
+    ):
+        labels = f'kind="{kind}",outcome="{outcome}",tier_name="{name}"'
+        line = f"groundguard_tier_readings_total{{{labels}}}"
+        assert f"{line} 1.0" in text
