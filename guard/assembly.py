@@ -17,6 +17,7 @@ from guard.budgets.judge import BudgetedJudge, build_budgeted_judge
 from guard.budgets.settings import BudgetSettings, FleetMode
 from guard.engine import Guard
 from guard.errors import ConfigError
+from guard.learning.build import make_learner
 from guard.prepare import wordsearch
 from guard.providers.base import Judge
 from guard.providers.factory import llm_model, llm_provider, make_batcher, make_pricer
@@ -28,12 +29,17 @@ from guard.tiers.build import build_cascade, build_tier
 if TYPE_CHECKING:
     from guard.batch.journal import BatchJournal
     from guard.budgets.shared import SharedBudget
+    from guard.learning.learner import Learner
 
 NO_RETRY = RetryPolicy(max_retries=0)
 
 
 def build_guard(
-    settings: JudgeSettings, environ: Mapping[str, str], *, journal: BatchJournal | None = None
+    settings: JudgeSettings,
+    environ: Mapping[str, str],
+    *,
+    journal: BatchJournal | None = None,
+    learner: Learner | None = None,
 ) -> Guard:
     """The whole judge of ``settings``: the provider inside its budget layers (sampling, cache,
     cost budget, breaker, rate limits, concurrency, retries), priced. An unknown model price or
@@ -41,12 +47,17 @@ def build_guard(
 
     ``delivery: batch`` puts a :class:`~guard.batch.judge.BatchingJudge` in the provider's place
     (inside every budget layer), recording its batches in ``journal`` (the runtime's durable
-    one; in memory when None); the guard's ``batcher`` is it, for the runtime's counters."""
+    one; in memory when None); the guard's ``batcher`` is it, for the runtime's counters.
+
+    ``judge.cascade.learn`` decides the screens with ``learner`` (the runtime's, which it shares
+    between replicas), else with one of :func:`~guard.learning.build.make_learner`'s."""
     check_native(environ)
     price = make_pricer(settings)
+    if learner is None:
+        learner = make_learner(settings)
     batcher = make_batcher(settings, environ, journal=journal)
-    judge = make_budgeted_judge(settings, environ, batcher=batcher)
-    return Guard(judge, settings, price=price, batcher=batcher)
+    judge = make_budgeted_judge(settings, environ, batcher=batcher, learner=learner)
+    return Guard(judge, settings, price=price, batcher=batcher, learner=learner)
 
 
 REQUIRE_NATIVE = "GROUNDGUARD_REQUIRE_NATIVE"
@@ -71,6 +82,7 @@ def make_budgeted_judge(
     retry: RetryPolicy | None = None,
     clock: Clock | None = None,
     batcher: Judge | None = None,
+    learner: Learner | None = None,
 ) -> BudgetedJudge:
     """The judge of ``settings`` inside every layer of ``settings.budget``.
 
@@ -87,7 +99,7 @@ def make_budgeted_judge(
     judge = batcher or build_tier(tiers[-1], settings, environ, retry=NO_RETRY).judge
     screen = None
     if len(tiers) > 1:  # the tiers before the last spend no budget: they screen first
-        screen = functools.partial(build_cascade, settings, environ)
+        screen = functools.partial(build_cascade, settings, environ, learner=learner)
     fallback = make_fallback(settings, environ)
     return build_budgeted_judge(
         judge,
@@ -117,7 +129,11 @@ def make_shared(budget: BudgetSettings, clock: Clock) -> SharedBudget | None:
 
 
 def make_judge(
-    settings: JudgeSettings, environ: Mapping[str, str], *, retry: RetryPolicy | None = None
+    settings: JudgeSettings,
+    environ: Mapping[str, str],
+    *,
+    retry: RetryPolicy | None = None,
+    learner: Learner | None = None,
 ) -> Judge:
     """The judge of ``settings.tier_list()`` without budget layers: its one tier, or the
     cascade of them. :class:`ConfigError` when a key or setting is missing. ``retry``
@@ -126,7 +142,7 @@ def make_judge(
     last = build_tier(tiers[-1], settings, environ, retry=retry).judge
     if len(tiers) == 1:
         return last
-    return build_cascade(settings, environ, last)
+    return build_cascade(settings, environ, last, learner=learner)
 
 
 def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge | None:

@@ -72,6 +72,7 @@ from guard.verdicts import error_verdict, unjudged
 
 if TYPE_CHECKING:
     from guard.batch.judge import BatchingJudge
+    from guard.learning.learner import Learner
 
 MAX_INJECTION_FINDINGS = 20
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")  # what str.isalnum() accepts
@@ -122,9 +123,11 @@ class Guard:
         price: Price | None = None,
         clock: Callable[[], float] = time.perf_counter,
         batcher: BatchingJudge | None = None,
+        learner: Learner | None = None,
     ) -> None:
         self.backend: Judge = judge
         self.settings = settings
+        self.learner = learner  # the learning cascade's (judge.cascade.learn), if any
         self.field_map = FieldMap(settings.field_map)
         self.intake_stop_reason: str | None = None
         self._price = price
@@ -311,7 +314,14 @@ class Guard:
             self.backend.rescale(share)
 
     async def aclose(self) -> None:
-        await self.backend.aclose()
+        try:
+            await self.backend.aclose()
+        finally:
+            state_file = self.settings.cascade.state_file
+            if self.learner is not None and state_file is not None:
+                from guard.learning import state
+
+                state.save(state_file, self.learner.ledger)
 
     def _elapsed_ms(self, started: float) -> float:
         return max(0.0, (self._clock() - started) * 1000.0)
@@ -360,6 +370,9 @@ class Guard:
                     grounded_p=t.grounded_p,
                     decided=t.decided,
                     error=t.error,
+                    basis=t.basis,
+                    bound=t.bound,
+                    audited=t.audited,
                 )
                 for t in outcome.tier_scores
             ],

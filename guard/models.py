@@ -207,6 +207,19 @@ class TierReading(BaseModel):
     error: str | None = Field(
         default=None, description="The error kind when the tier could not judge (it handed on)."
     )
+    basis: str | None = Field(
+        default=None,
+        description="What the reading rests on: the offline rule, or a score bucket (p0.9).",
+    )
+    bound: Annotated[float, Field(ge=0.0, le=1.0)] | None = Field(
+        default=None,
+        description="Learning cascade: the lower bound of the basis's agreement with labels.",
+    )
+    audited: bool = Field(
+        default=False,
+        description="Learning cascade: the tier could have decided; the message went on to "
+        "the last tier to keep measuring.",
+    )
 
 
 class JudgeInfo(BaseModel):

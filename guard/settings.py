@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, model_validator
 from guard import defaults
 from guard.budgets.settings import BudgetSettings
 from guard.cost_settings import FlexSettings, PromptCacheSettings
+from guard.learning.settings import CascadeSettings
 from guard.models import ContextField, ScoringMode, TruncatedOutputPolicy
 from guard.settings_model import INT32_MAX, MAX_DURATION_S, SettingsModel
 from guard.tiers.kinds import KINDS, AnthropicTier, OfflineTier, OpenAITier, TierSettings, kind_of
@@ -168,6 +169,11 @@ class JudgeSettings(SettingsModel):
         default_factory=dict,
         description="Request field -> JSON pointer (/a/b) or dotted path (a.b) in the producer's "
         "message, e.g. {'output': '/response/text', 'context': 'retrieval.docs'}.",
+    )
+    cascade: CascadeSettings = Field(
+        default_factory=CascadeSettings,
+        description="The learning cascade: what the screen tiers may decide, learned from the "
+        "last tier's verdicts and reviewers' labels.",
     )
     cascade_confidence: float = Field(
         default=defaults.DEFAULT_CASCADE_CONFIDENCE,

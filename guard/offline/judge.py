@@ -87,6 +87,7 @@ class OfflineJudge:
             confidence=decision.confidence,
             unsure=unsure,
             grounded_p=decision.confidence if decision.grounded else 1.0 - decision.confidence,
+            basis=decision.basis,
         )
 
     def decide(self, case: PreparedCase) -> Decision:

@@ -22,6 +22,9 @@ class TierScore:
     grounded_p: float | None
     decided: bool
     error: str | None = None
+    basis: str | None = None  # what the reading rests on: a rule, or a score bucket
+    bound: float | None = None  # learning cascade: the basis's lower bound of agreement
+    audited: bool = False  # learning cascade: it could decide, and was sent on to measure it
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class JudgeOutcome:
     fallback_reason: str | None = None
     unsure: bool = False  # the offline judge decided below its cascade_confidence
     grounded_p: float | None = None
+    basis: str | None = None  # the rule that decided (offline), for the learning cascade
     tier_name: str | None = None
     tier_scores: tuple[TierScore, ...] = ()
 

@@ -11,6 +11,7 @@ from guard.tiers.cascade import CascadeJudge, Tier
 from guard.tiers.kinds import TierSettings, kind_of
 
 if TYPE_CHECKING:
+    from guard.learning.learner import Learner
     from guard.retry import RetryPolicy
     from guard.settings import JudgeSettings
 
@@ -29,9 +30,16 @@ def build_tier(
     return Tier(tier.tier_name, kind.tier, built, pass_at=tier.pass_at, fail_at=tier.fail_at)
 
 
-def build_cascade(settings: JudgeSettings, environ: Mapping[str, str], last: Judge) -> CascadeJudge:
+def build_cascade(
+    settings: JudgeSettings,
+    environ: Mapping[str, str],
+    last: Judge,
+    *,
+    learner: Learner | None = None,
+) -> CascadeJudge:
     """The cascade of ``settings.tier_list()``, its screens built here, ``last`` (built by the
-    caller, inside its budget layers or not) as the last tier."""
+    caller, inside its budget layers or not) as the last tier; ``learner`` decides for the
+    screens (the learning cascade) when given."""
     tiers = settings.tier_list()
     screens: list[Tier] = []
     try:
@@ -41,7 +49,8 @@ def build_cascade(settings: JudgeSettings, environ: Mapping[str, str], last: Jud
         for built in screens:  # a later tier's bad setting leaks no earlier tier's client
             _close_soon(built.judge)
         raise
-    return CascadeJudge(screens, build_tier(tiers[-1], settings, environ, judge=last))
+    last_tier = build_tier(tiers[-1], settings, environ, judge=last)
+    return CascadeJudge(screens, last_tier, learner=learner)
 
 
 _CLOSING: set[asyncio.Task[None]] = set()

@@ -7,6 +7,11 @@ so in the outcome's ``tier_scores``: a failing screen never passes anything. The
 always decides, and its errors are the message's (an error verdict). The returned outcome
 names the tier that decided (``tier_name``, and its kind in ``tier``) and carries every
 consulted tier's reading; :attr:`CascadeJudge.decided` counts decisions by tier name.
+
+With a :class:`~guard.learning.learner.Learner` (``judge.cascade.learn``) the bounds are not
+used: a screen decides while the basis of its reading is trusted (:mod:`guard.learning`), an
+audited share goes on to the last tier anyway, and the last tier's label teaches the learner
+every reading it judged.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from dataclasses import dataclass, replace
 from guard.case import PreparedCase
 from guard.decide.scoring import score
 from guard.errors import ConfigError, JudgeError
+from guard.learning.learner import Learner, bucket
+from guard.learning.ledger import Key
 from guard.models import Label
 from guard.providers.base import Judge, JudgeOutcome, TierKind, TierScore
 
@@ -56,9 +63,12 @@ class CascadeJudge:
 
     provider = "cascade"
 
-    def __init__(self, screens: Sequence[Tier], last: Tier) -> None:
+    def __init__(
+        self, screens: Sequence[Tier], last: Tier, *, learner: Learner | None = None
+    ) -> None:
         self.screens = tuple(screens)
         self.last = last
+        self.learner = learner
         self.model = "+".join(t.judge.model for t in (*self.screens, last))
         self.decided: Counter[str] = Counter()
 
@@ -76,6 +86,7 @@ class CascadeJudge:
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         readings: list[TierScore] = []
+        keys: list[Key] = []  # the learning cascade's keys of the readings
         first_confidence: float | None = None
         for tier in self.screens:
             try:
@@ -86,9 +97,11 @@ class CascadeJudge:
             if first_confidence is None:
                 first_confidence = outcome.confidence
             p, passes = grounded_p(outcome, case)
-            decided = p >= tier.pass_at if passes else p <= tier.fail_at
-            readings.append(TierScore(tier.name, tier.kind, p, decided))
-            if decided:
+            reading, audited = self._read(tier, outcome, case, p, passes, keys)
+            readings.append(reading)
+            if reading.decided:
+                if self.learner is not None:
+                    self.learner.observe(case.request_id, keys, None)
                 self.decided[tier.name] += 1
                 return replace(
                     outcome,
@@ -97,10 +110,14 @@ class CascadeJudge:
                     grounded_p=p,
                     tier_scores=tuple(readings),
                 )
+            if audited:
+                break  # it could have decided: the last tier judges, to keep measuring
         outcome = await self.last.judge.assess(case)
         self.decided[self.last.name] += 1
-        p, _ = grounded_p(outcome, case)
-        readings.append(TierScore(self.last.name, self.last.kind, p, True))
+        p, passes = grounded_p(outcome, case)
+        if self.learner is not None:
+            self.learner.observe(case.request_id, keys, "pass" if passes else "fail")
+        readings.append(TierScore(self.last.name, self.last.kind, p, True, basis=outcome.basis))
         return replace(
             outcome,
             tier=self.last.kind,
@@ -109,6 +126,36 @@ class CascadeJudge:
             tier_scores=tuple(readings),
             confidence=outcome.confidence if outcome.confidence is not None else first_confidence,
         )
+
+    def _read(
+        self,
+        tier: Tier,
+        outcome: JudgeOutcome,
+        case: PreparedCase,
+        p: float,
+        passes: bool,
+        keys: list[Key],
+    ) -> tuple[TierScore, bool]:
+        """The tier's reading, whether it decides, and whether it was audited instead."""
+        if self.learner is None:
+            decided = p >= tier.pass_at if passes else p <= tier.fail_at
+            return TierScore(tier.name, tier.kind, p, decided, basis=outcome.basis), False
+        basis = outcome.basis or bucket(p)
+        key = Key(tier.name, basis, "pass" if passes else "fail")
+        keys.append(key)
+        decidable = self.learner.trusted(key)
+        audited = decidable and self.learner.audit(case.request_id)
+        bound = round(self.learner.bound(key), 4)
+        reading = TierScore(
+            tier.name,
+            tier.kind,
+            p,
+            decidable and not audited,
+            basis=basis,
+            bound=bound,
+            audited=audited,
+        )
+        return reading, audited
 
     async def aclose(self) -> None:
         try:
