@@ -16,12 +16,19 @@ Sentences come from :func:`guard.offline.text.split_sentences`, the offline judg
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from guard.offline.text import split_sentences
 
 TokenCounter = Callable[[str], int]
+# the token (start, end) character offsets of each text: one tokenizer call for many texts
+TokenOffsets = Callable[[Sequence[str]], list[list[tuple[int, int]]]]
+TokenStarts = Sequence[Sequence[int]]  # each text's token start offsets, ascending
+# a chunk counted from its passages' tokens is counted again whole only above this share of
+# the budget (a slice tokenized alone differs from the whole text by a token at its ends)
+RECOUNT_ABOVE = 0.9
 MIN_BUDGET = 8  # tokens: a chunk budget below this is raised to it (a character may be 4 tokens)
 HORIZON = 64  # characters per token at most, when looking for where to cut a long sentence
 _WORD_END = re.compile(r"\S\s")  # a word ends where a non-space meets a space
@@ -73,15 +80,37 @@ def sentences(text: str) -> list[Sentence]:
     return out
 
 
+def token_starts(offsets: TokenOffsets, texts: Sequence[str]) -> list[list[int]]:
+    """Where each text's tokens start, from one tokenizer call over all of them."""
+    return [[start for start, _ in o] for o in offsets(texts)]
+
+
+def tokens_in(starts: Sequence[int], start: int, end: int) -> int:
+    """Tokens starting in ``[start, end)`` of a text whose tokens start at ``starts``."""
+    return bisect_left(starts, end) - bisect_left(starts, start)
+
+
 def pieces(text: str, budget: int, count: TokenCounter) -> list[Sentence]:
     """The sentences of ``text``, a sentence over ``budget`` tokens cut into parts that fit."""
-    budget = max(budget, MIN_BUDGET)
-    out: list[Sentence] = []
+    return [piece for piece, _ in _measured(text, max(budget, MIN_BUDGET), count, None)]
+
+
+def _measured(
+    text: str, budget: int, count: TokenCounter, starts: Sequence[int] | None
+) -> list[tuple[Sentence, int]]:
+    """:func:`pieces` with their tokens: counted from ``starts`` (the text's token starts, as
+    the tokenizer read the whole text) when given, else one by one."""
+    out: list[tuple[Sentence, int]] = []
     for sentence in sentences(text):
-        if count(sentence.text) <= budget:
-            out.append(sentence)
+        if starts is None:
+            tokens = count(sentence.text)
         else:
-            out.extend(_cut(text, sentence.start, sentence.end, budget, count))
+            tokens = tokens_in(starts, sentence.start, sentence.end)
+        if tokens <= budget:
+            out.append((sentence, tokens))
+        else:
+            cut = _cut(text, sentence.start, sentence.end, budget, count)
+            out.extend((part, count(part.text)) for part in cut)
     return out
 
 
@@ -124,19 +153,29 @@ class _Piece:
     tokens: int
 
 
-def evidence_chunks(passages: Sequence[str], budget: int, count: TokenCounter) -> list[Chunk]:
-    """The passages in chunks of at most ``budget`` tokens each, in order, covering them."""
+def evidence_chunks(
+    passages: Sequence[str],
+    budget: int,
+    count: TokenCounter,
+    starts: TokenStarts | None = None,
+) -> list[Chunk]:
+    """The passages in chunks of at most ``budget`` tokens each, in order, covering them.
+
+    With ``starts`` (:func:`token_starts` of the passages, one tokenizer call), sentences are
+    counted from them, and a chunk is counted again whole only above :data:`RECOUNT_ABOVE` of
+    the budget; without, every piece and every chunk is counted (none is over the budget)."""
     budget = max(budget, MIN_BUDGET)
     queue = [
-        _Piece(i, p, count(p.text))
+        _Piece(i, piece, tokens)
         for i, text in enumerate(passages)
-        for p in pieces(text, budget, count)
+        for piece, tokens in _measured(text, budget, count, starts[i] if starts else None)
     ]
     chunks: list[Chunk] = []
     start = 0
     while start < len(queue):
         taken = _fill(queue, start, budget)
-        while len(taken) > 1 and count(_chunk(passages, taken).text) > budget:
+        recount = starts is None or sum(p.tokens for p in taken) > budget * RECOUNT_ABOVE
+        while recount and len(taken) > 1 and count(_chunk(passages, taken).text) > budget:
             taken.pop()  # the estimate was short: leave the last piece to the next chunk
         chunks.append(_chunk(passages, taken))
         start += len(taken)
@@ -169,12 +208,14 @@ def _chunk(passages: Sequence[str], taken: list[_Piece]) -> Chunk:
     return Chunk(tuple(runs), "\n".join(texts), " … ".join(texts))
 
 
-def windows(text: str, budget: int, count: TokenCounter) -> list[Sentence]:
+def windows(
+    text: str, budget: int, count: TokenCounter, starts: Sequence[int] | None = None
+) -> list[Sentence]:
     """``text`` in consecutive windows of whole sentences of at most ``budget`` tokens (a
     longer sentence cut in parts): how a span model reads an answer longer than its window."""
     return [
         Sentence(text[c.runs[0].start : c.runs[-1].end], c.runs[0].start, c.runs[-1].end)
-        for c in evidence_chunks([text], budget, count)
+        for c in evidence_chunks([text], budget, count, None if starts is None else [starts])
     ]
 
 

@@ -87,6 +87,7 @@ def _reader(tier: DetectorTier, backend: PairBackend | SpanBackend) -> PairReade
     count = _counter(backend)
     shared: dict[str, Any] = {
         "count": count,
+        "offsets": _method(backend, "token_offsets"),
         "max_inputs": tier.max_inputs,
         "batch_size": tier.batch_size,
         "batch_wait_s": tier.batch_wait_ms / 1000,
@@ -102,8 +103,13 @@ def _reader(tier: DetectorTier, backend: PairBackend | SpanBackend) -> PairReade
 
 def _counter(backend: object) -> TokenCounter:
     """The backend's own token count (a tokenizer at hand), else characters / 4."""
-    count = getattr(backend, "count_tokens", None)
-    return cast(TokenCounter, count) if callable(count) else estimate_tokens
+    return cast(TokenCounter, _method(backend, "count_tokens") or estimate_tokens)
+
+
+def _method(backend: object, name: str) -> Any:
+    """The backend's optional method ``name`` (the ONNX backend's tokenizer), or None."""
+    found = getattr(backend, name, None)
+    return found if callable(found) else None
 
 
 def _overhead(backend: object, template: str, count: TokenCounter) -> int:

@@ -56,6 +56,10 @@ class _Runner:
     def count(self, text: str) -> int:
         return len(self.counter.encode(text, add_special_tokens=False).ids)
 
+    def offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        encodings = self.counter.encode_batch(list(texts), add_special_tokens=False)
+        return [e.offsets for e in encodings]
+
     def specials(self, pair: bool) -> int:
         return int(self.encoder.num_special_tokens_to_add(pair))
 
@@ -65,6 +69,25 @@ class _Runner:
         if len(offsets) <= budget:
             return text
         return text[: offsets[budget - 1][1]] if budget > 0 else ""
+
+    def encode_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[Encoding, bool]]:
+        """Each (first, second) as the model reads it, truncated ``only_first``, and whether it
+        was cut. Each distinct text is tokenized once (a chunk is read with every sentence)."""
+        texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+        encoded = self.counter.encode_batch(texts, add_special_tokens=False)
+        pieces = dict(zip(texts, encoded, strict=True))
+        return [self._pair(pieces[a], pieces[b], a, b) for a, b in pairs]
+
+    def _pair(
+        self, first: Encoding, second: Encoding, first_text: str, second_text: str
+    ) -> tuple[Encoding, bool]:
+        try:
+            encoding = self.encoder.post_process(first, second)
+        except Exception:  # tokenizers' bare "sequence to truncate too short": the second
+            # text alone does not fit; keep what fits of it, with one token of the first
+            budget = self.model.max_length - self.specials(pair=True) - 1
+            return self.encoder.encode(first_text, self.prefix_within(second_text, budget)), True
+        return encoding, bool(encoding.overflowing)
 
     def supported_p(self, encodings: Sequence[Encoding]) -> np.ndarray:
         """P(supported): [rows] for a pair model, [rows, tokens] for a span model."""
@@ -142,6 +165,10 @@ class OnnxPairBackend:
         """Tokens of ``text`` by the model's tokenizer, without special tokens."""
         return self._runner.count(text)
 
+    def token_offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        """The character offsets of each text's tokens, in one tokenizer call."""
+        return self._runner.offsets(texts)
+
     def overhead_tokens(self) -> int:
         """Tokens a pair takes besides premise and hypothesis: template and special tokens."""
         if self.template == PAIR:
@@ -159,14 +186,20 @@ class OnnxPairBackend:
         return await self._runner.call(self._score, list(pairs))
 
     def _score(self, pairs: list[tuple[str, str]]) -> list[PairScore]:
-        encoded = [self.encode(premise, hypothesis) for premise, hypothesis in pairs]
+        if self.template == PAIR:
+            encoded = self._runner.encode_pairs(pairs)
+        else:
+            encoded = [self._encode_text(premise, hypothesis) for premise, hypothesis in pairs]
         p = self._runner.supported_p([e for e, _ in encoded])
         return [PairScore(float(p[i]), cut) for i, (_, cut) in enumerate(encoded)]
 
     def encode(self, premise: str, hypothesis: str) -> tuple[Encoding, bool]:
         """What the model reads of the pair, and whether it was cut to fit the window."""
         if self.template == PAIR:
-            return self._encode_pair(premise, hypothesis)
+            return self._runner.encode_pairs([(premise, hypothesis)])[0]
+        return self._encode_text(premise, hypothesis)
+
+    def _encode_text(self, premise: str, hypothesis: str) -> tuple[Encoding, bool]:
         encoding = self._runner.encoder.encode(render_pair(self.template, premise, hypothesis))
         if not encoding.overflowing:
             return encoding, False
@@ -174,16 +207,6 @@ class OnnxPairBackend:
         budget = self.max_length - self._runner.specials(pair=False) - frame
         fitted = self._runner.prefix_within(premise, budget)
         return self._runner.encoder.encode(render_pair(self.template, fitted, hypothesis)), True
-
-    def _encode_pair(self, premise: str, hypothesis: str) -> tuple[Encoding, bool]:
-        try:
-            encoding = self._runner.encoder.encode(premise, hypothesis)
-        except Exception:  # tokenizers' bare "sequence to truncate too short": the hypothesis
-            # alone does not fit; keep what fits of it, with one premise token
-            budget = self.max_length - self._runner.specials(pair=True) - 1
-            hypothesis = self._runner.prefix_within(hypothesis, budget)
-            return self._runner.encoder.encode(premise, hypothesis), True
-        return encoding, bool(encoding.overflowing)
 
     async def aclose(self) -> None:
         self._runner.close()
@@ -215,6 +238,9 @@ class OnnxSpanBackend:
     def count_tokens(self, text: str) -> int:
         return self._runner.count(text)
 
+    def token_offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        return self._runner.offsets(texts)
+
     def overhead_tokens(self) -> int:
         return self._runner.specials(pair=True)
 
@@ -227,7 +253,7 @@ class OnnxSpanBackend:
         return await self._runner.call(self._spans, list(items))
 
     def _spans(self, items: list[SpanInput]) -> list[SpanResult]:
-        encoded = [self.encode(item) for item in items]
+        encoded = self._runner.encode_pairs([(item.context, item.answer) for item in items])
         p = self._runner.supported_p([e for e, _ in encoded])
         return [
             SpanResult(tuple(read_spans(e, p[row])), cut) for row, (e, cut) in enumerate(encoded)
@@ -235,13 +261,7 @@ class OnnxSpanBackend:
 
     def encode(self, item: SpanInput) -> tuple[Encoding, bool]:
         """What the model reads of the input, and whether it was cut to fit the window."""
-        try:
-            encoding = self._runner.encoder.encode(item.context, item.answer)
-        except Exception:  # tokenizers': the answer alone does not fit; keep what fits of it
-            budget = self.max_length - self._runner.specials(pair=True) - 1
-            answer = self._runner.prefix_within(item.answer, budget)
-            return self._runner.encoder.encode(item.context, answer), True
-        return encoding, bool(encoding.overflowing)
+        return self._runner.encode_pairs([(item.context, item.answer)])[0]
 
     async def aclose(self) -> None:
         self._runner.close()

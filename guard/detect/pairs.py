@@ -20,9 +20,12 @@ from guard.detect.chunking import (
     Chunk,
     Sentence,
     TokenCounter,
+    TokenOffsets,
     best_chunk,
     evidence_chunks,
     sentences,
+    token_starts,
+    tokens_in,
 )
 from guard.detect.reading import Reading, bounded, clip, probability
 from guard.detect.results import PairScore, ReportsPairCuts
@@ -52,6 +55,7 @@ class PairReader:
         backend: PairBackend,
         *,
         count: TokenCounter,
+        offsets: TokenOffsets | None = None,
         overhead: int,
         max_inputs: int,
         batch_size: int,
@@ -61,6 +65,7 @@ class PairReader:
     ) -> None:
         self.backend = backend
         self.count = count
+        self.offsets = offsets  # one tokenizer call for all passages, when the backend has it
         self.overhead = overhead  # template and special tokens of one pair
         self.max_inputs = max_inputs
         self.timeout_s = timeout_s
@@ -73,18 +78,25 @@ class PairReader:
         )
 
     def plan(self, case: PreparedCase) -> PairPlan:
+        passages = [p.text for p in case.passages] or [case.evidence]
+        starts = token_starts(self.offsets, [case.output, *passages]) if self.offsets else None
         said = tuple(sentences(case.output))
-        longest = max((self.count(s.text) for s in said), default=0)
+        longest = max((self._tokens(s, starts) for s in said), default=0)
         window = self.backend.max_length
         budget = max(window - self.overhead - longest, window // 4)
-        passages = [p.text for p in case.passages] or [case.evidence]
-        plan = PairPlan(said, tuple(evidence_chunks(passages, budget, self.count)))
+        chunks = evidence_chunks(passages, budget, self.count, starts[1:] if starts else None)
+        plan = PairPlan(said, tuple(chunks))
         if len(said) * len(plan.chunks) > self.max_inputs:
             raise JudgeError(
                 f"detector: {len(said)} sentences x {len(plan.chunks)} evidence chunks is over "
                 f"max_inputs {self.max_inputs}; raise it, or judge shorter outputs"
             )
         return plan
+
+    def _tokens(self, sentence: Sentence, starts: list[list[int]] | None) -> int:
+        if starts is None:
+            return self.count(sentence.text)
+        return tokens_in(starts[0], sentence.start, sentence.end)
 
     async def read_case(self, case: PreparedCase) -> Reading:
         """The case's reading; its plan (tokenizing) made off the event loop when long."""

@@ -18,7 +18,16 @@ from guard.case import PreparedCase
 from guard.decide.assessment import ClaimAssessment
 from guard.detect.backend import Span, SpanBackend, SpanInput
 from guard.detect.batching import MicroBatcher
-from guard.detect.chunking import Sentence, TokenCounter, evidence_chunks, sentences, windows
+from guard.detect.chunking import (
+    Sentence,
+    TokenCounter,
+    TokenOffsets,
+    evidence_chunks,
+    sentences,
+    token_starts,
+    tokens_in,
+    windows,
+)
 from guard.detect.prompts import span_prompt
 from guard.detect.reading import Reading, bounded, clip, probability
 from guard.detect.results import ReportsSpanCuts, SpanResult
@@ -52,6 +61,7 @@ class SpanReader:
         spec: DetectorSpec,
         *,
         count: TokenCounter,
+        offsets: TokenOffsets | None = None,
         overhead: int,
         max_inputs: int,
         batch_size: int,
@@ -62,6 +72,7 @@ class SpanReader:
         self.backend = backend
         self.spec = spec
         self.count = count
+        self.offsets = offsets  # one tokenizer call for all passages, when the backend has it
         self.overhead = overhead  # special tokens of one input
         self.max_inputs = max_inputs
         self.timeout_s = timeout_s
@@ -75,12 +86,14 @@ class SpanReader:
 
     def plan(self, case: PreparedCase) -> SpanPlan:
         window = self.backend.max_length
-        answer = tuple(windows(case.output, window // 2, self.count))
-        longest = max((self.count(w.text) for w in answer), default=0)
+        passages = [p.text for p in case.passages] or [case.evidence]
+        starts = token_starts(self.offsets, [case.output, *passages]) if self.offsets else None
+        own = starts[0] if starts else None
+        answer = tuple(windows(case.output, window // 2, self.count, own))
+        longest = max((self._tokens(w, own) for w in answer), default=0)
         frame = self.count(span_prompt(self.spec, [], case.question)) + self.overhead
         budget = max(int((window - frame - longest) * PROMPT_MARGIN), window // 4)
-        passages = [p.text for p in case.passages] or [case.evidence]
-        chunks = evidence_chunks(passages, budget, self.count)
+        chunks = evidence_chunks(passages, budget, self.count, starts[1:] if starts else None)
         texts = [[passages[r.passage][r.start : r.end] for r in c.runs] for c in chunks]
         prompts = tuple(span_prompt(self.spec, t, case.question) for t in texts)
         if len(answer) * len(prompts) > self.max_inputs:
@@ -89,6 +102,11 @@ class SpanReader:
                 f"over max_inputs {self.max_inputs}; raise it, or judge shorter outputs"
             )
         return SpanPlan(case.output, answer, prompts, case.question)
+
+    def _tokens(self, window: Sentence, starts: list[int] | None) -> int:
+        if starts is None:
+            return self.count(window.text)
+        return tokens_in(starts, window.start, window.end)
 
     async def read_case(self, case: PreparedCase) -> Reading:
         """The case's reading; its plan (tokenizing) made off the event loop when long."""

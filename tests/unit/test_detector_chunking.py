@@ -4,7 +4,6 @@ came from; sentences are scored max over chunks, the output min over sentences."
 from __future__ import annotations
 
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +18,8 @@ from guard.detect.chunking import (
     grounded_p,
     pieces,
     sentences,
+    token_starts,
+    tokens_in,
     windows,
 )
 from guard.testing.tiny_detector import build_tiny_detector
@@ -53,18 +54,28 @@ PASSAGES = st.lists(TEXTS, min_size=1, max_size=5)
 BUDGETS = st.integers(min_value=1, max_value=120)
 
 
-def tiny_counter(tmp: Path):  # type: ignore[no-untyped-def]
-    """A real tokenizer's count (the tiny detector's word-level one)."""
+@pytest.fixture(scope="module")
+def tiny_tokenizer(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A real tokenizer (the tiny detector's word-level one)."""
     from tokenizers import Tokenizer
 
-    build_tiny_detector(tmp)
-    tokenizer = Tokenizer.from_file(str(tmp / "tokenizer.json"))
-    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+    tmp = build_tiny_detector(tmp_path_factory.mktemp("tiny"))
+    return Tokenizer.from_file(str(tmp / "tokenizer.json"))
 
 
 @pytest.fixture(scope="module")
-def word_count(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    return tiny_counter(tmp_path_factory.mktemp("tiny"))
+def word_count(tiny_tokenizer):  # type: ignore[no-untyped-def]
+    return lambda text: len(tiny_tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+@pytest.fixture(scope="module")
+def word_offsets(tiny_tokenizer):  # type: ignore[no-untyped-def]
+    def offsets(texts):  # type: ignore[no-untyped-def]
+        return [
+            e.offsets for e in tiny_tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        ]
+
+    return offsets
 
 
 def covered(passages: list[str], chunks: list[Chunk]) -> list[set[int]]:
@@ -75,8 +86,8 @@ def covered(passages: list[str], chunks: list[Chunk]) -> list[set[int]]:
     return seen
 
 
-def check_chunks(passages: list[str], budget: int, count) -> None:  # type: ignore[no-untyped-def]
-    chunks = evidence_chunks(passages, budget, count)
+def check_chunks(passages: list[str], budget: int, count, starts=None) -> None:  # type: ignore[no-untyped-def]
+    chunks = evidence_chunks(passages, budget, count, starts)
     limit = max(budget, 8)
     for chunk in chunks:
         assert count(chunk.text) <= limit or len(chunk.text) == 1, chunk
@@ -108,6 +119,24 @@ def test_chunks_cover_fit_and_point_back_by_tokenizer(
     word_count,  # type: ignore[no-untyped-def]
 ) -> None:
     check_chunks(passages, budget, word_count)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(passages=PASSAGES, budget=BUDGETS)
+def test_chunks_counted_from_one_tokenizer_call_fit_too(
+    passages: list[str],
+    budget: int,
+    word_count,
+    word_offsets,  # type: ignore[no-untyped-def]
+) -> None:
+    check_chunks(passages, budget, word_count, token_starts(word_offsets, passages))
+
+
+def test_tokens_are_counted_from_their_starts() -> None:
+    assert tokens_in([0, 4, 9, 15], 4, 15) == 2
+    assert tokens_in([0, 4, 9, 15], 0, 100) == 4
 
 
 @settings(max_examples=200, deadline=None)
