@@ -35,6 +35,7 @@ Out = TypeVar("Out")
 class _Entry(Generic[In, Out]):
     item: In
     future: asyncio.Future[Out] = field(repr=False)
+    arrived: float = 0.0  # the loop's clock when it was queued
 
 
 class MicroBatcher(Generic[In, Out]):
@@ -72,7 +73,8 @@ class MicroBatcher(Generic[In, Out]):
         if not items:
             return []
         loop = asyncio.get_running_loop()
-        entries = [_Entry[In, Out](item, loop.create_future()) for item in items]
+        now = loop.time()
+        entries = [_Entry[In, Out](item, loop.create_future(), now) for item in items]
         self._queue.extend(entries)
         self._arrived.set()
         self._ensure_dispatcher()
@@ -110,9 +112,9 @@ class MicroBatcher(Generic[In, Out]):
             task.add_done_callback(self._running.discard)
 
     async def _gather_wait(self) -> None:
-        """Until the queue holds a full batch, or ``max_wait_s`` has passed."""
-        deadline = asyncio.get_running_loop().time() + self.max_wait_s
-        while len(self._queue) < self.max_batch:
+        """Until the queue holds a full batch, or its oldest item has waited ``max_wait_s``."""
+        while self._queue and len(self._queue) < self.max_batch:
+            deadline = self._queue[0].arrived + self.max_wait_s
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 return

@@ -104,8 +104,10 @@ class PairReader:
         return await self.read(plan)
 
     async def read(self, plan: PairPlan) -> Reading:
-        if not plan.sentences or not plan.chunks:
+        if not plan.sentences:
             return Reading(1.0, (), 0, 0, "no sentence to judge")
+        if not plan.chunks:
+            return _unread(plan.sentences)
         scores = await self.batcher.submit(plan.pairs)
         width = len(plan.chunks)
         rows = [scores[i * width : (i + 1) * width] for i in range(len(plan.sentences))]
@@ -132,6 +134,15 @@ class PairReader:
 
     async def aclose(self) -> None:
         await self.batcher.aclose()
+
+
+def _unread(said: Sequence[Sentence]) -> Reading:
+    """No evidence text to read: every sentence unsupported (never a pass)."""
+    claims = tuple(
+        ClaimAssessment(claim=s.text, evidence_quote=None, supported=False, reason="no evidence")
+        for s in said
+    )
+    return Reading(0.0, claims, 0, 0, "no evidence text to read")
 
 
 def _claim(

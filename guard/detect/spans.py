@@ -114,8 +114,11 @@ class SpanReader:
         return await self.read(plan)
 
     async def read(self, plan: SpanPlan) -> Reading:
-        if not plan.windows or not plan.prompts:
+        if not plan.windows:
             return Reading(1.0, (), 0, 0, "no sentence to judge")
+        if not plan.prompts:  # no evidence text: the whole answer is unsupported
+            whole = [Span(w.start, w.end, 1.0) for w in plan.windows]
+            return Reading(0.0, _claims(plan.output, whole), 0, 0, "no evidence text to read")
         results = await self.batcher.submit(plan.items)
         width = len(plan.prompts)
         flagged: list[Span] = []

@@ -171,3 +171,20 @@ async def test_an_empty_submit_makes_no_call() -> None:
     assert await shared.submit([]) == []
     assert backend.batches == []
     await shared.aclose()
+
+
+async def test_items_that_waited_for_a_running_batch_do_not_wait_again() -> None:
+    backend = Backend()
+    backend.gate = asyncio.Event()
+    shared = batcher(backend, wait_s=0.3)
+    first = asyncio.create_task(shared.submit([1]))
+    await backend.started.wait()  # the first batch runs (and blocks)
+    second = asyncio.create_task(shared.submit([2]))
+    await asyncio.sleep(0.4)  # the second item has waited longer than the batch wait
+    loop = asyncio.get_running_loop()
+    released = loop.time()
+    backend.gate.set()
+    assert await second == [4]
+    assert loop.time() - released < 0.2  # it ran at once, not after another 0.3 s
+    assert await first == [2]
+    await shared.aclose()

@@ -8,6 +8,7 @@ import asyncio
 import json
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -466,3 +467,16 @@ def test_an_http_backend_missing_from_the_build_is_a_config_error(
 
 def test_scale5_mode_is_the_default(pair_dir: Path) -> None:
     assert case("x.", PARIS).mode is ScoringMode.SCALE5
+
+
+@pytest.mark.parametrize("task", ["pair", "spans"])
+async def test_no_evidence_text_makes_every_sentence_unsupported(
+    task: str, pair_dir: Path, span_dir: Path
+) -> None:
+    changes = {"task": None, "preset": "lettucedetect-base-modernbert"} if task == "spans" else {}
+    judge = build_detector(tier(span_dir if task == "spans" else pair_dir, **changes))
+    empty = replace(case("The tower is in Paris.", PARIS), passages=(), evidence="")
+    outcome = await judge.assess(empty)
+    assert outcome.grounded_p == 0.0
+    assert [c.supported for c in outcome.assessment.claims] == [False]
+    await judge.aclose()
