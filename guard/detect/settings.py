@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Self
+from typing import Final, Literal, Self
 
 from pydantic import Field, SecretStr, model_validator
 
@@ -20,6 +20,7 @@ from guard.tiers.base import TierBase
 
 # The detector's defaults (guard/defaults.py is the project's home for defaults; these are
 # kept here until the detector kind is wired into the tier list).
+DEFAULT_DETECTOR_BACKEND: Final[Literal["onnx"]] = "onnx"  # in process, from model_dir
 DEFAULT_DETECTOR_BATCH_SIZE = 16  # pairs (or span inputs) per backend call
 DEFAULT_DETECTOR_BATCH_WAIT_MS = 5.0  # a pair waits this long for others to join its batch
 DEFAULT_DETECTOR_TIMEOUT_S = 10.0  # one backend call (a batch)
@@ -66,7 +67,7 @@ class DetectorTier(TierBase):
         f"supported label and window. One of: {', '.join(sorted(PRESETS))}.",
     )
     backend: Backend = Field(
-        default="onnx",
+        default=DEFAULT_DETECTOR_BACKEND,
         description="Who runs the model: onnx (in process, from model_dir), tei (Text "
         "Embeddings Inference /predict), vllm_score, vllm_classify (pair models) or "
         "vllm_pooling (span models) at url.",
