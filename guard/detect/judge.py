@@ -16,7 +16,6 @@ tier names them, and must expose ``build_backend(tier) -> PairBackend | SpanBack
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, cast
 
 from guard.case import PreparedCase
@@ -33,12 +32,6 @@ from guard.providers.base import Judge, JudgeOutcome
 from guard.tiers.assess import assessment_from_p
 
 ESTIMATED_SPECIALS = 4  # special tokens of one input, when the backend cannot count them
-_HTTP_MODULES = {
-    "tei": "guard.detect.tei",
-    "vllm_score": "guard.detect.vllm",
-    "vllm_classify": "guard.detect.vllm",
-    "vllm_pooling": "guard.detect.vllm",
-}
 
 
 class DetectorJudge:
@@ -155,11 +148,6 @@ def build_backend(tier: DetectorTier) -> PairBackend | SpanBackend:
 
 
 def _http_backend(tier: DetectorTier) -> PairBackend | SpanBackend:
-    name = _HTTP_MODULES[tier.backend]
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise ConfigError(
-            "backend", f"{tier.backend} is not available in this build ({exc})", "use onnx"
-        ) from exc
-    return cast(PairBackend | SpanBackend, module.build_backend(tier))
+    from guard.detect.remote import build_backend as remote
+
+    return remote(tier)

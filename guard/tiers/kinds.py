@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag
 
 from guard import defaults
+from guard.detect.settings import DetectorTier
 from guard.specialist.settings import SpecialistTier
 from guard.tiers.base import TierBase
 
@@ -80,12 +81,13 @@ TierSettings = Annotated[
     | Annotated[OpenAITier, Tag("openai")]
     | Annotated[AnthropicTier, Tag("anthropic")]
     | Annotated[FakeTier, Tag("fake")]
-    | Annotated[SpecialistTier, Tag("specialist")],
+    | Annotated[SpecialistTier, Tag("specialist")]
+    | Annotated[DetectorTier, Tag("detector")],
     Discriminator(
         _kind,
         custom_error_type="unknown_judge_kind",
-        custom_error_message="kind must be one of the judge kinds: offline, specialist, "
-        "openai, anthropic, fake",
+        custom_error_message="kind must be one of the judge kinds: offline, detector, "
+        "specialist, openai, anthropic, fake",
     ),
 ]
 """One tier of ``judge.tiers``: its ``kind`` says which settings apply."""
@@ -126,6 +128,12 @@ def _fake(tier: FakeTier, settings: JudgeSettings, *_: object) -> Judge:
     return FakeJudge(latency_s=settings.fake_latency_s)
 
 
+def _detector(tier: DetectorTier, *_: object) -> Judge:
+    from guard.detect.judge import build_detector
+
+    return build_detector(tier)
+
+
 def _specialist(
     tier: SpecialistTier, settings: JudgeSettings, environ: Mapping[str, str], *_: object
 ) -> Judge:
@@ -136,6 +144,7 @@ def _specialist(
 
 KINDS: dict[str, JudgeKind] = {
     "offline": JudgeKind(OfflineTier, _offline, tier="offline", llm=False),
+    "detector": JudgeKind(DetectorTier, _detector, tier="detector", llm=False),
     "specialist": JudgeKind(SpecialistTier, _specialist, tier="specialist", llm=False),
     "openai": JudgeKind(OpenAITier, _llm, tier="llm", llm=True),
     "anthropic": JudgeKind(AnthropicTier, _llm, tier="llm", llm=True),
