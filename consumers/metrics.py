@@ -26,6 +26,7 @@ from prometheus_client.registry import Collector
 from consumers.runtime.stats import ServiceStats
 from guard.batch.judge import BatchStats
 from guard.budgets.judge import BudgetStats
+from guard.learning.learner import Learner
 from guard.models import Verdict
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -53,9 +54,12 @@ class Metrics:
         breaker: BreakerProbe | None = None,
         budget: BudgetProbe | None = None,
         clock: Callable[[], float] = time.monotonic,
+        learner: Learner | None = None,
     ) -> None:
         """``judge_stats``: the budget layers' counters (``guard.budget_stats``); they supply
-        the breaker and budget gauges unless ``breaker`` / ``budget`` probes are given."""
+        the breaker and budget gauges unless ``breaker`` / ``budget`` probes are given.
+        ``learner``: the learning cascade's (``judge.cascade.learn``), read at each scrape."""
+        self.learner = learner
         self.registry = CollectorRegistry(auto_describe=True)
         self.stats = stats
         self.judge_stats = judge_stats
@@ -157,6 +161,45 @@ def _gauge(
     return GaugeMetricFamily(f"{NS}_{name}", doc, value=value, labels=labels)
 
 
+def _learning(learner: Learner) -> Iterable[Metric]:
+    """Each tier's measured agreement (per direction, over its bases) and bases deciding."""
+    agreement = _gauge(
+        "learning_agreement",
+        "The learning cascade: each screen tier's agreement with the labels, per direction "
+        "(the seed, this replica and its peers summed over the tier's bases).",
+        labels=["tier", "direction"],
+    )
+    bases = _gauge(
+        "learning_bases",
+        "The learning cascade's bases by tier and state: local (decides without the last "
+        "tier) or measuring.",
+        labels=["tier", "state"],
+    )
+    totals: dict[tuple[str, str], list[float]] = {}
+    states: dict[tuple[str, str], int] = {}
+    for key in learner.ledger.all_keys():
+        count = learner.ledger.count(key)
+        into = totals.setdefault((key.tier, key.direction), [0.0, 0.0])
+        into[0] += count.agree
+        into[1] += count.total
+        where = (key.tier, "local" if learner.trusted(key) else "measuring")
+        states[where] = states.get(where, 0) + 1
+    for (tier, direction), (agree, total) in sorted(totals.items()):
+        agreement.add_metric([tier, direction], agree / total if total else 0.0)
+    for (tier, kind), n in sorted(states.items()):
+        bases.add_metric([tier, kind], float(n))
+    labels = CounterMetricFamily(
+        f"{NS}_labels",
+        "Reviewers' labels read, by outcome: applied or unknown.",
+        labels=["outcome"],
+    )
+    labels.add_metric(["applied"], float(learner.labels - learner.unmatched_labels))
+    labels.add_metric(["unknown"], float(learner.unmatched_labels))
+    yield agreement
+    yield bases
+    yield labels
+
+
 class _StateCollector(Collector):
     """Reads the service's stats and probes at scrape time."""
 
@@ -178,6 +221,8 @@ class _StateCollector(Collector):
         yield from self._budget(snapshot)
         if snapshot is not None:
             yield from self._judge(snapshot)
+        if self._metrics.learner is not None:
+            yield from _learning(self._metrics.learner)
 
     def _judge(self, snapshot: BudgetStats) -> Iterable[Metric]:
         yield _counter(

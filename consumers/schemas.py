@@ -22,7 +22,8 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from consumers.records import DeadLetter, QuarantineRecord, VerdictRecord
 from guard.defaults import SCHEMA_VERSION
-from guard.models import JudgeRequest
+from guard.learning.state import CalibrationRecord
+from guard.models import JudgeRequest, ReviewLabel
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_PREFIX = "urn:groundguard:schema:"
@@ -84,6 +85,23 @@ MESSAGES: tuple[MessageSchema, ...] = (
         "A message that could not be decoded or validated, with the original bytes, "
         "headers, source coordinates and the reason, published to the dead-letter topic "
         "(default guard.dlq).",
+    ),
+    MessageSchema(
+        "review-label",
+        ReviewLabel,
+        "validation",
+        "groundguard review label",
+        "A reviewer's label of a judged message, on the labels topic (default guard.labels; "
+        "groundguard label): the learning cascade counts it in place of the LLM's label.",
+    ),
+    MessageSchema(
+        "calibration-record",
+        CalibrationRecord,
+        "validation",
+        "groundguard calibration record",
+        "One replica's agreement count of one (tier, basis, direction), on the compacted "
+        "calibration topic (default guard.calibration), keyed by replica, tier, basis and "
+        "direction.",
     ),
 )
 

@@ -143,6 +143,17 @@ class TopicSettings(_Section):
         "(created when missing, partitioned like the input).",
     )
 
+    calibration: TopicName = Field(
+        default=defaults.DEFAULT_CALIBRATION_TOPIC,
+        description="judge.cascade.learn: the compacted topic of every replica's agreement "
+        "counts (created when missing).",
+    )
+    labels: TopicName = Field(
+        default=defaults.DEFAULT_LABELS_TOPIC,
+        description="judge.cascade.learn: reviewers' labels of judged messages "
+        "(groundguard label; schemas/review-label.v1.json), created when missing.",
+    )
+
     def outputs(self) -> list[str]:
         names = [self.verdicts, self.quarantine, self.dlq]
         return names + ([self.approved] if self.approved else [])
@@ -651,6 +662,13 @@ class ServiceSettings(BaseSettings):
         "before run exits 1 naming it; aiokafka's transient start-up errors are logged at "
         "debug level for this long.",
     )
+    learning_flush_s: float = Field(
+        default=defaults.DEFAULT_LEARNING_FLUSH_S,
+        gt=0,
+        le=MAX_DURATION_S,
+        description="judge.cascade.learn: how often this replica publishes its changed "
+        "agreement counts to topics.calibration (and at stop).",
+    )
     create_topics: bool = Field(
         default=False,
         description="Create the requests and output topics that are missing at start (with "
@@ -876,6 +894,20 @@ def _batch_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 f"{s.metrics.stall_after_s:g}s is not longer than judge.batch's max_wait_s or "
                 f"poll_interval_s ({waits:g}s): waiting for a batch would read as a stall",
                 "raise metrics.stall_after_s or lower the batch waits",
+            )
+        )
+    learning = (s.topics.calibration, s.topics.labels)
+    if s.topics.calibration == s.topics.labels or set(learning) & {
+        s.topics.requests,
+        s.topics.batch_state,
+        *s.topics.outputs(),
+    }:
+        problems.append(
+            (
+                "topics.calibration",
+                "the calibration and labels topics must differ from each other and from the "
+                "service's other topics",
+                "keep the defaults (guard.calibration, guard.labels) or give each its own",
             )
         )
     if s.topics.batch_state in (s.topics.requests, *s.topics.outputs()):

@@ -38,6 +38,9 @@ DEFAULT_BATCH_MAX_ITEMS = 200  # items per provider batch (also bounded by concu
 DEFAULT_BATCH_MAX_WAIT_S = 60.0  # an open batch is submitted once its first item waited this long
 DEFAULT_BATCH_POLL_INTERVAL_S = 30.0  # how often a submitted batch is polled
 DEFAULT_BATCH_FAILURE_POLICY: Final[Literal["realtime"]] = "realtime"  # or error
+DEFAULT_CALIBRATION_TOPIC = "guard.calibration"  # compacted; the learning cascade's counts
+DEFAULT_LABELS_TOPIC = "guard.labels"  # reviewers' labels of judged messages
+DEFAULT_LEARNING_FLUSH_S = 5.0  # how often a replica publishes its learning cascade's counts
 DEFAULT_BATCH_STATE_TOPIC = "guard.batches"  # compacted; the runtime's submitted batches
 
 # The streaming runtime (consumers/settings.py)

@@ -299,3 +299,16 @@ class Verdict(BaseModel):
     error: ErrorInfo | None = None
     metadata: dict[str, Any] | None = None
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class ReviewLabel(BaseModel):
+    """A reviewer's label of a judged message (``topics.labels``, ``groundguard label``,
+    ``POST /v1/labels``): it outranks the LLM's verdict in the learning cascade."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: str = SCHEMA_VERSION
+    request_id: str = Field(min_length=1, max_length=512, description="The verdict's request_id.")
+    label: Literal["pass", "fail"] = Field(description="Whether the answer was grounded.")
+    reviewer: str | None = Field(default=None, max_length=256, description="Who labelled it.")
+    note: str | None = Field(default=None, max_length=4096, description="Why, in their words.")

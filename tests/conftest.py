@@ -1,12 +1,19 @@
-"""Fixtures shared by every tier: a real redis-server for ``judge.budget.fleet: redis``."""
+"""Fixtures shared by every tier: a real redis-server for ``judge.budget.fleet: redis``; the
+hypothesis profile (no per-example deadline)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from tests.redisserver import RedisServer, redis_binary
+
+# Property tests assert behaviour, never speed: hypothesis's per-example deadline (200 ms) is a
+# timed assertion that fails on a loaded machine (seen: 336 ms under a parallel build).
+settings.register_profile("groundguard", deadline=None)
+settings.load_profile("groundguard")
 
 
 @pytest.fixture(scope="session")

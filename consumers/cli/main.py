@@ -13,7 +13,17 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-COMMANDS = ("check", "replay", "run", "serve", "demo", "schemas", "settings_doc")
+COMMANDS = (
+    "check",
+    "replay",
+    "run",
+    "serve",
+    "demo",
+    "label",
+    "calibration",
+    "schemas",
+    "settings_doc",
+)
 EXIT_USAGE = 2
 
 

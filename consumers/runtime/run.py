@@ -8,12 +8,15 @@ import os
 from collections.abc import Callable, Mapping
 
 from consumers.runtime.batchstate import KafkaBatchJournal, batch_journal
+from consumers.runtime.learning import KafkaLearning
 from consumers.runtime.service import GuardService
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import ServiceSettings
 from consumers.signals import stop_on_signals
 from guard.assembly import build_guard
 from guard.boundary import GuardCore
+from guard.learning.build import make_learner
+from guard.learning.learner import Learner
 from guard.models import Verdict
 
 
@@ -41,10 +44,19 @@ async def run_service(
     if guard is None:
         journal = batch_journal(settings)
         env = environ if environ is not None else os.environ
-        guard = build_guard(settings.judge, env, journal=journal)
+        learner = make_learner(settings.judge, origin=settings.instance_id)
+        guard = build_guard(settings.judge, env, journal=journal, learner=learner)
+    learner = getattr(guard, "learner", None)  # judge.cascade.learn: shared on the topics
+    learning = KafkaLearning(settings, learner) if isinstance(learner, Learner) else None
     event = stop or asyncio.Event()
     service = GuardService(
-        settings, guard, stop=event, on_verdict=on_verdict, stats=stats, journal=journal
+        settings,
+        guard,
+        stop=event,
+        on_verdict=on_verdict,
+        stats=stats,
+        journal=journal,
+        learning=learning,
     )
     remove_handlers = (
         stop_on_signals(event, log_event="service.signal") if stop is None else (lambda: None)

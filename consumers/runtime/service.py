@@ -51,6 +51,7 @@ from consumers.runtime.fetch import Fetcher
 from consumers.runtime.intake import Intake, Partition, Record
 from consumers.runtime.kafka import Broker, Consumer, KafkaBroker, Producer
 from consumers.runtime.kinds import OutputKind
+from consumers.runtime.learning import KafkaLearning
 from consumers.runtime.memory import MemoryGate, parsed_bytes
 from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.replies import Replies
@@ -97,6 +98,7 @@ class GuardService:
         broker: Broker | None = None,
         clock: Callable[[], float] = time.monotonic,
         journal: KafkaBatchJournal | None = None,
+        learning: KafkaLearning | None = None,
     ) -> None:
         if guard.batcher is not None and guard.batcher.journal is not journal:
             raise ValueError("the guard's batcher must be built with the service's journal")
@@ -123,6 +125,7 @@ class GuardService:
         self._periodic: asyncio.Task[None] | None = None  # the periodic commit running
         self._debug = False  # whether debug lines are logged, read at start
         self._journal = journal  # judge.delivery: batch
+        self.learning = learning  # judge.cascade.learn: counts shared between replicas
         # from a revoke to the end of the assignment after it: the partitions are partly
         # known (the revoked forgotten, the assigned not yet tracked)
         self._rebalancing = False
@@ -160,6 +163,8 @@ class GuardService:
         await startup.with_deadline(s, self._producer.start, "start the producer")
         if self._journal is not None:  # before the consumer: assignment reads it
             await startup.with_deadline(s, self._journal.start, "start the batch journal")
+        if self.learning is not None:  # what every replica learned, before the first message
+            await startup.with_deadline(s, self.learning.start, "read the calibration topic")
         self._consumer = self.intake.consumer = broker.consumer()
         self._consumer.subscribe(s.topics.requests, self)
         policy = policy_for(
@@ -522,6 +527,8 @@ class GuardService:
         if self.commits is not None:
             await self.commits.policy.close()
         await self.replies.close()
+        if self.learning is not None:
+            await self.learning.close()
         if self._journal is not None:
             with contextlib.suppress(KafkaError):
                 await self._journal.close()

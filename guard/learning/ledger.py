@@ -86,7 +86,7 @@ class Ledger:
         self.dirty.clear()
         return out
 
-    def keys(self) -> Iterator[Key]:
+    def all_keys(self) -> Iterator[Key]:
         seen = set(self.seed) | set(self.own)
         for counts in self.peers.values():
             seen |= set(counts)

@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from guard.errors import ConfigError
-from guard.learning.ledger import Count, Key, Ledger
+from guard.learning.ledger import Count, Direction, Key, Ledger
 
 SEP = "\x1f"  # unit separator: in no tier name, basis or replica id
 
@@ -32,26 +32,43 @@ def to_record(origin: str, key: Key, count: Count) -> dict[str, Any]:
     }
 
 
+class CalibrationRecord(BaseModel):
+    """One writer's count of one key (the records of ``topics.calibration`` and state files)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+
+    origin: str = Field(min_length=1, description="The replica (instance_id) that counted.")
+    tier: str = Field(min_length=1, description="The tier's name in judge.tiers.")
+    basis: str = Field(min_length=1, description="The rule or score bucket of the readings.")
+    direction: Direction = Field(description="What the readings said: pass or fail.")
+    agree: float = Field(ge=0, description="Labels that agreed with the readings.")
+    total: float = Field(ge=0, description="Labels of the readings (reviewers' weighted).")
+
+    @model_validator(mode="after")
+    def _agree_at_most_total(self) -> Self:
+        if self.agree > self.total:
+            raise ValueError("agree must be at most total")
+        return self
+
+
 def from_record(data: Any) -> tuple[str, Key, Count]:
     """The writer, key and count of a record; ValueError naming what is wrong."""
     if not isinstance(data, dict):
         raise ValueError("a calibration record is a JSON object")
-    origin, tier, basis, direction = (data.get(f) for f in ("origin", "tier", "basis", "direction"))
-    if not all(isinstance(v, str) and v for v in (origin, tier, basis)):
-        raise ValueError("origin, tier and basis must be non-empty strings")
-    if direction not in ("pass", "fail"):
-        raise ValueError("direction must be pass or fail")
-    agree, total = _number(data.get("agree")), _number(data.get("total"))
-    if not (math.isfinite(agree) and math.isfinite(total) and 0 <= agree <= total):
-        raise ValueError("agree and total must be finite, with 0 <= agree <= total")
-    key = Key(str(tier), str(basis), direction)
-    return str(origin), key, Count(float(agree), float(total))
+    try:
+        record = CalibrationRecord.model_validate(
+            {k: float(v) if k in ("agree", "total") and type(v) is int else v
+             for k, v in data.items()}
+        )  # fmt: skip
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "record"
+        raise ValueError(f"{where}: {first['msg']} (the record must be {FIELDS})") from None
+    key = Key(record.tier, record.basis, record.direction)
+    return record.origin, key, Count(record.agree, record.total)
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError("agree and total must be numbers")
-    return float(value)
+FIELDS = "origin, tier, basis, direction (pass or fail), 0 <= agree <= total"
 
 
 def records(ledger: Ledger) -> Iterator[dict[str, Any]]:

@@ -21,7 +21,6 @@ from guard import Guard, JudgeSettings
 from guard.case import PreparedCase
 from guard.decide.assessment import BinaryAssessment
 from guard.decide.quotes import quote_occurs
-from guard.detect import judge as judge_module
 from guard.detect.backend import SpanInput
 from guard.detect.judge import DetectorJudge, build_detector
 from guard.detect.onnx import OnnxPairBackend, OnnxSpanBackend
@@ -455,14 +454,11 @@ async def test_a_backend_without_cut_reports_is_estimated_by_characters(tmp_path
     await judge.aclose()
 
 
-def test_an_http_backend_missing_from_the_build_is_a_config_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(judge_module._HTTP_MODULES, "tei", "guard.detect.no_such_backend")
-    http = DetectorTier(kind="detector", task="pair", backend="tei", url="http://tei:8080")
+def test_an_http_backend_without_its_model_name_is_a_config_error() -> None:
+    http = DetectorTier(kind="detector", task="pair", backend="vllm_score", url="http://vllm:8000")
     with pytest.raises(ConfigError) as raised:
         build_detector(http)
-    assert raised.value.field == "backend"
+    assert raised.value.field == "model"
 
 
 def test_scale5_mode_is_the_default(pair_dir: Path) -> None:

@@ -120,7 +120,7 @@ def test_a_label_for_an_unknown_request_is_counted_and_changes_nothing() -> None
     learn = learner()
     assert learn.relabel("never-seen", "fail") is False
     assert (learn.unmatched_labels, learn.labels) == (1, 1)
-    assert list(learn.ledger.keys()) == []
+    assert list(learn.ledger.all_keys()) == []
 
 
 def test_recent_messages_are_bounded() -> None:
@@ -299,3 +299,42 @@ async def test_the_offline_tier_reads_its_rule_as_the_basis_and_the_state_file_k
     assert again is not None
     key = Key("offline", first.basis, "fail")
     assert again.ledger.own[key].total == 1  # the fake's label, read back from the file
+
+
+# --------------------------------------------------------------------------- seeing it
+
+
+def test_groundguard_calibration_prints_the_table_from_a_state_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from consumers.cli.main import main
+
+    ledger = Ledger("replica-a")
+    key = Key("offline", "fail:name_absent", "fail")
+    ledger.put("replica-b", key, Count(80, 80))
+    path = tmp_path / "state.jsonl"
+    state.save(path, ledger)
+    monkeypatch.setenv("GROUNDGUARD_JUDGE__TIERS", '[{"kind": "offline"}, {"kind": "fake"}]')
+    monkeypatch.setenv("GROUNDGUARD_JUDGE__CASCADE__SEED", "empty")
+    assert main(["calibration", "--file", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["tier", "basis", "direction", "count", "agreement", "bound", "local"]
+    assert out[1].split() == ["offline", "fail:name_absent", "fail", "80", "1.000", "0.967", "yes"]
+    assert main(["calibration", "--file", str(path), "--json"]) == 0
+    row = capsys.readouterr().out.splitlines()[0]
+    assert '"local": true' in row
+
+
+def test_metrics_export_each_tiers_agreement_bases_and_labels() -> None:
+    from consumers.metrics import Metrics
+
+    learn = learner()
+    teach(learn, PASS_KEY, 60, 0)
+    teach(learn, Key("det", "other", "fail"), 3, 1, prefix="o")
+    learn.relabel("never", "fail")
+    text = Metrics(learner=learn).render().decode()
+    assert 'groundguard_learning_agreement{direction="pass",tier="det"} 1.0' in text
+    assert 'groundguard_learning_agreement{direction="fail",tier="det"} 0.75' in text
+    assert 'groundguard_learning_bases{state="local",tier="det"} 1.0' in text
+    assert 'groundguard_learning_bases{state="measuring",tier="det"} 1.0' in text
+    assert 'groundguard_labels_total{outcome="unknown"} 1.0' in text

@@ -30,6 +30,8 @@ from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
 from guard.boundary import GuardCore
 from guard.errors import ConfigError
+from guard.learning.build import make_learner
+from guard.learning.learner import Learner
 
 if TYPE_CHECKING:
     from consumers.health import HealthServer
@@ -55,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(args.config, environ)
         journal = batch_journal(settings)
-        guard = build_guard(settings.judge, environ, journal=journal)
+        learner = make_learner(settings.judge, origin=settings.instance_id)
+        guard = build_guard(settings.judge, environ, journal=journal, learner=learner)
     except (SettingsError, ConfigError) as exc:
         print(f"groundguard run: bad setting {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -124,7 +127,12 @@ async def _start_health(
     from consumers.health import HealthServer
     from consumers.metrics import Metrics
 
-    metrics = Metrics(stats, judge_stats=guard.budget_stats)
+    learner = getattr(guard, "learner", None)
+    metrics = Metrics(
+        stats,
+        judge_stats=guard.budget_stats,
+        learner=learner if isinstance(learner, Learner) else None,
+    )
     server = HealthServer(
         metrics=metrics,
         stats=stats,
