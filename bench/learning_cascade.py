@@ -3,7 +3,8 @@ how right they are, learning from an always-right LLM (a fake answering from the
 
 Each set's rows stream once, in a shuffled order (several seeds: the spread is printed),
 through ``judge.tiers: [offline, fake]`` with ``judge.cascade.learn`` on and no verdict cache,
-starting from the shipped table and from an empty state. Printed per set and start: the LLM
+starting from the shipped table and from an empty state. ``halueval-noise`` is HaluEval with
+coin-flip labels: a stream on which no basis is reliable. Printed per set and start: the LLM
 share per quarter of the stream and over its second half, the accuracy of locally decided
 messages, and the cascade's accuracy (the LLM alone is right on every row here).
 
@@ -31,6 +32,7 @@ from guard.offline.quality import load
 ROOT = Path(__file__).resolve().parents[1]
 SETS = {
     "halueval": ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl",
+    "halueval-noise": ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl",
     "realistic-dev": ROOT / "bench" / "data" / "realistic-dev.jsonl",
     "realistic-holdout": ROOT / "bench" / "data" / "realistic-holdout.jsonl",
     "realistic-holdout-2": ROOT / "bench" / "data" / "realistic-holdout-2.jsonl",
@@ -113,6 +115,9 @@ def main() -> None:
             print(f"{name:20s} (missing: {path})")
             continue
         rows = [r for r in load(path) if "hallucinated" in r]
+        if name.endswith("-noise"):  # no basis is reliable: the labels are coin flips
+            flip = random.Random(12345)
+            rows = [{**r, "hallucinated": flip.random() < 0.5} for r in rows]
         for start in ("shipped", "empty"):
             runs = []
             for seed in range(args.seeds):
