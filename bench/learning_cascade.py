@@ -31,8 +31,8 @@ from guard.offline.quality import load
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = {
-    "halueval": ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl",
-    "halueval-noise": ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl",
+    "halueval": ROOT / "bench" / "data" / "halueval-qa-dev.jsonl",
+    "halueval-noise": ROOT / "bench" / "data" / "halueval-qa-dev.jsonl",
     "realistic-dev": ROOT / "bench" / "data" / "realistic-dev.jsonl",
     "realistic-holdout": ROOT / "bench" / "data" / "realistic-holdout.jsonl",
     "realistic-holdout-2": ROOT / "bench" / "data" / "realistic-holdout-2.jsonl",

@@ -3,7 +3,7 @@ two checkouts to show a change to the offline judge decides everything as before
 
 Not a test: it prints a digest. Each case is decided by the offline judge; its label, rule,
 confidence and every claim's status, rule and reason go into one SHA-256. The cases:
-../shared/data/halueval-qa-dev.jsonl (when present), bench/data/realistic*.jsonl and the 1,000
+bench/data/halueval-qa-dev.jsonl, bench/data/realistic*.jsonl and the 1,000
 requests of bench/harness.py::realistic_pool that bench/memory.py's drain cycles through.
 
     .venv/bin/python bench/offline_decisions.py
@@ -28,7 +28,7 @@ from guard.testing import FakeJudge
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = [
-    ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl",
+    ROOT / "bench" / "data" / "halueval-qa-dev.jsonl",
     *sorted((ROOT / "bench" / "data").glob("realistic*.jsonl")),
 ]
 FIELDS = ("question", "context", "messages", "output", "expected_output")

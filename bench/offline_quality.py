@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/offline_quality.py [path ...] [--cascade-confidence C] [--show N]
 
-Default paths: ../shared/data/halueval-qa-dev.jsonl (HaluEval QA dev) and
+Default paths: bench/data/halueval-qa-dev.jsonl (HaluEval QA dev) and
 bench/data/realistic-dev.jsonl. Each row is a request (question, context or messages, output)
 plus ``hallucinated`` and, optionally, ``category``. For each file it prints the balanced
 accuracy of the offline judge alone (undecided answers pass, as in offline-only mode), its
@@ -40,12 +40,8 @@ CALIBRATION_ONLY = ROOT / "bench" / "data" / "realistic-holdout.jsonl"
 
 
 def halueval_path() -> Path:
-    """../shared/data/halueval-qa-dev.jsonl, looked for above the checkout (worktrees too)."""
-    for parent in ROOT.parents:
-        candidate = parent / "shared" / "data" / "halueval-qa-dev.jsonl"
-        if candidate.exists():
-            return candidate
-    return ROOT.parent / "shared" / "data" / "halueval-qa-dev.jsonl"
+    """bench/data/halueval-qa-dev.jsonl (HaluEval QA rows, MIT: bench/data/README.md)."""
+    return ROOT / "bench" / "data" / "halueval-qa-dev.jsonl"
 
 
 def report(

@@ -3,7 +3,7 @@
     .venv/bin/python bench/prompt_examples.py [path ...] [--limit N]
 
 Not a test: it prints figures. Every row of the dev sets (default
-../shared/data/halueval-qa-dev.jsonl and bench/data/realistic-dev.jsonl) is judged twice through
+bench/data/halueval-qa-dev.jsonl and bench/data/realistic-dev.jsonl) is judged twice through
 the real OpenAI SDK against the loopback fake (``numbers`` script: not grounded when the
 fenced OUTPUT names a number the fenced EVIDENCE lacks, or carries the hallucination marker),
 once with ``judge.prompt_cache.examples: off`` and once ``on``. The fake reads the case only
