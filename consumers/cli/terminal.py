@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from guard.models import Verdict
+from guard.models import TierReading, Verdict
 
 CLEAR_LINE = "\r\033[K"  # back to the start of the line, erase it
 
@@ -84,7 +84,19 @@ def _fact_lines(verdict: Verdict) -> list[str]:
         f"{extra}); {verdict.usage.input_tokens}+{verdict.usage.output_tokens} tokens, "
         f"${verdict.cost_usd:.6f}, {verdict.latency_ms:.0f} ms"
     )
+    if judge.tiers:
+        lines.append("tiers: " + " -> ".join(_reading(t) for t in judge.tiers))
     return lines
+
+
+def _reading(tier: TierReading) -> str:
+    """One tier's reading: "offline p=0.22 handed on", "det error judge_timeout"."""
+    if tier.error:
+        return f"{tier.name} error {tier.error}"
+    p = f" p={tier.grounded_p:.2f}" if tier.grounded_p is not None else ""
+    basis = f" [{tier.basis}" + (f", bound {tier.bound:.3f}]" if tier.bound is not None else "]")
+    state = "decided" if tier.decided else "audited" if tier.audited else "handed on"
+    return f"{tier.name}{p}{basis if tier.basis else ''} {state}"
 
 
 def render_verdict(verdict: Verdict) -> str:

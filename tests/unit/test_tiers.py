@@ -335,3 +335,15 @@ async def test_metrics_count_each_tiers_readings_by_outcome() -> None:
         labels = f'kind="{kind}",outcome="{outcome}",tier_name="{name}"'
         line = f"groundguard_tier_readings_total{{{labels}}}"
         assert f"{line} 1.0" in text
+
+
+async def test_the_terminal_shows_each_tiers_reading() -> None:
+    from consumers.cli.terminal import render_verdict
+
+    down = Reading(None, error=JudgeTimeout("slow"))
+    judge = cascade(("det", down, 0.9, 0.1), ("spec", Reading(0.5), 0.9, 0.1), llm=FakeJudge())
+    verdict = await Guard(judge, JudgeSettings()).judge(
+        JudgeRequest(output="Returns are accepted for 30 days.", context=CONTEXT)
+    )
+    line = render_verdict(verdict).splitlines()[-1]
+    assert line == "tiers: det error judge_timeout -> spec p=0.50 handed on -> llm p=0.00 decided"
