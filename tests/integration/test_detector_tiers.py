@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from guard import Guard, JudgeSettings
 from guard.assembly import make_judge
+from guard.detect.presets import PRESETS
 from guard.errors import ConfigError
 from guard.models import JudgeRequest, Label, Verdict
 from guard.testing.fake_detector_server import DetectorFault, FakeDetectorServer
@@ -140,3 +142,28 @@ def test_a_one_text_template_is_refused_over_http(server: FakeDetectorServer) ->
     )
     with pytest.raises(ConfigError, match="one templated text"):
         make_judge(settings, {})
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+async def test_every_preset_loads_renders_and_maps_its_labels_with_a_tiny_model(
+    name: str, tmp_path: Path
+) -> None:
+    """Mechanics only (random weights): each preset's template renders, its window cuts and
+    its supported label is found in the model's label map; a preset that cannot run in
+    process is refused at start."""
+    preset = PRESETS[name]
+    label = preset.supported_label or "LABEL_1"
+    labels = ("LABEL_0", "LABEL_1") if label in ("LABEL_0", "LABEL_1") else ("other", label)
+    model = build_tiny_detector(
+        tmp_path / name, task=preset.task, labels=labels, supported_label=label
+    )
+    fields = {"backend": "onnx", "model_dir": str(model), "preset": name, "max_length": 128,
+              "pass_at": 0.0, "fail_at": 1.0}  # fmt: skip
+    if not preset.in_process:
+        with pytest.raises((ConfigError, ValidationError)):
+            make_judge(settings_with(fields), {})
+        return
+    settings = settings_with(fields)
+    verdict = await judged(settings, GROUNDED + " " + UNGROUNDED)
+    assert verdict.judge.tier_name == "det", verdict.explanation
+    assert verdict.judge.tiers[0].error is None
