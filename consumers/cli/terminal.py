@@ -54,6 +54,8 @@ def _claim_lines(verdict: Verdict) -> list[str]:
     lines = []
     for claim in verdict.claims:
         mark = "supported  " if claim.supported else "UNSUPPORTED"
+        if claim.supported and (claim.reason or "").startswith("not verified"):
+            mark = "unproven   "  # passed unflagged, not shown supported (the offline tier)
         lines.append(f"  {mark} {claim.claim}")
         if claim.reason:
             lines.append(f"              why: {claim.reason}")

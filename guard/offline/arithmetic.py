@@ -3,7 +3,8 @@
 A number the evidence does not state is still grounded when arithmetic on at most three
 amounts gives it: amounts of the evidence, or amounts of the answer that are themselves
 grounded ("one three times a day for seven days" gives 21; "70 at 40 %" gives 28, and 28 + 33
-gives 61; "€3.50 per person per night, 2 adults, 4 nights" gives 28 in two steps; "6 months
+gives 61; "€3.50 per person per night, 2 adults, 4 nights" gives 28 in two steps; "$49 a month,
+20 % off annually" gives $470.40 a year; "6 months
 after 1 May 2026" gives 1 November 2026 and "3 years 4 months after 2 March 2023" July 2026;
 "leaves at 17:25 instead of 16:05" gives 80 minutes). Operands are bounded
 (``MAX_OPERANDS``, ``MAX_TWO_STEP``); one step costs a table lookup per operand, two steps a
@@ -69,7 +70,12 @@ def derivable(
     ]
     values = [v for v in values if v not in _TRIVIAL][:MAX_OPERANDS]
     target = _plain(claim)
-    if _one_step(target, values + changes[:MAX_OPERANDS]) or _per_unit(target, values):
+    changes = changes[:MAX_OPERANDS]
+    if _one_step(target, values + changes) or _per_unit(target, values):
+        return True
+    # a rate changed by a percentage, restated per another unit of time: "$49 a month, 20 %
+    # off annually" is $470.40 a year (49 x 0.8 x 12)
+    if changes and _per_unit(target, [v * c for v in values for c in changes]):
         return True
     return steps >= 2 and _two_steps(target, tuple(values[:MAX_TWO_STEP]))
 

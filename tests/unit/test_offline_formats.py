@@ -297,6 +297,16 @@ class TestArithmetic:
             one("$45"), self.amounts("The jacket costs $25 and shipping is $15.")
         )
 
+    def test_a_discounted_rate_restated_per_year_is_derivable_and_a_wrong_one_is_not(
+        self,
+    ) -> None:
+        """Issue 28: "$470.40 a year" (49 x 12 x 0.8) failed as number_unaligned."""
+        evidence = self.amounts("The Pro plan costs $49 per month. Paying annually: 20% off.")
+        assert arithmetic.derivable(one("$470.40"), evidence)
+        assert arithmetic.derivable(one("$588"), evidence)  # the undiscounted year
+        assert not arithmetic.derivable(one("$480"), evidence)
+        assert not arithmetic.derivable(one("$490"), evidence)
+
     def test_dates_offset_by_a_duration(self) -> None:
         evidence = self.amounts("Start date 1 May 2026; the break applies after 6 months.")
         assert arithmetic.derivable(one("1 November 2026"), evidence)

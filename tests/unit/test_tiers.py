@@ -347,3 +347,28 @@ async def test_the_terminal_shows_each_tiers_reading() -> None:
     )
     line = render_verdict(verdict).splitlines()[-1]
     assert line == "tiers: det error judge_timeout -> spec p=0.50 handed on -> llm p=0.00 decided"
+
+
+def test_an_unproven_claim_the_offline_tier_passed_is_not_shown_as_supported() -> None:
+    """Issue 28: "supported" printed beside "why: not verified"."""
+    from consumers.cli.terminal import render_verdict
+    from guard.models import ClaimVerdict, Cut, JudgeInfo, Truncation, Verdict
+
+    cut = Cut(original_chars=1, kept_chars=1, truncated=False)
+    verdict = Verdict(
+        request_id="r",
+        label=Label.PASS,
+        score=0.75,
+        threshold=0.5,
+        mode=ScoringMode.SCALE5,
+        source="context",
+        truncation=Truncation(context=cut, output=cut),
+        judge=JudgeInfo(provider="offline", model="offline-v2", prompt_version="v"),
+        claims=[
+            ClaimVerdict(claim="The total is $150.", supported=True, reason="not verified: x"),
+            ClaimVerdict(claim="It ships free.", supported=True, reason=""),
+        ],
+    )
+    text = render_verdict(verdict)
+    assert "  unproven    The total is $150." in text
+    assert "  supported   It ships free." in text
