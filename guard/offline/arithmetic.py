@@ -4,7 +4,7 @@ A number the evidence does not state is still grounded when arithmetic on at mos
 amounts gives it: amounts of the evidence, or amounts of the answer that are themselves
 grounded ("one three times a day for seven days" gives 21; "70 at 40 %" gives 28, and 28 + 33
 gives 61; "€3.50 per person per night, 2 adults, 4 nights" gives 28 in two steps; "$49 a month,
-20 % off annually" gives $470.40 a year; "6 months
+20 % off annually" gives $470.40 a year and "$25 and $15, 10 % tax" $44; "6 months
 after 1 May 2026" gives 1 November 2026 and "3 years 4 months after 2 March 2023" July 2026;
 "leaves at 17:25 instead of 16:05" gives 80 minutes). Operands are bounded
 (``MAX_OPERANDS``, ``MAX_TWO_STEP``); one step costs a table lookup per operand, two steps a
@@ -75,7 +75,11 @@ def derivable(
         return True
     # a rate changed by a percentage, restated per another unit of time: "$49 a month, 20 %
     # off annually" is $470.40 a year (49 x 0.8 x 12)
-    if changes and _per_unit(target, [v * c for v in values for c in changes]):
+    products = [v * c for v in values for c in changes]
+    if _per_unit(target, products):
+        return True
+    # a percentage applied to a sum or product: "$25 and $15 shipping, 10 % tax" is $44
+    if any(_one_step(target / c, values) for c in changes if c):
         return True
     return steps >= 2 and _two_steps(target, tuple(values[:MAX_TWO_STEP]))
 

@@ -307,6 +307,13 @@ class TestArithmetic:
         assert not arithmetic.derivable(one("$480"), evidence)
         assert not arithmetic.derivable(one("$490"), evidence)
 
+    def test_a_percentage_applied_to_a_sum_is_derivable(self) -> None:
+        """Issue 28: a multi-step correct sum failed. (A product of two amounts restated per
+        year is not derivable: tried, it passed a wrong realistic answer.)"""
+        evidence = self.amounts("The jacket costs $25 and shipping is $15. Tax: 10%.")
+        assert arithmetic.derivable(one("$44"), evidence)
+        assert not arithmetic.derivable(one("$45"), evidence)
+
     def test_dates_offset_by_a_duration(self) -> None:
         evidence = self.amounts("Start date 1 May 2026; the break applies after 6 months.")
         assert arithmetic.derivable(one("1 November 2026"), evidence)
