@@ -44,9 +44,10 @@ class StatusLine:
 def _score_line(verdict: Verdict) -> str:
     if verdict.score is None:
         return f"{verdict.label.value.upper()}"
+    raw = f"raw {verdict.raw_score}, " if verdict.raw_score is not None else "no judge, "
     return (
         f"{verdict.label.value.upper()}  score {verdict.score:.2f} "
-        f"(raw {verdict.raw_score}, {verdict.mode.value}, pass at >= {verdict.threshold})"
+        f"({raw}{verdict.mode.value}, pass at >= {verdict.threshold})"
     )
 
 

@@ -372,3 +372,14 @@ def test_an_unproven_claim_the_offline_tier_passed_is_not_shown_as_supported() -
     text = render_verdict(verdict)
     assert "  unproven    The total is $150." in text
     assert "  supported   It ships free." in text
+
+
+async def test_a_verdict_no_judge_scored_says_so_not_raw_none() -> None:
+    """Issue 28: "raw None" on a no_evidence fail."""
+    from consumers.cli.terminal import render_verdict
+
+    verdict = await Guard(OfflineJudge(), JudgeSettings()).judge(
+        JudgeRequest(output="Returns within 30 days.", context="")
+    )
+    first = render_verdict(verdict).splitlines()[0]
+    assert first == "FAIL  score 0.00 (no judge, scale5, pass at >= 0.5)"
