@@ -132,9 +132,16 @@ class KafkaLearning:
                 log.warning("learning.flush_failed", error=str(exc))
 
     async def _follow(self) -> None:
+        """Apply peers' counts and labels as they arrive; a broker error is logged and the
+        reading goes on (what this replica judges never waits for it)."""
         assert self._reader is not None
         while True:
-            batches = await self._reader.getmany(timeout_ms=POLL_MS)
+            try:
+                batches = await self._reader.getmany(timeout_ms=POLL_MS)
+            except KafkaError as exc:
+                log.warning("learning.read_failed", error=repr(exc))
+                await asyncio.sleep(1.0)
+                continue
             for tp, records in batches.items():
                 for record in records:
                     self._apply(tp.topic, record.value)
