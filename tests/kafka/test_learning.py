@@ -133,3 +133,52 @@ async def test_a_malformed_label_is_counted_and_stops_nothing(kafka_bootstrap: s
         finally:
             await producer.stop()
         await eventually(lambda: a.labels["malformed"] == 1 and a.labels["unknown"] == 1)
+
+
+async def test_the_service_learns_from_its_last_tier_and_publishes_the_counts(
+    kafka_bootstrap: str,
+) -> None:
+    """groundguard run's path: run_service builds the learner under the replica's
+    instance_id, every verdict of the last tier labels the offline readings, and the counts
+    reach topics.calibration (flushed at stop at the latest)."""
+    from consumers.runtime.run import run_service
+    from guard.models import Verdict
+    from tests.kafka.kafkautil import create_topics, produce
+    from tests.kafka.servicekit import grounded, make_settings, new_topics, ungrounded
+
+    topics = new_topics()
+    await create_topics(kafka_bootstrap, {topics.requests: 2})
+    calibration, labels = unique("calibration"), unique("labels")
+    settings = make_settings(
+        kafka_bootstrap,
+        topics,
+        create_topics=True,
+        instance_id="replica-7",
+        learning_flush_s=0.2,
+        judge={
+            "tiers": [{"kind": "offline"}, {"kind": "fake"}],
+            "cascade": {"learn": True, "seed": "empty"},
+            "budget": {"cache_size": 0},  # identical messages would be served from the cache
+        },
+    )
+    settings = settings.model_copy(
+        update={
+            "topics": settings.topics.model_copy(
+                update={"calibration": calibration, "labels": labels}
+            )
+        }
+    )
+    seen: list[Verdict] = []
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_service(settings, stop=stop, on_verdict=seen.append))
+    await produce(kafka_bootstrap, topics.requests, [(None, grounded(i), None) for i in range(5)])
+    await produce(kafka_bootstrap, topics.requests, [(None, ungrounded(i), None) for i in range(5)])
+    await eventually(lambda: len(seen) >= 10, timeout_s=60)
+    stop.set()
+    await asyncio.wait_for(task, timeout=60)
+    assert {v.judge.tier_name for v in seen} == {"fake"}  # nothing is trusted from empty
+    assert all(v.judge.tiers[0].basis for v in seen)
+    ledger = Ledger("reader")
+    assert await read_counts(service_settings(kafka_bootstrap, "x", calibration, labels), ledger)
+    assert set(ledger.peers) == {"replica-7"}
+    assert sum(c.total for c in ledger.peers["replica-7"].values()) == 10
