@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from consumers.health import Health, health_routes
 from consumers.metrics import Metrics
-from consumers.serve import body
+from consumers.serve import body, labels
 from consumers.serve.admission import Admission, BodyBytes, Reservation
 from consumers.serve.auth import ApiKeys
 from consumers.serve.deadline import Deadline, DeadlineJudge
@@ -36,6 +36,7 @@ from consumers.serve.openapi import document
 from consumers.serve.outcomes import outcome_of, status_of
 from consumers.settings import ServeSettings
 from guard.defaults import MAX_SERVE_DEADLINE_MS
+from guard.learning.learner import Learner
 from guard.models import JudgeRequest, Verdict
 
 log = structlog.get_logger("consumers.serve")
@@ -61,6 +62,7 @@ class CheckApi:
     keys: ApiKeys
     metrics: Metrics
     state: ServeState = field(default_factory=ServeState)
+    learner: Learner | None = None  # judge.cascade.learn: POST /v1/labels teaches it
 
     def __post_init__(self) -> None:
         self.admission = Admission(
@@ -81,6 +83,9 @@ class CheckApi:
 
     async def check_batch(self, request: Request) -> Response:
         return await self._answer("batch", request, self._check_batch)
+
+    async def label(self, request: Request) -> Response:
+        return await labels.label(request, self.learner, self.keys)
 
     async def openapi(self, request: Request) -> Response:
         return Response(self._openapi, media_type=JSON)
@@ -201,6 +206,7 @@ def build_app(
     routes = [
         Route("/v1/check", api.check, methods=["POST"]),
         Route("/v1/check/batch", api.check_batch, methods=["POST"]),
+        Route("/v1/labels", api.label, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
         *health_routes(ready=ready, live=_alive, metrics=metrics),
     ]

@@ -14,7 +14,7 @@ from pydantic.json_schema import models_json_schema
 from consumers.schemas import OutputSchema, request_leniency
 from consumers.serve.body import BATCH_FIELD, DEADLINE_HEADER
 from guard.defaults import MAX_SERVE_DEADLINE_MS, SCHEMA_VERSION
-from guard.models import JudgeRequest, Verdict
+from guard.models import JudgeRequest, ReviewLabel, Verdict
 
 REF = "#/components/schemas/{model}"
 FILENAME = "serve.openapi.json"
@@ -111,7 +111,7 @@ def _health(summary: str) -> dict[str, Any]:
 def document() -> dict[str, Any]:
     """The whole OpenAPI document (its version is the message schema version)."""
     _, defs = models_json_schema(
-        [(JudgeRequest, "validation"), (Verdict, "serialization")],
+        [(JudgeRequest, "validation"), (Verdict, "serialization"), (ReviewLabel, "validation")],
         ref_template=REF,
         schema_generator=OutputSchema,
     )
@@ -149,6 +149,34 @@ def document() -> dict[str, Any]:
                     "BatchResponse",
                     "One verdict per request, in order (budget refusals are verdicts here).",
                 )
+            },
+            "/v1/labels": {
+                "post": {
+                    "summary": "A reviewer's label of a judged message (judge.cascade.learn)",
+                    "security": [{"bearer": []}],
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": _ref("ReviewLabel")}},
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "Applied, or not (the request is not remembered).",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["request_id", "applied"],
+                                        "properties": {
+                                            "request_id": {"type": "string"},
+                                            "applied": {"type": "boolean"},
+                                        },
+                                    }
+                                }
+                            },
+                        },
+                        **_errors(("409", "Learning is off (learning_off).")),
+                    },
+                }
             },
             "/healthz": _health("Liveness: the event loop answers."),
             "/readyz": _health("Readiness: started, not stopping, intake not stopped."),

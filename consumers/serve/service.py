@@ -30,6 +30,7 @@ from consumers.serve.deadline import DeadlineJudge
 from consumers.settings import DeadlinePolicy, ServiceSettings
 from consumers.signals import stop_on_signals
 from guard.boundary import GuardCore
+from guard.learning.learner import Learner
 from guard.prepare import wordsearch
 
 log = structlog.get_logger("consumers.serve")
@@ -47,9 +48,15 @@ def make_api(
         judge=judge,
         parse=guard.parse,
         keys=ApiKeys(serve.api_keys_file),
-        metrics=Metrics(judge_stats=guard.budget_stats),
+        metrics=Metrics(judge_stats=guard.budget_stats, learner=_learner(guard)),
+        learner=_learner(guard),
     )
     return api, lambda: api.ready(guard.intake_stop_reason)
+
+
+def _learner(guard: GuardCore) -> Learner | None:
+    learner = getattr(guard, "learner", None)  # judge.cascade.learn (a Guard's attribute)
+    return learner if isinstance(learner, Learner) else None
 
 
 async def serve_http(
