@@ -1,4 +1,4 @@
-"""POST /v1/labels on a real `groundguard serve`: a reviewer's label teaches its learning cascade."""
+"""POST /v1/labels on a real `groundguard serve`: a reviewer's label teaches its cascade."""
 
 from __future__ import annotations
 
