@@ -105,10 +105,13 @@ class CoreTelemetry:
         span.end(end_time=end_ns)
 
     def event(self, name: str, attributes: core_tracing.Attributes) -> None:
+        span = trace.get_current_span()
+        if not span.is_recording():  # sampled out: its events are not sent either
+            return
         if self._logger is not None:  # the Logs API: a log record in the current span's context
             self._logger.emit(event_name=name, attributes=attributes)
         else:  # OTEL_LOGS_EXPORTER=none: a span event
-            trace.get_current_span().add_event(name, attributes)
+            span.add_event(name, attributes)
 
 
 def _carrier(headers: Sequence[tuple[str, bytes]]) -> dict[str, str]:

@@ -242,3 +242,43 @@ class TestRuntime:
         assert headers["traceparent"].startswith(f"00-{trace_id}-{span_id}-".encode())
         assert headers["baggage"] == b"tenant=a"
         assert len(stamped.headers) == 2
+
+
+class TestServe:
+    async def test_a_check_is_a_server_span_continuing_the_requests_traceparent(self) -> None:
+        import httpx2
+
+        from consumers.serve.app import build_app
+        from consumers.serve.service import make_api
+        from consumers.settings import ServiceSettings
+
+        capture = _capture()
+        core_tracing.install(capture.core)
+        try:
+            settings = ServiceSettings.model_validate({"judge": {"provider": "fake"}})
+            guard = build_guard(settings.judge, {})
+            api, ready = make_api(settings, guard, None)
+            api.state.started = True
+            api.tracing = capture.runtime
+            transport = httpx2.ASGITransport(app=build_app(api, ready=ready))
+            trace_id, parent_id = "ab" * 16, "cd" * 8
+            async with httpx2.AsyncClient(transport=transport, base_url="http://serve") as client:
+                answer = await client.post(
+                    "/v1/check",
+                    json={"output": ANSWER, "context": EVIDENCE},
+                    headers={"traceparent": f"00-{trace_id}-{parent_id}-01"},
+                )
+        finally:
+            core_tracing.install(None)
+        assert answer.status_code == 200
+        spans = {s.name: s for s in capture.spans.get_finished_spans()}
+        server = spans["POST /v1/check"]
+        assert server.kind.name == "SERVER"
+        assert format(server.context.trace_id, "032x") == trace_id
+        assert server.parent is not None
+        assert format(server.parent.span_id, "016x") == parent_id
+        assert server.attributes is not None
+        assert server.attributes["http.response.status_code"] == 200
+        guardrail = spans["apply_guardrail groundguard"]
+        assert guardrail.parent is not None
+        assert guardrail.parent.span_id == server.context.span_id
