@@ -270,6 +270,8 @@ class Guard:
         attributes = tracing.guardrail_attributes(PROMPT_VERSION)
         with telemetry.span(tracing.GUARDRAIL_SPAN, attributes) as span:
             verdict = await self._judge(request, message_key=message_key, item=item)
+            if not span.recording:  # sampled out: nothing to report
+                return verdict
             result = tracing.guardrail_result_attributes(verdict)
             span.set_attributes(result)
             explain = telemetry.capture_explanation

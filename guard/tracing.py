@@ -59,6 +59,10 @@ OPERATIONS: dict[str, str] = {
 class Span(Protocol):
     """A span in progress, as the core sees it."""
 
+    @property
+    def recording(self) -> bool:
+        """False for a span sampled out: nothing set on it is kept."""
+
     def set_attributes(self, attributes: Attributes) -> None: ...
 
     def failed(self, error_type: str) -> None:
@@ -87,6 +91,8 @@ class Telemetry(Protocol):
 
 
 class _NoopSpan:
+    recording = False
+
     def set_attributes(self, attributes: Attributes) -> None:
         pass
 
@@ -252,7 +258,8 @@ class TracedJudge:
             except Exception as exc:
                 span.failed(getattr(exc, "kind", None) or type(exc).__name__)
                 raise
-            span.set_attributes(outcome_attributes(outcome))
+            if span.recording:
+                span.set_attributes(outcome_attributes(outcome))
             return outcome
 
     async def aclose(self) -> None:

@@ -41,6 +41,9 @@ DEFAULT_SERVICE_NAME = "groundguard"
 
 
 class Span(Protocol):
+    @property
+    def recording(self) -> bool: ...
+
     def set_attributes(self, attributes: core_tracing.Attributes) -> None: ...
 
     def failed(self, error_type: str) -> None: ...
@@ -71,6 +74,8 @@ class RuntimeTracing(Protocol):
 
 
 class _NoopSpan:
+    recording = False
+
     def set_attributes(self, attributes: core_tracing.Attributes) -> None:
         pass
 

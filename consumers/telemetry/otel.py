@@ -45,6 +45,7 @@ class OtelSpan:
 
     def __init__(self, span: trace.Span) -> None:
         self.span = span
+        self.recording = span.is_recording()
 
     def set_attributes(self, attributes: core_tracing.Attributes) -> None:
         self.span.set_attributes(attributes)

@@ -36,6 +36,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF  # noqa: E402
 
 from consumers.telemetry.otel import CoreTelemetry, OtelRuntime  # noqa: E402
 
@@ -52,9 +53,9 @@ class Captured:
     runtime: OtelRuntime
 
 
-def _capture(*, explain: bool = False) -> Captured:
+def _capture(*, explain: bool = False, sampled: bool = True) -> Captured:
     spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
-    tracer_provider = TracerProvider()
+    tracer_provider = TracerProvider(sampler=None if sampled else ALWAYS_OFF)
     tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
     logger_provider = LoggerProvider()
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
@@ -214,6 +215,16 @@ class TestCoreSpans:
         waits = [s for s in finished if s.name == "groundguard.wait concurrency"]
         assert len(waits) == 1
         assert waits[0].parent is not None
+
+    async def test_a_sampled_out_request_reports_no_span_and_no_event(self) -> None:
+        capture = _capture(sampled=False)
+        core_tracing.install(capture.core)
+        try:
+            await build_guard(JudgeSettings(provider="fake"), {}).judge(_request())
+        finally:
+            core_tracing.install(None)
+        assert capture.spans.get_finished_spans() == ()
+        assert capture.logs.get_finished_logs() == ()
 
     def test_off_a_judge_is_not_wrapped(self) -> None:
         judge = FakeJudge()
