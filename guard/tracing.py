@@ -167,6 +167,7 @@ def waiting(kind: str) -> AbstractContextManager[object]:
 
 def guardrail_attributes(policy_version: str) -> dict[str, AttributeValue]:
     return {
+        "openinference.span.kind": "GUARDRAIL",
         "gen_ai.operation.name": "apply_guardrail",
         "gen_ai.provider.name": GUARDRAIL_COMPONENT,
         "gen_ai.guardrail.component.name": GUARDRAIL_COMPONENT,
@@ -223,6 +224,11 @@ def call_attributes(provider: str, model: str, tier: TierKind) -> dict[str, Attr
         "gen_ai.provider.name": provider,
         "gen_ai.request.model": model,
         "groundguard.judge.tier": tier,
+        # OpenInference (Phoenix): a model call is an LLM span, a rules or detector tier an
+        # evaluator
+        "openinference.span.kind": "LLM" if tier in ("llm", "specialist") else "EVALUATOR",
+        "llm.provider": provider,
+        "llm.model_name": model,
     }
 
 
@@ -234,6 +240,10 @@ def outcome_attributes(outcome: JudgeOutcome) -> dict[str, AttributeValue]:
         "gen_ai.usage.output_tokens": usage.output_tokens,
         "gen_ai.usage.cache_read.input_tokens": usage.cached_tokens,
         "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens,
+        "llm.token_count.prompt": usage.input_tokens,
+        "llm.token_count.completion": usage.output_tokens,
+        "llm.token_count.total": usage.input_tokens + usage.output_tokens,
+        "llm.token_count.prompt_details.cache_read": usage.cached_tokens,
     }
     if usage.service_tier is not None:
         out["gen_ai.request.service_tier"] = usage.service_tier

@@ -136,6 +136,7 @@ class OtelRuntime:
     def message(self, record: RecordLike) -> AbstractContextManager[OtelSpan]:
         parent = propagate.extract(_carrier(record.headers))
         attributes: dict[str, core_tracing.AttributeValue] = {
+            "openinference.span.kind": "CHAIN",
             "messaging.system": "kafka",
             "messaging.operation.name": "process",
             "messaging.operation.type": "process",

@@ -90,9 +90,10 @@ def read(out: Path) -> tuple[list[Span], list[LogRecord]]:
     spans: list[Span] = []
     logs: list[LogRecord] = []
     for line in out.read_bytes().splitlines():
-        if not line.strip():
+        try:
+            batch = orjson.loads(line)
+        except orjson.JSONDecodeError:  # empty, or the line the exporter is writing now
             continue
-        batch = orjson.loads(line)
         for resource_spans in batch.get("resourceSpans", []):
             resource = _attributes(resource_spans.get("resource", {}).get("attributes"))
             for scope in resource_spans.get("scopeSpans", []):
@@ -126,11 +127,21 @@ def read(out: Path) -> tuple[list[Span], list[LogRecord]]:
     return spans, logs
 
 
-def wait_for(out: Path, *, spans: int, logs: int, timeout_s: float = 20.0) -> None:
-    """Until the file holds at least ``spans`` spans and ``logs`` log records."""
+def wait_for(
+    out: Path,
+    trace_id: str,
+    *,
+    spans: set[str],
+    events: frozenset[str] = frozenset(),
+    timeout_s: float = 20.0,
+) -> None:
+    """Until the file holds the spans named ``spans`` and the log records named ``events`` of
+    the trace ``trace_id`` (the test then reads and checks them)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         got_spans, got_logs = read(out)
-        if len(got_spans) >= spans and len(got_logs) >= logs:
+        names = {s.name for s in got_spans if s.trace_id == trace_id}
+        got_events = {r.event_name for r in got_logs if r.trace_id == trace_id}
+        if spans <= names and events <= got_events:
             return
         time.sleep(0.2)

@@ -124,7 +124,13 @@ async def test_a_judged_message_is_one_trace_from_producer_to_subscriber(
         tmp_path, kafka_bootstrap, collector, "http/protobuf"
     )
     trace_id, parent_id = sent["judged"]
-    wait_for(collector.out, spans=4, logs=2)
+    wait_for(
+        collector.out,
+        trace_id,
+        spans={f"process {topics.requests}", "apply_guardrail groundguard", "chat fake-judge"}
+        | {"send"},
+        events=frozenset({"gen_ai.evaluation.result", "gen_ai.guardrail.result"}),
+    )
     spans, logs = read(collector.out)
     label = orjson.loads(verdict.value)["label"]
 
@@ -141,6 +147,7 @@ async def test_a_judged_message_is_one_trace_from_producer_to_subscriber(
     guardrail = _one(spans, "apply_guardrail groundguard", trace_id)
     assert guardrail.parent_id == message.span_id
     assert guardrail.attributes["gen_ai.operation.name"] == "apply_guardrail"
+    assert guardrail.attributes["openinference.span.kind"] == "GUARDRAIL"
     assert guardrail.attributes["gen_ai.guardrail.result.value"] == label
     assert guardrail.attributes["groundguard.verdict.judge.tier"] == "llm"
 
@@ -153,6 +160,8 @@ async def test_a_judged_message_is_one_trace_from_producer_to_subscriber(
     assert call.attributes["gen_ai.usage.input_tokens"] == 100
     assert call.attributes["gen_ai.usage.output_tokens"] == 20
     assert call.attributes["gen_ai.usage.cache_read.input_tokens"] == 0
+    assert call.attributes["openinference.span.kind"] == "LLM"
+    assert call.attributes["llm.token_count.total"] == 120
 
     publish = _one(spans, "send", trace_id)
     assert publish.parent_id == message.span_id
@@ -183,7 +192,7 @@ async def test_a_dead_letter_continues_its_trace_over_grpc(
     of its traceparent, and the dead letter carries the trace on."""
     topics, sent, _, letter = await _run_traced(tmp_path, kafka_bootstrap, collector, "grpc")
     trace_id, parent_id = sent["poison"]
-    wait_for(collector.out, spans=8, logs=4)
+    wait_for(collector.out, trace_id, spans={f"process {topics.requests}", "send"})
     spans, _ = read(collector.out)
     message = _one(spans, f"process {topics.requests}", trace_id)
     assert message.parent_id == parent_id
