@@ -182,6 +182,7 @@ class ServiceProcess:
     proc: subprocess.Popen[bytes] | None = None
     samples: list[ProcSample] = field(default_factory=list)
     name: str = ""  # of the log and settings files; the group id when empty
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment (OTEL_...)
 
     @property
     def log_path(self) -> Path:
@@ -191,6 +192,7 @@ class ServiceProcess:
         path = self.workdir / f"service-{self.name or self.config['group_id']}.json"
         path.write_text(json.dumps(self.config))
         env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDGUARD_")}
+        env |= self.env
         cmd = [sys.executable, "-m", "consumers", "run", "--config", str(path)]
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(

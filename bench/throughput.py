@@ -194,9 +194,10 @@ async def run_service(
     profile: Path | None = None,
     after: Callable[[ServiceProcess, str, str, float], Awaitable[dict[str, Any]]] | None = None,
     warmup: float = 0.1,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Backlog of ``n`` requests, then start the service and wait for every verdict (rate and
-    CPU from ``warmup`` to 90 % of them)."""
+    CPU from ``warmup`` to 90 % of them). ``env`` is added to the service's environment."""
     requests, verdicts = unique(f"{name}-in"), unique(f"{name}-verdicts")
     await create_topics(
         bootstrap,
@@ -218,6 +219,7 @@ async def run_service(
             judge=judge,
         ),
         workdir,
+        env=env or {},
     )
     started = time.time()
     service.start()

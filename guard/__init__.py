@@ -25,6 +25,8 @@ Map of the package, in the order a request goes through it::
     settings, defaults       the settings model (imports no layer above it); every default
     errors, retry, redact,   the exception root; bounded retries; secrets out of messages;
     offload                  CPU-heavy work off the event loop
+    tracing                  the no-op tracing hooks an edge may install (OpenTelemetry spans
+                             and evaluation events; never imported here)
     testing/                 fakes for tests (a fake judge and fake LLM APIs); nothing imports
                              them but tests and guard.assembly for ``provider: fake``
 

@@ -25,6 +25,8 @@ from guard.providers.flex import check_flex_has_a_judge
 from guard.retry import RetryPolicy
 from guard.settings import JudgeSettings
 from guard.tiers.build import build_cascade, build_tier
+from guard.tiers.kinds import kind_of
+from guard.tracing import traced
 
 if TYPE_CHECKING:
     from guard.batch.journal import BatchJournal
@@ -96,7 +98,8 @@ def make_budgeted_judge(
     check_fallback(settings)  # before any client is made, so a bad setting leaks none
     check_flex_has_a_judge(settings.delivery, llm_model(settings))
     tiers = settings.tier_list()
-    judge = batcher or build_tier(tiers[-1], settings, environ, retry=NO_RETRY).judge
+    last = kind_of(tiers[-1]).tier
+    judge = traced(batcher or build_tier(tiers[-1], settings, environ, retry=NO_RETRY).judge, last)
     screen = None
     if len(tiers) > 1:  # the tiers before the last spend no budget: they screen first
         screen = functools.partial(build_cascade, settings, environ, learner=learner)
@@ -152,7 +155,7 @@ def make_fallback(settings: JudgeSettings, environ: Mapping[str, str]) -> Judge 
     if budget.fallback_to_offline:
         from guard.offline import OfflineJudge
 
-        return OfflineJudge(settings)
+        return traced(OfflineJudge(settings), "offline")
     cheaper = check_fallback(settings)
     if cheaper is None:
         return None

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from guard import strictjson
+from guard import strictjson, tracing
 from guard.batch.items import ItemRef
 from guard.budgets.judge import BudgetedJudge, BudgetStats
 from guard.case import PreparedCase
@@ -265,7 +265,27 @@ class Guard:
         next owner of a partition finds the items submitted before it took over). The configured
         :class:`~guard.providers.base.Judge` itself is ``guard.backend``. Large requests are
         prepared in a worker thread, so their CPU never blocks the event loop for long.
+        With tracing on, the judgement is the guardrail span (:mod:`guard.tracing`).
         """
+        telemetry = tracing.current()
+        if not telemetry.enabled:
+            return await self._judge(request, message_key=message_key, item=item)
+        attributes = tracing.guardrail_attributes(PROMPT_VERSION)
+        with telemetry.span(tracing.GUARDRAIL_SPAN, attributes) as span:
+            verdict = await self._judge(request, message_key=message_key, item=item)
+            if not span.recording:  # sampled out: nothing to report
+                return verdict
+            result = tracing.guardrail_result_attributes(verdict)
+            span.set_attributes(result)
+            explain = telemetry.capture_explanation
+            evaluation = tracing.evaluation_attributes(verdict, explanation=explain)
+            telemetry.event(tracing.EVALUATION_EVENT, evaluation)
+            telemetry.event(tracing.GUARDRAIL_RESULT_EVENT, result)
+            return verdict
+
+    async def _judge(
+        self, request: JudgeRequest, *, message_key: str | None, item: ItemRef | None
+    ) -> Verdict:
         cases = await off_loop(
             request_chars(request),
             self.prepare_chunks,

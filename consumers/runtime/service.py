@@ -39,6 +39,7 @@ import structlog
 from aiokafka.errors import KafkaError
 from aiokafka.structs import TopicPartition
 
+from consumers import telemetry
 from consumers.errors import FetchStopped, PublishFailed
 from consumers.logging import mark_record
 from consumers.records import SourceCoordinates
@@ -57,6 +58,7 @@ from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
 from consumers.settings import Guarantee, ServiceSettings
+from consumers.telemetry import RuntimeTracing, Span
 from guard.batch.items import ItemRef
 from guard.boundary import GuardCore
 from guard.models import Verdict
@@ -67,6 +69,20 @@ log = structlog.get_logger(log_name)
 REPLY_LINGER_MS = 0  # a requester waits for each reply: no linger (batches form in flight)
 SHUTDOWN_COMMIT_MIN_S = 1.0  # the final commit gets this long even when draining used it all
 COMMIT_WATCH_MS = 10  # while a periodic commit runs, the loop looks this often whether it ended
+
+
+def outcome_attributes(outcome: Finished | Unfinished) -> dict[str, str]:
+    """A message span's outcome: the verdict's label, ``dead_letter`` (with its reason), or
+    ``unfinished`` (with why)."""
+    if isinstance(outcome, Unfinished):
+        return {"groundguard.outcome": "unfinished", "groundguard.unfinished.why": outcome.why}
+    if outcome.verdict is not None:
+        return {"groundguard.outcome": outcome.verdict.label.value}
+    reasons = [out.tag for out in outcome.outputs if out.kind is OutputKind.DEAD_LETTER]
+    return {
+        "groundguard.outcome": "dead_letter",
+        "groundguard.dead_letter.reason": ",".join(reasons),
+    }
 
 
 def _input_bytes(origin: Origin | SourceCoordinates) -> int:
@@ -99,6 +115,7 @@ class GuardService:
         clock: Callable[[], float] = time.monotonic,
         journal: KafkaBatchJournal | None = None,
         learning: KafkaLearning | None = None,
+        tracing: RuntimeTracing | None = None,
     ) -> None:
         if guard.batcher is not None and guard.batcher.journal is not journal:
             raise ValueError("the guard's batcher must be built with the service's journal")
@@ -126,6 +143,7 @@ class GuardService:
         self._debug = False  # whether debug lines are logged, read at start
         self._journal = journal  # judge.delivery: batch
         self.learning = learning  # judge.cascade.learn: counts shared between replicas
+        self._tracing = tracing if tracing is not None else telemetry.current()
         # from a revoke to the end of the assignment after it: the partitions are partly
         # known (the revoked forgotten, the assigned not yet tracked)
         self._rebalancing = False
@@ -302,21 +320,33 @@ class GuardService:
                 offset=record.offset,
                 headers=record.headers,
             )  # this task's log lines, read when logged
+            with self._tracing.message(record) as span:
+                await self._traced_message(part, record, span)
+        except PublishFailed as exc:  # the broker, not the message: stop, offsets uncommitted
+            self._abandon(record, exc)
+        except Exception as exc:  # anything else is this message's: dead-letter it
+            await self._last_resort(part, record, exc)
+
+    async def _traced_message(self, part: Partition, record: Record, span: Span) -> None:
+        """The message inside its span (:mod:`consumers.telemetry`; a no-op when off)."""
+        try:
             task = asyncio.current_task()
             async with self._memory.hold(parsed_bytes(record.value)):  # parsed within the budget
                 outcome = await self._pipeline.process(
                     record, lambda decoded: self._judge(part, decoded, task)
                 )
             part.waiting.discard(task)
+            span.set_attributes(outcome_attributes(outcome))
             if isinstance(outcome, Unfinished):
                 return  # fetched again after the rewind or rebalance
             outputs = await self._deliver(part, record.offset, outcome)
             if outcome.verdict is not None and any(o.kind is OutputKind.VERDICT for o in outputs):
                 self._published(outcome.verdict, outputs)
-        except PublishFailed as exc:  # the broker, not the message: stop, offsets uncommitted
-            self._abandon(record, exc)
+        except PublishFailed:
+            raise
         except Exception as exc:  # anything else is this message's: dead-letter it
-            await self._last_resort(part, record, exc)
+            span.set_attributes({"groundguard.outcome": "dead_letter"})
+            await self._last_resort(part, record, exc)  # within the span: the letter carries it
 
     async def _judge(
         self, part: Partition, decoded: Decoded, task: asyncio.Task[None] | None
@@ -355,10 +385,16 @@ class GuardService:
         """Deliver (publish, or stage for the transaction) and finish the message."""
         assert self.commits is not None
         origin = finished.origin
-        outputs = await self.replies.deliverable(self._replies_producer, finished.outputs)
-        outputs = await self.commits.policy.deliver(
-            part, offset, outputs, self._pipeline.refused(origin), input_bytes=_input_bytes(origin)
-        )
+        with self._tracing.publish(finished.outputs):
+            outputs = self._tracing.stamp(finished.outputs)  # a subscriber continues the trace
+            outputs = await self.replies.deliverable(self._replies_producer, outputs)
+            outputs = await self.commits.policy.deliver(
+                part,
+                offset,
+                outputs,
+                self._pipeline.refused(origin),
+                input_bytes=_input_bytes(origin),
+            )
         part.tracker.finish(offset)
         self.stats.delivered([(out.kind, out.tag) for out in outputs])
         return outputs

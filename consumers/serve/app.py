@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from consumers import telemetry
 from consumers.health import Health, health_routes
 from consumers.metrics import Metrics
 from consumers.serve import body, labels
@@ -35,6 +36,7 @@ from consumers.serve.metrics import ServeMetrics
 from consumers.serve.openapi import document
 from consumers.serve.outcomes import outcome_of, status_of
 from consumers.settings import ServeSettings
+from consumers.telemetry import RuntimeTracing
 from guard.defaults import MAX_SERVE_DEADLINE_MS
 from guard.learning.learner import Learner
 from guard.models import JudgeRequest, Verdict
@@ -63,6 +65,7 @@ class CheckApi:
     metrics: Metrics
     state: ServeState = field(default_factory=ServeState)
     learner: Learner | None = None  # judge.cascade.learn: POST /v1/labels teaches it
+    tracing: RuntimeTracing = field(default_factory=telemetry.current)
 
     def __post_init__(self) -> None:
         self.admission = Admission(
@@ -98,6 +101,20 @@ class CheckApi:
         request: Request,
         handle: Callable[[Request, Deadline, Reservation], Awaitable[tuple[Response, str]]],
     ) -> Response:
+        path = request.url.path
+        with self.tracing.http(request.method, path, request.headers) as span:
+            response, outcome = await self._answered(route, request, handle)
+            span.set_attributes(
+                {"http.response.status_code": response.status_code, "groundguard.outcome": outcome}
+            )
+            return response
+
+    async def _answered(
+        self,
+        route: str,
+        request: Request,
+        handle: Callable[[Request, Deadline, Reservation], Awaitable[tuple[Response, str]]],
+    ) -> tuple[Response, str]:
         started = time.perf_counter()
         try:
             deadline = Deadline(self._admitted(request), started)
@@ -121,7 +138,7 @@ class CheckApi:
             refused = Refused("internal_error", "see the server log", status=500)
             response, outcome = refused.response(), refused.code
         self.serve_metrics.observe(route, outcome, time.perf_counter() - started)
-        return response
+        return response, outcome
 
     async def _check_one(
         self, request: Request, deadline: Deadline, reservation: Reservation

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 from collections import Counter
 
+from guard import tracing
 from guard.budgets.layer import JudgeLayer
 from guard.case import PreparedCase
 from guard.errors import JudgeError, RateLimited
@@ -24,7 +25,9 @@ class ConcurrencyLimitedJudge(JudgeLayer):
         self.in_flight = self.peak_in_flight = self.calls = 0
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
-        async with self._semaphore:
+        with tracing.waiting("concurrency"):
+            await self._semaphore.acquire()
+        try:
             self.calls += 1
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
@@ -32,6 +35,8 @@ class ConcurrencyLimitedJudge(JudgeLayer):
                 return await self.inner.assess(case)
             finally:
                 self.in_flight -= 1
+        finally:
+            self._semaphore.release()
 
 
 class _RateLimitSignal(Exception):

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from guard import tracing
 from guard.budgets.clock import Clock
 from guard.budgets.estimate import estimate_usage
 from guard.budgets.layer import JudgeLayer
@@ -264,7 +265,8 @@ class CostBudgetJudge(JudgeLayer):
                 raise JudgementSkipped(SkipReason.budget_exhausted(refused.window))
             if self._policy is BudgetPolicy.FALLBACK:
                 return await self._fall_back(case, refused.window)
-            await self._pause(refused, deadline)
+            with tracing.waiting("cost_budget"):
+                await self._pause(refused, deadline)
 
     async def _reserve_fleet(self, grant: Reservation) -> SharedReservation | WindowSnapshot | None:
         """With Redis, reserve the call in the fleet's windows too: the reservation, or the

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from guard import tracing
 from guard.budgets.clock import Clock
 from guard.budgets.estimate import estimate_usage, total_tokens
 from guard.budgets.layer import JudgeLayer
@@ -321,7 +322,8 @@ class RateLimitedJudge(JudgeLayer):
         tokens = total_tokens(estimate_usage(case))
         deadline = self.limiter.deadline()
         for attempt in range(1, self._max_attempts + 1):
-            permit = await self._admit(tokens, deadline)
+            with tracing.waiting("rate_limit"):
+                permit = await self._admit(tokens, deadline)
             self.calls += 1
             try:
                 outcome = await self.inner.assess(case)

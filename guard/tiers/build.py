@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from guard.providers.base import Judge
 from guard.tiers.cascade import CascadeJudge, Tier
 from guard.tiers.kinds import TierSettings, kind_of
+from guard.tracing import traced
 
 if TYPE_CHECKING:
     from guard.learning.learner import Learner
@@ -26,7 +27,9 @@ def build_tier(
 ) -> Tier:
     """The built ``tier`` (``judge`` in its place when given: the budgeted last tier)."""
     kind = kind_of(tier)
-    built = judge if judge is not None else kind.build(tier, settings, environ, retry)
+    if judge is not None:
+        return Tier(tier.tier_name, kind.tier, judge, pass_at=tier.pass_at, fail_at=tier.fail_at)
+    built = traced(kind.build(tier, settings, environ, retry), kind.tier)
     return Tier(tier.tier_name, kind.tier, built, pass_at=tier.pass_at, fail_at=tier.fail_at)
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiokafka.errors import KafkaError
 
+from consumers import telemetry
 from consumers.config import load_settings
 from consumers.errors import ConsumerError, SettingsError
 from consumers.heap import freeze_startup
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     environ = os.environ
     try:
         settings = load_settings(args.config, environ)
+        telemetry.setup(environ)  # before the judge: its spans are built in (off: nothing)
         journal = batch_journal(settings)
         learner = make_learner(settings.judge, origin=settings.instance_id)
         guard = build_guard(settings.judge, environ, journal=journal, learner=learner)
@@ -77,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # a bug: its traceback is in the log (message.crashed)
         print(f"groundguard run: stopped by an internal error: {exc!r}", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        telemetry.shutdown()  # what is buffered is sent
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from consumers import telemetry
 from consumers.cli.commands.run import configure_logging
 from consumers.config import load_settings
 from consumers.errors import SettingsError
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         exposed = exposure_problem(settings)
         if exposed is not None:
             raise exposed
+        telemetry.setup(os.environ)  # before the judges: their spans are built in
         guard, offline = _judges(settings)
     except (SettingsError, ConfigError) as exc:
         print(f"groundguard serve: bad setting {exc}", file=sys.stderr)
@@ -69,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"groundguard serve: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        telemetry.shutdown()  # what is buffered is sent
     return EXIT_OK
 
 
