@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import orjson
 import structlog
@@ -37,6 +38,9 @@ from consumers.serve.outcomes import outcome_of, status_of
 from consumers.settings import ServeSettings
 from guard.defaults import MAX_SERVE_DEADLINE_MS
 from guard.models import JudgeRequest, Verdict
+
+if TYPE_CHECKING:
+    from consumers.serve.proxy import ProxyApi
 
 log = structlog.get_logger("consumers.serve")
 
@@ -61,6 +65,7 @@ class CheckApi:
     keys: ApiKeys
     metrics: Metrics
     state: ServeState = field(default_factory=ServeState)
+    proxy: ProxyApi | None = None  # serve.proxy: set by consumers.serve.service.make_api
 
     def __post_init__(self) -> None:
         self.admission = Admission(
@@ -202,6 +207,7 @@ def build_app(
         Route("/v1/check", api.check, methods=["POST"]),
         Route("/v1/check/batch", api.check_batch, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
+        *(api.proxy.routes() if api.proxy is not None else []),
         *health_routes(ready=ready, live=_alive, metrics=metrics),
     ]
     return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_found})
