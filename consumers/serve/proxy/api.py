@@ -196,6 +196,9 @@ class ProxyApi:
                 self.check.serve_metrics.shed(exc.code)
             self.check.serve_metrics.observe(route, exc.code, time.perf_counter() - started)
             log.debug("serve.refused", route=route, code=exc.code, field=exc.field)
+        except Exception:  # a bug: answered 500, its traceback logged (never the body)
+            log.exception("serve.internal_error", route=route)
+            response = Refused("internal_error", "see the server log", status=500).response()
         return response
 
     async def _answer(self, request: Request, kind: UpstreamKind, started: float) -> Response:
