@@ -259,8 +259,7 @@ class HoldAndRelease:
             if self.release is Release.VERIFIED:
                 self._release_to(span.end)
         if self._finished and not self._done:
-            if self.release is Release.FINAL:
-                self._release_to(self._size)
+            self._release_to(self._size)  # every span passed: the whitespace after the last too
             self._release_marks(everything=True)
             last = self._spans[-1].verdict if self._spans else None
             self._end(Finished(last, self._released))

@@ -296,6 +296,24 @@ class TestPassingAnswers:
         assert isinstance(events[-1], Finished)
         assert released(events).encode() == PASSING.encode()
 
+    @pytest.mark.parametrize("release", [Release.VERIFIED, Release.FINAL])
+    def test_whitespace_after_the_last_sentence_is_released_too(
+        self, guard: Guard, release: Release
+    ) -> None:
+        answer = PASSING + "\n\n"
+        _, events = asyncio.run(
+            stream(
+                guard,
+                answer,
+                wire=OpenAIWire("m"),
+                deltas=[30, len(PASSING) + 1],
+                reads=[],
+                release=release,
+            )
+        )
+        assert isinstance(events[-1], Finished)
+        assert released(events) == answer
+
     def test_the_final_verdict_is_the_judgement_of_the_whole_answer(self, guard: Guard) -> None:
         engine, events = asyncio.run(
             stream(guard, PASSING, wire=OpenAIWire("m"), deltas=[5, 40, 90], reads=[])
