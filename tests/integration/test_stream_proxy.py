@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -25,6 +26,7 @@ from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
 from guard.boundary import GuardCore
 from guard.engine import Guard
+from guard.errors import JudgeUnavailable
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 from guard.testing.fake_upstream import FakeUpstream
@@ -52,9 +54,10 @@ async def proxy(
 ) -> AsyncIterator[tuple[str, CheckApi]]:
     """``serve`` in this event loop in front of ``upstream``; yields its base URL."""
     url = upstream.openai_base_url if kind == "openai" else upstream.anthropic_base_url
+    serve = {"api_keys_file": settings.pop("api_keys_file")} if "api_keys_file" in settings else {}
     proxy_settings = {"upstream_url": url, "upstream_kind": kind, "notice": NOTICE, **settings}
     service = ServiceSettings.model_validate(
-        {"judge": {"provider": "offline"}, "serve": {"proxy": proxy_settings}}
+        {"judge": {"provider": "offline"}, "serve": {**serve, "proxy": proxy_settings}}
     )
     judge = guard or build_guard(service.judge, os.environ)
     api, ready = make_api(service, judge, None)
@@ -373,3 +376,47 @@ class TestForwarding:
                 )
         assert reply.model_extra is not None
         assert reply.model_extra["groundguard"]["label"] == label
+
+
+# --------------------------------------------------------------------------- keys and judge errors
+
+
+class TestKeysAndUndecided:
+    async def test_with_api_keys_the_anthropic_sdks_key_is_groundguards_and_not_forwarded(
+        self, tmp_path: Path
+    ) -> None:
+        key = "gg-key-0123456789abcdef"
+        keys = tmp_path / "keys"
+        keys.write_text(f"{key}\n", encoding="utf-8")
+        with FakeUpstream(answer=PASSING) as upstream:
+            async with proxy(
+                upstream, "anthropic", upstream_api_key="sk-configured", api_keys_file=str(keys)
+            ) as (base, _), anthropic.AsyncAnthropic(
+                base_url=base, api_key=key, max_retries=0
+            ) as client:
+                reply = await client.messages.create(
+                    model="m",
+                    max_tokens=10,
+                    messages=QUESTION,
+                    extra_body={"groundguard_context": EVIDENCE},
+                )
+                with pytest.raises(anthropic.AuthenticationError):
+                    await client.with_options(api_key="wrong-key-0123456789").messages.create(
+                        model="m", max_tokens=10, messages=QUESTION
+                    )
+        assert reply.content[0].type == "text"
+        headers = upstream.requests[-1]["_headers"]
+        assert headers["x-api-key"] == "sk-configured"
+        assert len(upstream.requests) == 1  # the refused call never went upstream
+
+    @pytest.mark.parametrize(("undecided", "released"), [("block", ""), ("release", PASSING)])
+    async def test_a_span_the_judge_could_not_decide_blocks_unless_told(
+        self, undecided: str, released: str
+    ) -> None:
+        guard = Guard(FakeJudge([JudgeUnavailable("down")]), JudgeSettings(provider="fake"))
+        with FakeUpstream(answer=PASSING) as upstream:
+            async with proxy(upstream, "openai", guard, undecided=undecided) as (base, _):
+                chunks, _ = await openai_stream(base)
+        text = openai_text(chunks)
+        assert text == (released or NOTICE)
+        assert summary_of(chunks)["label"] == "error"
