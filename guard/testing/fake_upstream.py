@@ -72,6 +72,7 @@ class FakeUpstream:
         token_delay_s: float = 0.0,
         first_token_delay_s: float = 0.0,
         drop_after: int | None = None,
+        status: int = 200,
         model: str = "fake-upstream",
         host: str = "127.0.0.1",
     ) -> None:
@@ -79,6 +80,7 @@ class FakeUpstream:
         self.token_delay_s = token_delay_s
         self.first_token_delay_s = first_token_delay_s
         self.drop_after = drop_after
+        self.status = status
         self.model = model
         self.host = host
         self.port = 0
@@ -183,6 +185,10 @@ class FakeUpstream:
             del self.requests[:-_KEPT_REQUESTS]
         answer = self.answer(body) if callable(self.answer) else self.answer
         anthropic = request.url.path.endswith("/messages")
+        if self.status != 200:
+            return Response(
+                _error(self.status, anthropic), self.status, media_type="application/json"
+            )
         if body.get("stream") is not True:
             with self._lock:
                 self.stats.whole_answers += 1
@@ -225,6 +231,13 @@ class FakeUpstream:
                     self.stats.streams_dropped += 1
                 else:
                     self.stats.streams_cancelled += 1
+
+
+def _error(status: int, anthropic: bool) -> bytes:
+    message = f"fake upstream error {status}"
+    if anthropic:
+        return orjson.dumps({"type": "error", "error": {"type": "api_error", "message": message}})
+    return orjson.dumps({"error": {"message": message, "type": "api_error", "code": status}})
 
 
 def _sse(data: Any, event: str | None = None) -> bytes:

@@ -30,6 +30,7 @@ from guard.errors import JudgeUnavailable
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 from guard.testing.fake_upstream import FakeUpstream
+from tests.integration.serveproc import ServeProcess
 
 EVIDENCE = (
     "Returns are accepted within 30 days of delivery. The Premium plan costs $12,000 a month. "
@@ -389,11 +390,12 @@ class TestKeysAndUndecided:
         keys = tmp_path / "keys"
         keys.write_text(f"{key}\n", encoding="utf-8")
         with FakeUpstream(answer=PASSING) as upstream:
-            async with proxy(
-                upstream, "anthropic", upstream_api_key="sk-configured", api_keys_file=str(keys)
-            ) as (base, _), anthropic.AsyncAnthropic(
-                base_url=base, api_key=key, max_retries=0
-            ) as client:
+            async with (
+                proxy(
+                    upstream, "anthropic", upstream_api_key="sk-configured", api_keys_file=str(keys)
+                ) as (base, _),
+                anthropic.AsyncAnthropic(base_url=base, api_key=key, max_retries=0) as client,
+            ):
                 reply = await client.messages.create(
                     model="m",
                     max_tokens=10,
@@ -420,3 +422,50 @@ class TestKeysAndUndecided:
         text = openai_text(chunks)
         assert text == (released or NOTICE)
         assert summary_of(chunks)["label"] == "error"
+
+
+class TestUpstreamRefusals:
+    async def test_an_upstream_error_status_reaches_the_sdk_unjudged(self) -> None:
+        with FakeUpstream(status=401) as upstream:
+            async with proxy(upstream, "openai") as (base, api):
+                with pytest.raises(openai.AuthenticationError, match="fake upstream error"):
+                    await openai_stream(base)
+                assert api.admission.in_flight == 0
+
+    async def test_an_unreachable_upstream_is_a_502(self) -> None:
+        upstream = FakeUpstream()
+        upstream.port = 9  # the discard port: nothing listens on loopback
+        async with proxy(upstream, "anthropic") as (base, _):
+            with pytest.raises(anthropic.InternalServerError) as caught:
+                await anthropic_stream(base)
+        assert caught.value.status_code == 502
+
+
+def test_serve_as_a_process_proxies_a_stream(tmp_path: Path) -> None:
+    """``groundguard serve`` with the proxy set in its environment, the OpenAI SDK streaming."""
+    with FakeUpstream(answer=FAILING, token_delay_s=DELAY_S) as upstream:
+        env = {
+            "GROUNDGUARD_JUDGE__PROVIDER": "offline",
+            "GROUNDGUARD_SERVE__PROXY__UPSTREAM_URL": upstream.openai_base_url,
+            "GROUNDGUARD_SERVE__PROXY__NOTICE": NOTICE,
+        }
+        server = ServeProcess(tmp_path / "serve.log", env)
+        try:
+            with openai.OpenAI(
+                base_url=f"{server.url}/v1", api_key="sk-c", max_retries=0
+            ) as client:
+                stream = client.chat.completions.create(
+                    model="m",
+                    messages=QUESTION,
+                    stream=True,
+                    extra_body={"groundguard_context": EVIDENCE},
+                )
+                chunks = list(stream)
+            server.terminate()
+            assert server.wait() == 0
+            events = [e for e in server.events() if e.get("event") == "proxy.verdict"]
+        finally:
+            server.stop()
+        assert openai_text(chunks) == FIRST + NOTICE
+        assert chunks[-1].choices[0].finish_reason == "content_filter"
+        assert events[0]["outcome"] == "stopped"
