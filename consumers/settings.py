@@ -37,6 +37,7 @@ from guard.settings_model import (
     SettingsModel,
     refuse_bool,
 )
+from guard.stream.release import Release
 
 ENV_PREFIX = "GROUNDGUARD_"
 # GROUNDGUARD_ variables that are not service settings: the project's own switches (scripts/kafka,
@@ -428,6 +429,94 @@ class DeadlinePolicy(StrEnum):
     OFFLINE = "offline"
 
 
+class UpstreamKind(StrEnum):
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+
+
+class Undecided(StrEnum):
+    BLOCK = "block"
+    RELEASE = "release"
+
+
+class ProxySettings(_Section):
+    """``serve``'s streaming proxy: ``POST /v1/chat/completions`` (OpenAI) or ``POST
+    /v1/messages`` (Anthropic), forwarded to ``upstream_url`` and released as judged (see
+    :mod:`consumers.serve.proxy`). Off until ``upstream_url`` is set."""
+
+    upstream_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s]+$",
+        description="The model API to forward to: an OpenAI-compatible base URL ending before "
+        "/chat/completions (https://api.openai.com/v1), or Anthropic's base URL "
+        "(https://api.anthropic.com). Unset: the proxy routes answer 404.",
+    )
+    upstream_kind: UpstreamKind = Field(
+        default=UpstreamKind.OPENAI,
+        description="The upstream's API: openai serves POST /v1/chat/completions, anthropic "
+        "serves POST /v1/messages (the other route answers 404).",
+    )
+    upstream_api_key: SecretStr | None = Field(
+        default=None,
+        description="The key sent upstream (Authorization: Bearer for openai, x-api-key for "
+        "anthropic) in place of the caller's credentials. Unset: the caller's credentials are "
+        "passed through (not possible with api_keys_file, where the caller's key is "
+        "groundguard's).",
+    )
+    upstream_timeout_s: float = Field(
+        default=defaults.DEFAULT_PROXY_UPSTREAM_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="The longest wait for the upstream to connect, answer, or send the next "
+        "bytes of a stream; then the answer is cut off (an error event).",
+    )
+    release: Release = Field(
+        default=Release(defaults.DEFAULT_PROXY_RELEASE),
+        description="verified: text is released up to the end of the last span judged not to "
+        "fail; final: held until the whole answer is judged; immediate: streamed at once and "
+        "judged after (monitoring only: nothing is stopped).",
+    )
+    system_as_evidence: bool = Field(
+        default=False,
+        description="Read the system message as evidence (RAG prompts that carry the retrieved "
+        "documents there). Off: it is shown to the judge as instructions, not evidence, since "
+        "it also holds rules and personas an answer must not be grounded in.",
+    )
+    notice: str = Field(
+        default=defaults.DEFAULT_PROXY_NOTICE,
+        max_length=2000,
+        description="Text sent in place of a stopped answer's rest (empty: none), before the "
+        "stream ends with finish_reason content_filter (openai) or stop_reason refusal "
+        "(anthropic).",
+    )
+    undecided: Undecided = Field(
+        default=Undecided.BLOCK,
+        description="A span the judge could not decide (an error verdict, a deadline, a spent "
+        "budget): block (fail closed) or release it. A sampled-out span is always released.",
+    )
+    max_spans_in_flight: int = Field(
+        default=defaults.DEFAULT_PROXY_MAX_SPANS_IN_FLIGHT,
+        ge=1,
+        le=1000,
+        description="Span judgements running at once for one answer; later spans wait for a "
+        "slot (generation does not).",
+    )
+    max_span_chars: int = Field(
+        default=defaults.DEFAULT_PROXY_MAX_SPAN_CHARS,
+        ge=50,
+        le=1_000_000,
+        description="Text without a sentence end is cut into spans of at most this many "
+        "characters (at whitespace), so nothing is held without bound.",
+    )
+    max_answer_chars: int = Field(
+        default=defaults.DEFAULT_PROXY_MAX_ANSWER_CHARS,
+        ge=1000,
+        le=INT32_MAX,
+        description="An upstream answer longer than this is cut off (an error event): the "
+        "bound on what one proxied answer holds.",
+    )
+
+
 class ServeSettings(_Section):
     """``groundguard serve``: the HTTP check API (see :mod:`consumers.serve`)."""
 
@@ -511,6 +600,7 @@ class ServeSettings(_Section):
         description="Seconds a client has to send a request's headers whole, counted from the "
         "connection (or the previous answer); then the connection is closed (408).",
     )
+    proxy: ProxySettings = Field(default_factory=ProxySettings)
 
 
 class ServiceSettings(BaseSettings):
@@ -965,6 +1055,16 @@ def _serve_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 f"{s.serve.max_buffered_body_bytes} is below serve.max_body_bytes "
                 f"{s.serve.max_body_bytes}: a body of the largest size could never be read",
                 "raise serve.max_buffered_body_bytes or lower serve.max_body_bytes",
+            )
+        )
+    proxy = s.serve.proxy
+    if proxy.upstream_url and s.serve.api_keys_file is not None and not proxy.upstream_api_key:
+        problems.append(
+            (
+                "serve.proxy.upstream_api_key",
+                "with serve.api_keys_file the caller's key is groundguard's, so there are no "
+                "caller credentials to pass upstream",
+                "set serve.proxy.upstream_api_key (GROUNDGUARD_SERVE__PROXY__UPSTREAM_API_KEY)",
             )
         )
     if s.serve.api_keys_file is not None and not is_file(s.serve.api_keys_file):

@@ -21,6 +21,8 @@ Map of the package, in the order a request goes through it::
                              policies (windows, injection), cascade (offline screen, then LLM)
     assembly                 the judge the settings ask for, assembled in one place
     boundary                 the typed Protocol the runtime holds the judge as
+    stream/                  judging an answer while it streams: spans, hold and release, the
+                             evidence of a chat request, server-sent events
     replay                   judging a JSONL file without Kafka
     settings, defaults       the settings model (imports no layer above it); every default
     errors, retry, redact,   the exception root; bounded retries; secrets out of messages;

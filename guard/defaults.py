@@ -102,6 +102,14 @@ DEFAULT_SERVE_RETRY_AFTER_S = 1  # Retry-After on a shed (429) or a budget refus
 # to ~50 times its bytes, so 4 MiB of bodies stay well inside the chart's 512 Mi
 DEFAULT_SERVE_MAX_BUFFERED_BODY_BYTES = 4 * 1024 * 1024
 DEFAULT_SERVE_MAX_CONNECTIONS = 1024  # open HTTP connections; past it a new one gets 503, closed
+DEFAULT_PROXY_RELEASE = "verified"  # release text only up to the last span judged not to fail
+DEFAULT_PROXY_UPSTREAM_TIMEOUT_S = 120.0  # connect, and the longest silence of an upstream stream
+DEFAULT_PROXY_MAX_SPANS_IN_FLIGHT = 4  # span judgements at once per answer (more wait)
+DEFAULT_PROXY_MAX_SPAN_CHARS = 1200  # a run without a sentence end is cut at this length
+DEFAULT_PROXY_MAX_ANSWER_CHARS = 200_000  # an upstream answer longer than this is cut off
+DEFAULT_PROXY_NOTICE = (
+    "\n\n[groundguard: the rest of this answer was withheld: it is not supported by the sources.]"
+)
 DEFAULT_SERVE_HEADER_TIMEOUT_S = 10.0  # a request's headers must arrive whole within this
 
 # The budget layers (guard/budgets)

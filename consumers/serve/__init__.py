@@ -12,6 +12,8 @@ Map (one concept per module):
 * :mod:`~consumers.serve.metrics`: request latency by outcome, in-flight, shed;
 * :mod:`~consumers.serve.openapi`: the OpenAPI document (``schemas/serve.openapi.json``);
 * :mod:`~consumers.serve.service`: the process: signals and the graceful stop;
+* :mod:`~consumers.serve.proxy`: the OpenAI- and Anthropic-compatible streaming proxy (hold
+  and release: :mod:`guard.stream`);
 * :mod:`~consumers.serve.errors`: :class:`~consumers.serve.errors.Refused` and its kinds.
 
 It shares the judge core (:class:`guard.boundary.GuardCore` from

@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import orjson
 import structlog
@@ -41,6 +42,9 @@ from guard.defaults import MAX_SERVE_DEADLINE_MS
 from guard.learning.learner import Learner
 from guard.models import JudgeRequest, Verdict
 
+if TYPE_CHECKING:
+    from consumers.serve.proxy import ProxyApi
+
 log = structlog.get_logger("consumers.serve")
 
 JSON = "application/json"
@@ -66,6 +70,7 @@ class CheckApi:
     state: ServeState = field(default_factory=ServeState)
     learner: Learner | None = None  # judge.cascade.learn: POST /v1/labels teaches it
     tracing: RuntimeTracing = field(default_factory=telemetry.current)
+    proxy: ProxyApi | None = None  # serve.proxy: set by consumers.serve.service.make_api
 
     def __post_init__(self) -> None:
         self.admission = Admission(
@@ -225,6 +230,7 @@ def build_app(
         Route("/v1/check/batch", api.check_batch, methods=["POST"]),
         Route("/v1/labels", api.label, methods=["POST"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
+        *(api.proxy.routes() if api.proxy is not None else []),
         *health_routes(ready=ready, live=_alive, metrics=metrics),
     ]
     return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_found})

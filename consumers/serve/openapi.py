@@ -15,6 +15,7 @@ from consumers.schemas import OutputSchema, request_leniency
 from consumers.serve.body import BATCH_FIELD, DEADLINE_HEADER
 from guard.defaults import MAX_SERVE_DEADLINE_MS, SCHEMA_VERSION
 from guard.models import JudgeRequest, ReviewLabel, Verdict
+from guard.stream.chat import CONTEXT_FIELD
 
 REF = "#/components/schemas/{model}"
 FILENAME = "serve.openapi.json"
@@ -99,6 +100,37 @@ def _check_operation(summary: str, body: str, reply: str, ok: str) -> dict[str, 
     }
 
 
+def _proxy_operation(summary: str, wire: str) -> dict[str, Any]:
+    """A proxy route: the upstream API's own request and answer (not described here), the
+    answer released as judged (serve.proxy)."""
+    body = {
+        "type": "object",
+        "description": f"A {wire} request, forwarded as sent; "
+        f"'{CONTEXT_FIELD}' (a string, strings or documents) is evidence and is not "
+        "forwarded.",
+    }
+    answer = {
+        "description": f"The {wire} answer (JSON, or text/event-stream with stream: true), "
+        "released only as far as it is judged grounded; a 'groundguard' object in the answer "
+        "(the last chunk of a stream) summarises the verdict.",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/event-stream": {"schema": {"type": "string"}},
+        },
+    }
+    return {
+        "summary": summary,
+        "security": [{"bearer": []}],
+        "requestBody": {"required": True, **_json(body, "The model request.")},
+        "responses": {
+            "200": answer,
+            "404": _json(_ref("Error"), "No upstream of this API (serve.proxy)."),
+            "502": _json(_ref("Error"), "The upstream could not be reached."),
+            "504": _json(_ref("Error"), "The upstream did not answer in time."),
+        },
+    }
+
+
 def _health(summary: str) -> dict[str, Any]:
     return {
         "get": {
@@ -178,6 +210,10 @@ def document() -> dict[str, Any]:
                     },
                 }
             },
+            "/v1/chat/completions": {
+                "post": _proxy_operation("Proxy an OpenAI chat completion", "OpenAI chat")
+            },
+            "/v1/messages": {"post": _proxy_operation("Proxy an Anthropic message", "Anthropic")},
             "/healthz": _health("Liveness: the event loop answers."),
             "/readyz": _health("Readiness: started, not stopping, intake not stopped."),
             "/metrics": _health("Prometheus metrics."),

@@ -27,6 +27,8 @@ from consumers.metrics import Metrics
 from consumers.serve.app import CheckApi, build_app
 from consumers.serve.auth import ApiKeys
 from consumers.serve.deadline import DeadlineJudge
+from consumers.serve.proxy import ProxyApi
+from consumers.serve.proxy.upstream import Upstream
 from consumers.settings import DeadlinePolicy, ServiceSettings
 from consumers.signals import stop_on_signals
 from guard.boundary import GuardCore
@@ -51,6 +53,9 @@ def make_api(
         metrics=Metrics(judge_stats=guard.budget_stats, learner=_learner(guard)),
         learner=_learner(guard),
     )
+    if serve.proxy.upstream_url is not None:
+        upstream = Upstream(serve.proxy, max_connections=serve.max_connections)
+        api.proxy = ProxyApi(api, serve.proxy, upstream)
     return api, lambda: api.ready(guard.intake_stop_reason)
 
 
@@ -98,6 +103,8 @@ async def serve_http(
     finally:
         remove()
         await server.close()
+        if api.proxy is not None:
+            await api.proxy.aclose()
         log.info("serve.stopped", shed=api.admission.shed)
 
 
@@ -125,6 +132,8 @@ def _log_start(settings: ServiceSettings, port: int, api: CheckApi) -> None:
         on_deadline=serve.on_deadline.value,
         auth=api.keys.required,
         word_search=wordsearch.ENGINE,
+        proxy=serve.proxy.upstream_kind.value if serve.proxy.upstream_url else None,
+        release=serve.proxy.release.value if serve.proxy.upstream_url else None,
     )
 
 

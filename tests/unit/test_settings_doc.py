@@ -68,6 +68,8 @@ EXAMPLES: dict[str, tuple[str, dict[str, str]]] = {
     "security.ssl_key_password": ("s3cret", TLS_CLIENT),
     "security.ssl_check_hostname": ("false", TLS),
     "judge.base_url": ("http://127.0.0.1:8000/v1", {}),
+    "serve.proxy.upstream_url": ("http://127.0.0.1:8000/v1", {}),
+    "serve.proxy.upstream_api_key": ("sk-test", {}),
     "judge.tiers": ('[{"pass_at": 0.9, "kind": "offline"}, {"kind": "fake"}]', {}),
     "judge.api_key": ("sk-test", {}),
     "judge.api_key_file": ("{file}", {}),
