@@ -383,6 +383,7 @@ class Guard:
             prompt_version=PROMPT_VERSION,
             tier=outcome.tier,
             tier_name=outcome.tier_name,
+            window_cuts=outcome.window_cuts,
             tiers=[
                 TierReading(
                     name=t.name,
@@ -393,6 +394,7 @@ class Guard:
                     basis=t.basis,
                     bound=t.bound,
                     audited=t.audited,
+                    window_cuts=t.window_cuts,
                 )
                 for t in outcome.tier_scores
             ],

@@ -220,6 +220,11 @@ class TierReading(BaseModel):
         description="Learning cascade: the tier could have decided; the message went on to "
         "the last tier to keep measuring.",
     )
+    window_cuts: int = Field(
+        default=0,
+        ge=0,
+        description="A detector's inputs cut at its model's window (the text beyond was not read).",
+    )
 
 
 class JudgeInfo(BaseModel):
@@ -235,6 +240,12 @@ class JudgeInfo(BaseModel):
     tiers: list[TierReading] = Field(
         default_factory=list,
         description="Every tier consulted, in order, with its reading (empty for one judge).",
+    )
+    window_cuts: int = Field(
+        default=0,
+        ge=0,
+        description="The deciding detector's inputs cut at its model's window: evidence or "
+        "output beyond it was not read (0 for other judges).",
     )
     cached: bool = False
     fallback_reason: str | None = None

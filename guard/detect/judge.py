@@ -56,6 +56,7 @@ class DetectorJudge:
             tier="detector",
             confidence=max(p, 1.0 - p),
             grounded_p=p,
+            window_cuts=reading.cut,
         )
 
     def _explain(self, reading: Reading) -> str:

@@ -25,6 +25,7 @@ class TierScore:
     basis: str | None = None  # what the reading rests on: a rule, or a score bucket
     bound: float | None = None  # learning cascade: the basis's lower bound of agreement
     audited: bool = False  # learning cascade: it could decide, and was sent on to measure it
+    window_cuts: int = 0  # a detector's inputs cut at its model's window
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class JudgeOutcome:
     unsure: bool = False  # the offline judge decided below its cascade_confidence
     grounded_p: float | None = None
     basis: str | None = None  # the rule that decided (offline), for the learning cascade
+    window_cuts: int = 0  # a detector's inputs cut at its model's window (text not read)
     tier_name: str | None = None
     tier_scores: tuple[TierScore, ...] = ()
 

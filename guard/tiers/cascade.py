@@ -117,7 +117,15 @@ class CascadeJudge:
         p, passes = grounded_p(outcome, case)
         if self.learner is not None:
             self.learner.observe(case.request_id, keys, "pass" if passes else "fail")
-        readings.append(TierScore(self.last.name, self.last.kind, p, True, basis=outcome.basis))
+        last = TierScore(
+            self.last.name,
+            self.last.kind,
+            p,
+            True,
+            basis=outcome.basis,
+            window_cuts=outcome.window_cuts,
+        )
+        readings.append(last)
         return replace(
             outcome,
             tier=self.last.kind,
@@ -139,7 +147,15 @@ class CascadeJudge:
         """The tier's reading, whether it decides, and whether it was audited instead."""
         if self.learner is None:
             decided = p >= tier.pass_at if passes else p <= tier.fail_at
-            return TierScore(tier.name, tier.kind, p, decided, basis=outcome.basis), False
+            reading = TierScore(
+                tier.name,
+                tier.kind,
+                p,
+                decided,
+                basis=outcome.basis,
+                window_cuts=outcome.window_cuts,
+            )
+            return reading, False
         basis = outcome.basis or bucket(p)
         key = Key(tier.name, basis, "pass" if passes else "fail")
         keys.append(key)
@@ -154,6 +170,7 @@ class CascadeJudge:
             basis=basis,
             bound=bound,
             audited=audited,
+            window_cuts=outcome.window_cuts,
         )
         return reading, audited
 

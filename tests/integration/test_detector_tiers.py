@@ -167,3 +167,18 @@ async def test_every_preset_loads_renders_and_maps_its_labels_with_a_tiny_model(
     verdict = await judged(settings, GROUNDED + " " + UNGROUNDED)
     assert verdict.judge.tier_name == "det", verdict.explanation
     assert verdict.judge.tiers[0].error is None
+
+
+async def test_inputs_cut_at_the_models_window_are_counted_in_the_verdict(tmp_path: Path) -> None:
+    model = build_tiny_detector(tmp_path / "short", max_length=16)
+    settings = settings_with(
+        {"backend": "onnx", "model_dir": str(model), "task": "pair",
+         "supported_label": "supported", "max_length": 16, "pass_at": 0.0, "fail_at": 1.0}
+    )  # fmt: skip
+    long_output = "Paris is the capital city of France and the tower was built in 1889 there."
+    verdict = await judged(settings, long_output)
+    assert verdict.judge.tier_name == "det"
+    assert verdict.judge.window_cuts > 0
+    assert verdict.judge.tiers[0].window_cuts == verdict.judge.window_cuts
+    alone = JudgeSettings.model_validate({"tiers": settings.model_dump()["tiers"][:1]})
+    assert (await judged(alone, long_output)).judge.window_cuts > 0  # one tier: said too
