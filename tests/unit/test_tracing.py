@@ -293,3 +293,45 @@ class TestServe:
         guardrail = spans["apply_guardrail groundguard"]
         assert guardrail.parent is not None
         assert guardrail.parent.span_id == server.context.span_id
+
+    async def test_a_proxied_request_is_a_server_span_continuing_its_traceparent(self) -> None:
+        """The streaming proxy's routes (serve.proxy) continue the caller's trace too; an
+        unreachable upstream answers 502 under the span."""
+        import httpx2
+
+        from consumers.serve.app import build_app
+        from consumers.serve.service import make_api
+        from consumers.settings import ServiceSettings
+
+        capture = _capture()
+        core_tracing.install(capture.core)
+        try:
+            settings = ServiceSettings.model_validate(
+                {
+                    "judge": {"provider": "fake"},
+                    "serve": {"proxy": {"upstream_url": "http://127.0.0.1:9/v1"}},
+                }
+            )
+            guard = build_guard(settings.judge, {})
+            api, ready = make_api(settings, guard, None)
+            api.state.started = True
+            api.tracing = capture.runtime
+            transport = httpx2.ASGITransport(app=build_app(api, ready=ready))
+            trace_id, parent_id = "ef" * 16, "01" * 8
+            async with httpx2.AsyncClient(transport=transport, base_url="http://serve") as client:
+                answer = await client.post(
+                    "/v1/chat/completions",
+                    json={"model": "m", "messages": [{"role": "user", "content": EVIDENCE}]},
+                    headers={"traceparent": f"00-{trace_id}-{parent_id}-01"},
+                )
+            if api.proxy is not None:
+                await api.proxy.aclose()
+        finally:
+            core_tracing.install(None)
+        assert answer.status_code == 502
+        spans = {s.name: s for s in capture.spans.get_finished_spans()}
+        server = spans["POST /v1/chat/completions"]
+        assert server.kind.name == "SERVER"
+        assert format(server.context.trace_id, "032x") == trace_id
+        assert server.attributes is not None
+        assert server.attributes["http.response.status_code"] == 502

@@ -186,6 +186,15 @@ class ProxyApi:
     # ------------------------------------------------------------------ flow
 
     async def _proxy(self, request: Request, kind: UpstreamKind) -> Response:
+        """One proxied request, under a SERVER span continuing its ``traceparent`` (the span
+        covers the request up to its response head; a streamed body's judging follows)."""
+        tracing = self.check.tracing
+        with tracing.http(request.method, request.url.path, request.headers) as span:
+            response = await self._proxied(request, kind)
+            span.set_attributes({"http.response.status_code": response.status_code})
+            return response
+
+    async def _proxied(self, request: Request, kind: UpstreamKind) -> Response:
         started = time.perf_counter()
         route = f"proxy_{kind.value}"
         try:
