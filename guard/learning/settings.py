@@ -42,7 +42,7 @@ class CascadeSettings(SettingsModel):
     seed: Literal["shipped", "empty"] = Field(
         default="shipped",
         description="The starting state: the shipped offline calibration table (each basis "
-        "weighing at most 60 labels) for offline tiers, or nothing.",
+        "weighing at most 40 labels, so none decides on it alone) for offline tiers, or nothing.",
     )
     reviewer_weight: float = Field(
         default=10.0,
