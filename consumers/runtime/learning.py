@@ -38,6 +38,7 @@ from guard.models import ReviewLabel
 log = structlog.get_logger("consumers.learning")
 COMPACTED = {"cleanup.policy": "compact"}
 POLL_MS = 500
+CLOSE_FLUSH_S = 10.0  # the most the last flush may take at stop
 
 
 class KafkaLearning:
@@ -97,10 +98,11 @@ class KafkaLearning:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, KafkaError):
                 await task
-        try:
-            await self.flush()
-        except KafkaError as exc:
-            log.warning("learning.flush_failed", error=str(exc))
+        try:  # bounded: a broker that is gone must not hold the stop
+            async with asyncio.timeout(CLOSE_FLUSH_S):
+                await self.flush()
+        except (KafkaError, TimeoutError) as exc:
+            log.warning("learning.flush_failed", error=repr(exc))
         for client in (self._reader, self._producer):
             if client is not None:
                 with contextlib.suppress(KafkaError):
