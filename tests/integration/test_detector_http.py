@@ -199,12 +199,16 @@ class TestTEI:
 class TestVLLMScore:
     async def test_scores_pairs_in_order(self, server: FakeDetectorServer, make: Factory) -> None:
         backend = vllm_score(make, server.base_url, max_batch=3)
-        assert await backend.score_pairs(PAIRS * 2) == pytest.approx(EXPECTED * 2)
-        body = server.requests[0]
-        assert body["model"] == MODEL
-        assert body["text_1"] == [p for p, _ in PAIRS[:3]]
-        assert body["text_2"] == [h for _, h in PAIRS[:3]]
-        assert "use_activation" not in body
+        pairs = PAIRS * 2
+        assert await backend.score_pairs(pairs) == pytest.approx(EXPECTED * 2)
+        # the slices go concurrently: they arrive in any order, each one whole
+        slices = [pairs[i : i + 3] for i in range(0, len(pairs), 3)]
+        bodies = server.requests
+        sent = sorted((tuple(b["text_1"]), tuple(b["text_2"])) for b in bodies)
+        assert sent == sorted(
+            (tuple(p for p, _ in chunk), tuple(h for _, h in chunk)) for chunk in slices
+        )
+        assert all(b["model"] == MODEL and "use_activation" not in b for b in bodies)
 
     async def test_raw_scores_go_through_a_sigmoid(
         self, server: FakeDetectorServer, make: Factory
