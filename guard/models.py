@@ -251,8 +251,9 @@ class JudgeInfo(BaseModel):
     fallback_reason: str | None = None
     unsure: bool = Field(
         default=False,
-        description="The offline tier decided without being sure (its confidence is below "
-        "cascade_confidence): the label stands, but route on confidence or ask an LLM.",
+        description="The offline tier could not decide: no rule the labelled data vouches "
+        "for showed a fault or proved every claim, so the answer passed unflagged (or it could "
+        "not be read): route these to review or an LLM. False on every decided verdict.",
     )
 
 

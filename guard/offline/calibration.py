@@ -27,6 +27,14 @@ summary it is often a paraphrase). So the confidence is robust to the source, no
 Weak bases (low lexical overlap) are capped below any sensible cascade threshold; an undecided
 answer is 0.5 (the offline tier does not know), whatever the table says: its accuracy would only
 be the base rate of the data it was counted on.
+
+The same record sets each rule's *status* (:meth:`Calibration.status`): ``active`` (it decides)
+once its bound says it is right more often than wrong (at least ``ACTIVE_BOUND``: 5 of 5 right
+on one source is 0.55, 4 of 4 0.50, 3 of 3 0.44); ``off`` when it was wrong more often than right
+(its finding is dropped); else ``annotate``: its finding is reported in the verdict and decides
+nothing. A rule the table has never seen (a new rule) is ``annotate``: it earns ``active`` from
+its out-of-fold record, counted with every rule deciding (``vetted=False`` in
+:func:`guard.offline.judge.decide`), so a rule gains evidence while it only annotates.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 Z = 1.645  # one-sided 95 %: the confidence is below the true accuracy 19 times in 20
 PRIOR = (1, 2)  # pseudo-answers (right, total) added before bounding: a uniform prior
@@ -50,6 +58,10 @@ WEAK_CAP = 0.6
 UNDECIDED = 0.5
 WEAK_BASES = frozenset({"fail:unsupported_addition"})
 TABLE = "data/offline_calibration.json"
+ACTIVE_BOUND = 0.5  # a rule decides once its bound says it is right more often than wrong
+
+Status = Literal["active", "annotate", "off"]
+STATUSES: tuple[Status, ...] = ("active", "annotate", "off")
 
 
 @dataclass(frozen=True)
@@ -130,6 +142,16 @@ class Calibration:
             for basis, t in tallies.items():
                 into[basis] = add(into.get(basis, Tally(0, 0)), t)
         return out
+
+    def status(self, basis: str) -> Status:
+        """Whether the rule behind ``basis`` ("fail:X", "pass:X") decides (``active``), is only
+        reported (``annotate``: too few answers to bound its precision above a coin flip, or
+        never seen) or is dropped (``off``: wrong more often than right)."""
+        if self.refuted(basis):
+            return "off"
+        if basis not in self.tallies:
+            return "annotate"  # a new rule: nothing vouches for it yet
+        return "active" if self.confidence(basis) >= ACTIVE_BOUND else "annotate"
 
     def refuted(self, basis: str) -> bool:
         """Whether the rule was wrong more often than right on labelled answers (a failure it

@@ -259,16 +259,17 @@ def _support_status(
             >= IN_ORDER
         )
         basis = "computed" if computed else ("ordered" if ordered else "aligned")
-        what = (
-            "computed from amounts"
-            if computed
-            else (
-                "every word and detail found in the same order"
-                if ordered
-                else "every word and detail found"
+        if computed:
+            what = "computed from amounts in one sentence"
+        elif local >= 0.999:
+            order = " in the same order" if ordered else ""
+            what = (
+                f"every word and detail matched to one sentence{order} (its words or its "
+                "document's subject)"
             )
-        )
-        return result("supported", basis, f"{what} in one sentence{named}")
+        else:  # "every word" of one sentence would name a word that sentence lacks
+            what = f"every word found in the evidence, {local:.0%} of them in one sentence"
+        return result("supported", basis, f"{what}{named}")
     if share >= NEAR_SUPPORT and local >= NEAR_LOCAL:
         return result("supported", "near", f"near-verbatim support ({share:.2f}){named}")
     if share >= 0.999:

@@ -22,10 +22,11 @@ from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessmen
 from guard.models import ScoringMode, Usage
 from guard.offline import agents, arithmetic, asked, chimeras, hearsay, numbers, shared, slots
 from guard.offline.align import MAX_SENTENCES, EvidenceIndex
-from guard.offline.calibration import UNSEEN, Calibration, bundled
+from guard.offline.calibration import Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
 from guard.offline.claims import Claim, split_claims
 from guard.offline.details import Answer
+from guard.offline.families import family
 from guard.offline.lexicon import european
 from guard.offload import off_loop
 from guard.providers.base import JudgeOutcome
@@ -64,20 +65,17 @@ class OfflineJudge:
         settings: JudgeSettings | None = None,
         *,
         calibration: Calibration | None = None,
-        unsure_below: float | None = None,
     ) -> None:
         self.settings = settings or JudgeSettings()
         self.calibration = calibration or bundled()
-        # below this confidence a verdict is unsure: the tier's pass_at, else cascade_confidence
-        self.unsure_below = (
-            self.settings.cascade_confidence if unsure_below is None else unsure_below
-        )
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         # the checks are CPU only, about CHECK_COST times a linear scan: off the event loop
         cost = CHECK_COST * (len(case.output) + len(case.evidence))
         decision = await off_loop(cost, self.decide, case)
-        unsure = decision.label == "undecided" or decision.confidence < self.unsure_below
+        # unsure exactly when no rule the labelled data vouches for decided: the answer passes
+        # unflagged and a subscriber routes on it (a decided verdict's confidence says how sure)
+        unsure = decision.label == "undecided" or decision.basis == REORDERED_BASIS
         return JudgeOutcome(
             assessment=_assessment(case, decision),
             provider=self.provider,
@@ -227,39 +225,62 @@ def latin_script(text: str) -> bool:
 
 
 def decide(
-    results: list[ClaimResult], calibration: Calibration, *, truncated: bool = False
+    results: list[ClaimResult],
+    calibration: Calibration,
+    *,
+    truncated: bool = False,
+    vetted: bool = True,
 ) -> Decision:
     """Fail on the surest contradiction; pass when every factual claim is proven; else
-    undecided."""
-    results = [
-        replace(
-            r,
-            status="undecided",
-            basis=f"refuted_{r.basis}",
-            reason=f"{r.reason} (a rule more often wrong than right)",
-        )
-        if r.status == "contradicted" and calibration.refuted(f"fail:{r.basis}")
-        else r
-        for r in _additions(results)
-    ]
+    undecided. Only ``active`` rules decide (:meth:`Calibration.status`): a contradiction by
+    an ``annotate`` rule is reported on its claim and leaves the claim undecided, one by an
+    ``off`` rule is dropped the same way. ``vetted=False`` lets every rule decide: how the
+    calibration counts each rule's record, unproven rules included."""
+    results = _additions(results)
+    if vetted:
+        results = [_vetted(r, calibration) for r in results]
     failed = [r for r in results if r.status == "contradicted"]
     if failed:
         confidence, basis = max(
-            (calibration.confidence(f"fail:{r.basis}"), f"fail:{r.basis}") for r in failed
+            (calibration.confidence(key), key) for key in (_key("fail", r) for r in failed)
         )
         return Decision("fail", basis, confidence, tuple(results))
     factual = [r for r in results if r.status != "neutral"]
     if factual and not truncated and all(r.status == "supported" for r in factual):
         confidence, basis = min(
-            (calibration.confidence(f"pass:{r.basis}"), f"pass:{r.basis}") for r in factual
+            (calibration.confidence(key), key) for key in (_key("pass", r) for r in factual)
         )
-        if confidence >= UNSEEN:
+        if not vetted or all(calibration.status(_key("pass", r)) == "active" for r in factual):
             return Decision("pass", basis, confidence, tuple(results))
-        # a proof that was wrong more often than right on labelled data proves nothing
+        # a proof no labelled data vouches for (or one more often wrong than right) proves nothing
         basis = basis.replace("pass:", "undecided:unproven_", 1)
         return Decision("undecided", basis, calibration.confidence(basis), tuple(results))
     basis = _undecided_basis(results, factual)
     return Decision("undecided", basis, calibration.confidence(basis), tuple(results))
+
+
+def _key(label: str, result: ClaimResult) -> str:
+    """The calibration key of a claim's finding: its label and the rule it counts under
+    (:func:`guard.offline.families.family`): "fail:time_contradicted" for a weekday."""
+    return f"{label}:{family(result.basis)}"
+
+
+def _vetted(result: ClaimResult, calibration: Calibration) -> ClaimResult:
+    """``result`` with a contradiction by a rule that is not ``active`` made undecided, the
+    finding kept in its reason (``refuted_X`` for an ``off`` rule, ``unproven_X`` for one
+    that only annotates)."""
+    if result.status != "contradicted":
+        return result
+    status = calibration.status(_key("fail", result))
+    if status == "active":
+        return result
+    if status == "off":
+        basis, note = f"refuted_{result.basis}", "a rule more often wrong than right"
+    else:
+        basis, note = f"unproven_{result.basis}", "a rule too few labelled answers vouch for"
+    return replace(
+        result, status="undecided", basis=basis, reason=f"{result.reason} ({note}: decides nothing)"
+    )
 
 
 ADDITION_SUPPORT = 0.34  # a claim this unsupported ...
@@ -307,18 +328,25 @@ def _undecided_basis(results: list[ClaimResult], factual: list[ClaimResult]) -> 
 
 
 def _assessment(case: PreparedCase, decision: Decision) -> Assessment:
-    claims = [_claim(case, r) for r in decision.results]
+    proofs_stand = decision.label == "pass"
+    claims = [_claim(case, r, proofs_stand) for r in decision.results]
     explanation = _explain(decision)
     if case.mode is ScoringMode.BINARY:
         return BinaryAssessment(explanation=explanation, claims=claims, grounded=decision.grounded)
     return Scale5Assessment(explanation=explanation, claims=claims, score=_SCORES[decision.label])
 
 
-def _claim(case: PreparedCase, result: ClaimResult) -> ClaimAssessment:
+def _claim(case: PreparedCase, result: ClaimResult, proofs_stand: bool) -> ClaimAssessment:
+    """The verdict's claim: a match by a rule that did not decide (the answer is undecided)
+    is shown not verified, as it is."""
     quote = result.sentence.text if result.sentence is not None else None
     if quote is not None and quote not in case.evidence:
         quote = None
-    reason = result.reason if result.status != "undecided" else f"not verified: {result.reason}"
+    reason = result.reason
+    if result.status == "undecided":
+        reason = f"not verified: {reason}"
+    elif result.status == "supported" and not proofs_stand:
+        reason = f"not verified: {reason}, by a rule not trusted alone"
     return ClaimAssessment(
         claim=result.claim, reason=reason, evidence_quote=quote, supported=result.supported
     )
@@ -332,32 +360,34 @@ def _explain(decision: Decision) -> str:
             "a reader sees cannot be checked; failed (confidence 0: a cascade asks its LLM)"
         )
     results = decision.results
-    proven = sum(r.status == "supported" for r in results)
-    head = (
-        f"offline checks ({decision.basis}, confidence {decision.confidence:.2f}): "
-        f"{proven} of {len(results)} claims proven"
-    )
+    head = f"offline checks ({decision.basis}, confidence {decision.confidence:.2f})"
+    if decision.label == "pass":
+        return f"{head}: {len(results)} of {len(results)} claims proven near-verbatim"
+    matched = sum(r.status == "supported" for r in results)
     if decision.label == "fail":
         failed = [f"'{_short(r.claim)}': {r.reason}" for r in results if r.status == "contradicted"]
-        return f"{head}; contradicted: " + "; ".join(failed)
-    if decision.label == "pass":
-        return f"{head}; every claim is supported near-verbatim"
+        return f"{head}: {matched} of {len(results)} claims matched; contradicted: " + "; ".join(
+            failed
+        )
     if not results:
         return (
-            f"{head}; offline tier unsure: the output has no claims these rules can read "
+            f"{head}: offline tier unsure: the output has no claims these rules can read "
             "(unsupported script); passed unflagged, ask an LLM judge to be sure"
         )
-    if any(r.status == "contradicted" for r in results):
-        why = "contradicted only by rules not trusted alone"
-    elif proven == len(results):
+    annotated = [r.basis.split("_", 1)[1] for r in results if r.basis.startswith(_NOT_DECIDING)]
+    if annotated:
+        why = "contradicted only by rules not trusted alone (" + ", ".join(annotated) + ")"
+    elif matched == len(results):
         why = "every claim matched, by rules not trusted alone"
     else:
         why = "nothing contradicted, not everything proven"
     return (
-        f"{head}; offline tier unsure: {why}; "
-        "passed unflagged with low confidence (the offline judge flags only what it can "
-        "show)"
+        f"{head}: {matched} of {len(results)} claims matched; offline tier unsure: {why}; "
+        "passed unflagged (the offline judge flags only what it can show)"
     )
+
+
+_NOT_DECIDING = ("unproven_", "refuted_")
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -78,12 +78,14 @@ class Checked:
     results: tuple[ClaimResult, ...]
     truncated: bool
 
-    def judged(self, table: Calibration) -> Judged:
+    def judged(self, table: Calibration, *, vetted: bool = True) -> Judged:
+        """The decision ``table`` makes on the row; ``vetted=False``: every rule decides, its
+        status aside (how a rule's record is counted, see :func:`fit`)."""
         return Judged(
             self.id,
             self.category,
             self.hallucinated,
-            decide(list(self.results), table, truncated=self.truncated),
+            decide(list(self.results), table, truncated=self.truncated, vetted=vetted),
         )
 
 
@@ -113,13 +115,17 @@ def check_rows(
 
 def fit(sets: dict[str, list[Checked]]) -> Calibration:
     """The table these rows earn. Two passes: the first with an empty table, the second with
-    the first's, since the table picks which failing claim decides an answer (and turns a
-    distrusted proof undecided); a pass basis the first table distrusts keeps its count."""
+    the first's, since the table picks which failing claim decides an answer. Every rule
+    decides in both, its status aside: a rule's record is how often it was right when it
+    fired, so an ``annotate`` rule gathers the evidence that can make it ``active``."""
     first = {
-        name: tallies([c.judged(Calibration({})) for c in rows]) for name, rows in sets.items()
+        name: tallies([c.judged(Calibration({}), vetted=False) for c in rows])
+        for name, rows in sets.items()
     }
     table = Calibration.combine(first)
-    second = {name: tallies([c.judged(table) for c in rows]) for name, rows in sets.items()}
+    second = {
+        name: tallies([c.judged(table, vetted=False) for c in rows]) for name, rows in sets.items()
+    }
     return Calibration.combine(
         {name: Calibration({**first[name].tallies, **second[name].tallies}) for name in sets}
     )
@@ -136,10 +142,12 @@ def fold_of(checked: Checked, by_category: bool) -> str:
 
 def cross_validated(sets: dict[str, list[Checked]]) -> tuple[dict[str, list[Judged]], Calibration]:
     """Every row decided by a table fitted without its fold (leave one category out of a set
-    with categories, one of ``FOLDS`` folds of one without; the other sets are whole), and the
-    table of those out-of-fold decisions: how often each basis was right on rows it was not
-    fitted on."""
+    with categories, one of ``FOLDS`` folds of one without; the other sets are whole), as the
+    judge decides (only rules that table makes ``active``), and the table of the out-of-fold
+    records: how often each basis was right, every rule deciding, on rows it was not fitted
+    on."""
     out: dict[str, list[Judged]] = {name: [] for name in sets}
+    records: dict[str, list[Judged]] = {name: [] for name in sets}
     for name, rows in sets.items():
         by_category = len({c.category for c in rows}) > 1
         folds: dict[str, list[Checked]] = defaultdict(list)
@@ -152,11 +160,16 @@ def cross_validated(sets: dict[str, list[Checked]]) -> tuple[dict[str, list[Judg
             }
             table = fit(train)
             out[name] += [c.judged(table) for c in held]
+            records[name] += [c.judged(table, vetted=False) for c in held]
     first = {
-        name: tallies([c.judged(Calibration({})) for c in rows]) for name, rows in sets.items()
+        name: tallies([c.judged(Calibration({}), vetted=False) for c in rows])
+        for name, rows in sets.items()
     }
     table = Calibration.combine(
-        {name: Calibration({**first[name].tallies, **tallies(out[name]).tallies}) for name in sets}
+        {
+            name: Calibration({**first[name].tallies, **tallies(records[name]).tallies})
+            for name in sets
+        }
     )
     return out, table
 

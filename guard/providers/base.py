@@ -48,7 +48,7 @@ class JudgeOutcome:
     rate_limit: dict[str, str] = field(default_factory=dict)  # provider's rate-limit headers
     cached: bool = False
     fallback_reason: str | None = None
-    unsure: bool = False  # the offline judge decided below its cascade_confidence
+    unsure: bool = False  # the offline judge could not decide (an undecided pass)
     grounded_p: float | None = None
     basis: str | None = None  # the rule that decided (offline), for the learning cascade
     window_cuts: int = 0  # a detector's inputs cut at its model's window (text not read)

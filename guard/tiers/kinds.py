@@ -108,7 +108,7 @@ class JudgeKind:
 def _offline(tier: OfflineTier, settings: JudgeSettings, *_: object) -> Judge:
     from guard.offline import OfflineJudge
 
-    return OfflineJudge(settings, unsure_below=tier.pass_at)
+    return OfflineJudge(settings)
 
 
 def _llm(

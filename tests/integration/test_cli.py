@@ -236,3 +236,30 @@ class TestReplay:
         assert "line 2: invalid_json" in printed.err
         assert "line 3:" in printed.err
         assert "balanced accuracy" in printed.out
+
+
+def test_the_readmes_routing_on_unsure_sends_review_the_undecided_answers_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README: ``groundguard replay traffic.jsonl | jq -c 'select(.judge.unsure)'``: the
+    offline judge's undecided passes, never a decided fail (the jq filter applied here)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "groundguard replay traffic.jsonl | jq -c 'select(.judge.unsure)'" in readme
+    rows = [
+        {"id": "fail", "output": "You can return items within 90 days.", "context": POLICY},
+        {"id": "open", "output": "Customers love how quick it all feels.", "context": POLICY},
+        {
+            "id": "pass",
+            "output": "2.1 million",
+            "question": "Population of Paris?",
+            "context": PARIS,
+        },
+    ]
+    traffic = tmp_path / "traffic.jsonl"
+    traffic.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["replay", str(traffic), "--no-progress"]) in (0, 1)
+    verdicts = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+    labels = {v["request_id"]: (v["label"], v["judge"]["unsure"]) for v in verdicts}
+    assert labels["fail"] == ("fail", False)
+    assert labels["open"] == ("pass", True)
+    assert [v["request_id"] for v in verdicts if v["judge"]["unsure"]] == ["open"]

@@ -260,14 +260,82 @@ class TestCrossValidation:
         by_id = {j.id: j for j in judged["set"]}
         assert by_id["b0"].decision.confidence > 0.8  # fitted on "good" alone: overconfident
         assert by_id["b0"].right is False
-        # out of fold, "good" rows meet a rule refuted by "bad" (undecided), "bad" rows a rule
-        # proven by "good" (wrong fails): the table counts only the wrong ones
+        # out of fold, "good" rows meet a rule refuted by "bad" (off: undecided), "bad" rows a
+        # rule proven by "good" (wrong fails); the record counts every firing, so the rule is
+        # half right: not bounded above a coin flip, so it only annotates
         assert by_id["a0"].decision.label == "undecided"
-        assert table.tallies["fail:x"] == Tally(0, 20)
+        assert table.tallies["fail:x"] == Tally(20, 40)
         assert table.confidence("fail:x") < 0.5
-        assert table.refuted("fail:x")
+        assert table.status("fail:x") == "annotate"
 
     def test_the_cascade_from_decisions_asks_the_llm_below_the_threshold(self) -> None:
         rows = [judged(0.95, True), judged(0.5, False)]
         result = cascade_with_oracle(rows, 0.8)
         assert (result.sent_to_llm, result.balanced_accuracy) == (1, 1.0)
+
+
+class TestStatus:
+    """A rule decides only once its out-of-fold record bounds it above a coin flip."""
+
+    @pytest.mark.parametrize(
+        ("correct", "total", "status"),
+        [
+            (5, 5, "active"),
+            (30, 32, "active"),
+            (4, 4, "annotate"),
+            (1, 1, "annotate"),
+            (6, 10, "annotate"),
+            (2, 5, "off"),
+            (0, 3, "off"),
+        ],
+    )
+    def test_the_status_follows_the_record(self, correct: int, total: int, status: str) -> None:
+        assert Calibration({"fail:x": Tally(correct, total)}).status("fail:x") == status
+
+    def test_a_rule_the_table_never_saw_only_annotates(self) -> None:
+        assert Calibration({}).status("fail:brand_new") == "annotate"
+        assert bundled().status("fail:brand_new") == "annotate"
+
+    def test_an_annotating_rule_reports_its_finding_and_decides_nothing(self) -> None:
+        table = Calibration({"fail:x": Tally(3, 3)})
+        decision = decide([result("contradicted", "x"), result("supported", "verbatim")], table)
+        assert decision.label == "undecided"
+        assert decision.basis == "undecided:unproven_x"
+        found = decision.results[0]
+        assert found.status == "undecided"
+        assert found.basis == "unproven_x"
+        assert found.reason.startswith("why (a rule too few labelled answers vouch for")
+        everyone = decide([result("contradicted", "x")], table, vetted=False)
+        assert everyone.label == "fail"
+        assert everyone.basis == "fail:x"
+
+    def test_an_active_rule_decides_beside_an_annotating_one(self) -> None:
+        table = Calibration({"fail:x": Tally(3, 3), "fail:y": Tally(20, 20)})
+        decision = decide([result("contradicted", "x"), result("contradicted", "y")], table)
+        assert (decision.label, decision.basis) == ("fail", "fail:y")
+        assert [r.basis for r in decision.results] == ["unproven_x", "y"]
+
+    def test_an_off_rule_is_dropped_with_its_reason(self) -> None:
+        table = Calibration({"fail:x": Tally(1, 6)})
+        decision = decide([result("contradicted", "x")], table)
+        assert decision.label == "undecided"
+        assert decision.results[0].basis == "refuted_x"
+        assert "more often wrong than right" in decision.results[0].reason
+
+    def test_a_case_of_a_merged_rule_counts_under_it(self) -> None:
+        table = Calibration({"fail:time_contradicted": Tally(20, 20)})
+        decision = decide([result("contradicted", "weekday_contradicted")], table)
+        assert (decision.label, decision.basis) == ("fail", "fail:time_contradicted")
+        assert decision.results[0].basis == "weekday_contradicted"  # the finding keeps its name
+
+    def test_an_annotating_rule_gathers_the_record_that_makes_it_active(self) -> None:
+        """The record counts every firing, status aside: a new rule right on 12 answers of
+        two sources is active in the table they earn."""
+        sets = {
+            name: [checked(f"{name}{n}", "all", True, "fail:fresh") for n in range(6)]
+            + [checked(f"{name}p{n}", "all", False, "pass:short_answer") for n in range(6)]
+            for name in ("alpha-dev", "beta-dev")
+        }
+        _, table = cross_validated(sets)
+        assert table.tallies["fail:fresh"] == Tally(12, 12)
+        assert table.status("fail:fresh") == "active"

@@ -282,7 +282,8 @@ class TestAddedJudgementsAndComparisons:
             (
                 "You can add a cabin bag for a fee, which is cheaper online than at the airport.",
                 "Cabin bags are not included and can be added for a fee during booking.",
-                "fail:comparison_absent",
+                # seen twice in the labelled data: reported on the claim, decides nothing
+                "undecided:unproven_comparison_absent",
             ),
         ],
     )
@@ -343,7 +344,8 @@ class TestNarrowedConditions:
         decision = decide(
             "The £195 annual fee is refunded in full if you close your account.", self.FEE
         )
-        assert decision.basis == "fail:condition_narrowed"
+        assert decision.basis == "fail:condition_changed"
+        assert "condition_narrowed" in {r.basis for r in decision.results}
         assert '"30 days"' in reasons(decision)
 
     @pytest.mark.parametrize(
@@ -444,7 +446,8 @@ class TestWhoDoesIt:
 
     def test_an_agent_the_restated_sentence_does_not_name_fails(self) -> None:
         decision = decide("Expense claims are approved by your shift supervisor.", self.APPROVALS)
-        assert decision.basis == "fail:agent_swapped"
+        assert decision.basis == "fail:slot_misbound"
+        assert "agent_swapped" in {r.basis for r in decision.results}
         assert "cost-centre manager" in reasons(decision)
 
     @pytest.mark.parametrize(

@@ -140,12 +140,15 @@ class TestShortAnswers:
 
 class TestExplanation:
     async def test_an_unsure_answer_whose_claims_all_matched_does_not_say_unproven(self) -> None:
-        # it said "1 of 1 claims proven; ... not everything proven"
+        # it said "1 of 1 claims proven; ... not everything proven", then "1 of 1 claims proven;
+        # offline tier unsure": a match by a rule that did not decide is no proof
         outcome = await assess("You can return items within 30 days.", RETURNS)
         explanation = outcome.assessment.explanation
-        assert "1 of 1 claims proven" in explanation
+        assert "1 of 1 claims matched" in explanation
+        assert "claims proven" not in explanation
         assert "offline tier unsure" in explanation
-        assert "not everything proven" not in explanation
+        assert outcome.unsure is True
+        assert outcome.assessment.claims[0].reason.startswith("not verified")
 
 
 class TestConfidence:
@@ -163,8 +166,8 @@ class TestConfidence:
         assert partial.confidence is not None
         assert grounded(full)
         assert full.confidence >= partial.confidence
-        assert "1 of 1 claims proven" in full.assessment.explanation
-        assert "0 of 1 claims proven" in partial.assessment.explanation
+        assert "1 of 1 claims matched" in full.assessment.explanation
+        assert "0 of 1 claims matched" in partial.assessment.explanation
 
     async def test_a_verbatim_claim_is_matched_but_not_trusted_on_three_labelled_answers(
         self,
@@ -365,6 +368,40 @@ async def test_text_the_rules_cannot_read_is_undecided_never_confident(
 
 class TestOfflineOnlyVerdicts:
     """The embedded default: every message gets a label, and an unsure one says so."""
+
+    async def test_unsure_is_true_exactly_when_the_offline_tier_could_not_decide(self) -> None:
+        """A decided fail is not unsure though its confidence is below cascade_confidence
+        (it said unsure on every offline verdict); routing on ``judge.unsure`` sends a
+        reviewer the undecided passes and nothing else (README: route on them)."""
+        settings = JudgeSettings()
+        guard = Guard(OfflineJudge(settings), settings)
+        payloads = {
+            "fail": {"output": "You can return items within 90 days.", "context": RETURNS},
+            "undecided": {
+                "output": "Customers love how quick and friendly the whole process feels.",
+                "context": RETURNS,
+            },
+            "day": {
+                "output": "The store opens on Tuesday.",
+                "context": "The store opens on Monday.",
+            },
+            "annotated": {  # an unsupported addition: a rule that annotates, decides nothing
+                "output": "The outage on March 14, 2026 lasted 47 minutes and was caused by a "
+                "failed database migration.",
+                "context": "On March 14, 2026, the EU-West region had an outage lasting 47 "
+                "minutes. The cause was an expired TLS certificate on the load balancer.",
+            },
+        }
+        verdicts = {k: await guard.judge_payload(v) for k, v in payloads.items()}
+        assert verdicts["fail"].label is Label.FAIL
+        assert verdicts["fail"].confidence is not None
+        assert verdicts["fail"].confidence < settings.cascade_confidence
+        assert verdicts["fail"].judge.unsure is False
+        assert verdicts["day"].label is Label.FAIL  # a weekday is a time: the time rule's record
+        review = {k for k, v in verdicts.items() if v.judge.unsure}
+        assert review == {"undecided", "annotated"}
+        assert "unsupported_addition" in verdicts["annotated"].explanation
+        assert all(v.judge.unsure == (v.label is Label.PASS) for v in verdicts.values())
 
     async def test_an_undecided_answer_passes_and_the_verdict_says_the_tier_was_unsure(
         self,

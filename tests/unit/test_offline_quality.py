@@ -41,8 +41,10 @@ def judged(name: str) -> list[quality.Judged]:
     return _judged(name)
 
 
-# realistic: 0.85 since the 81 short-answer rows (dev-sqa-*, harder); halueval measured 0.926
-@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.85), ("halueval", 0.92)])
+# realistic: 0.85 since the 81 short-answer rows (dev-sqa-*, harder); halueval measured 0.926,
+# 0.918 since only rules the labelled data vouches for decide (issue 28: 7 rows of rules seen
+# 4 times or fewer now pass unflagged)
+@pytest.mark.parametrize(("name", "floor"), [("realistic", 0.85), ("halueval", 0.91)])
 def test_the_offline_judge_alone_stays_above_its_floor(name: str, floor: float) -> None:
     assert quality.offline_accuracy(judged(name)) >= floor
 
@@ -86,9 +88,12 @@ def test_the_offline_tier_decides_a_share_of_halueval_at_a_lower_threshold() -> 
 
 
 def test_no_realistic_category_is_below_half_right() -> None:
+    """But unsupported_addition: its only rule, 10 of 14 right, is bounded below a coin flip,
+    so it annotates and the category's answers pass unflagged (issue 28)."""
     per = quality.by_category(judged("realistic"))
     assert all(right > 0 for right, _ in per.values()), per
-    assert sum(right * 2 < total for right, total in per.values()) == 0, per
+    below = {name for name, (right, total) in per.items() if right * 2 < total}
+    assert below <= {"unsupported_addition"}, per
 
 
 @cache
@@ -126,3 +131,19 @@ def test_calibrate_offline_help_prints_usage_and_writes_nothing() -> None:
     assert done.returncode == 0, done.stderr
     assert "usage:" in done.stdout
     assert table.read_bytes() == before
+
+
+def test_a_reason_says_one_sentence_holds_every_word_only_when_it_does() -> None:
+    """It said "every word and detail found in one sentence" of claims that sentence held
+    only part of (issue 28): on real prose, the claim is made exactly when the claim's local
+    support is whole, and the share is named otherwise."""
+    said = 0
+    for name in ("realistic", "halueval"):
+        for checked in quality.check_rows(rows(name)):
+            for r in checked.results:
+                if "matched to one sentence" in r.reason:
+                    said += 1
+                    assert r.local >= 0.999, r
+                if "of them in one sentence" in r.reason:
+                    assert r.local < 0.999, r
+    assert said > 0

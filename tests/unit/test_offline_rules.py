@@ -11,6 +11,7 @@ from guard import Guard, JudgeSettings
 from guard.case import PreparedCase
 from guard.models import JudgeRequest
 from guard.offline import OfflineJudge, entities
+from guard.offline.calibration import bundled
 from guard.offline.details import denied
 from guard.offline.judge import Decision
 
@@ -187,7 +188,8 @@ class TestAnswerLevelRules:
             "The dose was changed from 100 micrograms to 75 micrograms.",
         )
         assert decision.label == "fail"
-        assert decision.basis == "fail:direction"
+        assert decision.basis == "fail:comparison_reversed"  # the rule it is a case of
+        assert "direction" in {r.basis for r in decision.results}
 
     def test_a_dropped_condition_fails_only_when_the_answer_never_states_it(self) -> None:
         context = "Returns are free only if you use the prepaid label from your order email."
@@ -195,9 +197,9 @@ class TestAnswerLevelRules:
         kept = decide(
             "Returns are free. You must use the prepaid label from your order email.", context
         )
-        assert kept.basis != "fail:condition_dropped"
+        assert kept.basis != "fail:condition_changed"
 
-    def test_an_unsupported_addition_to_a_grounded_answer_is_a_weak_failure(self) -> None:
+    def test_an_unsupported_addition_to_a_grounded_answer_is_reported_not_decided(self) -> None:
         context = (
             "Returns are accepted within 30 days of delivery. Refunds go back to the "
             "original payment method within 5 business days."
@@ -208,9 +210,13 @@ class TestAnswerLevelRules:
             "courier partners everywhere.",
             context,
         )
-        assert decision.label == "fail"
-        assert decision.basis == "fail:unsupported_addition"
-        assert decision.confidence < JudgeSettings().cascade_confidence
+        # 10 of 14 right on the labelled data: its bound is below a coin flip, so it annotates
+        assert decision.label == "undecided"
+        assert decision.basis == "undecided:unproven_unsupported_addition"
+        assert "an addition the evidence does not support" in reasons(decision)
+        table = bundled()
+        assert table.status("fail:unsupported_addition") == "annotate"
+        assert table.confidence("fail:unsupported_addition") < JudgeSettings().cascade_confidence
 
 
 class TestPolarityAcrossTheEvidence:
@@ -228,7 +234,8 @@ class TestPolarityAcrossTheEvidence:
             "The headphones come with a lifetime warranty.",
             "The headphones come with a 2-year limited warranty.",
         )
-        assert decision.basis == "fail:unbounded"
+        assert decision.basis == "fail:quantifier"  # the rule it is a case of
+        assert "unbounded" in {r.basis for r in decision.results}
 
     def test_a_verbless_list_item_takes_no_polarity_from_the_evidence(self) -> None:
         decision = decide(
@@ -280,7 +287,7 @@ def test_a_condition_that_opens_the_sentence_must_be_kept() -> None:
         "fare; 60 minutes or more, 100%."
     )
     assert decide("You can claim half of your single fare back.", context).basis == (
-        "fail:condition_dropped"
+        "fail:condition_changed"
     )
     kept = decide(
         "If your train arrives 30 minutes or more late, you can claim half of your "
@@ -478,7 +485,7 @@ class TestNames:
             "She served as Attorney General of California.",
             "She served as Attorney General of Nevada from 2007 to 2015.",
         )
-        assert decision.basis == "fail:name_part_absent"
+        assert decision.basis == "fail:name_absent"
         assert "California" in reasons(decision)
 
     def test_a_denied_name_is_not_claimed_but_the_asserted_one_is(self) -> None:
@@ -572,7 +579,7 @@ class TestSlots:
         decision = decide(
             "The diabetes review clinic is on Monday afternoons with nurse J. Owusu.", context
         )
-        assert decision.basis == "fail:weekday_misplaced"
+        assert decision.basis == "fail:time_contradicted"
         assert "Wednesday" in reasons(decision)
         assert (
             decide(

@@ -383,17 +383,19 @@ CHAINS = (
 class TestSharedByBoth:
     """One thing said of two names, where the evidence says it of one."""
 
-    def test_both_where_the_evidence_says_one_fails(self) -> None:
+    def test_both_where_the_evidence_says_one_is_reported(self) -> None:
+        # seen once in the labelled data: the rule annotates (its finding on the claim) and
+        # decides nothing until labelled answers vouch for it
         decision = decide("Both Brava Tacos and Green Bowl are restaurant chains.", CHAINS, None)
-        assert decision.label == "fail"
-        failed = next(r for r in decision.results if r.basis == "shared_one_only")
+        assert decision.label == "undecided"
+        failed = next(r for r in decision.results if r.basis == "unproven_shared_one_only")
         assert "says it of Brava Tacos only" in failed.reason
         assert "nothing of Green Bowl" in failed.reason
 
     def test_yes_to_a_both_question_says_it_of_both(self) -> None:
         asked = "Were Brava Tacos and Green Bowl both founded in Oregon?"
         decision = decide("Yes, both were founded in Oregon.", CHAINS, asked)
-        assert "shared_one_only" in bases(decision)
+        assert "unproven_shared_one_only" in bases(decision)
 
     def test_what_the_evidence_says_of_both_does_not_fail(self) -> None:
         decision = decide("Both Brava Tacos and Green Bowl are chains.", CHAINS, None)

@@ -29,7 +29,7 @@ class TestShortNameUnwritten:
     def test_a_title_no_evidence_writes_fails(self) -> None:
         decision = decide("The Night Answer", SHOWS, ASKED)
         assert decision.label == "fail"
-        assert decision.basis == "fail:short_name_unwritten"
+        assert decision.basis == "fail:name_absent"  # the rule it is a case of
         failed = next(r for r in decision.results if r.basis == "short_name_unwritten")
         assert "'Night Answer'" in failed.reason
 

@@ -281,10 +281,9 @@ async def test_the_tiers_screen_before_the_budgeted_last_tier() -> None:
     await budgeted.aclose()
 
 
-def test_an_offline_tiers_pass_at_is_where_its_verdicts_are_unsure() -> None:
+def test_an_offline_tier_alone_is_the_offline_judge() -> None:
     judge = make_judge(settings(tiers=[{"kind": "offline", "pass_at": 0.6, "fail_at": 0.3}]), ENV)
     assert isinstance(judge, OfflineJudge)
-    assert judge.unsure_below == 0.6
 
 
 def test_a_fallback_model_needs_an_llm_last_tier() -> None:
