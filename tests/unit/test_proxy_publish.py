@@ -188,6 +188,21 @@ class TestPublisher:
         assert registry.get_sample_value(dropped, {"reason": "shutdown"}) == 2
         assert producer.closed
 
+    async def test_a_missing_output_topic_is_logged_at_start_with_its_setting_and_fix(
+        self,
+    ) -> None:
+        cluster = FakeCluster()
+        producer = FakeProducer(cluster)
+        producer.missing_topics = {"guard.quarantine"}
+        publisher = ProxyPublisher(settings_with(), CollectorRegistry(), lambda: producer)
+        with capture_logs() as logs:
+            publisher.start()
+            await asyncio.sleep(0.05)
+            await publisher.aclose()
+        [missing] = [e for e in logs if e["event"] == "proxy.publish_topic_missing"]
+        assert missing["field"] == "topics.quarantine"
+        assert "create guard.quarantine" in missing["fix"]
+
     async def test_a_broker_away_at_start_is_tried_again_and_the_queue_waits(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:

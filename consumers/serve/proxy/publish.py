@@ -16,7 +16,9 @@ The released prefix is cut so the verdict record fits ``max_output_bytes``
 (``released_prefix_truncated``). :meth:`ProxyPublisher.offer` puts an answer's records on a
 queue of ``serve.proxy.publish_queue`` answers (``serve.proxy.publish_queue_bytes`` of records)
 and returns at once; one more is dropped. A
-background task starts the producer (again and again while the broker is away) and publishes
+background task starts the producer (again and again while the broker is away), logs an output
+topic the broker does not have (``proxy.publish_topic_missing``, its setting and the fix), and
+publishes
 what is queued, retrying transient errors for ``publish_timeout_s``
 (:func:`consumers.runtime.publisher.publish`). :meth:`ProxyPublisher.aclose`, at ``serve``'s
 stop after the requests drained, waits up to ``serve.proxy.publish_flush_s`` for the queue to
@@ -327,8 +329,29 @@ class ProxyPublisher:
                 quarantine=self._settings.topics.quarantine,
                 queue=self._proxy.publish_queue,
             )
+            await self._check_topics(producer)
             return producer
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _check_topics(self, producer: Producer) -> None:
+        """Log, naming the setting and the fix, output topics the broker does not have (their
+        verdicts would wait ``publish_timeout_s``, then be dropped); serve goes on."""
+        topics = self._settings.topics
+        wanted = {"topics.verdicts": topics.verdicts, "topics.quarantine": topics.quarantine}
+        try:
+            existing = await producer.existing(set(wanted.values()))
+        except KafkaError as exc:
+            log.warning("proxy.publish_topics_unknown", error=repr(exc))
+            return
+        for field, topic in wanted.items():
+            if topic not in existing:
+                log.error(
+                    "proxy.publish_topic_missing",
+                    field=field,
+                    topic=topic,
+                    fix=f"create {topic} (run creates its topics with create_topics: true), "
+                    f"or set {field} to an existing topic",
+                )
 
     def _dropped(self, reason: str, answers: int, request_id: str | None, **extra: str) -> None:
         self.metrics.dropped.labels(reason).inc(answers)
