@@ -33,7 +33,7 @@ from guard.models import JudgeRequest, Label
 from guard.settings import JudgeSettings
 from guard.stream.release import Release
 from guard.testing import FakeJudge
-from guard.testing.fake_upstream import openai_events, tokens_of
+from guard.testing.fake_upstream import anthropic_events, openai_events, tokens_of
 from tests.unit.fakekafka import FakeCluster, FakeProducer
 
 EVIDENCE = "The Eiffel Tower is in Paris. It was completed in 1889."
@@ -223,6 +223,28 @@ class TestPublisher:
         assert len(starts) == 3
         assert [out.topic for out in cluster.outputs] == ["guard.verdicts"]
 
+    async def test_a_publishing_task_that_dies_is_logged_at_once_and_the_stop_still_ends(
+        self,
+    ) -> None:
+        class Broken(FakeProducer):
+            async def send(self, *args: Any, **kwargs: Any) -> Any:
+                raise RuntimeError("a bug")
+
+        registry = CollectorRegistry()
+        proxy = {"upstream_url": "http://u.invalid/v1", "publish_flush_s": 0.2}
+        settings = settings_with(serve={"proxy": proxy})
+        publisher = ProxyPublisher(settings, registry, lambda: Broken(FakeCluster()))
+        with capture_logs() as logs:
+            publisher.start()
+            assert publisher.offer(await judged(PASSING, released=len(PASSING), stopped=False))
+            await asyncio.sleep(0.05)
+            assert "proxy.publish_failed" in [e["event"] for e in logs]
+            assert publisher.offer(await judged(PASSING, released=len(PASSING), stopped=False))
+            await publisher.aclose()
+        dropped = "groundguard_proxy_publish_dropped_total"
+        assert registry.get_sample_value(dropped, {"reason": "publish_failed"}) == 1
+        assert registry.get_sample_value(dropped, {"reason": "shutdown"}) == 1
+
     async def test_a_refused_record_is_dropped_counted_and_the_next_answer_still_goes(
         self,
     ) -> None:
@@ -319,10 +341,12 @@ class FakePublisher:
         self.closed = True
 
 
-def upstream(answer: str, *, stream: bool) -> httpx2.MockTransport:
-    """The upstream, in memory: the answer as OpenAI's SSE chunks, or whole."""
+def upstream(answer: str, *, stream: bool, anthropic: bool = False) -> httpx2.MockTransport:
+    """The upstream, in memory: the answer as OpenAI's (or Anthropic's) SSE events, or whole
+    (OpenAI's)."""
     if stream:
-        content = b"".join(event for event, _ in openai_events(tokens_of(answer), "m"))
+        events = anthropic_events if anthropic else openai_events
+        content = b"".join(event for event, _ in events(tokens_of(answer), "m"))
         kind = "text/event-stream"
     else:
         message = {"role": "assistant", "content": answer}
@@ -336,27 +360,33 @@ def upstream(answer: str, *, stream: bool) -> httpx2.MockTransport:
     return httpx2.MockTransport(handler)
 
 
-async def proxied(answer: str, *, stream: bool) -> FakePublisher:
-    """One chat completion through the proxy (offline judge); the publisher it offered to."""
-    settings = settings_with(judge={"provider": "offline"})
+async def proxied(answer: str, *, stream: bool, anthropic: bool = False) -> FakePublisher:
+    """One chat completion (or Anthropic message) through the proxy, offline judge; the
+    publisher it offered to."""
+    proxy = {"upstream_url": "http://upstream.invalid/v1"}
+    proxy |= {"upstream_kind": "anthropic"} if anthropic else {}
+    settings = settings_with(judge={"provider": "offline"}, serve={"proxy": proxy})
     guard = build_guard(settings.judge, {})
     api, ready = make_api(settings, guard, None)
     assert api.proxy is not None
     assert api.proxy.upstream is not None
     fake = FakePublisher()
     api.proxy.publisher = fake
-    api.proxy.upstream.client = httpx2.AsyncClient(transport=upstream(answer, stream=stream))
+    transport = upstream(answer, stream=stream, anthropic=anthropic)
+    api.proxy.upstream.client = httpx2.AsyncClient(transport=transport)
     api.state.started = True
-    transport = httpx2.ASGITransport(app=build_app(api, ready=ready))
     body = {
         "model": "m",
+        "max_tokens": 100,
         "messages": [{"role": "user", "content": "When was it completed?"}],
         "stream": stream,
         "groundguard_context": EVIDENCE,
     }
+    route = "/v1/messages" if anthropic else "/v1/chat/completions"
+    served = httpx2.ASGITransport(app=build_app(api, ready=ready))
     try:
-        async with httpx2.AsyncClient(transport=transport, base_url="http://serve") as client:
-            reply = await client.post("/v1/chat/completions", json=body)
+        async with httpx2.AsyncClient(transport=served, base_url="http://serve") as client:
+            reply = await client.post(route, json=body)
             assert reply.status_code == 200
     finally:
         await api.proxy.aclose()
@@ -385,6 +415,13 @@ class TestProxyHandsVerdictsToThePublisher:
         assert not answer.blocks
         assert answer.outcome == "finished"
         assert answer.released == len(PASSING)
+
+    async def test_an_anthropic_stream_stopped_is_offered_on_its_route(self) -> None:
+        fake = await proxied(FAILING, stream=True, anthropic=True)
+        [answer] = fake.offered
+        assert answer.route == "anthropic"
+        assert answer.blocks
+        assert answer.released == len("The Eiffel Tower is in Paris. ")
 
     async def test_a_whole_answer_is_offered_once_judged(self) -> None:
         fake = await proxied(FAILING, stream=False)

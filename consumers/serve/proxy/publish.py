@@ -171,6 +171,13 @@ def _quarantine_value(judged: Judged, outcome: ProxyOutcome, room: int) -> bytes
     return slim.model_dump_json().encode()
 
 
+def _log_end(task: asyncio.Task[None]) -> None:
+    """A publishing task that ended by an error (a bug): said at once, not at the stop; what
+    is offered from then on waits in the queue and is dropped at the stop (counted)."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("proxy.publish_failed", exc_info=task.exception())
+
+
 def _size(records: list[OutRecord]) -> int:
     return sum(len(out.value) for out in records)
 
@@ -239,6 +246,7 @@ class ProxyPublisher:
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run())
+        self._task.add_done_callback(_log_end)
 
     def offer(self, judged: Judged) -> bool:
         """Queue an answer's records; never waits. False: dropped (counted and logged)."""
@@ -269,8 +277,7 @@ class ProxyPublisher:
         left = self._queue.qsize() + self._sending
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.gather(self._task, return_exceptions=True)  # an error: logged
         if left:
             self._dropped("shutdown", left, None)
         if self._producer is not None:
@@ -288,6 +295,9 @@ class ProxyPublisher:
             self._sending = len(batch)
             try:
                 await self._send(self._producer, batch)
+            except Exception as exc:  # a bug: these answers are counted, the task ends (logged)
+                self._dropped("publish_failed", len(batch), None, error=repr(exc))
+                raise
             finally:
                 self._sending = 0
                 self._bytes -= sum(_size(records) for records in batch)
