@@ -328,6 +328,7 @@ class FakePublisher:
 
     def __init__(self) -> None:
         self.offered: list[Judged] = []
+        self.replies: list[bytes] = []  # what the client received
         self.started = self.closed = False
 
     def start(self) -> None:
@@ -360,7 +361,9 @@ def upstream(answer: str, *, stream: bool, anthropic: bool = False) -> httpx2.Mo
     return httpx2.MockTransport(handler)
 
 
-async def proxied(answer: str, *, stream: bool, anthropic: bool = False) -> FakePublisher:
+async def proxied(
+    answer: str, *, stream: bool, anthropic: bool = False, fake: FakePublisher | None = None
+) -> FakePublisher:
     """One chat completion (or Anthropic message) through the proxy, offline judge; the
     publisher it offered to."""
     proxy = {"upstream_url": "http://upstream.invalid/v1"}
@@ -370,7 +373,7 @@ async def proxied(answer: str, *, stream: bool, anthropic: bool = False) -> Fake
     api, ready = make_api(settings, guard, None)
     assert api.proxy is not None
     assert api.proxy.upstream is not None
-    fake = FakePublisher()
+    fake = fake or FakePublisher()
     api.proxy.publisher = fake
     transport = upstream(answer, stream=stream, anthropic=anthropic)
     api.proxy.upstream.client = httpx2.AsyncClient(transport=transport)
@@ -388,13 +391,26 @@ async def proxied(answer: str, *, stream: bool, anthropic: bool = False) -> Fake
         async with httpx2.AsyncClient(transport=served, base_url="http://serve") as client:
             reply = await client.post(route, json=body)
             assert reply.status_code == 200
+            fake.replies.append(reply.content)
     finally:
         await api.proxy.aclose()
         await guard.aclose()
     return fake
 
 
+class Raising(FakePublisher):
+    def offer(self, judged: Judged) -> bool:
+        raise RuntimeError("a bug in the publisher")
+
+
 class TestProxyHandsVerdictsToThePublisher:
+    async def test_a_publisher_that_raises_never_breaks_the_clients_stream(self) -> None:
+        with capture_logs() as logs:
+            fake = await proxied(PASSING, stream=True, fake=Raising())
+        [reply] = fake.replies
+        assert reply.endswith(b"data: [DONE]\n\n")
+        assert "proxy.publish_internal_error" in [e["event"] for e in logs]
+
     async def test_a_streamed_failing_answer_is_offered_with_what_was_released(self) -> None:
         fake = await proxied(FAILING, stream=True)
         [answer] = fake.offered

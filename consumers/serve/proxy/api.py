@@ -459,7 +459,10 @@ class ProxyApi:
             spans=spans,
             blocks=self._blocks(verdict),
         )
-        self.publisher.offer(judged)
+        try:
+            self.publisher.offer(judged)
+        except Exception:  # a bug: never the client's stream's end; logged with its traceback
+            log.exception("proxy.publish_internal_error", request_id=request.id)
 
     # ------------------------------------------------------------------ whole
 
