@@ -2,6 +2,11 @@
 
 Verdict records are :class:`guard.models.Verdict` plus ``source`` coordinates. Payloads travel as
 text when they are valid UTF-8 and as base64 otherwise, so no byte is lost.
+
+A verdict of ``serve``'s streaming proxy (:mod:`consumers.serve.proxy.publish`) is the same
+record with no input coordinates (it read no Kafka record: ``input`` is null) and a ``proxy``
+object (:class:`ProxyOutcome`) saying what reached the client; ``run``'s records carry
+``"proxy": null``.
 """
 
 from __future__ import annotations
@@ -30,10 +35,51 @@ class SourceCoordinates(BaseModel):
     )
 
 
+class ProxyOutcome(BaseModel):
+    """What ``serve``'s proxy let through of one answer (see the README's proxy section)."""
+
+    route: Literal["openai", "anthropic"] = Field(description="The proxy route's wire format.")
+    stream: bool = Field(description="Streamed (stream: true) or answered whole.")
+    release: Literal["verified", "final", "immediate"] = Field(
+        description="serve.proxy.release; immediate is monitoring only (nothing was stopped)."
+    )
+    monitoring_only: bool = Field(description="True under release: immediate.")
+    outcome: str = Field(
+        description="finished, stopped, or why the answer ended before its verdict "
+        "(client_left, upstream_dropped, ...)."
+    )
+    released_chars: int = Field(description="Characters of the answer the client received.")
+    answer_chars: int = Field(description="Characters of the answer the upstream sent.")
+    released_prefix: str = Field(
+        description="The text the client received (the answer's first released_chars "
+        "characters), cut to fit max_output_bytes (see released_prefix_truncated)."
+    )
+    released_prefix_truncated: bool = Field(
+        description="released_prefix is shorter than released_chars: the record had to fit "
+        "max_output_bytes."
+    )
+    stopped_at: int | None = Field(
+        description="Where the answer was stopped: the character offset of the span that "
+        "blocked (null: not stopped)."
+    )
+    stopped_span: int | None = Field(
+        description="The index (from 0) of the span that blocked (null: not stopped)."
+    )
+    spans_judged: int = Field(description="Span verdicts the answer got.")
+
+
 class VerdictRecord(Verdict):
     """A verdict as published to the verdicts topic, with the input's coordinates."""
 
-    input: SourceCoordinates
+    input: SourceCoordinates | None = Field(
+        description="Where the judged record was read from; null for a verdict of serve's "
+        "proxy (see proxy)."
+    )
+    proxy: ProxyOutcome | None = Field(
+        default=None,
+        description="Set for a verdict of serve's streaming proxy: what reached the client; "
+        "null for a verdict of run.",
+    )
 
 
 class QuarantineRecord(BaseModel):
@@ -41,7 +87,9 @@ class QuarantineRecord(BaseModel):
 
     schema_version: str = SCHEMA_VERSION
     request_id: str
-    input: SourceCoordinates
+    input: SourceCoordinates | None = Field(
+        description="Where the judged record was read from; null for serve's proxy."
+    )
     payload: Any = Field(description="The original message, decoded as JSON (null when omitted).")
     payload_omitted: bool = Field(
         default=False,
@@ -50,6 +98,11 @@ class QuarantineRecord(BaseModel):
     )
     payload_bytes: int | None = Field(default=None, description="Size of the original value.")
     verdict: Verdict
+    proxy: ProxyOutcome | None = Field(
+        default=None,
+        description="Set for an answer of serve's streaming proxy (its payload: the request "
+        "as judged, the whole answer in output); null for run.",
+    )
 
 
 class DeadLetter(BaseModel):

@@ -515,6 +515,34 @@ class ProxySettings(_Section):
         description="An upstream answer longer than this is cut off (an error event): the "
         "bound on what one proxied answer holds.",
     )
+    publish: bool = Field(
+        default=True,
+        description="When bootstrap_servers is set: publish each proxied answer's verdict to "
+        "topics.verdicts, and a failing one to topics.quarantine, keyed by its request id, "
+        "in the background (the client's stream never waits). false: the proxy.verdict log "
+        "line only.",
+    )
+    publish_queue: int = Field(
+        default=defaults.DEFAULT_PROXY_PUBLISH_QUEUE,
+        ge=1,
+        le=1_000_000,
+        description="Proxied answers' verdicts waiting for the broker; one more is dropped "
+        "(groundguard_proxy_publish_dropped_total{reason=queue_full}, logged), never waited for.",
+    )
+    publish_queue_bytes: int = Field(
+        default=defaults.DEFAULT_PROXY_PUBLISH_QUEUE_BYTES,
+        ge=65_536,
+        le=INT32_MAX,
+        description="Bytes of those records (verdict and quarantine) held at once; past it an "
+        "answer is dropped as for publish_queue. At least twice max_output_bytes.",
+    )
+    publish_flush_s: float = Field(
+        default=defaults.DEFAULT_PROXY_PUBLISH_FLUSH_S,
+        gt=0,
+        le=600,
+        description="At stop, after the requests drained: the longest wait for the queued "
+        "verdicts to be acknowledged; those left are dropped (reason shutdown, logged).",
+    )
 
 
 class ServeSettings(_Section):
@@ -784,6 +812,14 @@ class ServiceSettings(BaseSettings):
     log: LogSettings = Field(default_factory=LogSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)
+
+    @property
+    def proxy_publishes(self) -> bool:
+        """Whether ``serve``'s proxy publishes its verdicts: a proxy, a broker given
+        (``bootstrap_servers`` set, not its default) and ``serve.proxy.publish``."""
+        proxy = self.serve.proxy
+        configured = "bootstrap_servers" in self.model_fields_set
+        return proxy.upstream_url is not None and proxy.publish and configured
 
     @property
     def transactional_id(self) -> str | None:
@@ -1067,12 +1103,53 @@ def _serve_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
                 "set serve.proxy.upstream_api_key (GROUNDGUARD_SERVE__PROXY__UPSTREAM_API_KEY)",
             )
         )
+    problems += _proxy_publish_problems(s)
     if s.serve.api_keys_file is not None and not is_file(s.serve.api_keys_file):
         problems.append(
             (
                 "serve.api_keys_file",
                 f"file {s.serve.api_keys_file} does not exist",
                 "point it at a file of API keys, one per line (a mounted Secret)",
+            )
+        )
+    return problems
+
+
+def _proxy_publish_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
+    """Publishing the proxy's verdicts: the queue holds an answer's largest records, and
+    ``serve.proxy.publish: true`` said outright needs a proxy and a broker to publish to."""
+    proxy = s.serve.proxy
+    if not proxy.publish:
+        return []
+    outright = "publish" in proxy.model_fields_set
+    if proxy.upstream_url is None and outright:
+        return [
+            (
+                "serve.proxy.publish",
+                "true, but there is no proxy whose verdicts to publish",
+                "set serve.proxy.upstream_url, or remove serve.proxy.publish",
+            )
+        ]
+    if not s.proxy_publishes and not outright:
+        return []
+    problems = []
+    if proxy.publish_queue_bytes < 2 * s.max_output_bytes:
+        problems.append(
+            (
+                "serve.proxy.publish_queue_bytes",
+                f"{proxy.publish_queue_bytes} is below twice max_output_bytes "
+                f"({s.max_output_bytes}): an answer's records (verdict and quarantine) might "
+                "never fit the queue",
+                "raise serve.proxy.publish_queue_bytes or lower max_output_bytes",
+            )
+        )
+    if "bootstrap_servers" not in s.model_fields_set:  # said outright: publish is true
+        problems.append(
+            (
+                "bootstrap_servers",
+                "serve.proxy.publish is true but no broker is configured",
+                "set bootstrap_servers (GROUNDGUARD_BOOTSTRAP_SERVERS) to the brokers, or "
+                "serve.proxy.publish: false",
             )
         )
     return problems

@@ -107,6 +107,11 @@ DEFAULT_PROXY_UPSTREAM_TIMEOUT_S = 120.0  # connect, and the longest silence of 
 DEFAULT_PROXY_MAX_SPANS_IN_FLIGHT = 4  # span judgements at once per answer (more wait)
 DEFAULT_PROXY_MAX_SPAN_CHARS = 1200  # a run without a sentence end is cut at this length
 DEFAULT_PROXY_MAX_ANSWER_CHARS = 200_000  # an upstream answer longer than this is cut off
+DEFAULT_PROXY_PUBLISH_QUEUE = (
+    1000  # proxied answers' verdicts waiting for the broker; more: dropped
+)
+DEFAULT_PROXY_PUBLISH_QUEUE_BYTES = 16 * 1024 * 1024  # and their bytes (records are ~2-20 KB)
+DEFAULT_PROXY_PUBLISH_FLUSH_S = 5.0  # at stop, the wait for queued proxy verdicts to be acked
 DEFAULT_PROXY_NOTICE = (
     "\n\n[groundguard: the rest of this answer was withheld: it is not supported by the sources.]"
 )

@@ -44,8 +44,9 @@ def quarantined(verdict: Verdict, policy: FailurePolicy) -> bool:
 
 def with_input(verdict_value: bytes, source_json: bytes) -> bytes:
     """The verdict record (:class:`consumers.records.VerdictRecord`: the verdict's fields, then
-    ``input``) from the verdict's own JSON, so the verdict is serialized once per message."""
-    return b'%s,"input":%s}' % (verdict_value[:-1], source_json)
+    ``input``, and ``proxy`` null: no proxy's) from the verdict's own JSON, so the verdict is
+    serialized once per message."""
+    return b'%s,"input":%s,"proxy":null}' % (verdict_value[:-1], source_json)
 
 
 def quarantine_json(
@@ -68,7 +69,7 @@ def quarantine_json(
             str(len(payload)).encode(),
             b',"verdict":',
             verdict_value,
-            b"}",
+            b',"proxy":null}',
         )
     )
 

@@ -28,6 +28,7 @@ from consumers.serve.app import CheckApi, build_app
 from consumers.serve.auth import ApiKeys
 from consumers.serve.deadline import DeadlineJudge
 from consumers.serve.proxy import ProxyApi
+from consumers.serve.proxy.publish import ProxyPublisher
 from consumers.serve.proxy.upstream import Upstream
 from consumers.settings import DeadlinePolicy, ServiceSettings
 from consumers.signals import stop_on_signals
@@ -55,7 +56,10 @@ def make_api(
     )
     if serve.proxy.upstream_url is not None:
         upstream = Upstream(serve.proxy, max_connections=serve.max_connections)
-        api.proxy = ProxyApi(api, serve.proxy, upstream)
+        publisher = (
+            ProxyPublisher(settings, api.metrics.registry) if settings.proxy_publishes else None
+        )
+        api.proxy = ProxyApi(api, serve.proxy, upstream, publisher)
     return api, lambda: api.ready(guard.intake_stop_reason)
 
 
@@ -88,6 +92,8 @@ async def serve_http(
     event = stop or asyncio.Event()
     remove = stop_on_signals(event, log_event="serve.signal") if stop is None else (lambda: None)
     await server.start()  # OSError: port in use
+    if api.proxy is not None:
+        api.proxy.start()  # publishing proxy verdicts, when a broker is configured
     try:
         api.state.started = True
         _log_start(settings, server.port, api)
@@ -134,6 +140,7 @@ def _log_start(settings: ServiceSettings, port: int, api: CheckApi) -> None:
         word_search=wordsearch.ENGINE,
         proxy=serve.proxy.upstream_kind.value if serve.proxy.upstream_url else None,
         release=serve.proxy.release.value if serve.proxy.upstream_url else None,
+        proxy_publishes=settings.proxy_publishes,
     )
 
 

@@ -70,6 +70,13 @@ EXAMPLES: dict[str, tuple[str, dict[str, str]]] = {
     "judge.base_url": ("http://127.0.0.1:8000/v1", {}),
     "serve.proxy.upstream_url": ("http://127.0.0.1:8000/v1", {}),
     "serve.proxy.upstream_api_key": ("sk-test", {}),
+    "serve.proxy.publish": (
+        "true",
+        {
+            "GROUNDGUARD_SERVE__PROXY__UPSTREAM_URL": "http://127.0.0.1:8000/v1",
+            "GROUNDGUARD_BOOTSTRAP_SERVERS": "127.0.0.1:9092",
+        },
+    ),
     "judge.tiers": ('[{"pass_at": 0.9, "kind": "offline"}, {"kind": "fake"}]', {}),
     "judge.api_key": ("sk-test", {}),
     "judge.api_key_file": ("{file}", {}),

@@ -17,8 +17,9 @@ with ``serve.proxy.notice``. A client that leaves mid-stream: the upstream respo
 
 Each answer logs one ``proxy.verdict`` line (request id, route, release mode, label, reason,
 characters released, where it stopped, spans judged; ``monitoring_only`` under ``release:
-immediate``); never the text. Publishing these verdicts to Kafka is a follow-up (issue 25,
-part 5 builds the Kafka path).
+immediate``); never the text. With a broker configured, an answer with a final verdict is also
+handed to the publisher (verdicts topic, and quarantine when it blocks), which never waits:
+see :mod:`consumers.serve.proxy.publish`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from starlette.types import Receive, Scope, Send
 from consumers.serve import body
 from consumers.serve.deadline import Deadline
 from consumers.serve.errors import BadRequest, Refused
+from consumers.serve.proxy.publish import Judged, Publisher
 from consumers.serve.proxy.upstream import (
     MAX_ERROR_BYTES,
     Upstream,
@@ -154,6 +156,7 @@ class _Answer:
     deadline_ms: int
     started: float
     model: str
+    kind: UpstreamKind
 
 
 @dataclass
@@ -163,6 +166,7 @@ class ProxyApi:
     check: CheckApi
     settings: ProxySettings
     upstream: Upstream | None
+    publisher: Publisher | None = None
     _monitors: set[asyncio.Task[None]] = field(default_factory=set)
 
     def routes(self) -> list[Route]:
@@ -177,9 +181,18 @@ class ProxyApi:
     async def messages(self, request: Request) -> Response:
         return await self._proxy(request, UpstreamKind.ANTHROPIC)
 
+    def start(self) -> None:
+        """Start publishing verdicts (when a broker is configured): in the running loop."""
+        if self.publisher is not None:
+            self.publisher.start()
+
     async def aclose(self) -> None:
+        """After the requests drained: the monitored answers settle, then what is queued for
+        the broker is flushed (bounded: ``serve.proxy.publish_flush_s``)."""
         if self._monitors:
             await asyncio.gather(*self._monitors, return_exceptions=True)
+        if self.publisher is not None:
+            await self.publisher.aclose()
         if self.upstream is not None:
             await self.upstream.aclose()
 
@@ -296,7 +309,7 @@ class ProxyApi:
             metadata=metadata,
         )
         model = str(payload.get("model") or "")
-        return _Answer(f"proxy_{kind.value}", base, deadline_ms, started, model)
+        return _Answer(f"proxy_{kind.value}", base, deadline_ms, started, model, kind)
 
     async def _judge(self, answer: _Answer, request: JudgeRequest) -> Verdict:
         deadline = Deadline(answer.deadline_ms, time.perf_counter())
@@ -404,6 +417,52 @@ class ProxyApi:
             spans_judged=len(engine.verdicts),
             aborted=last.reason if isinstance(last, Aborted) else None,
         )
+        if verdict is not None:
+            stopped = last if isinstance(last, Stopped) else None
+            self._publish(
+                answer,
+                answer.base.model_copy(update={"output": engine.text}),
+                verdict,
+                stream=True,
+                outcome=outcome,
+                released=engine.released,
+                stopped=(stopped.at, stopped.span) if stopped is not None else None,
+                spans=len(engine.verdicts),
+            )
+
+    def _publish(
+        self,
+        answer: _Answer,
+        request: JudgeRequest,
+        verdict: Verdict,
+        *,
+        stream: bool,
+        outcome: str,
+        released: int,
+        stopped: tuple[int, int] | None,
+        spans: int,
+    ) -> None:
+        """Hand the answer's final verdict to the publisher (never waits; none: no broker),
+        under the answer's request id (a span's verdict has the span's: ``<id>.<span>``)."""
+        if self.publisher is None:
+            return
+        judged = Judged(
+            request=request,
+            verdict=verdict.model_copy(update={"request_id": request.id}),
+            route=answer.kind.value,
+            stream=stream,
+            release=self.settings.release,
+            outcome=outcome,
+            released=released,
+            stopped_at=stopped[0] if stopped is not None else None,
+            stopped_span=stopped[1] if stopped is not None else None,
+            spans=spans,
+            blocks=self._blocks(verdict),
+        )
+        try:
+            self.publisher.offer(judged)
+        except Exception:  # a bug: never the client's stream's end; logged with its traceback
+            log.exception("proxy.publish_internal_error", request_id=request.id)
 
     # ------------------------------------------------------------------ whole
 
@@ -428,7 +487,7 @@ class ProxyApi:
             stopped_at=0 if stopped else None,
             spans=1 if verdict else 0,
         )
-        self._log_whole(answer, verdict, about)
+        self._log_whole(answer, request, verdict, about)
         return _json_response({**out, "groundguard": about})
 
     def _monitor_whole(self, answer: _Answer, request: JudgeRequest) -> None:
@@ -442,13 +501,19 @@ class ProxyApi:
                 stopped_at=None,
                 spans=1 if verdict else 0,
             )
-            self._log_whole(answer, verdict, about)
+            self._log_whole(answer, request, verdict, about)
 
         task = asyncio.create_task(settle())
         self._monitors.add(task)
         task.add_done_callback(self._monitors.discard)
 
-    def _log_whole(self, answer: _Answer, verdict: Verdict | None, about: dict[str, Any]) -> None:
+    def _log_whole(
+        self,
+        answer: _Answer,
+        request: JudgeRequest,
+        verdict: Verdict | None,
+        about: dict[str, Any],
+    ) -> None:
         if verdict is not None:
             self.check.metrics.observe_verdict(verdict)
         outcome = "stopped" if about["stopped_at"] is not None else "finished"
@@ -456,6 +521,17 @@ class ProxyApi:
             answer.route, outcome, time.perf_counter() - answer.started
         )
         log.info("proxy.verdict", route=answer.route, stream=False, outcome=outcome, **about)
+        if verdict is not None:
+            self._publish(
+                answer,
+                request,
+                verdict,
+                stream=False,
+                outcome=outcome,
+                released=about["released_chars"],
+                stopped=(0, 0) if outcome == "stopped" else None,
+                spans=about["spans_judged"],
+            )
 
 
 async def _pump(reply: httpx2.Response, wire: Wire, engine: HoldAndRelease) -> None:
