@@ -653,3 +653,22 @@ class TestNegatedOpenings:
             decide("The shop is closed on Sundays.", "The shop is open Monday to Saturday.").label
             != "fail"
         )
+
+
+class TestExplanationsNameOnlyEvidenceThatExists:
+    """It said "$59 is said of something else" when $59 was nowhere in the evidence (issue 28)."""
+
+    def test_an_amount_nowhere_in_the_evidence_is_said_to_be_missing(self) -> None:
+        decision = decide("The Basic plan costs $59 a month.", "The Basic plan costs $49 a month.")
+        assert decision.label == "fail"
+        assert "$59 not in evidence" in reasons(decision)
+        assert "said of something else" not in reasons(decision)
+
+    def test_an_amount_the_evidence_gives_another_thing_is_said_to_be_its(self) -> None:
+        decision = decide(
+            "The Basic plan costs $59 a month.",
+            "The Basic plan costs $49 a month. The Pro plan costs $59 a month.",
+        )
+        assert decision.label == "fail"
+        assert "$59 is said of something else" in reasons(decision)
+        assert "says $49 here" in reasons(decision)  # the sentence the claim restates
