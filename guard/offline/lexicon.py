@@ -3,6 +3,10 @@
 Units, scales, number words, months and weekdays map to normalised values; :func:`european`
 tells whether a text is written in one of the other three languages (its numbers then use a
 decimal comma: "2,5 %", "1.200,50 €").
+
+Why one module of this length: it is data more than code (the word tables of four languages,
+each a few lines of mapping), read by the format primitives together; split by language, a
+word shared by two (a unit, a month written alike) would need a home in both.
 """
 
 from __future__ import annotations
