@@ -6,7 +6,7 @@ Default paths: bench/data/halueval-qa-dev.jsonl (HaluEval QA dev) and
 bench/data/realistic-dev.jsonl. Each row is a request (question, context or messages, output)
 plus ``hallucinated`` and, optionally, ``category``. For each file it prints the balanced
 accuracy of the offline judge alone (undecided answers pass, as in offline-only mode), its
-accuracy per category, the reliability table (stated confidence against observed accuracy per
+wrong decisions (share of decided answers and of rows), its accuracy per category, the reliability table (stated confidence against observed accuracy per
 bucket) in sample, the decided answers by shape (one claim or several), and
 cross-validated (with two or more files: each row decided by a
 calibration table fitted without its fold, as bench/calibrate_offline.py fits it), the
@@ -59,8 +59,12 @@ def report(
         f"{len(judged) / elapsed:.0f} rows/s ({1000 * elapsed / len(judged):.1f} ms/row)"
     )
     labels = Counter(j.decision.label for j in judged)
+    decided = [j for j in judged if j.decision.label != "undecided"]
+    wrong = sum(not j.right for j in decided)
     print(
-        f"decisions: {labels['fail']} fail, {labels['pass']} pass, {labels['undecided']} undecided"
+        f"decisions: {labels['fail']} fail, {labels['pass']} pass, {labels['undecided']} "
+        f"undecided; wrong decisions {wrong} ({wrong / max(len(decided), 1):.3f} of decided, "
+        f"{wrong / len(judged):.3f} of rows)"
     )
     categories = quality.by_category(judged)
     if len(categories) > 1:
