@@ -124,7 +124,8 @@ class Assembler:
     def decided(self, response: OpenResponse) -> None:
         """Its verdict is out: its text is no longer held (later deltas only count)."""
         response.decided = True
-        self._hold(response, -response.size)
+        if self.open.get(response.key) is response:  # a closed one holds nothing already
+            self._hold(response, -response.size)
         response.pending = {seq: _bare(d) for seq, d in response.pending.items()}
 
     def close(self, response: OpenResponse) -> None:

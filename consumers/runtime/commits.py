@@ -120,6 +120,11 @@ class CommitPolicy(Protocol):
         ``input_bytes``: the message's input, kept alive by ``refused`` while staged."""
         ...
 
+    async def note(self, part: Partition, outputs: list[OutRecord], refused: Refused) -> None:
+        """Deliver progress records bound to no offset (a streamed answer's release events):
+        at-least-once published at once, exactly-once in the next transaction."""
+        ...
+
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None: ...
 
     async def close(self) -> None: ...
@@ -252,6 +257,9 @@ class OffsetCommits:
         answered = await answering
         self._stats.published += len(answered)
         return delivered + answered
+
+    async def note(self, part: Partition, outputs: list[OutRecord], refused: Refused) -> None:
+        await self._publish(outputs, refused)
 
     async def _publish(self, outputs: list[OutRecord], refused: Refused) -> list[OutRecord]:
         size = outputs_bytes(outputs)  # held until acknowledged (the input is held till then)
@@ -400,6 +408,11 @@ class TransactionCommits:
         part.ready[offset] = Staged(outputs, refused, size)  # published in the next transaction
         return outputs
 
+    async def note(self, part: Partition, outputs: list[OutRecord], refused: Refused) -> None:
+        size = outputs_bytes(outputs)
+        self._stats.hold(size)
+        part.notes.append(Staged(outputs, refused, size))  # in the next transaction
+
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None:
         """Publish the finished outputs below each frontier and commit the frontiers, atomically.
         A transient failure aborts and retries at the next interval, for at most
@@ -409,15 +422,17 @@ class TransactionCommits:
         waits for the broker without end): the service stops, a restart fences and aborts it."""
         offsets: dict[TopicPartition, int] = {}
         taken: list[tuple[Partition, int]] = []
+        notes = [(part, list(part.notes)) for part in parts if part.notes]  # progress records
         for part in parts:
             frontier = part.tracker.committable
             if frontier is None:
                 continue
             taken += [(part, offset) for offset in sorted(o for o in part.ready if o < frontier)]
             offsets[part.tp] = frontier
-        if not offsets:
+        if not offsets and not notes:
             return
-        staged = [part.ready[offset] for part, offset in taken]
+        staged = [note for _, some in notes for note in some]
+        staged += [part.ready[offset] for part, offset in taken]
         task = asyncio.create_task(self._transact(staged, offsets))
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         if not done:  # not awaited after the cancel: aiokafka's abort may wait without end too
@@ -447,6 +462,9 @@ class TransactionCommits:
             return
         for part, offset in taken:
             self._stats.release(part.ready.pop(offset).size)
+        for part, some in notes:
+            part.notes[:] = [note for note in part.notes if all(note is not n for n in some)]
+            self._stats.release(sum(note.size for note in some))
         self._failing_since = None
         self._stats.transactions += 1
         self._stats.published += sum(len(message.outputs) for message in staged)
@@ -465,9 +483,10 @@ class TransactionCommits:
             try:
                 async with self._producer.transaction():
                     await self._send(staged, alone)
-                    await self._producer.send_offsets_to_transaction(
-                        offsets, self.settings.group_id
-                    )
+                    if offsets:  # none when only progress records go out
+                        await self._producer.send_offsets_to_transaction(
+                            offsets, self.settings.group_id
+                        )
                     if not await self._consumer.in_group():  # last, just before the commit
                         raise Fenced("this member is no longer in its group")
                 return

@@ -57,6 +57,7 @@ class Partition:
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     waiting: set[asyncio.Task[None]] = field(default_factory=set)  # not yet judging
     ready: dict[int, Staged] = field(default_factory=dict)  # exactly-once: unpublished
+    notes: list[Staged] = field(default_factory=list)  # exactly-once: progress, in no offset
     key_tails: dict[bytes, asyncio.Task[None]] = field(default_factory=dict)
     skip: set[int] = field(default_factory=set)  # finished before a restart (commit metadata)
     metadata: str = ""  # the metadata of the last commit
@@ -115,7 +116,8 @@ class Intake:
             part.waiting.add(task)
             self._hold(part, task, record)
         self.stats.peak_partition_buffered = max(self.stats.peak_partition_buffered, part.buffered)
-        if part.buffered >= self.settings.partition_buffer and not part.paused:
+        streamed = tp.topic == self.settings.topics.deltas  # bounded by stream.max_open*
+        if part.buffered >= self.settings.partition_buffer and not part.paused and not streamed:
             self.pause(part, "buffer_full")
         if self.stats.buffered_bytes >= self.settings.max_buffered_bytes and not part.paused:
             self.pause(part, "bytes_full")
@@ -196,7 +198,8 @@ class Intake:
         if self.stats.buffered_bytes >= self.settings.max_buffered_bytes // 2:
             return
         for part in self.partitions.values():
-            if part.paused and not part.rewind and part.buffered < low:
+            streamed = part.tp.topic == self.settings.topics.deltas
+            if part.paused and not part.rewind and (part.buffered < low or streamed):
                 self.resume(part)
 
     # ------------------------------------------------------------------ intake stop
@@ -317,8 +320,10 @@ class Intake:
 
     def unstage(self, part: Partition) -> None:
         """Drop the partition's staged outputs (exactly-once), and their bytes from the held."""
-        self.stats.release(sum(staged.size for staged in part.ready.values()))
+        staged = [*part.ready.values(), *part.notes]
+        self.stats.release(sum(one.size for one in staged))
         part.ready.clear()
+        part.notes.clear()
 
     @staticmethod
     async def settle(parts: list[Partition], timeout_s: float) -> bool:

@@ -68,7 +68,7 @@ class Consumer(Protocol):
     partition not assigned raise ``IllegalStateError``; records of a paused partition are
     discarded without moving its position)."""
 
-    def subscribe(self, topic: str, rebalance: Rebalance) -> None: ...
+    def subscribe(self, topics: list[str], rebalance: Rebalance) -> None: ...
 
     async def start(self) -> None: ...
 
@@ -269,8 +269,8 @@ class KafkaConsumer:
     def __init__(self, consumer: AIOKafkaConsumer) -> None:
         self._c = consumer
 
-    def subscribe(self, topic: str, rebalance: Rebalance) -> None:
-        self._c.subscribe([topic], listener=_Listener(rebalance))
+    def subscribe(self, topics: list[str], rebalance: Rebalance) -> None:
+        self._c.subscribe(topics, listener=_Listener(rebalance))
 
     async def start(self) -> None:
         await self._c.start()

@@ -197,6 +197,11 @@ class HoldAndRelease:
         """The span verdicts in, in span order (a gap once a span is still being judged)."""
         return [s.verdict for s in self._spans if s.verdict is not None]
 
+    @property
+    def applied(self) -> list[tuple[int, int, Verdict]]:
+        """The spans whose verdict is applied, in order: (start, end, verdict)."""
+        return [(s.start, s.end, s.verdict) for s in self._spans[: self._applied] if s.verdict]
+
     async def events(self) -> AsyncIterator[StreamEvent]:
         """What to send the client, in order, up to the last event (stopped, finished,
         aborted)."""

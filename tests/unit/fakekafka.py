@@ -119,8 +119,8 @@ class FakeConsumer:
         self.looking_up = False
         self.member = True  # False: the group dropped this member (in_group says so)
 
-    def subscribe(self, topic: str, rebalance: Rebalance) -> None:
-        assert topic == self.cluster.topic
+    def subscribe(self, topics: list[str], rebalance: Rebalance) -> None:
+        assert topics == [self.cluster.topic]
         self.listener = rebalance
 
     async def start(self) -> None:
