@@ -55,7 +55,7 @@ from consumers.runtime.envelope import OutRecord, outputs_bytes
 from consumers.runtime.intake import Partition, Staged
 from consumers.runtime.kafka import Consumer, Producer
 from consumers.runtime.kinds import OutputKind
-from consumers.runtime.offsets import encode_finished
+from consumers.runtime.offsets import decode_finished, encode_finished
 from consumers.runtime.publisher import (
     Sent,
     acknowledged,
@@ -367,6 +367,25 @@ class OffsetCommits:
         return None
 
 
+def _streamed_commit(part: Partition) -> tuple[int, str, list[int]] | None:
+    """Exactly-once, a partition of streamed-answer deltas: the offset to commit (its
+    frontier), the metadata listing the offsets finished beyond it, and the staged offsets to
+    publish with them: those below the frontier and those listed. An answer's records are all
+    finished at once, after its verdict was staged at its last one, so the transaction that
+    publishes a verdict also marks every delta of its answer finished: a restart neither
+    reads them again nor loses the verdict (deltas of open answers between them hold the
+    frontier back). None when there is nothing new to commit."""
+    frontier = part.tracker.frontier
+    if frontier is None:
+        return None
+    metadata = encode_finished(frontier, part.tracker.finished_beyond())
+    listed = decode_finished(frontier, metadata)
+    ready = sorted(o for o in part.ready if o < frontier or o in listed)
+    if not ready and part.tracker.committable is None and metadata == part.metadata:
+        return None
+    return frontier, metadata, ready
+
+
 class TransactionCommits:
     """Exactly-once: stage outputs, publish them with the offsets in one transaction."""
 
@@ -420,10 +439,16 @@ class TransactionCommits:
         outputs stay staged (and counted in ``max_buffered_bytes``) until a transaction commits.
         A transaction that does not end within ``timeout_s`` has an unknown outcome (aiokafka
         waits for the broker without end): the service stops, a restart fences and aborts it."""
-        offsets: dict[TopicPartition, int] = {}
+        offsets: dict[TopicPartition, int | tuple[int, str]] = {}
         taken: list[tuple[Partition, int]] = []
         notes = [(part, list(part.notes)) for part in parts if part.notes]  # progress records
         for part in parts:
+            if part.tp.topic == self.settings.topics.deltas:
+                entry = _streamed_commit(part)
+                if entry is not None:
+                    offsets[part.tp] = entry[0], entry[1]
+                    taken += [(part, offset) for offset in entry[2]]
+                continue
             frontier = part.tracker.committable
             if frontier is None:
                 continue
@@ -462,15 +487,22 @@ class TransactionCommits:
             return
         for part, offset in taken:
             self._stats.release(part.ready.pop(offset).size)
+        for part in parts:
+            sent = offsets.get(part.tp)
+            if isinstance(sent, tuple):
+                part.metadata = sent[1]
         for part, some in notes:
             part.notes[:] = [note for note in part.notes if all(note is not n for n in some)]
             self._stats.release(sum(note.size for note in some))
         self._failing_since = None
         self._stats.transactions += 1
         self._stats.published += sum(len(message.outputs) for message in staged)
-        _committed(self._stats, parts, offsets)
+        committed = {tp: e[0] if isinstance(e, tuple) else e for tp, e in offsets.items()}
+        _committed(self._stats, parts, committed)
 
-    async def _transact(self, staged: list[Staged], offsets: dict[TopicPartition, int]) -> None:
+    async def _transact(
+        self, staged: list[Staged], offsets: dict[TopicPartition, int | tuple[int, str]]
+    ) -> None:
         """One transaction; when the broker refuses records as too large, it is aborted and
         tried again (at most ``REFUSAL_ROUNDS`` times) with those records sent alone, then
         replaced (:meth:`_refit`): one message's size must never stop the service. When only

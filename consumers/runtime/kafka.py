@@ -149,7 +149,7 @@ class Producer(Protocol):
         ...
 
     async def send_offsets_to_transaction(
-        self, offsets: dict[TopicPartition, int], group_id: str
+        self, offsets: dict[TopicPartition, int | tuple[int, str]], group_id: str
     ) -> None: ...
 
     async def close(self, timeout_s: float) -> None:
@@ -513,7 +513,7 @@ class KafkaProducer:
         return set(client.cluster.partitions_for_topic(topic) or ())
 
     async def send_offsets_to_transaction(
-        self, offsets: dict[TopicPartition, int], group_id: str
+        self, offsets: dict[TopicPartition, int | tuple[int, str]], group_id: str
     ) -> None:
         await self._p.send_offsets_to_transaction(offsets, group_id)
 

@@ -17,7 +17,7 @@ releases into release events (:class:`consumers.records.ReleaseRecord`, ``topics
 delivered with :meth:`CommitPolicy.note`: at once at-least-once, in the next transaction
 exactly-once) and the engine's end into the final verdict (the verdicts topic, quarantine when
 failing: :func:`consumers.runtime.routing.route_verdict`), delivered with the policy at the
-answer's first offset (exactly-once: in the transaction that commits past its deltas).
+answer's last offset taken (exactly-once: in the transaction that commits past its deltas).
 
 A span that blocks decides the answer at once (its verdict is the final one); later deltas are
 counted, not kept, until the last one. An answer that never finishes gets an ``error`` verdict,
@@ -325,8 +325,10 @@ class Streams:
         text = live.engine.text if live.engine is not None else ""
         outputs = self._records(live, verdict, text)
         origin = self._assembled(live, text)
+        # staged (exactly-once) at its last record taken so far: the transaction that
+        # publishes it commits past every delta of the answer, none is read again
         delivered = await self._policy.deliver(
-            live.part, live.response.first_offset, outputs, self._pipe.refused(origin)
+            live.part, max(live.response.offsets), outputs, self._pipe.refused(origin)
         )
         live.delivered = True
         self.stats.delivered([(out.kind, out.tag) for out in delivered])

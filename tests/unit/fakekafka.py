@@ -297,7 +297,7 @@ class FakeProducer:
         return self._transaction()
 
     async def send_offsets_to_transaction(
-        self, offsets: dict[TopicPartition, int], group_id: str
+        self, offsets: dict[TopicPartition, int | tuple[int, str]], group_id: str
     ) -> None:
         assert self._open is not None
         self._open[1].update(offsets)
