@@ -30,6 +30,13 @@ is tried again at once without them; replies to a topic deleted since they were 
 dropped before the transaction (aiokafka retries adding a missing topic to a transaction without
 end).
 
+Streamed answers (``topics.deltas``, :mod:`consumers.runtime.streams`): release events are
+delivered with :meth:`CommitPolicy.note`, bound to no offset (at-least-once at once,
+exactly-once in the next transaction, which then runs even when no frontier moved). A deltas
+partition's transaction also commits, in the offsets' metadata, the offsets finished beyond its
+frontier, and publishes the outputs staged at those offsets with them
+(:func:`_streamed_commit`): an answer's verdict is committed with its deltas.
+
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.
 """
