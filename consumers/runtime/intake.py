@@ -8,7 +8,10 @@ partition is paused, resumed or rewound.
 * A partition is paused when ``partition_buffer`` of its messages are outstanding, or when the
   bytes held over all partitions (input records until their message is finished, outputs until
   the broker acknowledged them: exactly-once, until their transaction commits) reach
-  ``max_buffered_bytes``, and resumed when both are below half (:meth:`Intake.relieve`).
+  ``max_buffered_bytes``, and resumed when both are below half (:meth:`Intake.relieve`). A
+  partition of streamed-answer deltas (``topics.deltas``) is not paused for
+  ``partition_buffer``: its deltas stay unfinished until their answer closes, and open answers
+  are bounded by ``stream.max_open`` and ``stream.max_open_bytes`` instead.
 * When the judge core reports that intake must stop (quota exhausted, authentication), every
   partition is paused, waiting messages are dropped, and each partition, once quiet and
   committed, seeks back to its first unfinished offset (:meth:`Intake.check`).
