@@ -963,7 +963,24 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
         )
     problems += _batch_problems(s)
     problems += _group_problems(s)
+    problems += _stream_problems(s)
     return problems
+
+
+def _stream_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
+    """Streamed answers: an open answer's deltas are pending work, so health must wait longer
+    than an answer may stay silent (a timed-out answer's verdict is progress)."""
+    if s.topics.deltas is None or s.stream.timeout_s < s.metrics.stall_after_s:
+        return []
+    return [
+        (
+            "stream.timeout_s",
+            f"{s.stream.timeout_s:g}s is not below metrics.stall_after_s "
+            f"({s.metrics.stall_after_s:g}s): answers waiting for their deltas would make the "
+            "service look stalled",
+            "lower stream.timeout_s or raise metrics.stall_after_s",
+        )
+    ]
 
 
 REBALANCE_MARGIN_MS = 5_000  # a revoking member's rejoin, after its revoke and its commit

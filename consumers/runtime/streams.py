@@ -146,6 +146,7 @@ class Streams:
             await self._letter(part, record.offset, delta)
             return
         taken = self.assembler.take(part.tp, delta, self._clock())
+        self.stats.progressed()  # an answer moving on is progress, before any verdict
         if taken.dropped is not None:
             self.stats.stream_dropped[taken.dropped] += 1
         if taken.response is None:  # late: its answer was closed
