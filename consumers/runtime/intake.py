@@ -90,6 +90,9 @@ class Intake:
         self.guard = guard
         self.partitions: dict[TopicPartition, Partition] = {}
         self.consumer: Consumer | None = None
+        # told of a partition about to be read again from its frontier (streamed answers
+        # being assembled from it are dropped: assembled again after the seek)
+        self.on_rewind: Callable[[Partition], None] | None = None
 
     def owns(self, part: Partition) -> bool:
         return self.partitions.get(part.tp) is part
@@ -260,6 +263,8 @@ class Intake:
         # finished beyond the frontier and published (not staged): never judged again
         part.skip.update(o for o in part.tracker.finished_beyond() if o not in part.ready)
         self.unstage(part)  # exactly-once: unpublished, judged again after the seek
+        if self.on_rewind is not None:
+            self.on_rewind(part)
         assert self.consumer is not None
         if frontier is not None:
             self.consumer.seek(part.tp, frontier)

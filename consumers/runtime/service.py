@@ -135,6 +135,7 @@ class GuardService:
         self._batch_bytes = settings.kafka.max_batch_size
         self.intake = Intake(settings, self.stats, guard)
         self.streams = Streams(settings, guard, self.stats, self._slots, clock=clock)
+        self.intake.on_rewind = self.streams.rewound
         self.commits: Commits | None = None  # once started
         self._draining = False
         self._consumer: Consumer | None = None

@@ -73,6 +73,10 @@ ABORTS = {
 }
 
 
+class _Left(Exception):
+    """The answer is left undecided: intake stopped (see :meth:`Streams._stopped_by`)."""
+
+
 @dataclass(eq=False)
 class _Live:
     """One open answer: its assembly, partition, first record, engine and driver."""
@@ -228,6 +232,14 @@ class Streams:
         self._drive(live, self._run(live, live.engine))
         return True
 
+    def _stopped_by(self, verdict: Verdict | None) -> bool:
+        """Whether ``verdict`` is the judge's error that stopped intake (quota, credentials):
+        it says nothing of the answer, which is left undecided (its deltas are read again
+        after the partition's rewind, :meth:`rewound`), as a message is."""
+        reason = self.guard.intake_stop_reason
+        error = verdict.error if verdict is not None else None
+        return reason is not None and error is not None and error.kind == reason
+
     def _drive(self, live: _Live, work: Any) -> None:
         live.driver = asyncio.create_task(work)
 
@@ -248,6 +260,8 @@ class Streams:
             await self._decide(live, verdict)
         except PublishFailed:
             return  # the policy stopped the service; the answer is read again after a restart
+        except _Left:
+            log.info("stream.left", response_id=live.response_id, reason="intake_stopped")
         except Exception as exc:  # a bug here must not leave the answer without a verdict
             log.exception("stream.driver_failed", response_id=live.response_id)
             with contextlib.suppress(Exception):
@@ -257,6 +271,8 @@ class Streams:
 
     async def _follow(self, live: _Live, engine: HoldAndRelease) -> Verdict:
         async for event in engine.events():
+            if isinstance(event, Stopped | Finished) and self._stopped_by(event.verdict):
+                raise _Left  # the judge's account, not the answer: left for after the rewind
             if isinstance(event, Text):
                 await self._note(live, engine, stopped=False, final=False)
             elif isinstance(event, Stopped):
@@ -417,8 +433,8 @@ class Streams:
     def sweep(self) -> None:
         """Close the answers silent for ``stream.timeout_s`` (called by the service's loop)."""
         now = self._clock()
-        if now - self._swept < SWEEP_INTERVAL_S:
-            return
+        if now - self._swept < SWEEP_INTERVAL_S or self.guard.intake_stop_reason is not None:
+            return  # while intake is stopped, nothing arrives: silence is not the answer's
         self._swept = now
         for response in self.assembler.expired(now):
             live = self._live.get(response.key)
@@ -480,6 +496,15 @@ class Streams:
         for tp in tps:
             for response in self.assembler.drop(tp):
                 self._live.pop(response.key, None)
+        self._gauges()
+
+    def rewound(self, part: Partition) -> None:
+        """``part`` is read again from its frontier (after an intake stop): its answers are
+        dropped undecided, to be assembled again from their deltas."""
+        for response in self.assembler.drop(part.tp):
+            live = self._live.pop(response.key, None)
+            if live is not None and live.driver is not None:
+                live.driver.cancel()
         self._gauges()
 
     def _gauges(self) -> None:

@@ -13,6 +13,7 @@ import orjson
 from aiokafka.structs import ConsumerRecord, TopicPartition
 from structlog.testing import capture_logs
 
+from consumers.reply.failclosed import error_verdict
 from consumers.runtime.envelope import OutRecord
 from consumers.runtime.intake import Partition
 from consumers.runtime.kinds import OutputKind
@@ -213,3 +214,36 @@ async def test_an_invalid_delta_is_dead_lettered_alone() -> None:
     ((offset, letter),) = policy.delivered
     assert (offset, letter.kind, letter.tag) == (0, OutputKind.DEAD_LETTER, "invalid_request")
     assert part.tracker.frontier == 1
+
+
+class StoppedJudge:
+    """A judge core whose account ran out: every verdict is the error that stops intake."""
+
+    intake_stop_reason = "quota_exhausted"
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+        self.judge_info = real.judge_info
+        self.parse = real.parse
+
+    async def judge(self, request: Any, **_: Any) -> Any:
+        return error_verdict(
+            request.id, "quota_exhausted", "no quota", judge=self.judge_info, retriable=True
+        )
+
+
+async def test_an_answer_judged_while_intake_is_stopped_is_left_undecided() -> None:
+    """The quota error says nothing of the answer: no verdict, no stop, no timeout while
+    intake is stopped; the partition's rewind drops it, to be assembled again."""
+    streams, policy, part, clock = make(timeout_s=5.0)
+    streams.guard = StoppedJudge(streams.guard)  # type: ignore[assignment]
+    await take(streams, part, answer_records("r5"))
+    await settled(streams, part)
+    clock.now = 60.0
+    streams.sweep()
+    await settled(streams, part)
+    assert policy.verdicts() == []
+    assert not any(event["stopped"] for event in policy.releases())
+    assert part.tracker.frontier == 0
+    streams.rewound(part)
+    assert streams.assembler.open == {}
