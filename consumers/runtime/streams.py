@@ -90,6 +90,7 @@ class _Live:
     decided: bool = False  # its final verdict is being (or was) delivered
     delivered: bool = False  # ... and it was
     noted: int = 0  # span verdicts sent in release events so far
+    staged_at: int | None = None  # the offset its verdict was delivered at
     closed: bool = False
 
     @property
@@ -344,8 +345,9 @@ class Streams:
         origin = self._assembled(live, text)
         # staged (exactly-once) at its last record taken so far: the transaction that
         # publishes it commits past every delta of the answer, none is read again
+        live.staged_at = max(live.response.offsets)
         delivered = await self._policy.deliver(
-            live.part, max(live.response.offsets), outputs, self._pipe.refused(origin)
+            live.part, live.staged_at, outputs, self._pipe.refused(origin)
         )
         live.delivered = True
         self.stats.delivered([(out.kind, out.tag) for out in delivered])
@@ -411,6 +413,13 @@ class Streams:
         self.stats.stream_closed[why] += 1
 
     def _finish(self, live: _Live) -> None:
+        """Finish every offset of the answer; exactly-once, its staged verdict moves to the
+        last of them (deltas may have come after it was staged), so the transaction that
+        publishes it marks every delta of the answer finished, even when the commit metadata
+        can list only part of the finished offsets (it lists the lowest)."""
+        last, ready = max(live.response.offsets), live.part.ready
+        if live.staged_at is not None and live.staged_at != last and live.staged_at in ready:
+            ready[last] = ready.pop(live.staged_at)
         for offset in live.response.offsets:
             live.part.tracker.finish(offset)
         self._gauges()

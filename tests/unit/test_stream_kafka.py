@@ -14,10 +14,12 @@ from aiokafka.structs import ConsumerRecord, TopicPartition
 from structlog.testing import capture_logs
 
 from consumers.reply.failclosed import error_verdict
+from consumers.runtime.commits import _streamed_commit
 from consumers.runtime.envelope import OutRecord
-from consumers.runtime.intake import Partition
+from consumers.runtime.intake import Partition, Staged
 from consumers.runtime.kinds import OutputKind
 from consumers.runtime.message import Pipeline
+from consumers.runtime.offsets import decode_finished
 from consumers.runtime.stats import ServiceStats
 from consumers.runtime.streams import Streams
 from consumers.settings import ServiceSettings
@@ -247,3 +249,24 @@ async def test_an_answer_judged_while_intake_is_stopped_is_left_undecided() -> N
     assert part.tracker.frontier == 0
     streams.rewound(part)
     assert streams.assembler.open == {}
+
+
+def test_exactly_once_a_closed_answer_between_open_ones_is_committed_with_its_verdict() -> None:
+    """A deltas partition's transaction: the frontier stays at the open answer's first delta,
+    the closed answer's deltas beyond it go in the metadata, and its staged verdict with them;
+    nothing new, no transaction."""
+    part = Partition(TopicPartition(DELTAS, 0))
+    for offset in range(5):
+        part.tracker.start(offset)
+    part.ready[3] = Staged([], lambda detail: None, 0)  # type: ignore[arg-type,return-value]
+    for offset in (1, 3):  # the closed answer; 0, 2 and 4 are another, open one
+        part.tracker.finish(offset)
+    entry = _streamed_commit(part)
+    assert entry is not None
+    frontier, metadata, published = entry
+    assert (frontier, published) == (0, [3])
+    assert decode_finished(0, metadata) == {1, 3}
+    part.metadata = metadata
+    part.ready.clear()
+    part.tracker.mark_committed(0)
+    assert _streamed_commit(part) is None
