@@ -11,8 +11,11 @@ from typing import Any
 
 import orjson
 from aiokafka.structs import ConsumerRecord, TopicPartition
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import CollectorRegistry
 from structlog.testing import capture_logs
 
+from consumers.metrics import _streams
 from consumers.reply.failclosed import error_verdict
 from consumers.runtime.commits import _streamed_commit
 from consumers.runtime.envelope import OutRecord
@@ -61,6 +64,18 @@ class Recorder:
 
     def releases(self) -> list[dict[str, Any]]:
         return [orjson.loads(out.value) for out in self.notes]
+
+
+def exposed(stats: ServiceStats) -> str:
+    """The streamed-answer metrics as Prometheus exposes them."""
+
+    class Collector:
+        def collect(self) -> Any:
+            yield from _streams(stats)
+
+    registry = CollectorRegistry()
+    registry.register(Collector())  # type: ignore[arg-type]
+    return generate_latest(registry).decode()
 
 
 class Clock:
@@ -161,6 +176,10 @@ async def test_a_failing_span_stops_the_release_and_decides_at_once() -> None:
     await take(streams, part, recs[:2])
     await settled(streams, part)
     assert [v["label"] for v in policy.verdicts()] == ["fail"]
+    (held,) = [
+        orjson.loads(o.value) for _, o in policy.delivered if o.kind is OutputKind.QUARANTINE
+    ]
+    assert held["payload"]["output"] == "".join(wrong[:2])  # the answer as assembled so far
     last = policy.releases()[-1]
     assert last["stopped"]
     assert last["released_up_to"] == len(wrong[0])
@@ -207,6 +226,9 @@ async def test_past_the_bounds_the_oldest_answer_is_evicted_with_a_verdict() -> 
     assert (verdict["request_id"], verdict["reason"]) == ("old", "stream_evicted")
     assert streams.stats.stream_closed["stream_evicted"] == 1
     assert [e["response_id"] for e in logs if e["event"] == "stream.evicted"] == ["old"]
+    assert 'groundguard_stream_responses_closed_total{reason="stream_evicted"} 1.0' in exposed(
+        streams.stats
+    )
     assert part.tracker.frontier == 1  # the new one holds its offset
 
 
