@@ -498,14 +498,16 @@ class GuardService:
 
     def _take_fleet_share(self) -> None:
         """Give the judge this replica's share of the fleet's budgets: the input partitions it
-        owns over all of the input topic's partitions (cluster metadata). Kept as it was when
-        the partition count is unknown."""
+        owns over all of the input topics' partitions (cluster metadata; the deltas topic is an
+        input too). Kept as it was when a partition count is unknown."""
         assert self._consumer is not None
-        total = self._consumer.partition_count(self.settings.topics.requests)
-        if not total:
-            log.warning("budget.share_unknown", topic=self.settings.topics.requests)
+        inputs = self.settings.topics.inputs()  # the requests, and the deltas when set
+        counts = [self._consumer.partition_count(topic) for topic in inputs]
+        if not all(counts):
+            log.warning("budget.share_unknown", topic=",".join(inputs))
             return
-        owned = sum(1 for tp in self.intake.partitions if tp.topic == self.settings.topics.requests)
+        total = sum(count or 0 for count in counts)
+        owned = sum(1 for tp in self.intake.partitions if tp.topic in inputs)
         share = min(1.0, owned / total)
         self.guard.rescale_budgets(share)
         log.info("budget.rescaled", share=round(share, 4), partitions=owned, of=total)

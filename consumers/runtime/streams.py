@@ -170,6 +170,9 @@ class Streams:
 
     def _read(self, origin: Origin) -> Delta | OutRecord:
         """The delta, or its dead letter."""
+        size, limit = len(origin.value or b""), self.settings.max_message_bytes
+        if size > limit:
+            return self._dead(origin, "oversized", f"{size} bytes (max_message_bytes {limit})")
         try:
             raw = orjson.loads(origin.value or b"")
         except orjson.JSONDecodeError as exc:
