@@ -147,6 +147,9 @@ class ReleaseRecord(BaseModel):
     schema_version: str = SCHEMA_VERSION
     response_id: str
     released_up_to: int = Field(description="Characters of the answer verified for release.")
-    spans: list[SpanVerdict] = Field(description="The span verdicts applied so far, in order.")
+    spans: list[SpanVerdict] = Field(
+        description="The span verdicts applied since the previous release event of the answer, "
+        "in order; when stopped, the span that stopped it last."
+    )
     stopped: bool = Field(description="A span failed: the answer stops at released_up_to.")
     final: bool = Field(description="The answer is decided: its verdict is on topics.verdicts.")

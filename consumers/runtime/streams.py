@@ -57,6 +57,7 @@ from consumers.serve.proxy.api import blocks
 from consumers.settings import ServiceSettings
 from guard import defaults
 from guard.boundary import GuardCore
+from guard.engine import describe_validation_error
 from guard.errors import InvalidRequest
 from guard.models import JudgeRequest, Verdict
 from guard.stream.release import Aborted, Finished, HoldAndRelease, Stopped, Text
@@ -71,6 +72,17 @@ ABORTS = {
     "answer_too_long": "the answer is longer than the span engine holds",
     "judge_raised": "the judge failed",
 }
+
+
+def _span(index: int, start: int, end: int, verdict: Verdict) -> SpanVerdict:
+    return SpanVerdict(
+        index=index,
+        start=start,
+        end=end,
+        label=verdict.label,
+        reason=verdict.reason,
+        score=verdict.score,
+    )
 
 
 class _Left(Exception):
@@ -182,7 +194,7 @@ class Streams:
         try:
             record = DeltaRecord.model_validate(raw)
         except ValidationError as exc:
-            return self._dead(origin, "invalid_request", str(exc).splitlines()[0])
+            return self._dead(origin, "invalid_request", describe_validation_error(exc))
         fields = {k: v for k, v in raw.items() if k not in STREAM_FIELDS}
         offset = origin.source.offset
         return Delta(
@@ -226,9 +238,11 @@ class Streams:
             verdict = self._error(live, "invalid_request", str(exc))
             self._drive(live, self._decide(live, verdict))
             return False
+        key = live.response_id  # sampling by key samples the answer, not each span
+
         live.engine = HoldAndRelease(
             base,
-            self._judge,
+            lambda request: self._judge(request, key),
             lambda verdict: blocks(verdict, s.undecided),
             max_in_flight=s.max_spans_in_flight,
             max_span_chars=s.max_span_chars,
@@ -247,11 +261,11 @@ class Streams:
     def _drive(self, live: _Live, work: Any) -> None:
         live.driver = asyncio.create_task(work)
 
-    async def _judge(self, request: JudgeRequest) -> Verdict:
+    async def _judge(self, request: JudgeRequest, key: str) -> Verdict:
         async with self._slots:
             self.stats.in_flight += 1
             try:
-                return await self.guard.judge(request, message_key=request.id)
+                return await self.guard.judge(request, message_key=key)
             finally:
                 self.stats.in_flight -= 1
 
@@ -280,37 +294,40 @@ class Streams:
             if isinstance(event, Text):
                 await self._note(live, engine, stopped=False, final=False)
             elif isinstance(event, Stopped):
-                await self._note(live, engine, stopped=True, final=True)
+                start, end = engine.span_bounds(event.span)
+                stopper = _span(event.span, start, end, event.verdict)
+                await self._note(live, engine, stopped=True, final=True, stopper=stopper)
                 return event.verdict
             elif isinstance(event, Finished):
                 await self._note(live, engine, stopped=False, final=True)
                 if event.verdict is not None:
                     return event.verdict
-                return await self._judge(engine.base.model_copy(update={"output": engine.text}))
+                whole = engine.base.model_copy(update={"output": engine.text})
+                return await self._judge(whole, live.response_id)
             elif isinstance(event, Aborted):
                 await self._note(live, engine, stopped=True, final=True)
                 return self._error(live, event.reason, ABORTS.get(event.reason, event.reason))
         raise RuntimeError("the engine ended without a last event")
 
     async def _note(
-        self, live: _Live, engine: HoldAndRelease, *, stopped: bool, final: bool
+        self,
+        live: _Live,
+        engine: HoldAndRelease,
+        *,
+        stopped: bool,
+        final: bool,
+        stopper: SpanVerdict | None = None,
     ) -> None:
         """One release event: how far the answer is released, and the spans applied since the
-        last event."""
+        last event (and the span that stopped it)."""
         applied = engine.applied
         spans = [
-            SpanVerdict(
-                index=n,
-                start=start,
-                end=end,
-                label=verdict.label,
-                reason=verdict.reason,
-                score=verdict.score,
-            )
+            _span(n, start, end, verdict)
             for n, (start, end, verdict) in enumerate(applied)
             if n >= live.noted
         ]
         live.noted = len(applied)
+        spans += [stopper] if stopper is not None else []
         record = ReleaseRecord(
             response_id=live.response_id,
             released_up_to=engine.released,

@@ -148,6 +148,9 @@ async def test_shuffled_repeated_deltas_give_one_verdict_and_release_everything(
     assert [(v["request_id"], v["label"]) for v in verdicts] == [("r1", "pass")]
     assert policy.releases()[-1]["released_up_to"] == len("".join(ANSWER))
     assert policy.releases()[-1]["final"]
+    spans = [span for event in policy.releases() for span in event["spans"]]
+    assert [span["index"] for span in spans] == [0, 1]  # each span once, in order
+    assert spans[-1]["end"] == len("".join(ANSWER))
     assert streams.stats.stream_dropped["duplicate"] == 1
     assert part.tracker.frontier == len(arrivals)  # every delta finished once it closed
 
@@ -183,6 +186,11 @@ async def test_a_failing_span_stops_the_release_and_decides_at_once() -> None:
     last = policy.releases()[-1]
     assert last["stopped"]
     assert last["released_up_to"] == len(wrong[0])
+    spans = [span for event in policy.releases() for span in event["spans"]]
+    assert [(s["index"], s["start"], s["label"]) for s in spans] == [
+        (0, 0, "pass"),
+        (1, len(wrong[0]), "fail"),  # the span that stopped it, last
+    ]
     assert part.tracker.frontier == 0  # decided, but its last delta is not in
     await take(streams, part, recs[2:])
     assert part.tracker.frontier == 3
