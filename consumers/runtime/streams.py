@@ -40,6 +40,7 @@ import orjson
 import structlog
 from pydantic import ValidationError
 
+from consumers.blocking import blocks
 from consumers.errors import PublishFailed
 from consumers.records import DeltaRecord, ReleaseRecord, SourceCoordinates, SpanVerdict
 from consumers.reply.failclosed import error_verdict
@@ -53,7 +54,6 @@ from consumers.runtime.intake import Partition, Record
 from consumers.runtime.kinds import OutputKind
 from consumers.runtime.message import Pipeline
 from consumers.runtime.stats import ServiceStats
-from consumers.serve.proxy.api import blocks
 from consumers.settings import ServiceSettings
 from guard import defaults
 from guard.boundary import GuardCore
