@@ -265,6 +265,7 @@ class _StateCollector(Collector):
             dead.add_metric([reason], float(count))
         yield dead
         yield from _replies(stats)
+        yield from _streams(stats)
         for attr, name, doc in _GAUGES:
             yield _gauge(name, doc, float(getattr(stats, attr)))
         stopped = _gauge(
@@ -394,6 +395,34 @@ def _replies(stats: ServiceStats) -> Iterable[Metric]:
         ),
     ):
         family = CounterMetricFamily(f"{NS}_{name}", doc, labels=["reason"])
+        for reason, count in sorted(counts.items()):
+            family.add_metric([reason], float(count))
+        yield family
+
+
+def _streams(stats: ServiceStats) -> Iterable[Metric]:
+    """Streamed answers over Kafka (topics.deltas): open responses, how they closed, deltas
+    dropped, release events."""
+    yield _gauge("stream_responses_open", "Streamed answers being assembled.", stats.stream_open)
+    yield _gauge(
+        "stream_open_bytes", "Delta text held by open streamed answers.", stats.stream_open_bytes
+    )
+    yield _counter("stream_releases", "Release events delivered.", float(stats.releases))
+    for name, doc, label, counts in (
+        (
+            "stream_responses_closed",
+            "Streamed answers closed, by why (complete, stream_timeout, stream_evicted).",
+            "reason",
+            stats.stream_closed,
+        ),
+        (
+            "stream_deltas_dropped",
+            "Deltas dropped, by why (duplicate, late: after their answer closed).",
+            "reason",
+            stats.stream_dropped,
+        ),
+    ):
+        family = CounterMetricFamily(f"{NS}_{name}", doc, labels=[label])
         for reason, count in sorted(counts.items()):
             family.add_metric([reason], float(count))
         yield family

@@ -1,4 +1,5 @@
-"""Records groundguard writes besides verdicts: quarantine records and dead letters.
+"""Records groundguard writes besides verdicts: quarantine records, dead letters and release
+events; and the delta records of streamed answers it reads (``topics.deltas``).
 
 Verdict records are :class:`guard.models.Verdict` plus ``source`` coordinates. Payloads travel as
 text when they are valid UTF-8 and as base64 otherwise, so no byte is lost.
@@ -17,7 +18,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from guard.defaults import SCHEMA_VERSION
-from guard.models import Verdict
+from guard.models import Context, ContextField, Label, Message, Verdict
+
+RESPONSE_ID_MAX_CHARS = 256
+MAX_SEQ = 2**31 - 1
 
 
 class SourceCoordinates(BaseModel):
@@ -136,3 +140,69 @@ class DeadLetter(BaseModel):
         default_factory=list, description="Names of input headers not copied: credentials."
     )
     failed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class DeltaRecord(BaseModel):
+    """One delta of a streamed answer, published to ``topics.deltas`` keyed by ``response_id``
+    as the answer streams. Deltas are assembled in ``seq`` order (0, 1, 2, ...): a duplicate
+    ``seq`` is dropped, a missing one is waited for (``stream.timeout_s``). The delta with
+    ``final: true`` is the last. The evidence and question (the fields of an ordinary request
+    but ``output``) are read from ``seq`` 0 only; on other deltas they are ignored. Unknown
+    fields are ignored."""
+
+    model_config = {"extra": "ignore"}
+
+    response_id: str = Field(
+        min_length=1,
+        max_length=RESPONSE_ID_MAX_CHARS,
+        description="The streamed answer this delta belongs to; also the record key and the "
+        "verdict's request_id.",
+    )
+    seq: int = Field(ge=0, le=MAX_SEQ, description="The delta's place in the answer, from 0.")
+    delta: str = Field(default="", description="The text of this delta (may be empty).")
+    final: bool = Field(default=False, description="Whether this is the answer's last delta.")
+    context: Context | None = Field(
+        default=None, description="seq 0: retrieved evidence, as in a request."
+    )
+    messages: list[Message] | None = Field(
+        default=None, description="seq 0: a conversation; user and tool turns are evidence."
+    )
+    question: str | None = Field(default=None, description="seq 0: the question answered.")
+    input: str | None = Field(default=None, description="seq 0: the user's input.")
+    context_field: ContextField | None = Field(
+        default=None, description="seq 0: this answer's grounding source, as in a request."
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="seq 0: passed through to the verdict untouched."
+    )
+
+
+class SpanVerdict(BaseModel):
+    """The verdict on one span (sentence) of a streamed answer, judged on the answer up to
+    and including it."""
+
+    index: int = Field(description="The span's place in the answer, from 0.")
+    start: int = Field(description="Where the span starts in the answer (characters).")
+    end: int = Field(description="Where it ends (characters, exclusive).")
+    label: Label
+    reason: str | None
+    score: float | None
+
+
+class ReleaseRecord(BaseModel):
+    """How far a streamed answer may be shown, published to ``topics.releases`` keyed by
+    ``response_id`` each time it moves, and once more when the answer is decided. A reader
+    shows the answer's first ``released_up_to`` characters (Unicode code points of the
+    assembled deltas); ``stopped`` means nothing after that may ever be shown. Release events
+    may repeat after a restart (the answer is assembled again from its deltas): the same
+    ``released_up_to`` again, never less for the same answer."""
+
+    schema_version: str = SCHEMA_VERSION
+    response_id: str
+    released_up_to: int = Field(description="Characters of the answer verified for release.")
+    spans: list[SpanVerdict] = Field(
+        description="The span verdicts applied since the previous release event of the answer, "
+        "in order; when stopped, the span that stopped it last."
+    )
+    stopped: bool = Field(description="A span failed: the answer stops at released_up_to.")
+    final: bool = Field(description="The answer is decided: its verdict is on topics.verdicts.")

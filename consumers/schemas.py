@@ -20,7 +20,13 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
-from consumers.records import DeadLetter, QuarantineRecord, VerdictRecord
+from consumers.records import (
+    DeadLetter,
+    DeltaRecord,
+    QuarantineRecord,
+    ReleaseRecord,
+    VerdictRecord,
+)
 from guard.defaults import SCHEMA_VERSION
 from guard.learning.state import CalibrationRecord
 from guard.models import JudgeRequest, ReviewLabel
@@ -85,6 +91,22 @@ MESSAGES: tuple[MessageSchema, ...] = (
         "A message that could not be decoded or validated, with the original bytes, "
         "headers, source coordinates and the reason, published to the dead-letter topic "
         "(default guard.dlq).",
+    ),
+    MessageSchema(
+        "delta",
+        DeltaRecord,
+        "validation",
+        "groundguard streamed-answer delta",
+        "One delta of an answer published as it streams, to the deltas topic (topics.deltas), "
+        "keyed by response_id; seq 0 carries the evidence and question.",
+    ),
+    MessageSchema(
+        "release",
+        ReleaseRecord,
+        "serialization",
+        "groundguard release event",
+        "How far a streamed answer is verified for release, with its span verdicts, published "
+        "to the releases topic (default guard.releases) keyed by response_id.",
     ),
     MessageSchema(
         "review-label",

@@ -155,9 +155,25 @@ class TopicSettings(_Section):
         "(groundguard label; schemas/review-label.v1.json), created when missing.",
     )
 
+    deltas: TopicName | None = Field(
+        default=None,
+        description="Streamed answers: one record per delta (schemas/delta.v1.json), keyed by "
+        "response id, assembled and judged span by span as they arrive. Off unless set.",
+    )
+    releases: TopicName = Field(
+        default=defaults.DEFAULT_RELEASES_TOPIC,
+        description="With topics.deltas: how far each streamed answer is released "
+        "(schemas/release.v1.json), keyed by response id; created when missing.",
+    )
+
     def outputs(self) -> list[str]:
         names = [self.verdicts, self.quarantine, self.dlq]
+        names += [self.releases] if self.deltas else []
         return names + ([self.approved] if self.approved else [])
+
+    def inputs(self) -> list[str]:
+        """The topics the service consumes: the requests, and the deltas when set."""
+        return [self.requests, *([self.deltas] if self.deltas else [])]
 
 
 class SecuritySettings(_Section):
@@ -545,6 +561,53 @@ class ProxySettings(_Section):
     )
 
 
+class StreamSettings(_Section):
+    """Streamed answers over Kafka (``topics.deltas``; :mod:`consumers.runtime.streams`): how
+    long a response may stay open, and how many (and how much text) may be open at once.
+    Every response closed without its whole text (timed out, evicted) gets an ``error``
+    verdict saying why."""
+
+    timeout_s: float = Field(
+        default=defaults.DEFAULT_STREAM_TIMEOUT_S,
+        gt=0,
+        le=MAX_DURATION_S,
+        description="A response whose next delta has not arrived this long after its last one "
+        "(a gap, or no final delta) gets an error verdict with reason stream_timeout.",
+    )
+    max_open: int = Field(
+        default=defaults.DEFAULT_STREAM_MAX_OPEN,
+        ge=1,
+        le=INT32_MAX,
+        description="Open responses held per replica; one more evicts the oldest (the lowest "
+        "first offset) with an error verdict, reason stream_evicted (counted and logged).",
+    )
+    max_open_bytes: int = Field(
+        default=defaults.DEFAULT_STREAM_MAX_OPEN_BYTES,
+        ge=1024,
+        le=MAX_MEMORY_BYTES,
+        description="Delta text held by open responses per replica (UTF-8 bytes); past it "
+        "the oldest are evicted as with max_open.",
+    )
+    undecided: Undecided = Field(
+        default=Undecided.BLOCK,
+        description="A span the judge could not decide: block (its release stops there, the "
+        "final verdict is that span's) or release it.",
+    )
+    max_spans_in_flight: int = Field(
+        default=defaults.DEFAULT_PROXY_MAX_SPANS_IN_FLIGHT,
+        ge=1,
+        le=1000,
+        description="Span judgements running at once for one response; later spans wait.",
+    )
+    max_span_chars: int = Field(
+        default=defaults.DEFAULT_PROXY_MAX_SPAN_CHARS,
+        ge=50,
+        le=1_000_000,
+        description="Text without a sentence end is cut into spans of at most this many "
+        "characters (at whitespace).",
+    )
+
+
 class ServeSettings(_Section):
     """``groundguard serve``: the HTTP check API (see :mod:`consumers.serve`)."""
 
@@ -812,6 +875,7 @@ class ServiceSettings(BaseSettings):
     log: LogSettings = Field(default_factory=LogSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)
+    stream: StreamSettings = Field(default_factory=StreamSettings)
 
     @property
     def proxy_publishes(self) -> bool:
@@ -935,7 +999,24 @@ def _cross_field_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
         )
     problems += _batch_problems(s)
     problems += _group_problems(s)
+    problems += _stream_problems(s)
     return problems
+
+
+def _stream_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
+    """Streamed answers: an open answer's deltas are pending work, so health must wait longer
+    than an answer may stay silent (a timed-out answer's verdict is progress)."""
+    if s.topics.deltas is None or s.stream.timeout_s < s.metrics.stall_after_s:
+        return []
+    return [
+        (
+            "stream.timeout_s",
+            f"{s.stream.timeout_s:g}s is not below metrics.stall_after_s "
+            f"({s.metrics.stall_after_s:g}s): answers waiting for their deltas would make the "
+            "service look stalled",
+            "lower stream.timeout_s or raise metrics.stall_after_s",
+        )
+    ]
 
 
 REBALANCE_MARGIN_MS = 5_000  # a revoking member's rejoin, after its revoke and its commit
@@ -977,17 +1058,17 @@ def _group_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
     return problems
 
 
-_OUTPUTS = ("verdicts", "quarantine", "dlq", "approved")
+_OUTPUTS = ("verdicts", "quarantine", "dlq", "approved", "deltas", "releases")
 
 
 def _topic_problems(topics: TopicSettings) -> list[tuple[str, str, str]]:
     """The requests topic is no output, and no two outputs share a topic: a reader of one
     would get the other's records (verdicts read as quarantine, dead letters as verdicts)."""
-    if topics.requests in topics.outputs():
+    if topics.requests in [*topics.outputs(), topics.deltas]:
         return [
             (
                 "topics.requests",
-                "the requests topic is also an output topic",
+                "the requests topic is also an output (or the deltas) topic",
                 "use distinct topic names so verdicts are not judged again",
             )
         ]
@@ -1012,6 +1093,14 @@ def _batch_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
     if s.judge.delivery != "batch":
         return []
     problems = []
+    if s.topics.deltas is not None:
+        problems.append(
+            (
+                "topics.deltas",
+                "streamed answers are judged span by span while they stream, not in batches",
+                "use judge.delivery realtime or flex with topics.deltas",
+            )
+        )
     waits = max(s.judge.batch.max_wait_s, s.judge.batch.poll_interval_s)
     if s.metrics.stall_after_s <= waits:
         problems.append(
@@ -1050,7 +1139,7 @@ def _batch_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
 def _reply_problems(s: ServiceSettings) -> list[tuple[str, str, str]]:
     """A reply prefix must name a family of topics, never the service's own topics."""
     problems: list[tuple[str, str, str]] = []
-    own = [s.topics.requests, *s.topics.outputs()]
+    own = [*s.topics.inputs(), *s.topics.outputs()]
     for prefix in s.reply.allowed_prefixes:
         if not prefix.strip():
             problems.append(

@@ -48,6 +48,7 @@ DEFAULT_REQUESTS_TOPIC = "rag.responses"
 DEFAULT_VERDICTS_TOPIC = "guard.verdicts"
 DEFAULT_QUARANTINE_TOPIC = "guard.quarantine"
 DEFAULT_DLQ_TOPIC = "guard.dlq"
+DEFAULT_RELEASES_TOPIC = "guard.releases"  # streamed answers over Kafka: how far each is released
 DEFAULT_KAFKA_AUTO_OFFSET_RESET = "earliest"
 DEFAULT_KAFKA_MAX_POLL_RECORDS = 500
 DEFAULT_KAFKA_MAX_POLL_INTERVAL_MS = 300_000
@@ -148,3 +149,9 @@ DEFAULT_PROMPT_EXAMPLES: Final[Literal["auto"]] = "auto"  # or on, off
 DEFAULT_ANTHROPIC_BREAKPOINT: Final[Literal["auto"]] = "auto"  # or always, never
 FLEX_RETRY_BASE_S = 1.0  # first wait after a flex capacity refusal; doubles up to the cap
 FLEX_RETRY_MAX_S = 30.0
+
+# streamed answers over Kafka (topics.deltas; consumers/runtime/streams.py)
+DEFAULT_STREAM_TIMEOUT_S = 60.0  # an open response silent this long gets a stream_timeout verdict
+DEFAULT_STREAM_MAX_OPEN = 10_000  # open responses per replica; more evict the oldest
+DEFAULT_STREAM_MAX_OPEN_BYTES = 64 * 1024 * 1024  # their text held; more evict the oldest
+DEFAULT_STREAM_CLOSED_MEMORY = 100_000  # closed response ids remembered, to drop late deltas

@@ -30,6 +30,13 @@ is tried again at once without them; replies to a topic deleted since they were 
 dropped before the transaction (aiokafka retries adding a missing topic to a transaction without
 end).
 
+Streamed answers (``topics.deltas``, :mod:`consumers.runtime.streams`): release events are
+delivered with :meth:`CommitPolicy.note`, bound to no offset (at-least-once at once,
+exactly-once in the next transaction, which then runs even when no frontier moved). A deltas
+partition's transaction also commits, in the offsets' metadata, the offsets finished beyond its
+frontier, and publishes the outputs staged at those offsets with them
+(:func:`_streamed_commit`): an answer's verdict is committed with its deltas.
+
 :class:`Commits` serialises commits (one lock) and, except for the revoke flush, commits only the
 partitions still owned once the lock is taken: a revoke may have run while it waited.
 """
@@ -55,7 +62,7 @@ from consumers.runtime.envelope import OutRecord, outputs_bytes
 from consumers.runtime.intake import Partition, Staged
 from consumers.runtime.kafka import Consumer, Producer
 from consumers.runtime.kinds import OutputKind
-from consumers.runtime.offsets import encode_finished
+from consumers.runtime.offsets import decode_finished, encode_finished
 from consumers.runtime.publisher import (
     Sent,
     acknowledged,
@@ -118,6 +125,11 @@ class CommitPolicy(Protocol):
         """Publish (or stage) one message's ``outputs``; the records delivered. Raises
         :class:`PublishFailed` (after recording it as fatal) when they cannot be.
         ``input_bytes``: the message's input, kept alive by ``refused`` while staged."""
+        ...
+
+    async def note(self, part: Partition, outputs: list[OutRecord], refused: Refused) -> None:
+        """Deliver progress records bound to no offset (a streamed answer's release events):
+        at-least-once published at once, exactly-once in the next transaction."""
         ...
 
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None: ...
@@ -253,6 +265,9 @@ class OffsetCommits:
         self._stats.published += len(answered)
         return delivered + answered
 
+    async def note(self, part: Partition, outputs: list[OutRecord], refused: Refused) -> None:
+        await self._publish(outputs, refused)
+
     async def _publish(self, outputs: list[OutRecord], refused: Refused) -> list[OutRecord]:
         size = outputs_bytes(outputs)  # held until acknowledged (the input is held till then)
         self._stats.hold(size)
@@ -359,6 +374,25 @@ class OffsetCommits:
         return None
 
 
+def _streamed_commit(part: Partition) -> tuple[int, str, list[int]] | None:
+    """Exactly-once, a partition of streamed-answer deltas: the offset to commit (its
+    frontier), the metadata listing the offsets finished beyond it, and the staged offsets to
+    publish with them: those below the frontier and those listed. An answer's records are all
+    finished at once, after its verdict was staged at its last one, so the transaction that
+    publishes a verdict also marks every delta of its answer finished: a restart neither
+    reads them again nor loses the verdict (deltas of open answers between them hold the
+    frontier back). None when there is nothing new to commit."""
+    frontier = part.tracker.frontier
+    if frontier is None:
+        return None
+    metadata = encode_finished(frontier, part.tracker.finished_beyond())
+    listed = decode_finished(frontier, metadata)
+    ready = sorted(o for o in part.ready if o < frontier or o in listed)
+    if not ready and part.tracker.committable is None and metadata == part.metadata:
+        return None
+    return frontier, metadata, ready
+
+
 class TransactionCommits:
     """Exactly-once: stage outputs, publish them with the offsets in one transaction."""
 
@@ -400,6 +434,11 @@ class TransactionCommits:
         part.ready[offset] = Staged(outputs, refused, size)  # published in the next transaction
         return outputs
 
+    async def note(self, part: Partition, outputs: list[OutRecord], refused: Refused) -> None:
+        size = outputs_bytes(outputs)
+        self._stats.hold(size)
+        part.notes.append(Staged(outputs, refused, size))  # in the next transaction
+
     async def commit(self, parts: list[Partition], timeout_s: float, *, draining: bool) -> None:
         """Publish the finished outputs below each frontier and commit the frontiers, atomically.
         A transient failure aborts and retries at the next interval, for at most
@@ -407,17 +446,25 @@ class TransactionCommits:
         outputs stay staged (and counted in ``max_buffered_bytes``) until a transaction commits.
         A transaction that does not end within ``timeout_s`` has an unknown outcome (aiokafka
         waits for the broker without end): the service stops, a restart fences and aborts it."""
-        offsets: dict[TopicPartition, int] = {}
+        offsets: dict[TopicPartition, int | tuple[int, str]] = {}
         taken: list[tuple[Partition, int]] = []
+        notes = [(part, list(part.notes)) for part in parts if part.notes]  # progress records
         for part in parts:
+            if part.tp.topic == self.settings.topics.deltas:
+                entry = _streamed_commit(part)
+                if entry is not None:
+                    offsets[part.tp] = entry[0], entry[1]
+                    taken += [(part, offset) for offset in entry[2]]
+                continue
             frontier = part.tracker.committable
             if frontier is None:
                 continue
             taken += [(part, offset) for offset in sorted(o for o in part.ready if o < frontier)]
             offsets[part.tp] = frontier
-        if not offsets:
+        if not offsets and not notes:
             return
-        staged = [part.ready[offset] for part, offset in taken]
+        staged = [note for _, some in notes for note in some]
+        staged += [part.ready[offset] for part, offset in taken]
         task = asyncio.create_task(self._transact(staged, offsets))
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         if not done:  # not awaited after the cancel: aiokafka's abort may wait without end too
@@ -447,12 +494,22 @@ class TransactionCommits:
             return
         for part, offset in taken:
             self._stats.release(part.ready.pop(offset).size)
+        for part in parts:
+            sent = offsets.get(part.tp)
+            if isinstance(sent, tuple):
+                part.metadata = sent[1]
+        for part, some in notes:
+            part.notes[:] = [note for note in part.notes if all(note is not n for n in some)]
+            self._stats.release(sum(note.size for note in some))
         self._failing_since = None
         self._stats.transactions += 1
         self._stats.published += sum(len(message.outputs) for message in staged)
-        _committed(self._stats, parts, offsets)
+        committed = {tp: e[0] if isinstance(e, tuple) else e for tp, e in offsets.items()}
+        _committed(self._stats, parts, committed)
 
-    async def _transact(self, staged: list[Staged], offsets: dict[TopicPartition, int]) -> None:
+    async def _transact(
+        self, staged: list[Staged], offsets: dict[TopicPartition, int | tuple[int, str]]
+    ) -> None:
         """One transaction; when the broker refuses records as too large, it is aborted and
         tried again (at most ``REFUSAL_ROUNDS`` times) with those records sent alone, then
         replaced (:meth:`_refit`): one message's size must never stop the service. When only
@@ -465,9 +522,10 @@ class TransactionCommits:
             try:
                 async with self._producer.transaction():
                     await self._send(staged, alone)
-                    await self._producer.send_offsets_to_transaction(
-                        offsets, self.settings.group_id
-                    )
+                    if offsets:  # none when only progress records go out
+                        await self._producer.send_offsets_to_transaction(
+                            offsets, self.settings.group_id
+                        )
                     if not await self._consumer.in_group():  # last, just before the commit
                         raise Fenced("this member is no longer in its group")
                 return

@@ -8,7 +8,10 @@ partition is paused, resumed or rewound.
 * A partition is paused when ``partition_buffer`` of its messages are outstanding, or when the
   bytes held over all partitions (input records until their message is finished, outputs until
   the broker acknowledged them: exactly-once, until their transaction commits) reach
-  ``max_buffered_bytes``, and resumed when both are below half (:meth:`Intake.relieve`).
+  ``max_buffered_bytes``, and resumed when both are below half (:meth:`Intake.relieve`). A
+  partition of streamed-answer deltas (``topics.deltas``) is not paused for
+  ``partition_buffer``: its deltas stay unfinished until their answer closes, and open answers
+  are bounded by ``stream.max_open`` and ``stream.max_open_bytes`` instead.
 * When the judge core reports that intake must stop (quota exhausted, authentication), every
   partition is paused, waiting messages are dropped, and each partition, once quiet and
   committed, seeks back to its first unfinished offset (:meth:`Intake.check`).
@@ -57,6 +60,7 @@ class Partition:
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     waiting: set[asyncio.Task[None]] = field(default_factory=set)  # not yet judging
     ready: dict[int, Staged] = field(default_factory=dict)  # exactly-once: unpublished
+    notes: list[Staged] = field(default_factory=list)  # exactly-once: progress, in no offset
     key_tails: dict[bytes, asyncio.Task[None]] = field(default_factory=dict)
     skip: set[int] = field(default_factory=set)  # finished before a restart (commit metadata)
     metadata: str = ""  # the metadata of the last commit
@@ -86,6 +90,9 @@ class Intake:
         self.guard = guard
         self.partitions: dict[TopicPartition, Partition] = {}
         self.consumer: Consumer | None = None
+        # told of a partition about to be read again from its frontier (streamed answers
+        # being assembled from it are dropped: assembled again after the seek)
+        self.on_rewind: Callable[[Partition], None] | None = None
 
     def owns(self, part: Partition) -> bool:
         return self.partitions.get(part.tp) is part
@@ -115,7 +122,8 @@ class Intake:
             part.waiting.add(task)
             self._hold(part, task, record)
         self.stats.peak_partition_buffered = max(self.stats.peak_partition_buffered, part.buffered)
-        if part.buffered >= self.settings.partition_buffer and not part.paused:
+        streamed = tp.topic == self.settings.topics.deltas  # bounded by stream.max_open*
+        if part.buffered >= self.settings.partition_buffer and not part.paused and not streamed:
             self.pause(part, "buffer_full")
         if self.stats.buffered_bytes >= self.settings.max_buffered_bytes and not part.paused:
             self.pause(part, "bytes_full")
@@ -196,7 +204,8 @@ class Intake:
         if self.stats.buffered_bytes >= self.settings.max_buffered_bytes // 2:
             return
         for part in self.partitions.values():
-            if part.paused and not part.rewind and part.buffered < low:
+            streamed = part.tp.topic == self.settings.topics.deltas
+            if part.paused and not part.rewind and (part.buffered < low or streamed):
                 self.resume(part)
 
     # ------------------------------------------------------------------ intake stop
@@ -254,6 +263,8 @@ class Intake:
         # finished beyond the frontier and published (not staged): never judged again
         part.skip.update(o for o in part.tracker.finished_beyond() if o not in part.ready)
         self.unstage(part)  # exactly-once: unpublished, judged again after the seek
+        if self.on_rewind is not None:
+            self.on_rewind(part)
         assert self.consumer is not None
         if frontier is not None:
             self.consumer.seek(part.tp, frontier)
@@ -317,8 +328,10 @@ class Intake:
 
     def unstage(self, part: Partition) -> None:
         """Drop the partition's staged outputs (exactly-once), and their bytes from the held."""
-        self.stats.release(sum(staged.size for staged in part.ready.values()))
+        staged = [*part.ready.values(), *part.notes]
+        self.stats.release(sum(one.size for one in staged))
         part.ready.clear()
+        part.notes.clear()
 
     @staticmethod
     async def settle(parts: list[Partition], timeout_s: float) -> bool:

@@ -68,7 +68,7 @@ class Consumer(Protocol):
     partition not assigned raise ``IllegalStateError``; records of a paused partition are
     discarded without moving its position)."""
 
-    def subscribe(self, topic: str, rebalance: Rebalance) -> None: ...
+    def subscribe(self, topics: list[str], rebalance: Rebalance) -> None: ...
 
     async def start(self) -> None: ...
 
@@ -149,7 +149,7 @@ class Producer(Protocol):
         ...
 
     async def send_offsets_to_transaction(
-        self, offsets: dict[TopicPartition, int], group_id: str
+        self, offsets: dict[TopicPartition, int | tuple[int, str]], group_id: str
     ) -> None: ...
 
     async def close(self, timeout_s: float) -> None:
@@ -269,8 +269,8 @@ class KafkaConsumer:
     def __init__(self, consumer: AIOKafkaConsumer) -> None:
         self._c = consumer
 
-    def subscribe(self, topic: str, rebalance: Rebalance) -> None:
-        self._c.subscribe([topic], listener=_Listener(rebalance))
+    def subscribe(self, topics: list[str], rebalance: Rebalance) -> None:
+        self._c.subscribe(topics, listener=_Listener(rebalance))
 
     async def start(self) -> None:
         await self._c.start()
@@ -513,7 +513,7 @@ class KafkaProducer:
         return set(client.cluster.partitions_for_topic(topic) or ())
 
     async def send_offsets_to_transaction(
-        self, offsets: dict[TopicPartition, int], group_id: str
+        self, offsets: dict[TopicPartition, int | tuple[int, str]], group_id: str
     ) -> None:
         await self._p.send_offsets_to_transaction(offsets, group_id)
 

@@ -15,3 +15,4 @@ class OutputKind(StrEnum):
     APPROVED = "approved"  # the payload copied on, not quarantined
     REPLY = "reply"  # the verdict record on the requester's reply topic
     DEAD_LETTER = "dead_letter"  # a message that could not be judged, with why
+    RELEASE = "release"  # how far a streamed answer is released (topics.releases)

@@ -122,7 +122,7 @@ class Replies:
         self.settings = settings.reply
         self._judge = judge  # named by error replies: the service's configured judge
         self._judge_settings = settings.judge
-        self._reserved = frozenset([settings.topics.requests, *settings.topics.outputs()])
+        self._reserved = frozenset([*settings.topics.inputs(), *settings.topics.outputs()])
         self._stats = stats
         self._clock = clock
         self._throttle = Throttle(settings.reply.log_interval_s, clock)

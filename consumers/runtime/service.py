@@ -57,6 +57,7 @@ from consumers.runtime.memory import MemoryGate, parsed_bytes
 from consumers.runtime.message import Finished, Pipeline, Unfinished
 from consumers.runtime.replies import Replies
 from consumers.runtime.stats import ServiceStats
+from consumers.runtime.streams import Streams
 from consumers.settings import Guarantee, ServiceSettings
 from consumers.telemetry import RuntimeTracing, Span
 from guard.batch.items import ItemRef
@@ -133,6 +134,8 @@ class GuardService:
         self._pipeline = Pipeline(settings, guard.parse, replies=self.replies)
         self._batch_bytes = settings.kafka.max_batch_size
         self.intake = Intake(settings, self.stats, guard)
+        self.streams = Streams(settings, guard, self.stats, self._slots, clock=clock)
+        self.intake.on_rewind = self.streams.rewound
         self.commits: Commits | None = None  # once started
         self._draining = False
         self._consumer: Consumer | None = None
@@ -184,7 +187,7 @@ class GuardService:
         if self.learning is not None:  # what every replica learned, before the first message
             await startup.with_deadline(s, self.learning.start, "read the calibration topic")
         self._consumer = self.intake.consumer = broker.consumer()
-        self._consumer.subscribe(s.topics.requests, self)
+        self._consumer.subscribe(s.topics.inputs(), self)
         policy = policy_for(
             s,
             self._consumer,
@@ -196,6 +199,7 @@ class GuardService:
             reply_producer=self._replies_producer,
         )
         self.commits = Commits(policy, self.intake.owns)
+        self.streams.started(self._pipeline, policy)
         await startup.with_deadline(s, self._consumer.start, "start the consumer")
         self.stats.started = True
         self._debug = logging.getLogger(log_name).isEnabledFor(logging.DEBUG)
@@ -203,6 +207,7 @@ class GuardService:
             "service.started",
             bootstrap=s.bootstrap_servers,
             topic=s.topics.requests,
+            deltas=s.topics.deltas,
             group_id=s.group_id,
             guarantee=s.guarantee.value,
             concurrency=s.concurrency,
@@ -242,6 +247,8 @@ class GuardService:
             for tp, records in batch.items():
                 self.intake.take(tp, records, self._spawn)
             self.intake.relieve()
+            if self.settings.topics.deltas is not None:
+                self.streams.sweep()
             due = self._clock() - self._last_commit >= self.commits.policy.interval_s
             if due and (self._periodic is None or self._periodic.done()):
                 self._last_commit = self._clock()  # every interval, however long commits take
@@ -303,7 +310,26 @@ class GuardService:
     def _spawn(
         self, part: Partition, record: Record, previous: asyncio.Task[None] | None
     ) -> asyncio.Task[None]:
+        if self.streams.streamed(record):
+            return asyncio.create_task(self._delta(part, record, previous))
         return asyncio.create_task(self._message(part, record, previous))
+
+    async def _delta(
+        self, part: Partition, record: Record, previous: asyncio.Task[None] | None
+    ) -> None:
+        """One delta of a streamed answer (:mod:`consumers.runtime.streams`): its offset is
+        finished when its answer is closed, not when this task ends."""
+        try:
+            if previous is not None:
+                await asyncio.wait({previous})
+            part.waiting.discard(asyncio.current_task())
+            if part.revoked or self._draining:
+                return  # read again by the partition's next owner, or after the restart
+            await self.streams.take(part, record)
+        except PublishFailed as exc:
+            self._abandon(record, exc)
+        except Exception as exc:  # a bug, not the delta's answer: dead-letter the record
+            await self._last_resort(part, record, exc)
 
     async def _message(
         self, part: Partition, record: Record, previous: asyncio.Task[None] | None
@@ -472,14 +498,16 @@ class GuardService:
 
     def _take_fleet_share(self) -> None:
         """Give the judge this replica's share of the fleet's budgets: the input partitions it
-        owns over all of the input topic's partitions (cluster metadata). Kept as it was when
-        the partition count is unknown."""
+        owns over all of the input topics' partitions (cluster metadata; the deltas topic is an
+        input too). Kept as it was when a partition count is unknown."""
         assert self._consumer is not None
-        total = self._consumer.partition_count(self.settings.topics.requests)
-        if not total:
-            log.warning("budget.share_unknown", topic=self.settings.topics.requests)
+        inputs = self.settings.topics.inputs()  # the requests, and the deltas when set
+        counts = [self._consumer.partition_count(topic) for topic in inputs]
+        if not all(counts):
+            log.warning("budget.share_unknown", topic=",".join(inputs))
             return
-        owned = sum(1 for tp in self.intake.partitions if tp.topic == self.settings.topics.requests)
+        total = sum(count or 0 for count in counts)
+        owned = sum(1 for tp in self.intake.partitions if tp.topic in inputs)
         share = min(1.0, owned / total)
         self.guard.rescale_budgets(share)
         log.info("budget.rescaled", share=round(share, 4), partitions=owned, of=total)
@@ -491,6 +519,7 @@ class GuardService:
         parts = self.intake.revoking(revoked)
         deadline = time.monotonic() + self.settings.revoke_timeout_s  # one timeout for both
         finished = await self.intake.settle(parts, self.settings.revoke_timeout_s)
+        await self.streams.settle(parts, max(0.0, deadline - time.monotonic()))
         await self._settle_batches(revoked, max(0.0, deadline - time.monotonic()))
         try:
             await self._commit(parts, revoking=True)
@@ -520,6 +549,7 @@ class GuardService:
         )
         deadline = time.monotonic() + self.settings.drain_timeout_s
         finished = await self.intake.settle(parts, self.settings.drain_timeout_s)
+        await self.streams.settle(parts, max(0.0, deadline - time.monotonic()))
         left = max(0.0, deadline - time.monotonic())
         await self._settle_batches([p.tp for p in parts], min(left, self.settings.revoke_timeout_s))
         if self._periodic is not None:  # bounded by commit_timeout_s; its error is recorded

@@ -39,6 +39,11 @@ class ServiceStats:
     replies_ignored: Counter[str] = field(default_factory=Counter)  # by reason (bad headers...)
     replies_dropped: Counter[str] = field(default_factory=Counter)  # by reason (unknown topic...)
     dead_lettered: Counter[str] = field(default_factory=Counter)
+    releases: int = 0  # streamed answers: release events delivered
+    stream_open: int = 0  # streamed answers being assembled
+    stream_open_bytes: int = 0  # their text held
+    stream_closed: Counter[str] = field(default_factory=Counter)  # by why: complete, timeout...
+    stream_dropped: Counter[str] = field(default_factory=Counter)  # deltas: duplicate, late
     published: int = 0
     publish_retries: int = 0
     commits: int = 0
@@ -90,6 +95,8 @@ class ServiceStats:
                 self.approved += 1
             elif kind is OutputKind.REPLY:
                 self.replies += 1
+            elif kind is OutputKind.RELEASE:
+                self.releases += 1
             else:
                 self.dead_lettered[tag] += 1
         self.progressed()

@@ -31,7 +31,7 @@ MIN_BATCH_BYTES = 256  # the smallest producer batch size (a larger record trave
 
 
 def wanted_topics(settings: ServiceSettings) -> list[str]:
-    return [settings.topics.requests, *settings.topics.outputs()]
+    return [*settings.topics.inputs(), *settings.topics.outputs()]
 
 
 def _admin(settings: ServiceSettings) -> AIOKafkaAdminClient:

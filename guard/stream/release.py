@@ -197,6 +197,16 @@ class HoldAndRelease:
         """The span verdicts in, in span order (a gap once a span is still being judged)."""
         return [s.verdict for s in self._spans if s.verdict is not None]
 
+    def span_bounds(self, index: int) -> tuple[int, int]:
+        """Where span ``index`` starts and ends in the answer (characters)."""
+        span = self._spans[index]
+        return span.start, span.end
+
+    @property
+    def applied(self) -> list[tuple[int, int, Verdict]]:
+        """The spans whose verdict is applied, in order: (start, end, verdict)."""
+        return [(s.start, s.end, s.verdict) for s in self._spans[: self._applied] if s.verdict]
+
     async def events(self) -> AsyncIterator[StreamEvent]:
         """What to send the client, in order, up to the last event (stopped, finished,
         aborted)."""

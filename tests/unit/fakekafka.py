@@ -119,8 +119,8 @@ class FakeConsumer:
         self.looking_up = False
         self.member = True  # False: the group dropped this member (in_group says so)
 
-    def subscribe(self, topic: str, rebalance: Rebalance) -> None:
-        assert topic == self.cluster.topic
+    def subscribe(self, topics: list[str], rebalance: Rebalance) -> None:
+        assert topics == [self.cluster.topic]
         self.listener = rebalance
 
     async def start(self) -> None:
@@ -297,7 +297,7 @@ class FakeProducer:
         return self._transaction()
 
     async def send_offsets_to_transaction(
-        self, offsets: dict[TopicPartition, int], group_id: str
+        self, offsets: dict[TopicPartition, int | tuple[int, str]], group_id: str
     ) -> None:
         assert self._open is not None
         self._open[1].update(offsets)

@@ -96,6 +96,25 @@ def test_a_json_file_is_read_too(tmp_path: Path) -> None:
         ({"GROUNDGUARD_JUDGE__THRESHOLD": "2"}, "judge.threshold", "lower the value"),
         ({"GROUNDGUARD_JUDGE__PROVIDR": "openai"}, "judge.providr", "spelling"),
         ({"GROUNDGUARD_TOPICS__VERDICTS": "rag.responses"}, "topics.requests", "distinct"),
+        ({"GROUNDGUARD_TOPICS__DELTAS": "rag.responses"}, "topics.requests", "distinct"),
+        (
+            {
+                "GROUNDGUARD_TOPICS__DELTAS": "rag.deltas",
+                "GROUNDGUARD_TOPICS__RELEASES": "guard.dlq",
+            },
+            "topics.releases",
+            "a topic of its own",
+        ),
+        (
+            {"GROUNDGUARD_TOPICS__DELTAS": "rag.deltas", "GROUNDGUARD_STREAM__TIMEOUT_S": "600"},
+            "stream.timeout_s",
+            "metrics.stall_after_s",
+        ),
+        (
+            {"GROUNDGUARD_TOPICS__DELTAS": "rag.deltas", "GROUNDGUARD_JUDGE__DELIVERY": "batch"},
+            "topics.deltas",
+            "realtime or flex",
+        ),
     ],
 )
 def test_a_bad_setting_names_the_field_and_the_fix(

@@ -40,6 +40,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from consumers.blocking import blocks
 from consumers.serve import body
 from consumers.serve.deadline import Deadline
 from consumers.serve.errors import BadRequest, Refused
@@ -52,10 +53,9 @@ from consumers.serve.proxy.upstream import (
     upstream_headers,
 )
 from consumers.serve.proxy.wire import AnthropicWire, End, Failed, OpenAIWire, Wire
-from consumers.settings import ProxySettings, Undecided, UpstreamKind
+from consumers.settings import ProxySettings, UpstreamKind
 from guard.defaults import MAX_SERVE_DEADLINE_MS
-from guard.models import JudgeRequest, Label, Verdict
-from guard.skips import SkipCause, skip_reason
+from guard.models import JudgeRequest, Verdict
 from guard.stream.chat import chat_request, without_extensions
 from guard.stream.release import (
     Aborted,
@@ -75,7 +75,6 @@ if TYPE_CHECKING:
 log = structlog.get_logger("consumers.serve.proxy")
 
 JSON = "application/json"
-EMPTY_OUTPUT = "empty_output"
 ABORT_MESSAGES = {
     "upstream_dropped": "the upstream connection broke off mid-answer",
     "upstream_ended_early": "the upstream stream ended before the end of the answer",
@@ -84,20 +83,6 @@ ABORT_MESSAGES = {
     "answer_too_long": "the answer is longer than serve.proxy.max_answer_chars",
     "judge_raised": "the judge failed",
 }
-
-
-def blocks(verdict: Verdict, undecided: Undecided) -> bool:
-    """Whether a span's verdict stops the answer: a fail always; a verdict without a decision
-    (error, a spent budget) unless ``undecided: release``; never a sampled-out span or text
-    with nothing to judge (no letter or digit)."""
-    if verdict.label is Label.FAIL:
-        return True
-    if verdict.label is Label.PASS or verdict.reason == EMPTY_OUTPUT:
-        return False
-    skipped = skip_reason(verdict)
-    if skipped is not None and skipped.cause is SkipCause.NOT_SAMPLED:
-        return False
-    return undecided is Undecided.BLOCK
 
 
 def summary(
