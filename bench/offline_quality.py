@@ -5,15 +5,14 @@
 Default paths: bench/data/halueval-qa-dev.jsonl (HaluEval QA dev) and
 bench/data/realistic-dev.jsonl. Each row is a request (question, context or messages, output)
 plus ``hallucinated`` and, optionally, ``category``. For each file it prints the balanced
-accuracy of the offline judge alone (undecided answers pass, as in offline-only mode), its
-wrong decisions (share of decided answers and of rows), its accuracy per category, the reliability table (stated confidence against observed accuracy per
-bucket) in sample, the decided answers by shape (one claim or several), and
-cross-validated (with two or more files: each row decided by a
-calibration table fitted without its fold, as bench/calibrate_offline.py fits it), the
-cascade at the default ``cascade_confidence`` with an always-right LLM behind it
-(a fake judge answering from the labels) and the share of rows sent to that LLM; then the
-speed of the offline checks on worst-case 4,000-character inputs, as a ratio to a typical
-row. Positive class: hallucinated.
+accuracy of the offline judge alone (undecided answers pass, as in offline-only mode), its wrong
+decisions (share of decided answers and of rows), its accuracy per category, the reliability
+table (stated confidence against observed accuracy per bucket) in sample, the decided answers by
+shape (one claim or several), and cross-validated (with two or more files: each row decided by a
+calibration table fitted without its fold, as bench/calibrate_offline.py fits it), the cascade
+at the default ``cascade_confidence`` with an always-right LLM behind it (a fake judge answering
+from the labels) and the share of rows sent to that LLM; then the speed of the offline checks on
+worst-case 4,000-character inputs, as a ratio to a typical row. Positive class: hallucinated.
 """
 
 from __future__ import annotations
