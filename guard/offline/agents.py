@@ -23,8 +23,8 @@ from dataclasses import replace
 
 from guard.offline import entities, negation
 from guard.offline.align import EvidenceIndex, EvidenceSentence, related
-from guard.offline.checks import ClaimResult
 from guard.offline.details import short
+from guard.offline.rules import ClaimResult
 from guard.offline.text import GENERIC_STEMS, content_stems, stem
 
 # "Sarah Manninen (also) directed a film", "The Assyrians invented the script"

@@ -26,9 +26,9 @@ from dataclasses import replace
 
 from guard.offline import entities, negation, numbers
 from guard.offline.align import EvidenceIndex
-from guard.offline.checks import ClaimResult
 from guard.offline.details import short
 from guard.offline.lexicon import MONTHS, ORDINAL_WORDS, WORD_NUMBERS
+from guard.offline.rules import ClaimResult
 from guard.offline.text import content_stems
 
 _YEAR = re.compile(r"\b(?:what|which)\s+(?:year|date)\b|\b(?:birth\s*date|date of birth)\b", re.I)

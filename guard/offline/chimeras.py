@@ -25,8 +25,8 @@ from dataclasses import replace
 
 from guard.offline import entities, unwritten
 from guard.offline.align import EvidenceIndex, EvidenceSentence
-from guard.offline.checks import ClaimResult
 from guard.offline.details import COMMON_ABBREVIATIONS, denied, short
+from guard.offline.rules import ClaimResult
 from guard.offline.text import STOPWORDS, content_stems
 
 MAX_INSERTED = 3  # words of the evidence between a name's words that still write the name

@@ -18,8 +18,8 @@ from dataclasses import replace
 
 from guard.offline import choices, negation
 from guard.offline.align import EvidenceIndex, EvidenceSentence
-from guard.offline.checks import ClaimResult
 from guard.offline.details import short
+from guard.offline.rules import ClaimResult
 
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 _YES = re.compile(r"^\W*yes\b", re.IGNORECASE)

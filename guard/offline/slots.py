@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 
 from guard.offline import bindings, choices, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, related
-from guard.offline.checks import ClaimResult, Premise
 from guard.offline.claims import Claim
 from guard.offline.details import short
+from guard.offline.rules import ClaimResult, Premise
 from guard.offline.text import GENERIC_STEMS, content_stems, stem, words
 
 DATED = frozenset({"date", "year", "ordinal"})  # amounts read past, not left to other checks
