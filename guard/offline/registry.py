@@ -9,7 +9,7 @@ generated from them, and so is ``docs/rules.md`` (``groundguard rules-doc``).
 
 The adapters below read a :class:`~guard.offline.rules.ClaimView` and call the checks where
 they live (their modules' private functions: one failure test each, kept beside the helpers
-they share). Each rule's examples are in :mod:`guard.offline.corpus`.
+they share). Each rule's examples are in :mod:`guard.offline.corpus`, attached here by name.
 
 Why one module of this length: one entry per rule (about 70), in order.
 """
@@ -17,6 +17,7 @@ Why one module of this length: one entry per rule (about 70), in order.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from guard.offline import (
     agents,
@@ -33,6 +34,7 @@ from guard.offline import (
 from guard.offline.additions import _comparison as _comparison_absent
 from guard.offline.additions import _judgement, _predicate
 from guard.offline.align import EvidenceIndex
+from guard.offline.corpus import CORPUS, NONE
 from guard.offline.details import (
     _direction_failure,
     _misplaced,
@@ -64,6 +66,7 @@ from guard.offline.relations import (
 from guard.offline.rules import (
     AnswerCheck,
     AnswerView,
+    C,
     ClaimCheck,
     ClaimResult,
     ClaimView,
@@ -212,37 +215,45 @@ def _added(check: _Addition) -> ClaimCheck:
     return added
 
 
+def _with_examples(*rules: Rule[C]) -> tuple[Rule[C], ...]:
+    """The rules with their examples from :data:`guard.offline.corpus.CORPUS`."""
+    return tuple(
+        replace(rule, fires=CORPUS.get(rule.name, NONE)[0], passes=CORPUS.get(rule.name, NONE)[1])
+        for rule in rules
+    )
+
+
 def _refusal(v: ClaimView) -> Finding | None:
     return support.refusal(v.text)
 
 
-CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = (
+CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = _with_examples(
     Rule(
         "refusal",
         "text",
         _refusal,
-        ("refusal",),
+        ("neutral:refusal",),
         'A refusal ("I couldn\'t find that") or a courtesy: neutral, no factual claim.',
     ),
     Rule(
         "direction",
         "detail",
         _direction,
-        ("direction",),
+        ("fail:direction",),
         'A change whose direction contradicts its own numbers ("up from 100 to 75").',
     ),
     Rule(
         "quote",
         "detail",
         _quote,
-        ("quote_absent",),
+        ("fail:quote_absent",),
         "A quoted string the evidence lacks (a paraphrase in quotes is left to other rules).",
     ),
     Rule(
         "time",
         "detail",
         _time,
-        ("time_contradicted", "time_absent"),
+        ("fail:time_contradicted", "fail:time_absent"),
         "A time of day the evidence neither states nor reaches by an offset; contradicted "
         "where the evidence states times, else absent.",
     ),
@@ -250,14 +261,14 @@ CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = (
         "weekday",
         "detail",
         _weekday,
-        ("weekday_contradicted",),
+        ("fail:weekday_contradicted",),
         "Days of the week the evidence does not give (days the claim excludes are not claimed).",
     ),
     Rule(
         "number",
         "detail",
         _number,
-        ("number_contradicted", "number_unaligned", "number_absent"),
+        ("fail:number_contradicted", "fail:number_unaligned", "fail:number_absent"),
         "A number neither stated nor computed: contradicted against the sentence the claim "
         "restates, unaligned against an amount elsewhere, absent with none of its kind.",
     ),
@@ -265,7 +276,7 @@ CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = (
         "misplaced",
         "detail",
         _slot_misplaced,
-        ("time_misplaced", "weekday_misplaced"),
+        ("fail:time_misplaced", "fail:weekday_misplaced"),
         "A time or weekday the evidence states elsewhere while the sentence the claim restates "
         "says another.",
     ),
@@ -273,7 +284,7 @@ CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = (
         "number_swapped",
         "detail",
         _number_swapped,
-        ("number_swapped",),
+        ("fail:number_swapped",),
         "The claim's one amount of a kind belongs to another sentence than the one its words "
         "restate, which gives another amount of that kind.",
     ),
@@ -281,63 +292,63 @@ CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = (
         "name",
         "detail",
         _name,
-        ("name_absent", "name_part_absent"),
+        ("fail:name_absent", "fail:name_part_absent"),
         "A name the evidence lacks: most of its words, or one capitalised word of it.",
     ),
     Rule(
         "name_titled",
         "foreign",
         support.titled,
-        ("name_titled",),
+        ("fail:name_titled",),
         'A titled name of another language the evidence writes otherwise ("Frau Kessler").',
     ),
     Rule(
         "foreign_negation",
         "foreign",
         support.foreign_negation,
-        ("negation_clause",),
+        ("fail:negation_clause",),
         "A Spanish, German or French clause negated where the evidence states it (or back).",
     ),
     Rule(
         "foreign_quantifier",
         "foreign",
         support.foreign_quantifier,
-        ("quantifier_limited",),
+        ("fail:quantifier_limited",),
         'A Spanish, German or French universal ("todos", "alle", "tous") the evidence limits.',
     ),
     Rule(
         "foreign_details_found",
         "foreign",
         support.foreign_details,
-        ("foreign_details_found",),
+        ("undecided:foreign_details_found",),
         "A foreign claim whose numbers, dates and times are in the evidence: undecided.",
     ),
     Rule(
         "unreadable",
         "foreign",
         support.unreadable,
-        ("unreadable",),
+        ("undecided:unreadable",),
         "A foreign claim with no detail to check: undecided.",
     ),
     Rule(
         "order_reversed",
         "relation",
         _order,
-        ("order_reversed",),
+        ("fail:order_reversed",),
         "A sequence or ranking the claim gives in the reverse of the evidence's order.",
     ),
     Rule(
         "comparison",
         "relation",
         _compared,
-        ("comparison_reversed", "comparison_self"),
+        ("fail:comparison_reversed", "fail:comparison_self"),
         "A comparison the amounts reverse (the evidence's, or the claim's own).",
     ),
     Rule(
         "attribution",
         "relation",
         _attributed,
-        ("attribution",),
+        ("fail:attribution",),
         "Words credited to someone the passage saying them never names, while another passage "
         "names them.",
     ),
@@ -345,161 +356,161 @@ CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = (
         "credited",
         "relation",
         _credited_to,
-        ("attribution",),
+        ("fail:attribution",),
         "\"X said ...\" where the document saying it is another's and another document is X's.",
     ),
     Rule(
         "names_apart",
         "relation",
         _apart,
-        ("names_apart", "names_bridged"),
+        ("fail:names_apart", "fail:names_bridged"),
         "Two names the claim relates that the evidence never relates (or only through a title).",
     ),
     Rule(
         "unbounded",
         "relation",
         _unlimited,
-        ("unbounded",),
+        ("fail:unbounded",),
         'No limit ("lifetime", "unlimited") where the sentence the claim restates sets one.',
     ),
     Rule(
         "polarity",
         "relation",
         _polar,
-        ("negation", "opposite"),
+        ("fail:negation", "fail:opposite"),
         "A negation or an opposite word against the sentence the claim restates.",
     ),
     Rule(
         "clause_polarity",
         "relation",
         _clause_negated,
-        ("negation_clause",),
+        ("fail:negation_clause",),
         "A clause negated where the evidence's clause states it, or stated where it is negated.",
     ),
     Rule(
         "clause_opposite",
         "relation",
         _clause_opposed,
-        ("opposite",),
+        ("fail:opposite",),
         "An opposite word in a clause the evidence states with the other.",
     ),
     Rule(
         "predicate_negated",
         "relation",
         _predicate_denied,
-        ("negation_predicate",),
+        ("fail:negation_predicate",),
         "The claim negates what the evidence predicates of the same subject.",
     ),
     Rule(
         "quantifier_limited",
         "relation",
         _limited,
-        ("quantifier_limited",),
+        ("fail:quantifier_limited",),
         '"All X" where the evidence limits what it says to some X.',
     ),
     Rule(
         "quantifier",
         "relation",
         _universal,
-        ("quantifier",),
+        ("fail:quantifier",),
         "A universal (all, every, always) where the restated sentence says some, most, may.",
     ),
     Rule(
         "contrary",
         "relation",
         _opposed,
-        ("contrary", "negation"),
+        ("fail:contrary", "fail:negation"),
         'Another sentence about the same thing says the opposite ("closed on Sundays").',
     ),
     Rule(
         "name_swapped",
         "relation",
         _swapped_name,
-        ("name_swapped",),
+        ("fail:name_swapped",),
         "A name of the evidence in another name's slot of the sentence the claim restates.",
     ),
     Rule(
         "agent_swapped",
         "relation",
         _swapped_agent,
-        ("agent_swapped",),
+        ("fail:agent_swapped",),
         '"Was done by X" where the evidence says another did it.',
     ),
     Rule(
         "denied_stated",
         "stated",
         _denied_stated,
-        ("denied_stated",),
+        ("fail:denied_stated",),
         "The claim denies what a sentence of the evidence states.",
     ),
     Rule(
         "unwritten",
         "stated",
         _unwritten,
-        ("name_unwritten", "short_name_unwritten"),
+        ("fail:name_unwritten", "fail:short_name_unwritten"),
         "A name the evidence never writes as a name (its words are there, not together).",
     ),
     Rule(
         "rank_raised",
         "stated",
         _rank,
-        ("rank_raised",),
+        ("fail:rank_raised",),
         "A top rank the evidence lowers or gives another subject.",
     ),
     Rule(
         "condition_dropped",
         "stated",
         _dropped,
-        ("condition_dropped",),
+        ("fail:condition_dropped",),
         "A claim that leaves out a condition of the sentence it restates.",
     ),
     Rule(
         "condition_narrowed",
         "stated",
         _narrowed,
-        ("condition_narrowed",),
+        ("fail:condition_narrowed",),
         "A condition restated without the limit the evidence sets on it.",
     ),
     Rule(
         "comparison_absent",
         "stated",
         _added(_comparison_absent),
-        ("comparison_absent",),
+        ("fail:comparison_absent",),
         'A comparison ("cheaper ... than") no document makes, of that family or its opposite.',
     ),
     Rule(
         "judgement_absent",
         "stated",
         _added(_judgement),
-        ("judgement_absent",),
+        ("fail:judgement_absent",),
         'An evaluative word ("famous", "prolific") no document uses.',
     ),
     Rule(
         "predicate_absent",
         "stated",
         _added(_predicate),
-        ("predicate_absent",),
+        ("fail:predicate_absent",),
         'What a named subject "is" in words no document and not the question uses.',
     ),
     Rule(
         "no_content",
         "support",
         support.no_content,
-        ("no_content",),
+        ("neutral:no_content",),
         "A claim with no content word, amount or time: neutral.",
     ),
     Rule(
         "too_many_amounts",
         "support",
         support.too_many_amounts,
-        ("too_many_amounts",),
+        ("undecided:too_many_amounts",),
         "More amounts than are checked: undecided.",
     ),
     Rule(
         "rival",
         "support",
         support.rival,
-        ("amount_misplaced", "short_answer_unproven"),
+        ("fail:amount_misplaced", "undecided:short_answer_unproven"),
         "A short answer's amount stated beside fewer of the question's words than a rival "
         "amount of its kind.",
     ),
@@ -507,35 +518,35 @@ CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = (
         "short_answer",
         "support",
         support.short_answer,
-        ("short_answer",),
+        ("pass:short_answer",),
         "A short answer stated beside the question's subject: supported.",
     ),
     Rule(
         "answer_absent",
         "support",
         support.answer_absent,
-        ("answer_absent",),
+        ("fail:answer_absent",),
         "A short answer whose own words are mostly nowhere in the evidence.",
     ),
     Rule(
         "short_answer_unproven",
         "support",
         support.short_answer_unproven,
-        ("short_answer_unproven",),
+        ("undecided:short_answer_unproven",),
         "Any other short answer: undecided.",
     ),
     Rule(
         "verbatim",
         "support",
         support.verbatim,
-        ("verbatim",),
+        ("pass:verbatim",),
         "The claim is written word for word in the evidence: supported.",
     ),
     Rule(
         "aligned",
         "support",
         support.aligned,
-        ("aligned", "ordered", "computed"),
+        ("pass:aligned", "pass:ordered", "pass:computed"),
         "Every word and detail in one sentence (in its order: ordered; with an amount computed "
         "from the evidence's: computed): supported.",
     ),
@@ -543,35 +554,35 @@ CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = (
         "near",
         "support",
         support.near,
-        ("near",),
+        ("pass:near",),
         "Nearly every word, most of them in one sentence: supported.",
     ),
     Rule(
         "scattered",
         "support",
         support.scattered,
-        ("scattered",),
+        ("undecided:scattered",),
         "Every word in the evidence but not together: undecided.",
     ),
     Rule(
         "details_restated",
         "support",
         support.details_restated,
-        ("details_restated",),
+        ("undecided:details_restated",),
         "Its amounts, dates and times in the evidence, most of its words not: undecided.",
     ),
     Rule(
         "low_support",
         "support",
         support.low_support,
-        ("low_support",),
+        ("undecided:low_support",),
         "Most of its words not in the evidence: undecided (never a failure alone).",
     ),
     Rule(
         "partial",
         "support",
         support.partial,
-        ("partial",),
+        ("undecided:partial",),
         "Any other claim: partly supported, undecided.",
     ),
 )
@@ -597,26 +608,26 @@ def _kinds(v: AnswerView) -> list[ClaimResult]:
     return asked.checked(v.results, v.output, v.premise.text, v.index)
 
 
-ANSWER_RULES: tuple[Rule[AnswerCheck], ...] = (
+ANSWER_RULES: tuple[Rule[AnswerCheck], ...] = _with_examples(
     Rule(
         "name_assembled",
         "answer",
         _assembled,
-        ("name_assembled",),
+        ("fail:name_assembled",),
         "A name put together from parts of other names of the evidence.",
     ),
     Rule(
         "shared_one_only",
         "answer",
         _shared,
-        ("shared_one_only",),
+        ("fail:shared_one_only",),
         '"Both X and Y ..." where the evidence says it of one of them only.',
     ),
     Rule(
         "slots",
         "answer",
         _slots,
-        ("slot_absent", "slot_misbound", "wrong_option"),
+        ("fail:slot_absent", "fail:slot_misbound", "fail:wrong_option"),
         "What the answer puts where the question asks: words no document has, bound to "
         "another subject, or the option the evidence does not pick.",
     ),
@@ -624,25 +635,31 @@ ANSWER_RULES: tuple[Rule[AnswerCheck], ...] = (
         "doer_misbound",
         "answer",
         _doers,
-        ("doer_misbound",),
+        ("fail:doer_misbound",),
         '"X directed it" where the evidence says it was directed by another.',
     ),
     Rule(
         "kind",
         "answer",
         _kinds,
-        ("kind_mismatch", "kind_unanswered"),
+        ("fail:kind_mismatch", "fail:kind_unanswered"),
         "The kind of detail the question asks for (a year, an age, a city) against the answer's.",
     ),
 )
 
 
-DECIDE_RULES: tuple[Rule[None], ...] = (
+_KEYS = tuple(k for r in CLAIM_RULES for k in r.keys) + tuple(
+    k for r in ANSWER_RULES for k in r.keys
+)
+_FAILS = tuple(k for k in _KEYS if k.startswith("fail:"))
+_PASSES = tuple(k for k in _KEYS if k.startswith("pass:"))
+
+DECIDE_RULES: tuple[Rule[None], ...] = _with_examples(
     Rule(
         "unsupported_addition",
         "decide",
         None,
-        ("unsupported_addition",),
+        ("fail:unsupported_addition",),
         "In an answer mostly supported, a claim with almost none of its words in the evidence "
         "(a weak failure: calibration caps it).",
     ),
@@ -650,22 +667,51 @@ DECIDE_RULES: tuple[Rule[None], ...] = (
         "evidence_capped",
         "decide",
         None,
-        ("evidence_capped",),
+        ("undecided:evidence_capped",),
         "A claim judged on part of the evidence only (more sentences than are read): undecided.",
     ),
     Rule(
-        "script_number_absent",
+        "script_numbers",
         "decide",
         None,
-        ("number_absent",),
-        "An answer in a script the rules do not read: only its numbers are checked.",
+        ("fail:number_absent",),
+        "An answer in a script the rules do not read: only its numbers are checked; a number "
+        "the evidence neither states nor computes fails it, else it is undecided:unreadable.",
     ),
     Rule(
         "display_reordered",
         "decide",
         None,
-        ("display_reordered",),
+        ("fail:display_reordered",),
         "An output a reader sees in another order than it is stored: failed, confidence 0.",
+    ),
+    Rule(
+        "refuted",
+        "decide",
+        None,
+        tuple(dict.fromkeys(f"undecided:refuted_{k.removeprefix('fail:')}" for k in _FAILS)),
+        "A failure by a rule the calibration table shows wrong more often than right: undecided.",
+    ),
+    Rule(
+        "unproven",
+        "decide",
+        None,
+        tuple(dict.fromkeys(f"undecided:unproven_{k.removeprefix('pass:')}" for k in _PASSES)),
+        "A proof by a rule the calibration table shows wrong more often than right: undecided.",
+    ),
+    Rule(
+        "no_claims",
+        "decide",
+        None,
+        ("undecided:no_claims",),
+        "An answer with no factual claim (refusals, courtesies only): undecided.",
+    ),
+    Rule(
+        "too_long",
+        "decide",
+        None,
+        ("undecided:too_long",),
+        "An answer with more claims than are checked, none failed: undecided.",
     ),
 )
 
@@ -675,3 +721,6 @@ RULES: tuple[Rule[ClaimCheck] | Rule[AnswerCheck] | Rule[None], ...] = (
     *DECIDE_RULES,
 )
 BASES: tuple[str, ...] = tuple(dict.fromkeys(b for rule in RULES for b in rule.bases))
+CALIBRATION_KEYS: frozenset[str] = frozenset(
+    k for rule in RULES for k in rule.keys if not k.startswith("neutral:")
+)

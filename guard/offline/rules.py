@@ -180,30 +180,40 @@ C = TypeVar("C")
 @dataclass(frozen=True)
 class Example:
     """An answer (and its evidence, and question) a rule must fire on, or must not. ``basis``
-    names which of the rule's bases it fires with (default: the rule's first)."""
+    names which of the rule's bases it fires with (default: the rule's first); for an example
+    it must not fire on, the one basis it must not decide with (default: none of its bases).
+    ``context_chars`` is the evidence budget the example needs, when more than the default."""
 
     output: str
     context: str | tuple[str, ...]
     question: str | None = None
     basis: str | None = None
+    context_chars: int | None = None
 
 
 @dataclass(frozen=True)
 class Rule(Generic[C]):
-    """One rule of the offline judge. ``bases`` are the bases its findings may name (the
-    first is its own); ``fires`` the examples that must be decided with one of them,
-    ``passes`` the examples that must not."""
+    """One rule of the offline judge. ``keys`` are the calibration keys its findings may
+    decide with ("fail:number_absent": label and basis; the first is its own; "neutral:" a
+    claim that decides nothing); ``fires`` the examples that must be decided with one of its
+    bases, ``passes`` the examples that must not."""
 
     name: str
     stage: Stage
     check: C
-    bases: tuple[str, ...]
+    keys: tuple[str, ...]
     what: str
     fires: tuple[Example, ...] = ()
     passes: tuple[Example, ...] = ()
     status: RuleStatus = "active"
 
+    @property
+    def bases(self) -> tuple[str, ...]:
+        """The bases its findings name ("number_absent")."""
+        return tuple(key.split(":", 1)[1] for key in self.keys)
+
     def fires_with(self, example: Example) -> str:
+        """The basis ``example`` must be decided with."""
         return example.basis or self.bases[0]
 
 

@@ -1,0 +1,89 @@
+"""Every rule of the offline judge against its corpus (guard/offline/corpus.py): each example it
+must fire on is decided with its basis by the real OfflineJudge, each example it must not fire
+on is not; and the registry, the corpus and the calibration table agree on the rules' names."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard import Guard, JudgeSettings
+from guard.case import PreparedCase
+from guard.models import JudgeRequest
+from guard.offline import OfflineJudge
+from guard.offline.calibration import WEAK_BASES, bundled
+from guard.offline.corpus import CORPUS
+from guard.offline.registry import BASES, CALIBRATION_KEYS, RULES
+from guard.offline.rules import Example, Rule
+
+SETTINGS = JudgeSettings()
+JUDGE = OfflineJudge(SETTINGS)
+
+
+def bases_of(example: Example) -> set[str]:
+    """The bases the judge decides ``example`` with: each claim's (before and after the
+    answer-level decision, which may turn a refuted failure undecided) and the answer's."""
+    context = list(example.context) if isinstance(example.context, tuple) else example.context
+    settings = (
+        JudgeSettings(max_context_chars=example.context_chars)
+        if example.context_chars
+        else SETTINGS
+    )
+    case = Guard(JUDGE, settings).prepare(
+        JudgeRequest(output=example.output, context=context, question=example.question)
+    )
+    assert isinstance(case, PreparedCase)
+    decision = JUDGE.decide(case)
+    claims = {r.basis for r in JUDGE.check(case)} | {r.basis for r in decision.results}
+    return claims | {decision.basis.split(":", 1)[1]}
+
+
+FIRES = [
+    pytest.param(rule, example, id=f"{rule.name}-{i}-{rule.fires_with(example)}")
+    for rule in RULES
+    for i, example in enumerate(rule.fires)
+]
+PASSES = [
+    pytest.param(rule, example, id=f"{rule.name}-{i}")
+    for rule in RULES
+    for i, example in enumerate(rule.passes)
+]
+
+
+@pytest.mark.parametrize(("rule", "example"), FIRES)
+def test_a_rule_fires_on_its_examples_with_its_basis(rule: Rule[object], example: Example) -> None:
+    basis = rule.fires_with(example)
+    assert basis in rule.bases, f"{basis} is not a basis of rule {rule.name}"
+    assert basis in bases_of(example)
+
+
+@pytest.mark.parametrize(("rule", "example"), PASSES)
+def test_a_rule_does_not_fire_on_its_counter_examples(rule: Rule[object], example: Example) -> None:
+    forbidden = {example.basis} if example.basis else set(rule.bases)
+    assert not forbidden & bases_of(example)
+
+
+class TestRegistry:
+    def test_every_rule_has_an_example_it_fires_on(self) -> None:
+        assert [r.name for r in RULES if not r.fires] == []
+
+    def test_every_basis_is_fired_by_some_example(self) -> None:
+        fired = {r.fires_with(e) for r in RULES for e in r.fires}
+        derived = {r.name for r in RULES if r.name in ("refuted", "unproven")}
+        unfired = [b for r in RULES if r.name not in derived for b in r.bases if b not in fired]
+        assert unfired == []
+
+    def test_every_corpus_entry_names_a_rule(self) -> None:
+        assert set(CORPUS) - {r.name for r in RULES} == set()
+
+    def test_rule_names_are_unique(self) -> None:
+        names = [r.name for r in RULES]
+        assert len(names) == len(set(names))
+
+    def test_the_calibration_table_keys_are_registry_keys(self) -> None:
+        table = bundled()
+        assert set(table.tallies) - CALIBRATION_KEYS == set()
+        assert WEAK_BASES <= CALIBRATION_KEYS
+
+    def test_bases_are_the_registry_bases_without_repeats(self) -> None:
+        assert len(BASES) == len(set(BASES))
+        assert "number_contradicted" in BASES
