@@ -303,8 +303,11 @@ CORPUS: dict[str, Corpus] = {
     "clause_opposite": (
         (
             E(
-                "Refunds are issued before the item arrives.",
-                "Refunds are issued after the item arrives at our warehouse.",
+                "Orion is running behind schedule, unlike Vega, which launched its beta in March.",
+                (
+                    "Project Orion is two weeks ahead of schedule.",
+                    "Project Vega launched its beta in March.",
+                ),
             ),
         ),
         (),

@@ -1,6 +1,7 @@
 """Every rule of the offline judge against its corpus (guard/offline/corpus.py): each example it
 must fire on is decided with its basis by the real OfflineJudge, each example it must not fire
-on is not; and the registry, the corpus and the calibration table agree on the rules' names."""
+on is not, and a claim rule's own check finds each of its examples; and the registry, the
+corpus and the calibration table agree on the rules' names."""
 
 from __future__ import annotations
 
@@ -9,19 +10,18 @@ import pytest
 from guard import Guard, JudgeSettings
 from guard.case import PreparedCase
 from guard.models import JudgeRequest
-from guard.offline import OfflineJudge
+from guard.offline import OfflineJudge, hearsay, judge
 from guard.offline.calibration import WEAK_BASES, bundled
 from guard.offline.corpus import CORPUS
-from guard.offline.registry import BASES, CALIBRATION_KEYS, RULES
-from guard.offline.rules import Example, Rule
+from guard.offline.details import Answer
+from guard.offline.registry import BASES, CALIBRATION_KEYS, CLAIM_RULES, RULES
+from guard.offline.rules import ClaimCheck, ClaimView, Example, Premise, Rule
 
 SETTINGS = JudgeSettings()
 JUDGE = OfflineJudge(SETTINGS)
 
 
-def bases_of(example: Example) -> set[str]:
-    """The bases the judge decides ``example`` with: each claim's (before and after the
-    answer-level decision, which may turn a refuted failure undecided) and the answer's."""
+def prepared(example: Example) -> PreparedCase:
     context = list(example.context) if isinstance(example.context, tuple) else example.context
     settings = (
         JudgeSettings(max_context_chars=example.context_chars)
@@ -32,6 +32,13 @@ def bases_of(example: Example) -> set[str]:
         JudgeRequest(output=example.output, context=context, question=example.question)
     )
     assert isinstance(case, PreparedCase)
+    return case
+
+
+def bases_of(example: Example) -> set[str]:
+    """The bases the judge decides ``example`` with: each claim's (before and after the
+    answer-level decision, which may turn a refuted failure undecided) and the answer's."""
+    case = prepared(example)
     decision = JUDGE.decide(case)
     claims = {r.basis for r in JUDGE.check(case)} | {r.basis for r in decision.results}
     return claims | {decision.basis.split(":", 1)[1]}
@@ -54,6 +61,37 @@ def test_a_rule_fires_on_its_examples_with_its_basis(rule: Rule[object], example
     basis = rule.fires_with(example)
     assert basis in rule.bases, f"{basis} is not a basis of rule {rule.name}"
     assert basis in bases_of(example)
+
+
+def own_findings(rule: Rule[ClaimCheck], example: Example) -> set[str]:
+    """The bases ``rule``'s own check finds on the claims of ``example``, read as the judge
+    reads them (so a basis two rules share is shown to come from this one)."""
+    case = prepared(example)
+    passages, evidence = hearsay.evidence_of(tuple(case.passages), case.evidence)
+    index = judge._index(passages, evidence, case.labels)
+    premise = Premise.of(case.question)
+    answer = Answer.of(case.output, index)
+    readable = judge._readable(case.output, case.question)
+    found = set()
+    for claim in judge._claims(case.output, bool(case.question)):
+        finding = rule.check(ClaimView(claim, index, premise, answer, readable))
+        if finding is not None:
+            found.add(finding.basis)
+    return found
+
+
+CLAIM_FIRES = [
+    pytest.param(rule, example, id=f"{rule.name}-{i}-{rule.fires_with(example)}")
+    for rule in CLAIM_RULES
+    for i, example in enumerate(rule.fires)
+]
+
+
+@pytest.mark.parametrize(("rule", "example"), CLAIM_FIRES)
+def test_a_claim_rule_s_own_check_finds_its_examples(
+    rule: Rule[ClaimCheck], example: Example
+) -> None:
+    assert rule.fires_with(example) in own_findings(rule, example)
 
 
 @pytest.mark.parametrize(("rule", "example"), PASSES)
