@@ -29,7 +29,8 @@ calibration key (`fail:number_contradicted`, `pass:verbatim`, `undecided:partial
 `neutral:` claim decides nothing). Within a stage the first rule that finds something decides
 a claim, so the order below is the order they run in. Each rule's examples (answers it must
 fire on, and answers it must not) are in `guard/offline/corpus.py`; each is judged whole by
-the real offline judge in `tests/unit/test_offline_corpus.py`.
+the real offline judge in `tests/unit/test_offline_corpus.py`. A *weak* rule's confidence is
+capped below any cascade threshold.
 
 Stages, in the order a claim meets them:
 {stages}.
@@ -67,7 +68,8 @@ def render() -> str:
         for rule in rules:
             keys = ", ".join(f"`{k}`" for k in rule.keys)
             example = _example(rule.fires[0] if rule.fires else None)
-            cells = [f"`{rule.name}`", rule.status, keys, rule.what, example]
+            status = f"{rule.status}, weak" if rule.weak else rule.status
+            cells = [f"`{rule.name}`", status, keys, rule.what, example]
             parts.append("| " + " | ".join(_cell(c) for c in cells) + " |\n")
     parts.append(f"\n## Every basis ({len(BASES)})\n\n" + ", ".join(f"`{b}`" for b in BASES) + "\n")
     return "".join(parts)

@@ -662,6 +662,7 @@ DECIDE_RULES: tuple[Rule[None], ...] = _with_examples(
         ("fail:unsupported_addition",),
         "In an answer mostly supported, a claim with almost none of its words in the evidence "
         "(a weak failure: calibration caps it).",
+        weak=True,
     ),
     Rule(
         "evidence_capped",
@@ -724,3 +725,4 @@ BASES: tuple[str, ...] = tuple(dict.fromkeys(b for rule in RULES for b in rule.b
 CALIBRATION_KEYS: frozenset[str] = frozenset(
     k for rule in RULES for k in rule.keys if not k.startswith("neutral:")
 )
+WEAK_KEYS: frozenset[str] = frozenset(k for rule in RULES if rule.weak for k in rule.keys)

@@ -206,6 +206,7 @@ class Rule(Generic[C]):
     fires: tuple[Example, ...] = ()
     passes: tuple[Example, ...] = ()
     status: RuleStatus = "active"
+    weak: bool = False  # its confidence is capped below any cascade threshold (calibration)
 
     @property
     def bases(self) -> tuple[str, ...]:
