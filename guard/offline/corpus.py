@@ -40,6 +40,7 @@ PRIZE = (
     "Lena Ortiz (born 1961) is a Chilean poet. In 2009 she was awarded the Hallberg Prize "
     "for poetry. Marco Feld (born 1958) is an Austrian novelist and translator."
 )
+PRIZE_Q = "Who was awarded the Hallberg Prize, Lena Ortiz or Marco Feld?"
 CONTROLLER = (
     "The data controller is Northwind Retail Ltd, registered in England. We use Stripe "
     "Payments Europe Ltd as a payment processor."
@@ -567,21 +568,12 @@ CORPUS: dict[str, Corpus] = {
                 "Northlight was directed by whom?",
                 basis="slot_misbound",
             ),
-            E(
-                "Marco Feld was awarded it.",
-                PRIZE,
-                "Who was awarded the Hallberg Prize, Lena Ortiz or Marco Feld?",
-                basis="wrong_option",
-            ),
         ),
-        (
-            E("Mara Olsen directed Northlight.", FILM, "Northlight was directed by whom?"),
-            E(
-                "Lena Ortiz was awarded the Hallberg Prize.",
-                PRIZE,
-                "Who was awarded the Hallberg Prize, Lena Ortiz or Marco Feld?",
-            ),
-        ),
+        (E("Mara Olsen directed Northlight.", FILM, "Northlight was directed by whom?"),),
+    ),
+    "wrong_option": (
+        (E("Marco Feld was awarded it.", PRIZE, PRIZE_Q),),
+        (E("Lena Ortiz was awarded the Hallberg Prize.", PRIZE, PRIZE_Q),),
     ),
     "doer_misbound": (
         (

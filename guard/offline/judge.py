@@ -169,11 +169,11 @@ def _whole_answer(
     """The checks that read a claim with the rest of the answer and the question, in the
     order of :data:`~guard.offline.registry.ANSWER_RULES`: names assembled from pieces, one
     thing said of two, the answer to the question and the kind of detail it asks for, the
-    doer an act is credited to. Each rewrites the results the one before returned."""
+    doer an act is credited to. Each reads the results the one before left."""
     view = AnswerView(claims, results, index, premise, output)
     for rule in ANSWER_RULES:
         if rule.status != "off":
-            view = replace(view, results=rule.check(view))
+            view = view.applied(rule.check(view))
     return view.results
 
 

@@ -65,10 +65,8 @@ from guard.offline.relations import (
 )
 from guard.offline.rules import (
     AnswerCheck,
-    AnswerView,
     C,
     ClaimCheck,
-    ClaimResult,
     ClaimView,
     Finding,
     Rule,
@@ -588,60 +586,47 @@ CLAIM_RULES: tuple[Rule[ClaimCheck], ...] = _with_examples(
 )
 
 
-def _assembled(v: AnswerView) -> list[ClaimResult]:
-    return chimeras.checked(v.results, v.index)
-
-
-def _shared(v: AnswerView) -> list[ClaimResult]:
-    return shared.checked(v.results, v.output, v.premise.text, v.index)
-
-
-def _slots(v: AnswerView) -> list[ClaimResult]:
-    return slots.answered(v.claims, v.results, v.index, v.premise)
-
-
-def _doers(v: AnswerView) -> list[ClaimResult]:
-    return agents.checked(v.results, v.index)
-
-
-def _kinds(v: AnswerView) -> list[ClaimResult]:
-    return asked.checked(v.results, v.output, v.premise.text, v.index)
-
-
 ANSWER_RULES: tuple[Rule[AnswerCheck], ...] = _with_examples(
     Rule(
         "name_assembled",
         "answer",
-        _assembled,
+        chimeras.checked,
         ("fail:name_assembled",),
         "A name put together from parts of other names of the evidence.",
     ),
     Rule(
         "shared_one_only",
         "answer",
-        _shared,
+        shared.checked,
         ("fail:shared_one_only",),
         '"Both X and Y ..." where the evidence says it of one of them only.',
     ),
     Rule(
         "slots",
         "answer",
-        _slots,
-        ("fail:slot_absent", "fail:slot_misbound", "fail:wrong_option"),
-        "What the answer puts where the question asks: words no document has, bound to "
-        "another subject, or the option the evidence does not pick.",
+        slots.answered,
+        ("fail:slot_absent", "fail:slot_misbound"),
+        "What the answer puts where the question asks: words no document has, or an entity "
+        "of the evidence where the evidence binds another.",
+    ),
+    Rule(
+        "wrong_option",
+        "answer",
+        slots.wrong_option,
+        ("fail:wrong_option",),
+        "Asked to choose between two options, the one the evidence does not say it of.",
     ),
     Rule(
         "doer_misbound",
         "answer",
-        _doers,
+        agents.checked,
         ("fail:doer_misbound",),
         '"X directed it" where the evidence says it was directed by another.',
     ),
     Rule(
         "kind",
         "answer",
-        _kinds,
+        asked.checked,
         ("fail:kind_mismatch", "fail:kind_unanswered"),
         "The kind of detail the question asks for (a year, an age, a city) against the answer's.",
     ),

@@ -13,15 +13,16 @@ The order the rules run in, first match wins within a stage, is fixed in one pla
 - ``answer``: a claim read with the rest of the answer and the question (rewrites results);
 - ``decide``: the answer-level decision (:func:`guard.offline.judge.decide`).
 
-A claim-level check reads a :class:`ClaimView`, the claim with everything computed about it
-once (its details, best sentence, support); an answer-level check reads an
-:class:`AnswerView` and returns the rewritten results.
+Every check returns :class:`Finding` s. A claim-level check reads a :class:`ClaimView`, the
+claim with everything computed about it once (its details, best sentence, support), and
+returns one finding or None; an answer-level check reads an :class:`AnswerView` and returns
+the findings it places on claims of the answer (position, finding).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Generic, Literal, TypeVar
 
@@ -171,9 +172,29 @@ class AnswerView:
     premise: Premise
     output: str
 
+    def open(self) -> list[int]:
+        """The positions of the claims no rule contradicted or set aside (undecided or
+        supported): the ones an answer-level rule may still fail."""
+        return [i for i, r in enumerate(self.results) if r.status in ("undecided", "supported")]
 
+    def applied(self, found: list[Placed]) -> AnswerView:
+        """The view with each placed finding replacing its claim's status, basis, reason and
+        sentence (an answer-level finding names the sentence it quotes, None for none)."""
+        results = list(self.results)
+        for position, finding in found:
+            results[position] = replace(
+                results[position],
+                status=finding.status,
+                basis=finding.basis,
+                reason=finding.reason,
+                sentence=finding.sentence,
+            )
+        return replace(self, results=results)
+
+
+Placed = tuple[int, Finding]  # a finding on the claim at that position of the answer
 ClaimCheck = Callable[[ClaimView], Finding | None]
-AnswerCheck = Callable[[AnswerView], list[ClaimResult]]
+AnswerCheck = Callable[[AnswerView], list[Placed]]
 C = TypeVar("C")
 
 
