@@ -254,7 +254,15 @@ CORPUS: dict[str, Corpus] = {
                 ),
             ),
         ),
-        (),
+        (
+            E(
+                "The letting agent said the boiler would be replaced next week.",
+                (
+                    "Letting agent's email: the boiler will be replaced next week by our engineer.",
+                    "Landlord's letter: the rent is due on the first of each month.",
+                ),
+            ),
+        ),
     ),
     "names_apart": (
         (
@@ -270,7 +278,13 @@ CORPUS: dict[str, Corpus] = {
                 basis="names_bridged",
             ),
         ),
-        (),
+        (
+            E(
+                "You can pay with Visa or Mastercard at the Paris store.",
+                "Paris store. We accept Visa and Mastercard. Cash is not accepted.",
+                basis="names_apart",
+            ),
+        ),
     ),
     "unbounded": (
         (E("The laptop has a lifetime warranty.", "The laptop has a 2-year limited warranty."),),
@@ -289,7 +303,16 @@ CORPUS: dict[str, Corpus] = {
                 basis="negation",
             ),
         ),
-        (),
+        (
+            E(
+                "Drops aren't covered, and neither are power surges.",
+                "The warranty does not cover drops or power surges.",
+            ),
+            E(
+                "Refunds are issued after the item arrives.",
+                "Refunds are issued after the item arrives at our warehouse.",
+            ),
+        ),
     ),
     "clause_polarity": (
         (
@@ -299,7 +322,17 @@ CORPUS: dict[str, Corpus] = {
                 "be used in our stores.",
             ),
         ),
-        (),
+        (
+            E(
+                "Damage from floods, fire or theft isn't included.",
+                "The policy covers accidental damage and does not cover damage from floods, fire "
+                "or theft.",
+            ),
+            E(
+                "You get two notice-free withdrawals a year.",
+                "Two withdrawals a year without notice are allowed.",
+            ),
+        ),
     ),
     "clause_opposite": (
         (
@@ -311,7 +344,16 @@ CORPUS: dict[str, Corpus] = {
                 ),
             ),
         ),
-        (),
+        (
+            E(
+                "Orion is running ahead of schedule, unlike Vega, which launched its beta in "
+                "March.",
+                (
+                    "Project Orion is two weeks ahead of schedule.",
+                    "Project Vega launched its beta in March.",
+                ),
+            ),
+        ),
     ),
     "predicate_negated": (
         (
@@ -361,7 +403,12 @@ CORPUS: dict[str, Corpus] = {
                 "The heated Lakeside pool has six lanes. On Sundays the Lakeside pool is closed.",
             ),
         ),
-        (),
+        (
+            E(
+                "The heated Lakeside pool is closed on Sundays.",
+                "The heated Lakeside pool has six lanes. On Sundays the Lakeside pool is closed.",
+            ),
+        ),
     ),
     "name_swapped": (
         (E("The data controller is Stripe Payments Europe Ltd.", CONTROLLER),),
@@ -424,7 +471,14 @@ CORPUS: dict[str, Corpus] = {
                 "fee being charged.",
             ),
         ),
-        (),
+        (
+            E(
+                "The fee is refunded in full if you close the account within 30 days of the fee "
+                "being charged.",
+                "The fee is refunded in full if you close the account within 30 days of the fee "
+                "being charged.",
+            ),
+        ),
     ),
     "comparison_absent": (
         (
@@ -433,7 +487,12 @@ CORPUS: dict[str, Corpus] = {
                 "The airport transfer costs a fee, payable online or at the desk.",
             ),
         ),
-        (),
+        (
+            E(
+                "Booking online is cheaper than at the desk.",
+                "Booking online is cheaper than paying at the desk.",
+            ),
+        ),
     ),
     "judgement_absent": (
         (
@@ -456,11 +515,16 @@ CORPUS: dict[str, Corpus] = {
                 "Thomas Harris is an American writer, best known for his novels.",
             ),
         ),
-        (),
+        (
+            E(
+                "Thomas Harris is a writer.",
+                "Thomas Harris is an American writer, best known for his novels.",
+            ),
+        ),
     ),
     "no_content": (
         (E("Yes, and so on.", HOURS),),
-        (),
+        (E("The office opens at 8am.", "Office hours: 8am to 6pm, Monday to Friday."),),
     ),
     "too_many_amounts": (
         (
@@ -481,7 +545,14 @@ CORPUS: dict[str, Corpus] = {
     ),
     "answer_absent": (
         (E("a cooking competition", SHOWS, "What show does Rao host?"),),
-        (),
+        (
+            E(
+                "a quiz show",
+                "The Night Shift is a 2019 British sitcom starring Mina Rao and Owen Pike. Rao "
+                "also hosts the quiz show Final Answer.",
+                "What show does Rao host?",
+            ),
+        ),
     ),
     "short_answer_unproven": (
         (E("British", SHOWS, "What nationality is the quiz show host?"),),
@@ -489,7 +560,12 @@ CORPUS: dict[str, Corpus] = {
     ),
     "verbatim": (
         (E("Office hours: 8am to 6pm, Monday to Friday.", HOURS),),
-        (),
+        (
+            E(
+                "The office is open from 8am to 6pm on weekdays.",
+                "Office hours: 8am to 6pm, Monday to Friday.",
+            ),
+        ),
     ),
     "aligned": (
         (
@@ -542,7 +618,12 @@ CORPUS: dict[str, Corpus] = {
                 "Rainbow Terrace, now known as Lullwater Estate, was built in 1920.",
             ),
         ),
-        (),
+        (
+            E(
+                "Lullwater Estate was built in 1920.",
+                "Rainbow Terrace, now known as Lullwater Estate, was built in 1920.",
+            ),
+        ),
     ),
     "shared_one_only": (
         (
@@ -552,7 +633,13 @@ CORPUS: dict[str, Corpus] = {
                 "salad chain that was started in Austin, Texas in 2009.",
             ),
         ),
-        (),
+        (
+            E(
+                "Both Brava Tacos and Green Bowl are chains.",
+                "Brava Tacos is a restaurant chain founded in Oregon in 1994. Green Bowl is a "
+                "salad chain that was started in Austin, Texas in 2009.",
+            ),
+        ),
     ),
     "slots": (
         (
@@ -584,7 +671,14 @@ CORPUS: dict[str, Corpus] = {
                 "Maes and starring Nadia Brel and Jonas Wirth.",
             ),
         ),
-        (),
+        (
+            E(
+                "Pieter Maes directed Harbour Lights.",
+                "Nadia Brel (born 1984) is a Belgian stage and film actress, best known for the "
+                "film Harbour Lights. Harbour Lights is a 2011 drama film directed by Pieter Maes "
+                "and starring Nadia Brel and Jonas Wirth.",
+            ),
+        ),
     ),
     "kind": (
         (
@@ -601,7 +695,13 @@ CORPUS: dict[str, Corpus] = {
                 basis="kind_unanswered",
             ),
         ),
-        (),
+        (
+            E(
+                "Alf Clausen was born in 1941.",
+                "Alf Clausen, born in 1941, composed the theme in 1989.",
+                "In what year was the creator of the current arrangement born?",
+            ),
+        ),
     ),
     "unsupported_addition": (
         (
@@ -613,7 +713,16 @@ CORPUS: dict[str, Corpus] = {
                 "original payment method within 5 business days.",
             ),
         ),
-        (),
+        (
+            E(
+                "Your lamp was delivered on 9 April 2026 and lighting products have a 24-month "
+                "warranty from delivery, so a fault this winter is still covered.",
+                (
+                    "Order 5521: desk lamp, delivered 9 April 2026.",
+                    "Lighting products carry a 24-month warranty from the delivery date.",
+                ),
+            ),
+        ),
     ),
     "evidence_capped": (
         (
@@ -631,7 +740,7 @@ CORPUS: dict[str, Corpus] = {
     ),
     "display_reordered": (
         (E("The fee is \u202e03$ si eef ehT.", "The fee is $30."),),
-        (),
+        (E("The fee is $30.", "The fee is $30."),),
     ),
     "refuted": (
         (
