@@ -10,6 +10,7 @@ fails when it drifts from the registry or a rule has no example.
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from pathlib import Path
 
 from guard.offline.registry import BASES, RULES
@@ -37,8 +38,28 @@ Stages, in the order a claim meets them:
 """
 
 
+MANY_KEYS = 4  # more keys than this that share a prefix are shown as the prefix
+
+
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+    """``text`` fit for a table cell: one line, pipes and tags escaped, and invisible
+    characters (bidirectional controls among them) written as escapes, never raw."""
+    shown = "".join(
+        f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf") else ch
+        for ch in " ".join(text.split())
+    )
+    return shown.replace("|", "\\|").replace("<", "&lt;")
+
+
+def _keys(keys: tuple[str, ...]) -> str:
+    """The keys, or for many sharing a prefix ("undecided:refuted_"), the prefix and a count."""
+    prefix = keys[0] if keys else ""
+    for key in keys[1:]:
+        while not key.startswith(prefix):
+            prefix = prefix[:-1]
+    if len(keys) > MANY_KEYS and prefix.endswith("_"):
+        return f"`{prefix}*` ({len(keys)} keys, one per basis)"
+    return ", ".join(f"`{k}`" for k in keys)
 
 
 def _cut(text: str) -> str:
@@ -66,7 +87,7 @@ def render() -> str:
             "| rule | status | keys | what it checks | example |\n|---|---|---|---|---|\n"
         )
         for rule in rules:
-            keys = ", ".join(f"`{k}`" for k in rule.keys)
+            keys = _keys(rule.keys)
             example = _example(rule.fires[0] if rule.fires else None)
             status = f"{rule.status}, weak" if rule.weak else rule.status
             cells = [f"`{rule.name}`", status, keys, rule.what, example]

@@ -52,3 +52,11 @@ def test_write_then_check_passes(tmp_path: Path) -> None:
     assert write.func(write) == 0
     check = _parser().parse_args(["rules-doc", "--check", "--file", str(target)])
     assert check.func(check) == 0
+
+
+def test_invisible_characters_of_an_example_are_written_as_escapes() -> None:
+    """display_reordered's example holds a right-to-left override: shown as \\u202e, never
+    raw (a raw one would reorder the page for its reader)."""
+    text = rules_doc.render()
+    assert "\u202e" not in text
+    assert "\\u202e" in text
