@@ -11,7 +11,7 @@ The adapters below read a :class:`~guard.offline.rules.ClaimView` and call the c
 they live (their modules' private functions: one failure test each, kept beside the helpers
 they share). Each rule's examples are in :mod:`guard.offline.corpus`, attached here by name.
 
-Why one module of this length: one entry per rule (about 70), in order.
+Why one module of this length: one entry per rule, in order, and an adapter per check.
 """
 
 from __future__ import annotations

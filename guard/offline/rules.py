@@ -44,7 +44,9 @@ STAGES: tuple[Stage, ...] = (
     "answer",
     "decide",
 )
-RuleStatus = Literal["active", "annotate", "off"]  # off: never run; annotate: issue 28 step 2
+# off: never run (claim and answer rules are skipped); annotate: reported, deciding nothing
+# (not implemented yet: issue 28 step 2). Every rule is active today.
+RuleStatus = Literal["active", "annotate", "off"]
 
 
 @dataclass(frozen=True)
