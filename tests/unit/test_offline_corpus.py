@@ -35,13 +35,18 @@ def prepared(example: Example) -> PreparedCase:
     return case
 
 
+SET_ASIDE = ("refuted_", "unproven_")  # a finding the calibration table does not trust
+
+
 def bases_of(example: Example) -> set[str]:
     """The bases the judge decides ``example`` with: each claim's (before and after the
-    answer-level decision, which may turn a refuted failure undecided) and the answer's."""
+    answer-level decision) and the answer's. A finding the calibration sets aside
+    ("refuted_contrary") counts as its rule's too: the rule fired, the table distrusts it."""
     case = prepared(example)
     decision = JUDGE.decide(case)
     claims = {r.basis for r in JUDGE.check(case)} | {r.basis for r in decision.results}
-    return claims | {decision.basis.split(":", 1)[1]}
+    found = claims | {decision.basis.split(":", 1)[1]}
+    return found | {b.split("_", 1)[1] for b in found if b.startswith(SET_ASIDE)}
 
 
 FIRES = [
