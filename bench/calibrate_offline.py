@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from offline_quality import CALIBRATION_ONLY, REALISTIC, halueval_path, reliability_table
 
 from guard.offline import quality
+from guard.offline.registry import CALIBRATION_KEYS
 from guard.settings import JudgeSettings
 
 TABLE = Path(__file__).resolve().parents[1] / "guard" / "data" / "offline_calibration.json"
@@ -48,6 +49,8 @@ def main() -> int:
         counts = [sources[name].get(basis) for name in sources]
         cells = "".join(f"{f'{t.correct}/{t.total}' if t else '-':>12}" for t in counts)
         print(f"{basis:<36}{cells}  {table.confidence(basis):.3f}")
+    unseen = sorted(CALIBRATION_KEYS - set(table.tallies))
+    print(f"\nnever decided on these sets ({len(unseen)} keys of the registry):", *unseen)
     threshold = JudgeSettings().cascade_confidence
     for name, judged in cross.items():
         rows = [c.judged(table) for c in sets[name]]

@@ -23,6 +23,7 @@ COMMANDS = (
     "calibration",
     "schemas",
     "settings_doc",
+    "rules_doc",
 )
 EXIT_USAGE = 2
 

@@ -19,12 +19,11 @@ for "B founded it").
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from guard.offline import entities, negation
 from guard.offline.align import EvidenceIndex, EvidenceSentence, related
-from guard.offline.checks import ClaimResult
 from guard.offline.details import short
+from guard.offline.rules import AnswerView, Finding, Placed
 from guard.offline.text import GENERIC_STEMS, content_stems, stem
 
 # "Sarah Manninen (also) directed a film", "The Assyrians invented the script"
@@ -122,17 +121,13 @@ def _in(word: str, stems: list[str]) -> bool:
     return any(word == s or related(word, s) for s in stems)
 
 
-def checked(results: list[ClaimResult], index: EvidenceIndex) -> list[ClaimResult]:
-    """``results`` with each undecided or supported claim that credits its act to a doer the
-    evidence does not failed as ``doer_misbound`` (read after the question's slots, whose
+def checked(view: AnswerView) -> list[Placed]:
+    """Each undecided or supported claim that credits its act to a doer the evidence does
+    not, failed as ``doer_misbound`` (read after the question's slots, whose
     ``slot_misbound`` says the same of an answer more precisely)."""
-    return [_checked(r, index) if r.status in ("undecided", "supported") else r for r in results]
-
-
-def _checked(result: ClaimResult, index: EvidenceIndex) -> ClaimResult:
-    found = misbound(result.claim, index)
-    if found is None:
-        return result
-    return replace(
-        result, status="contradicted", basis="doer_misbound", reason=found[0], sentence=found[1]
-    )
+    out: list[Placed] = []
+    for position in view.open():
+        found = misbound(view.results[position].claim, view.index)
+        if found is not None:
+            out.append((position, Finding("doer_misbound", found[0], found[1])))
+    return out

@@ -22,13 +22,12 @@ place's comma, or an answer naming that other place too.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from guard.offline import entities, negation, numbers
 from guard.offline.align import EvidenceIndex
-from guard.offline.checks import ClaimResult
 from guard.offline.details import short
 from guard.offline.lexicon import MONTHS, ORDINAL_WORDS, WORD_NUMBERS
+from guard.offline.rules import AnswerView, Finding, Placed
 from guard.offline.text import content_stems
 
 _YEAR = re.compile(r"\b(?:what|which)\s+(?:year|date)\b|\b(?:birth\s*date|date of birth)\b", re.I)
@@ -134,18 +133,14 @@ def _age_failure(output: str, index: EvidenceIndex) -> tuple[str, str] | None:
     )
 
 
-def checked(
-    results: list[ClaimResult], output: str, question: str, index: EvidenceIndex
-) -> list[ClaimResult]:
-    """``results`` with the first undecided or supported claim failed when the answer does
-    not give what the question asks for (see :func:`kind_failure`)."""
-    if not any(r.status in ("undecided", "supported") for r in results):
-        return results
-    if any(r.status in ("contradicted", "neutral") for r in results):
-        return results  # already failed, or a refusal: nothing more to show
-    found = kind_failure(output, question, index)
+def checked(view: AnswerView) -> list[Placed]:
+    """The first undecided or supported claim, failed when the answer does not give what the
+    question asks for (see :func:`kind_failure`)."""
+    open_ = view.open()
+    if not open_ or any(r.status in ("contradicted", "neutral") for r in view.results):
+        return []  # nothing open, already failed, or a refusal: nothing more to show
+    found = kind_failure(view.output, view.premise.text, view.index)
     if found is None:
-        return results
-    first = next(i for i, r in enumerate(results) if r.status in ("undecided", "supported"))
-    failed = replace(results[first], status="contradicted", basis=found[0], reason=found[1])
-    return [*results[:first], failed, *results[first + 1 :]]
+        return []
+    first = open_[0]
+    return [(first, Finding(found[0], found[1], view.results[first].sentence))]

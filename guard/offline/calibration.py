@@ -46,6 +46,8 @@ from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
+from guard.offline.registry import WEAK_KEYS
+
 Z = 1.645  # one-sided 95 %: the confidence is below the true accuracy 19 times in 20
 PRIOR = (1, 2)  # pseudo-answers (right, total) added before bounding: a uniform prior
 FOLDS = 10
@@ -56,7 +58,7 @@ ONE_SOURCE_CAP = FEW_CAP  # the most a basis seen on one source of several may s
 UNSEEN = 0.5
 WEAK_CAP = 0.6
 UNDECIDED = 0.5
-WEAK_BASES = frozenset({"fail:unsupported_addition"})
+WEAK_BASES = WEAK_KEYS  # the keys of the registry's weak rules
 TABLE = "data/offline_calibration.json"
 ACTIVE_BOUND = 0.5  # a rule decides once its bound says it is right more often than wrong
 

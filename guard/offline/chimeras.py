@@ -21,12 +21,10 @@ separators ("Berlin-Mitte" for "Berlin Mitte").
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from guard.offline import entities, unwritten
 from guard.offline.align import EvidenceIndex, EvidenceSentence
-from guard.offline.checks import ClaimResult
 from guard.offline.details import COMMON_ABBREVIATIONS, denied, short
+from guard.offline.rules import AnswerView, Finding, Placed
 from guard.offline.text import STOPWORDS, content_stems
 
 MAX_INSERTED = 3  # words of the evidence between a name's words that still write the name
@@ -112,23 +110,14 @@ def _written(parts: list[str], sentence: EvidenceSentence, index: EvidenceIndex)
     return False
 
 
-def checked(results: list[ClaimResult], index: EvidenceIndex) -> list[ClaimResult]:
-    """``results`` with each undecided or supported claim naming an assembled name failed as
+def checked(view: AnswerView) -> list[Placed]:
+    """Each undecided or supported claim naming an assembled name, failed as
     ``name_assembled``."""
-    out: list[ClaimResult] = []
-    for result in results:
-        found = (
-            assembled(result.claim, index) if result.status in ("undecided", "supported") else None
-        )
-        out.append(
-            result
-            if found is None
-            else replace(
-                result,
-                status="contradicted",
-                basis="name_assembled",
-                reason=found[0],
-                sentence=found[1] or result.sentence,
-            )
-        )
+    out: list[Placed] = []
+    for position in view.open():
+        result = view.results[position]
+        found = assembled(result.claim, view.index)
+        if found is not None:
+            sentence = found[1] or result.sentence
+            out.append((position, Finding("name_assembled", found[0], sentence)))
     return out

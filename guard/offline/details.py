@@ -2,11 +2,12 @@
 weekdays and names that the evidence lacks or states differently.
 
 Each check returns a :data:`Failure` (the basis, a reason naming the evidence compared, and the
-sentence to quote) or None; :func:`detail_failure` runs them in order of how decisive they are.
+sentence to quote) or None; :data:`guard.offline.registry.CLAIM_RULES` runs them (stage
+``detail``) in order of how decisive they are.
 
 Why one module of this length: one failure test per kind of detail (quote, number, time,
-weekday, name, direction), each a few short functions, all read by :func:`detail_failure` in
-the same order; they share the :class:`Details` and :class:`Answer` views of a case.
+weekday, name, direction), each a few short functions, all run by the registry in the same
+order; they share the :class:`Details` and :class:`Answer` views of a case.
 """
 
 from __future__ import annotations
@@ -844,25 +845,3 @@ def _abbreviation(name: entities.Name, index: EvidenceIndex) -> bool:
 
 def short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def detail_failure(
-    text: str,
-    details: Details,
-    index: EvidenceIndex,
-    sentence: EvidenceSentence | None,
-    overlap: float,
-    answer: Answer,
-    readable: bool,
-) -> Failure | None:
-    """The first detail of the claim the evidence contradicts, or None."""
-    return (
-        _direction_failure(text, sentence)
-        or _quote_failure(text, index)
-        or _time_failure(text, details, index, sentence)
-        or _weekday_failure(text, details, index, sentence)
-        or _number_failure(details, index, sentence, overlap, answer)
-        or _misplaced(details, sentence, overlap)
-        or _swapped(details, sentence, index)
-        or (_name_failure(details.names, index, text) if readable else None)
-    )

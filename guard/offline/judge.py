@@ -20,7 +20,7 @@ from typing import Literal
 from guard.case import Passage, PreparedCase
 from guard.decide.assessment import Assessment, BinaryAssessment, ClaimAssessment, Scale5Assessment
 from guard.models import ScoringMode, Usage
-from guard.offline import agents, arithmetic, asked, chimeras, hearsay, numbers, shared, slots
+from guard.offline import arithmetic, hearsay, numbers
 from guard.offline.align import MAX_SENTENCES, EvidenceIndex
 from guard.offline.calibration import Calibration, bundled
 from guard.offline.checks import ClaimResult, Premise, check_claim
@@ -28,6 +28,8 @@ from guard.offline.claims import Claim, split_claims
 from guard.offline.details import Answer
 from guard.offline.families import family
 from guard.offline.lexicon import european
+from guard.offline.registry import ANSWER_RULES
+from guard.offline.rules import AnswerView
 from guard.offload import off_loop
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings
@@ -162,16 +164,15 @@ def _whole_answer(
     premise: Premise,
     output: str,
 ) -> list[ClaimResult]:
-    """The checks that read a claim with the rest of the answer and the question: names
-    assembled from pieces (:mod:`~guard.offline.chimeras`), one thing said of two
-    (:mod:`~guard.offline.shared`), the answer to the question (:mod:`~guard.offline.slots`)
-    and the kind of detail it asks for (:mod:`~guard.offline.asked`), the doer an act is
-    credited to (:mod:`~guard.offline.agents`)."""
-    results = chimeras.checked(results, index)
-    results = shared.checked(results, output, premise.text, index)
-    results = slots.answered(claims, results, index, premise)
-    results = agents.checked(results, index)
-    return asked.checked(results, output, premise.text, index)
+    """The checks that read a claim with the rest of the answer and the question, in the
+    order of :data:`~guard.offline.registry.ANSWER_RULES`: names assembled from pieces, one
+    thing said of two, the answer to the question and the kind of detail it asks for, the
+    doer an act is credited to. Each reads the results the one before left."""
+    view = AnswerView(claims, results, index, premise, output)
+    for rule in ANSWER_RULES:
+        if rule.status != "off":
+            view = view.applied(rule.check(view))
+    return view.results
 
 
 TOO_FEW_TO_TELL = 6  # words of an output below which its language is read off the question

@@ -24,8 +24,8 @@ from guard.decide.assessment import Assessment, BinaryAssessment, Scale5Assessme
 from guard.engine import Guard
 from guard.models import JudgeRequest, ScoringMode
 from guard.offline.calibration import FOLDS, Calibration, Tally
-from guard.offline.checks import ClaimResult
 from guard.offline.judge import Decision, OfflineJudge, decide
+from guard.offline.rules import ClaimResult
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 from guard.tiers.cascade import CascadeJudge

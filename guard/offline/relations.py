@@ -6,8 +6,9 @@ negation or an opposite against the sentence the claim restates, "all" where it 
 condition it leaves out, a comparison its amounts reverse, two names it never relates.
 
 Why one module of this length: one failure test per relation (attribution, comparison,
-polarity, quantifier, condition, names apart, swapped names), each a few short functions read by
-:func:`relation_failure` in order; they share the clause alignment helpers here.
+polarity, quantifier, condition, names apart, swapped names), each a few short functions run
+in order by :data:`guard.offline.registry.CLAIM_RULES` (stage ``relation``); they share the
+clause alignment helpers here.
 """
 
 from __future__ import annotations
@@ -675,32 +676,6 @@ def _denied(claim: Claim, index: EvidenceIndex) -> Failure | None:
 def _noun_quantifier(text: str, stems: list[str], index: EvidenceIndex) -> Failure | None:
     found = quantifiers.shifted(text, index, stems)
     return None if found is None else ("quantifier_limited", found[0], found[1])
-
-
-def relation_failure(
-    claim: Claim,
-    details: Details,
-    index: EvidenceIndex,
-    sentence: EvidenceSentence | None,
-    overlap: float,
-) -> Failure | None:
-    """The first relation of the claim the evidence contradicts, or None."""
-    return (
-        _comparison(claim.text, index)
-        or _attribution(details, sentence, overlap, index)
-        or _credited(claim.text, index)
-        or _names_apart(details.names, index, claim.text)
-        or _unbounded(claim.text, sentence, overlap)
-        or _polarity(claim, sentence, overlap, index)
-        or _clause_polarity(claim, details.stems, index)
-        or _clause_opposite(claim, index)
-        or _denied(claim, index)
-        or _noun_quantifier(claim.text, details.stems, index)
-        or _quantifier(claim.text, sentence, overlap, index)
-        or _contrary(claim, details.stems, index, sentence)
-        or _name_swapped(claim.text, details, index)
-        or _agent_swapped(claim.text, details, index)
-    )
 
 
 def dropped_condition(

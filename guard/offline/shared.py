@@ -14,12 +14,11 @@ a thing stated of both or of neither; an ordering ("both born before 1950").
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from guard.offline import choices, negation
 from guard.offline.align import EvidenceIndex, EvidenceSentence
-from guard.offline.checks import ClaimResult
 from guard.offline.details import short
+from guard.offline.rules import AnswerView, Finding, Placed
 
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 _YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
@@ -53,22 +52,12 @@ def extended(
     )
 
 
-def checked(
-    results: list[ClaimResult], output: str, question: str, index: EvidenceIndex
-) -> list[ClaimResult]:
-    """``results`` with the first undecided or supported claim that extends to two things
-    what the evidence says of one failed as ``shared_one_only``."""
-    for position, result in enumerate(results):
-        if result.status not in ("undecided", "supported"):
-            continue
-        found = extended(result.claim, output, question, index)
+def checked(view: AnswerView) -> list[Placed]:
+    """The first undecided or supported claim that extends to two things what the evidence
+    says of one, failed as ``shared_one_only``."""
+    for position in view.open():
+        claim = view.results[position].claim
+        found = extended(claim, view.output, view.premise.text, view.index)
         if found is not None:
-            failed = replace(
-                result,
-                status="contradicted",
-                basis="shared_one_only",
-                reason=found[0],
-                sentence=found[1],
-            )
-            return [*results[:position], failed, *results[position + 1 :]]
-    return results
+            return [(position, Finding("shared_one_only", found[0], found[1]))]
+    return []

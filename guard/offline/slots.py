@@ -23,13 +23,13 @@ Left alone, so the other checks decide them:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from guard.offline import bindings, choices, negation, numbers, times
 from guard.offline.align import EvidenceIndex, EvidenceSentence, related
-from guard.offline.checks import ClaimResult, Premise
 from guard.offline.claims import Claim
 from guard.offline.details import short
+from guard.offline.rules import AnswerView, ClaimResult, Finding, Placed
 from guard.offline.text import GENERIC_STEMS, content_stems, stem, words
 
 DATED = frozenset({"date", "year", "ordinal"})  # amounts read past, not left to other checks
@@ -168,55 +168,42 @@ def _as_written(stemmed: str, text: str) -> str:
     return stemmed
 
 
-def recheck(
-    claim: Claim, result: ClaimResult, index: EvidenceIndex, premise: Premise
-) -> ClaimResult:
-    """``result`` failed when the claim's answer to the question is unsupported: its answering
-    words in no document (``slot_absent``), or an entity of the evidence put where the
-    evidence binds another (``slot_misbound``, :mod:`guard.offline.bindings`); else unchanged.
-    Only a claim the other checks left undecided or found supported is read: a contradiction
-    already shown stands, a refusal or courtesy has no answer."""
-    if result.status not in ("undecided", "supported") or not premise.text:
-        return result
+def recheck(claim: Claim, result: ClaimResult, view: AnswerView) -> Finding | None:
+    """A failure when the claim's answer to the question is unsupported: its answering words
+    in no document (``slot_absent``), or an entity of the evidence put where the evidence
+    binds another (``slot_misbound``, :mod:`guard.offline.bindings`); else None."""
+    index, premise = view.index, view.premise
     found = slot_absent(result.claim, index, premise.stems, result.sentence)
     if found is None and claim.short_answer:
         found = _short_absent(result.claim, index, premise.stems, result.sentence)
     if found is not None:
-        return replace(
-            result,
-            status="contradicted",
-            basis="slot_absent",
-            reason=found.reason,
-            sentence=found.sentence,
-        )
+        return Finding("slot_absent", found.reason, found.sentence)
     bound = bindings.misbound(result.claim, claim.short_answer, premise.text, index, premise.stems)
-    if bound is not None:
-        return replace(
-            result, status="contradicted", basis="slot_misbound", reason=bound[0], sentence=bound[1]
-        )
-    return result
+    return None if bound is None else Finding("slot_misbound", bound[0], bound[1])
 
 
-def answered(
-    claims: list[Claim], results: list[ClaimResult], index: EvidenceIndex, premise: Premise
-) -> list[ClaimResult]:
-    """``results`` with each claim's answer to the question checked (:func:`recheck`), and,
-    for a question offering two options, the answer's pick against the option the evidence
-    says it of (``wrong_option``, :mod:`guard.offline.choices`)."""
-    if not premise.text:
-        return results
-    checked = [recheck(c, r, index, premise) for c, r in zip(claims, results, strict=False)]
-    choice = choices.wrong_choice([r.claim for r in checked], premise.text, index)
-    if choice is None:
-        return checked
+def answered(view: AnswerView) -> list[Placed]:
+    """Each claim's answer to the question checked (:func:`recheck`). Only a claim the other
+    checks left undecided or found supported is read: a contradiction already shown stands, a
+    refusal or courtesy has no answer."""
+    if not view.premise.text:
+        return []
+    out: list[Placed] = []
+    for position in view.open():
+        if position < len(view.claims):
+            found = recheck(view.claims[position], view.results[position], view)
+            if found is not None:
+                out.append((position, found))
+    return out
+
+
+def wrong_option(view: AnswerView) -> list[Placed]:
+    """For a question offering two options, the answer's pick against the option the
+    evidence says it of (``wrong_option``, :mod:`guard.offline.choices`)."""
+    if not view.premise.text:
+        return []
+    choice = choices.wrong_choice([r.claim for r in view.results], view.premise.text, view.index)
+    if choice is None or choice[0] not in view.open():
+        return []
     position, reason, sentence = choice
-    if checked[position].status not in ("undecided", "supported"):
-        return checked
-    checked[position] = replace(
-        checked[position],
-        status="contradicted",
-        basis="wrong_option",
-        reason=reason,
-        sentence=sentence,
-    )
-    return checked
+    return [(position, Finding("wrong_option", reason, sentence))]
