@@ -13,8 +13,10 @@ import difflib
 import unicodedata
 from pathlib import Path
 
+from guard.offline.calibration import bundled
 from guard.offline.registry import BASES, RULES
 from guard.offline.rules import STAGES, Example
+from guard.offline.status import status_of
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 EXAMPLE_CHARS = 160  # an example's output and evidence are cut to this many characters
@@ -32,6 +34,12 @@ a claim, so the order below is the order they run in. Each rule's examples (answ
 fire on, and answers it must not) are in `guard/offline/corpus.py`; each is judged whole by
 the real offline judge in `tests/unit/test_offline_corpus.py`. A *weak* rule's confidence is
 capped below any cascade threshold.
+
+A rule's *status* comes from its out-of-fold record in the bundled calibration table
+(`guard/offline/status.py`): `active` rules decide; `annotate` rules (too few labelled answers
+to bound their precision above a coin flip, or never seen: every new rule) are reported on the
+claim and decide nothing; `off` rules (wrong more often than right) do not run. Special cases of
+one finding are counted under the rule they are a case of (`guard/offline/families.py`).
 
 Stages, in the order a claim meets them:
 {stages}.
@@ -78,6 +86,7 @@ def _example(example: Example | None) -> str:
 def render() -> str:
     """The whole reference, as ``docs/rules.md`` should hold it."""
     parts = [HEADER.format(stages=", ".join(f"`{s}`" for s in STAGES))]
+    table = bundled()
     for stage in STAGES:
         rules = [r for r in RULES if r.stage == stage]
         if not rules:
@@ -89,7 +98,9 @@ def render() -> str:
         for rule in rules:
             keys = _keys(rule.keys)
             example = _example(rule.fires[0] if rule.fires else None)
-            status = f"{rule.status}, weak" if rule.weak else rule.status
+            status: str = status_of(rule, table)
+            if rule.weak:
+                status += ", weak"
             cells = [f"`{rule.name}`", status, keys, rule.what, example]
             parts.append("| " + " | ".join(_cell(c) for c in cells) + " |\n")
     parts.append(f"\n## Every basis ({len(BASES)})\n\n" + ", ".join(f"`{b}`" for b in BASES) + "\n")

@@ -30,13 +30,17 @@ def check_claim(
     answer: Answer | None = None,
     *,
     readable: bool = True,
+    skip: frozenset[str] = frozenset(),
 ) -> ClaimResult:
     """The status of one claim against the evidence, with the rule that decided it: the first
     of :data:`~guard.offline.registry.CLAIM_RULES` that finds something (the last always
     does). ``readable`` is false for Spanish, German or French answers, whose words the rules
-    do not check (their numbers, dates and times they do)."""
+    do not check (their numbers, dates and times they do). Rules named in ``skip`` (those the
+    calibration switched off: :func:`guard.offline.status.off_rules`) do not run."""
     view = ClaimView(claim, index, premise, answer or Answer(), readable)
     for rule in _RUNNING:
+        if rule.name in skip:
+            continue
         found = rule.check(view)
         if found is None:
             continue

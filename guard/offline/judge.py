@@ -28,8 +28,9 @@ from guard.offline.claims import Claim, split_claims
 from guard.offline.details import Answer
 from guard.offline.families import family
 from guard.offline.lexicon import european
-from guard.offline.registry import ANSWER_RULES
+from guard.offline.registry import ANSWER_RULES, RULES
 from guard.offline.rules import AnswerView
+from guard.offline.status import off_rules
 from guard.offload import off_loop
 from guard.providers.base import JudgeOutcome
 from guard.settings import JudgeSettings
@@ -70,6 +71,8 @@ class OfflineJudge:
     ) -> None:
         self.settings = settings or JudgeSettings()
         self.calibration = calibration or bundled()
+        # the rules this table switched off do not run (every rule runs with an empty table)
+        self.skip = off_rules(RULES, self.calibration)
 
     async def assess(self, case: PreparedCase) -> JudgeOutcome:
         # the checks are CPU only, about CHECK_COST times a linear scan: off the event loop
@@ -111,11 +114,11 @@ class OfflineJudge:
         claims = list(dict.fromkeys(_claims(case.output, bool(case.question))))
         readable = _readable(case.output, case.question)
         results = [
-            check_claim(claim, index, premise, answer, readable=readable)
+            check_claim(claim, index, premise, answer, readable=readable, skip=self.skip)
             for claim in claims[:MAX_CLAIMS]
         ]
         if readable:
-            results = _whole_answer(claims, results, index, premise, case.output)
+            results = _whole_answer(claims, results, index, premise, case.output, self.skip)
         return [_unread(r) for r in results] if index.capped else results
 
     def too_long(self, case: PreparedCase) -> bool:
@@ -163,6 +166,7 @@ def _whole_answer(
     index: EvidenceIndex,
     premise: Premise,
     output: str,
+    skip: frozenset[str] = frozenset(),
 ) -> list[ClaimResult]:
     """The checks that read a claim with the rest of the answer and the question, in the
     order of :data:`~guard.offline.registry.ANSWER_RULES`: names assembled from pieces, one
@@ -170,7 +174,7 @@ def _whole_answer(
     doer an act is credited to. Each reads the results the one before left."""
     view = AnswerView(claims, results, index, premise, output)
     for rule in ANSWER_RULES:
-        if rule.status != "off":
+        if rule.status != "off" and rule.name not in skip:
             view = view.applied(rule.check(view))
     return view.results
 

@@ -25,7 +25,9 @@ from guard.engine import Guard
 from guard.models import JudgeRequest, ScoringMode
 from guard.offline.calibration import FOLDS, Calibration, Tally
 from guard.offline.judge import Decision, OfflineJudge, decide
+from guard.offline.registry import RULES
 from guard.offline.rules import ClaimResult
+from guard.offline.status import off_rules
 from guard.settings import JudgeSettings
 from guard.testing import FakeJudge
 from guard.tiers.cascade import CascadeJudge
@@ -65,7 +67,8 @@ def judge_rows(
     """The offline decision on every row, prepared as the engine prepares a request."""
     settings = settings or JudgeSettings()
     table = judge.calibration if judge is not None else OfflineJudge(settings).calibration
-    return [c.judged(table) for c in check_rows(rows, settings)]
+    skip = off_rules(RULES, table)  # as the judge runs: without the rules the table turns off
+    return [c.judged(table) for c in check_rows(rows, settings, skip=skip)]
 
 
 @dataclass(frozen=True)
@@ -90,11 +93,16 @@ class Checked:
 
 
 def check_rows(
-    rows: Iterable[dict[str, Any]], settings: JudgeSettings | None = None
+    rows: Iterable[dict[str, Any]],
+    settings: JudgeSettings | None = None,
+    *,
+    skip: frozenset[str] = frozenset(),
 ) -> list[Checked]:
-    """The per-claim results on every row (the calibration-free half of the judge)."""
+    """The per-claim results on every row (the calibration-free half of the judge), every
+    rule running but those in ``skip`` (the calibration counts every rule's record)."""
     settings = settings or JudgeSettings()
     judge = OfflineJudge(settings, calibration=Calibration({}))
+    judge.skip = skip
     guard = Guard(judge, settings)
     checked: list[Checked] = []
     for number, row in enumerate(rows):

@@ -45,6 +45,7 @@ from guard.offline.details import (
     _time_failure,
     _weekday_failure,
 )
+from guard.offline.families import family
 from guard.offline.relations import (
     _agent_swapped,
     _attribution,
@@ -708,6 +709,9 @@ RULES: tuple[Rule[ClaimCheck] | Rule[AnswerCheck] | Rule[None], ...] = (
 )
 BASES: tuple[str, ...] = tuple(dict.fromkeys(b for rule in RULES for b in rule.bases))
 CALIBRATION_KEYS: frozenset[str] = frozenset(
-    k for rule in RULES for k in rule.keys if not k.startswith("neutral:")
-)
+    f"{label}:{family(basis) if label == 'fail' else basis}"
+    for rule in RULES
+    for label, _, basis in (k.partition(":") for k in rule.keys)
+    if label != "neutral"
+)  # a merged special case is counted under the rule it is a case of (guard.offline.families)
 WEAK_KEYS: frozenset[str] = frozenset(k for rule in RULES if rule.weak for k in rule.keys)

@@ -44,8 +44,9 @@ STAGES: tuple[Stage, ...] = (
     "answer",
     "decide",
 )
-# off: never run (claim and answer rules are skipped); annotate: reported, deciding nothing
-# (not implemented yet: issue 28 step 2). Every rule is active today.
+# the status a rule is declared with: "off" never runs; otherwise its status is set by its
+# record in the calibration table (guard.offline.status: active decides, annotate is reported
+# and decides nothing, off does not run)
 RuleStatus = Literal["active", "annotate", "off"]
 
 

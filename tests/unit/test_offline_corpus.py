@@ -5,17 +5,20 @@ corpus and the calibration table agree on the rules' names."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from guard import Guard, JudgeSettings
 from guard.case import PreparedCase
 from guard.models import JudgeRequest
 from guard.offline import OfflineJudge, hearsay, judge
-from guard.offline.calibration import WEAK_BASES, bundled
+from guard.offline.calibration import WEAK_BASES, Calibration, bundled
 from guard.offline.corpus import CORPUS
 from guard.offline.details import Answer
 from guard.offline.registry import BASES, CALIBRATION_KEYS, CLAIM_RULES, RULES
 from guard.offline.rules import ClaimCheck, ClaimView, Example, Premise, Rule
+from guard.offline.status import status_of
 
 SETTINGS = JudgeSettings()
 JUDGE = OfflineJudge(SETTINGS)
@@ -65,6 +68,13 @@ PASSES = [
 def test_a_rule_fires_on_its_examples_with_its_basis(rule: Rule[object], example: Example) -> None:
     basis = rule.fires_with(example)
     assert basis in rule.bases, f"{basis} is not a basis of rule {rule.name}"
+    if status_of(rule, bundled()) == "off":
+        # switched off by its record: the judge skips it, its check still finds the example
+        # (the calibration runs it, so its record is kept)
+        assert rule.name in JUDGE.skip
+        assert rule.stage not in ("answer", "decide")
+        assert basis in own_findings(rule, example)  # type: ignore[arg-type]
+        return
     assert basis in bases_of(example)
 
 
@@ -145,3 +155,15 @@ def test_a_title_the_evidence_gives_another_thing_is_no_short_answer() -> None:
         )
     )
     assert "short_answer" not in found
+
+
+def test_rules_their_record_switches_off_do_not_run_but_the_calibration_runs_them() -> None:
+    """An off rule no longer hides a claim from the rules after it; the calibration's checks
+    (an empty table) run every rule, so an off rule keeps a record and can come back."""
+    assert {"denied_stated", "near"} <= OfflineJudge().skip
+    assert OfflineJudge(calibration=Calibration({})).skip == frozenset()
+    statuses = {rule.name: status_of(rule, bundled()) for rule in RULES}
+    assert statuses["number"] == "active"
+    assert statuses["unsupported_addition"] == "annotate"
+    page = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+    assert "| `denied_stated` | off |" in page.read_text(encoding="utf-8")

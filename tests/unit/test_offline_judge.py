@@ -142,7 +142,7 @@ class TestExplanation:
     async def test_an_unsure_answer_whose_claims_all_matched_does_not_say_unproven(self) -> None:
         # it said "1 of 1 claims proven; ... not everything proven", then "1 of 1 claims proven;
         # offline tier unsure": a match by a rule that did not decide is no proof
-        outcome = await assess("You can return items within 30 days.", RETURNS)
+        outcome = await assess("Our return policy allows returns within 30 days.", RETURNS)
         explanation = outcome.assessment.explanation
         assert "1 of 1 claims matched" in explanation
         assert "claims proven" not in explanation
