@@ -420,70 +420,117 @@ def _number_failure(
         True: bool(_DATE_COMPUTES.search(details.text)),
     }  # computing cues in the claim
     for quantity in details.quantities:
-        if index.amounts.supports(quantity) or an_hour_of(quantity, index):
+        if _stated_otherwise(quantity, details.text, index):
             continue
-        if _inexact(quantity, index):
-            continue  # "3 months" against "90 days": the units do not convert exactly
-        if quantity.kind == "ordinal" and index.writes(quantity.text):
-            continue  # "Version 2.1" against "v2.1": a label the evidence glues to letters
-        if _written_alike(quantity, index) or _spelled_apart(quantity, index):
-            continue  # "a half-day tour" against "half-day guided tour": the same words
-        if quantity.text.lower() in numbers.FREQUENCIES and _per_period(index):
-            continue  # "a monthly fee" against "£25 per month": how often, said another way
-        if _coded(quantity, details.text, index):
-            continue  # "LH 902" against "LH902": a code written with a space
-        if quantity.kind == "duration" and _counted_as_ordinal(quantity, index):
-            continue  # "off for four days" against "from the fourth day": the same count
         shown = shows[quantity.kind == "date"]
         nearby = list(sentence.quantities) if sentence is not None else []
-        # a claim restating a sentence with another amount of the kind, and no computing
-        # words, swapped the number even if arithmetic could reach it ("within 10 business
-        # days" against "within 5 business days")
-        restated = (
-            not shown
-            and overlap >= ALIGNED_OVERLAP
-            and any(q.kind == quantity.kind for q in nearby)
-            and (quantity.kind != "count" or _counts_same(details.text, quantity, sentence))
-        )
-        if not restated and _small_count(quantity):
-            continue  # "3 modules": maybe a count of items the evidence lists, not states
-        if not restated and (
-            answer.grounds(quantity)
-            or arithmetic.derivable(
-                quantity,
-                [*answer.amounts, *index.quantities],
-                [*answer.clock, *index.clock],
-                steps=2 if shown else 1,
-            )
-        ):
+        restated = _restates_another(quantity, details.text, sentence, overlap, shown)
+        if _computed_here(quantity, details, index, answer, nearby, restated=restated, shown=shown):
             continue
-        if shown and arithmetic.counted_on(
-            quantity, _shown(quantity, details, index), index.quantities
-        ):
-            continue  # "30 days to return them, so until 3 May": a date the claim counts
-        if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
-            continue  # computed from the restated sentence's own amounts: "1.5 times £12"
-        if shown and _operands(quantity, details, index) >= MANY_OPERANDS:
-            continue  # "68%: 60% of 70 plus 40% of 65": more steps than arithmetic tries
-        instead = numbers.closest(quantity, nearby)
-        if instead is not None and overlap >= SAME_SLOT_OVERLAP:
-            return (
-                "number_contradicted",
-                f"number {numbers.converted(quantity, instead)} not in evidence "
-                f"({_label(sentence)} says {instead.text})",
-                sentence,
-            )
-        elsewhere = instead or numbers.closest(quantity, index.quantities)
-        if elsewhere is not None:
-            holder = next((s for s in index.sentences if elsewhere in s.quantities), sentence)
-            return (
-                "number_unaligned",
-                f"number {numbers.converted(quantity, elsewhere)} not in evidence "
-                f"({_label(holder)} says {elsewhere.text})",
-                holder,
-            )
-        return "number_absent", f"number {quantity.text} not in evidence", sentence
+        return _unstated(quantity, index, sentence, overlap, nearby)
     return None
+
+
+def _stated_otherwise(quantity: numbers.Quantity, text: str, index: EvidenceIndex) -> bool:
+    """Step 1: the evidence states the number, or states it in another form."""
+    if index.amounts.supports(quantity) or an_hour_of(quantity, index):
+        return True
+    if _inexact(quantity, index):
+        return True  # "3 months" against "90 days": the units do not convert exactly
+    if quantity.kind == "ordinal" and index.writes(quantity.text):
+        return True  # "Version 2.1" against "v2.1": a label the evidence glues to letters
+    if _written_alike(quantity, index) or _spelled_apart(quantity, index):
+        return True  # "a half-day tour" against "half-day guided tour": the same words
+    if quantity.text.lower() in numbers.FREQUENCIES and _per_period(index):
+        return True  # "a monthly fee" against "£25 per month": how often, said another way
+    if _coded(quantity, text, index):
+        return True  # "LH 902" against "LH902": a code written with a space
+    # "off for four days" against "from the fourth day": the same count
+    return quantity.kind == "duration" and _counted_as_ordinal(quantity, index)
+
+
+def _restates_another(
+    quantity: numbers.Quantity,
+    text: str,
+    sentence: EvidenceSentence | None,
+    overlap: float,
+    shown: bool,
+) -> bool:
+    """Step 2: the claim restates a sentence with another amount of the kind, and no computing
+    words: it swapped the number even if arithmetic could reach it ("within 10 business days"
+    against "within 5 business days")."""
+    nearby = sentence.quantities if sentence is not None else ()
+    return (
+        not shown
+        and overlap >= ALIGNED_OVERLAP
+        and any(q.kind == quantity.kind for q in nearby)
+        and (quantity.kind != "count" or _counts_same(text, quantity, sentence))
+    )
+
+
+def _computed_here(
+    quantity: numbers.Quantity,
+    details: Details,
+    index: EvidenceIndex,
+    answer: Answer,
+    nearby: list[numbers.Quantity],
+    *,
+    restated: bool,
+    shown: bool,
+) -> bool:
+    """Step 3: a number the answer may have counted or computed: a small count, arithmetic on
+    the evidence and the answer's grounded amounts (one step, two where the claim shows it
+    computes), a date the claim counts, or (restating a sentence) that sentence's own
+    amounts."""
+    if not restated and _small_count(quantity):
+        return True  # "3 modules": maybe a count of items the evidence lists, not states
+    if not restated and (
+        answer.grounds(quantity)
+        or arithmetic.derivable(
+            quantity,
+            [*answer.amounts, *index.quantities],
+            [*answer.clock, *index.clock],
+            steps=2 if shown else 1,
+        )
+    ):
+        return True
+    if shown and arithmetic.counted_on(
+        quantity, _shown(quantity, details, index), index.quantities
+    ):
+        return True  # "30 days to return them, so until 3 May": a date the claim counts
+    if restated and arithmetic.derivable(quantity, [*answer.amounts, *nearby]):
+        return True  # computed from the restated sentence's own amounts: "1.5 times £12"
+    # "68%: 60% of 70 plus 40% of 65": more steps than arithmetic tries
+    return shown and _operands(quantity, details, index) >= MANY_OPERANDS
+
+
+def _unstated(
+    quantity: numbers.Quantity,
+    index: EvidenceIndex,
+    sentence: EvidenceSentence | None,
+    overlap: float,
+    nearby: list[numbers.Quantity],
+) -> Failure:
+    """Step 4, the finding: contradicted by the restated sentence's amount of the kind,
+    unaligned with one elsewhere, or absent."""
+    instead = numbers.closest(quantity, nearby)
+    if instead is not None and overlap >= SAME_SLOT_OVERLAP:
+        return (
+            "number_contradicted",
+            f"number {numbers.converted(quantity, instead)} not in evidence "
+            f"({_label(sentence)} says {instead.text})",
+            sentence,
+        )
+    elsewhere = instead or numbers.closest(quantity, index.quantities)
+    if elsewhere is not None:
+        holder = next((s for s in index.sentences if elsewhere in s.quantities), sentence)
+        return (
+            "number_unaligned",
+            f"number {numbers.converted(quantity, elsewhere)} not in evidence "
+            f"({_label(holder)} says {elsewhere.text})",
+            holder,
+        )
+    return "number_absent", f"number {quantity.text} not in evidence", sentence
 
 
 _CODE_BEFORE = re.compile(r"\b([A-Z]{1,4})[ -]$")
