@@ -183,11 +183,16 @@ CORPUS: dict[str, Corpus] = {
     ),
     "foreign_details_found": (
         (E("Der Kurs kostet 30 Euro pro Person.", "The course costs 30 euros per person."),),
-        (),
+        (E("Der Kurs kostet 45 Euro pro Person.", "The course costs 30 euros per person."),),
     ),
     "unreadable": (
         (E("Der Kurs ist sehr beliebt bei den Teilnehmern.", "The course is popular."),),
-        (),
+        (
+            E(
+                "The course is popular with its students.",
+                "The course is popular with its students.",
+            ),
+        ),
     ),
     "order_reversed": (
         (
@@ -533,7 +538,7 @@ CORPUS: dict[str, Corpus] = {
                 "Fees: " + ", ".join(f"{n} dollars" for n in range(1, 40)) + ".",
             ),
         ),
-        (),
+        (E("Office hours: 8am to 6pm, Monday to Friday.", HOURS),),
     ),
     "rival": (
         (E("3.1% AER", SAVINGS, "What rate does the Fixed Saver pay?"),),
@@ -541,7 +546,7 @@ CORPUS: dict[str, Corpus] = {
     ),
     "short_answer": (
         (E("The Night Shift", SHOWS, "Which sitcom starring Mina Rao aired in 2019?"),),
-        (),
+        (E("a cooking competition", SHOWS, "What show does Rao host?"),),
     ),
     "answer_absent": (
         (E("a cooking competition", SHOWS, "What show does Rao host?"),),
@@ -556,7 +561,7 @@ CORPUS: dict[str, Corpus] = {
     ),
     "short_answer_unproven": (
         (E("British", SHOWS, "What nationality is the quiz show host?"),),
-        (),
+        (E("The Night Shift", SHOWS, "Which sitcom starring Mina Rao aired in 2019?"),),
     ),
     "verbatim": (
         (E("Office hours: 8am to 6pm, Monday to Friday.", HOURS),),
@@ -577,7 +582,7 @@ CORPUS: dict[str, Corpus] = {
                 basis="computed",
             ),
         ),
-        (),
+        (E("The office is open 8am to 8pm.", HOURS),),
     ),
     "near": (
         (
@@ -588,7 +593,7 @@ CORPUS: dict[str, Corpus] = {
                 "receipt.",
             ),
         ),
-        (),
+        (E("The office is open 8am to 8pm.", HOURS),),
     ),
     "scattered": (
         (
@@ -597,19 +602,19 @@ CORPUS: dict[str, Corpus] = {
                 "The metro stops at the museum. The express to the airport takes 55 minutes.",
             ),
         ),
-        (),
+        (E("Office hours: 8am to 6pm, Monday to Friday.", HOURS),),
     ),
     "details_restated": (
         (E("Bring your passport and visa paperwork from 8am.", HOURS),),
-        (),
+        (E("The office is open 8am to 8pm.", HOURS),),
     ),
     "low_support": (
         (E("Parking permits are issued by the council for residents.", HOURS),),
-        (),
+        (E("Office hours: 8am to 6pm, Monday to Friday.", HOURS),),
     ),
     "partial": (
         (E("Office hours are posted online.", HOURS),),
-        (),
+        (E("Office hours: 8am to 6pm, Monday to Friday.", HOURS),),
     ),
     "name_assembled": (
         (
@@ -732,7 +737,7 @@ CORPUS: dict[str, Corpus] = {
                 context_chars=200_000,
             ),
         ),
-        (),
+        (E("Office hours are 8am to 6pm.", HOURS),),
     ),
     "script_numbers": (
         (E("Возврат принимается в течение 90 дней.", "Возврат принимается в течение 30 дней."),),
@@ -750,11 +755,21 @@ CORPUS: dict[str, Corpus] = {
                 basis="refuted_contrary",
             ),
         ),
-        (),
+        (
+            E(
+                "Refunds are issued within 10 business days.",
+                "Refunds are issued within 5 business days.",
+            ),
+        ),
     ),
     "unproven": (
         (E("Office hours: 8am to 6pm, Monday to Friday.", HOURS, basis="unproven_verbatim"),),
-        (),
+        (
+            E(
+                "Refunds are issued within 10 business days.",
+                "Refunds are issued within 5 business days.",
+            ),
+        ),
     ),
     "no_claims": (
         (E("I couldn't find that information in the documents.", HOURS),),

@@ -119,6 +119,9 @@ class TestRegistry:
     def test_every_rule_has_an_example_it_fires_on(self) -> None:
         assert [r.name for r in RULES if not r.fires] == []
 
+    def test_every_rule_has_an_example_it_must_not_fire_on(self) -> None:
+        assert [r.name for r in RULES if not r.passes] == []
+
     def test_every_basis_is_fired_by_some_example(self) -> None:
         fired = {r.fires_with(e) for r in RULES for e in r.fires}
         derived = {r.name for r in RULES if r.name in ("refuted", "unproven")}
