@@ -545,8 +545,17 @@ CORPUS: dict[str, Corpus] = {
         (E("4.2% AER", SAVINGS, "What rate does the Fixed Saver pay?"),),
     ),
     "short_answer": (
-        (E("The Night Shift", SHOWS, "Which sitcom starring Mina Rao aired in 2019?"),),
-        (E("a cooking competition", SHOWS, "What show does Rao host?"),),
+        (
+            E("The Night Shift", SHOWS, "Which sitcom starring Mina Rao aired in 2019?"),
+            E("Final Answer", SHOWS, "What show does Rao host?"),  # "the quiz show": a show
+        ),
+        (
+            E("a cooking competition", SHOWS, "What show does Rao host?"),
+            # a title the evidence gives a thing of another kind than the one asked for: its
+            # sentence names Rao, not a sitcom (it passed as short_answer)
+            E("Final Answer", SHOWS, "Which sitcom starring Mina Rao aired in 2019?"),
+            E("The Night Shift", SHOWS, "What show does Rao host?"),
+        ),
     ),
     "answer_absent": (
         (E("a cooking competition", SHOWS, "What show does Rao host?"),),

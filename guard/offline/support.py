@@ -302,14 +302,64 @@ def _unit_stems(details: Details, index: EvidenceIndex) -> set[str]:
     return {s for q in stated for s in content_stems(q.text)}
 
 
+# "Which sitcom ...", "What kind of bird ...": the kind of thing the question asks for
+_KIND_ASKED = re.compile(
+    r"^\W*(?:which|what)\s+(?:(?:kind|type|sort)\s+of\s+)?(?P<kind>[^\W\d_]{3,})\b",
+    re.IGNORECASE,
+)
+_NOT_KINDS = frozenset(
+    stem(w)
+    for w in (
+        "is",
+        "are",
+        "was",
+        "were",
+        "does",
+        "did",
+        "do",
+        "has",
+        "have",
+        "had",
+        "can",
+        "will",
+        "would",
+        "should",
+        "could",
+        "year",
+        "time",
+        "day",
+        "date",
+        "one",
+        "ones",
+    )
+)
+
+
 def _answers_question(stems: list[str], premise: Premise, index: EvidenceIndex) -> bool:
     """Whether some evidence sentence holding a short answer also mentions the question's
-    subject: without one, the answer may be a true fact that answers another question."""
+    subject: without one, the answer may be a true fact that answers another question. When
+    the question asks for a kind of thing the evidence names ("Which sitcom ..."), that
+    sentence must name the kind too: "Final Answer" from "Rao also hosts the quiz show Final
+    Answer" is a quiz show, not the sitcom asked for."""
     asked = premise.stems - set(stems)
     if not premise.text or not asked or not stems:
         return True
+    kind = _kind_asked(premise.text, index)
     for number in index.candidates(stems):
         sentence = index.sentences[number]
-        if asked & sentence.scope and all(in_sentence(s, sentence, index) for s in stems):
+        if (
+            asked & sentence.scope
+            and (kind is None or kind in sentence.scope)
+            and all(in_sentence(s, sentence, index) for s in stems)
+        ):
             return True
     return False
+
+
+def _kind_asked(question: str, index: EvidenceIndex) -> str | None:
+    """The stem of the kind of thing ``question`` asks for, when the evidence names it."""
+    match = _KIND_ASKED.match(question)
+    if match is None:
+        return None
+    kind = stem(match.group("kind").lower())
+    return kind if kind not in _NOT_KINDS and index.has(kind) else None
