@@ -9,7 +9,8 @@
 #    (build/wheelhouse, which scripts/image fills on the host) is used as it is; without one the
 #    stage builds it: groundguard, its pinned dependencies and groundguard-native (Rust, built
 #    with a toolchain the stage installs at RUST_VERSION).
-# 2. venv: the virtual environment, installed from those wheels only (no index).
+# 2. venv: the virtual environment, installed from those wheels only (no index), with the
+#    detector (in-process ONNX models) and otel (OTLP traces) extras.
 # 3. runtime: the venv on a clean base; nothing else.
 # The base images are build arguments so that a machine that cannot pull registry images can
 # build on a local Debian root filesystem (scripts/image does that with mmdebstrap). The runtime
@@ -51,7 +52,7 @@ COPY --from=wheels /wheels /wheels
 COPY constraints.txt /wheels/constraints.txt
 RUN python3 -m venv /opt/groundguard \
     && /opt/groundguard/bin/pip install --no-index --find-links /wheels \
-       -c /wheels/constraints.txt groundguard groundguard-native \
+       -c /wheels/constraints.txt "groundguard[detector,otel]" groundguard-native \
     && /opt/groundguard/bin/pip check \
     && /opt/groundguard/bin/python -c "import groundguard_native" \
     && find /opt/groundguard -name __pycache__ -prune -exec rm -rf {} +

@@ -240,3 +240,62 @@ async def test_the_same_image_serves_a_check(
     assert (verdict["label"], verdict["hallucinated"]) == ("pass", False)
     assert container.stop() == 0
     assert _started_line(container.logs(), "serve.listening")["word_search"] == "native"
+
+
+async def test_the_image_ships_the_detector_and_otel_extras(
+    container: Container, image: tuple[str, str], tmp_path: Path
+) -> None:
+    """A detector tier with an in-process ONNX model (a tiny one built here, mounted with the
+    config as a ConfigMap or volume would be) judges in the image, and the OTLP exporter
+    imports: both extras are installed, not only the core."""
+    from guard.testing.tiny_detector import build_tiny_detector
+
+    port = free_port()
+    detector = {
+        "kind": "detector",
+        "name": "det",
+        "backend": "onnx",
+        "model_dir": "/etc/groundguard/model",
+        "task": "pair",
+        "supported_label": "supported",
+        "pass_at": 0.0,
+        "fail_at": 1.0,
+    }
+    config = _config(
+        tmp_path,
+        {
+            "serve": {"host": "127.0.0.1", "port": port},
+            "judge": {"tiers": [detector, {"kind": "offline"}]},
+        },
+    )
+    model = build_tiny_detector(config / "model")
+    model.chmod(0o755)
+    for path in model.iterdir():
+        path.chmod(0o644)
+    container.start(image[1], config, "serve", "--config", CHART_CONFIG, entrypoint="groundguard")
+    await _get_until_ok(f"http://127.0.0.1:{port}/readyz")
+    async with httpx2.AsyncClient(timeout=30.0) as client:
+        reply = await client.post(
+            f"http://127.0.0.1:{port}/v1/check",
+            json={"id": "d-1", "output": "The Eiffel Tower is in Paris", "context": EVIDENCE},
+        )
+    assert reply.status_code == 200, reply.text
+    judge = reply.json()["judge"]
+    assert (judge["tier"], judge["tier_name"]) == ("detector", "det")
+    assert judge["tiers"][0]["error"] is None
+    assert container.stop() == 0
+    imported = _python_in(
+        image,
+        "import opentelemetry.sdk.trace, opentelemetry.exporter.otlp.proto.http.trace_exporter, "
+        "opentelemetry.exporter.otlp.proto.grpc.trace_exporter, onnxruntime, tokenizers",
+    )
+    assert imported.returncode == 0, imported.stderr
+
+
+def _python_in(image: tuple[str, str], code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by the image's Python, as the chart runs the image (read-only, uid 10001)."""
+    return subprocess.run(
+        [image[0], "run", "--rm", "--read-only", "--user", "10001:10001", "--entrypoint",
+         "python", image[1], "-c", code],
+        capture_output=True, text=True, env=_engine_env(), check=False, timeout=120,
+    )  # fmt: skip
