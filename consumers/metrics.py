@@ -190,7 +190,9 @@ def _learning(learner: Learner) -> Iterable[Metric]:
         bases.add_metric([tier, kind], float(n))
     labels = CounterMetricFamily(
         f"{NS}_labels",
-        "Reviewers' labels read, by outcome: applied or unknown.",
+        "Reviewers' labels read, by outcome: applied (this replica judged the message) or "
+        "unknown (it did not: every replica reads every label, so across N replicas a label "
+        "applied once is unknown on the other N-1; sum applied over replicas).",
         labels=["outcome"],
     )
     labels.add_metric(["applied"], float(learner.labels - learner.unmatched_labels))
