@@ -92,7 +92,7 @@ class LoopbackServer:
     def _connection_made(self, transport: asyncio.Transport) -> None:
         self._connections.opened()
 
-    def _connection_lost(self, transport: asyncio.BaseTransport) -> None:
+    def _connection_lost(self, transport: asyncio.Transport) -> None:
         self._connections.closed()
 
     # ------------------------------------------------------------------ lifecycle
