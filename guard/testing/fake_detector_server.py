@@ -50,7 +50,6 @@ import asyncio
 import math
 import re
 import signal
-import socket
 import threading
 import time
 from collections import Counter, deque
@@ -59,12 +58,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 import orjson
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from guard.testing.loopback import LoopbackServer
 
 DetectorFaultKind = Literal[
     "hang",  # wait hang_s, then answer normally
@@ -88,8 +87,6 @@ FAULT_KINDS: tuple[str, ...] = get_args(DetectorFaultKind)
 
 _TEI_PATHS = ("/predict", "/info", "/health")
 _MODEL_PATHS = ("/predict", "/score", "/v1/score", "/classify", "/pooling")
-_KEEP_ALIVE_S = 75
-_SHUTDOWN_GRACE_S = 1
 _WORD = re.compile(r"\w+")
 _STATUS = {
     "server_error": 500,
@@ -129,8 +126,6 @@ class _Stats:
     items_total: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0
-    connections_total: int = 0
-    connections_open: int = 0
     by_path: Counter[str] = field(default_factory=Counter)
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
@@ -164,7 +159,7 @@ def overlap(premise: Collection[Any], hypothesis: Collection[Any]) -> float:
 # --------------------------------------------------------------------------- the server
 
 
-class FakeDetectorServer:
+class FakeDetectorServer(LoopbackServer):
     """A loopback fake of TEI's and vLLM's detector endpoints (see the module doc).
 
     ``labels``: the model's classes in index order; ``supported_label`` the one that gets
@@ -175,6 +170,8 @@ class FakeDetectorServer:
     A context manager (sync or async) serving in a background thread with its own loop;
     :meth:`serve_forever` serves in the calling loop instead.
     """
+
+    _thread_name = "fake-detector"
 
     def __init__(
         self,
@@ -193,11 +190,10 @@ class FakeDetectorServer:
         api_key: str | None = None,
         faults: Sequence[DetectorFault] = (),
     ) -> None:
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            raise ValueError("FakeDetectorServer only listens on loopback")
+        super().__init__(host=host, port=port)
         if supported_label not in labels:
             raise ValueError(f"supported_label {supported_label!r} is not in labels")
-        self.host, self.port, self.model = host, port, model
+        self.model = model
         self.labels = list(labels)
         self.supported = self.labels.index(supported_label)
         self.max_client_batch_size = max_client_batch_size
@@ -212,11 +208,6 @@ class FakeDetectorServer:
         self._stats = _Stats()
         self._requests: deque[dict[str, Any]] = deque(maxlen=64)
         self._transports: dict[Any, asyncio.Transport] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._stopped: asyncio.Event | None = None
-        self._startup_error: BaseException | None = None
 
     @property
     def base_url(self) -> str:
@@ -244,8 +235,8 @@ class FakeDetectorServer:
                 "batch_sizes": list(s.batch_sizes),
                 "in_flight": s.in_flight,
                 "peak_in_flight": s.peak_in_flight,
-                "connections_total": s.connections_total,
-                "connections_open": s.connections_open,
+                "connections_total": self._connections.total,
+                "connections_open": self._connections.open,
                 "by_path": dict(s.by_path),
                 "by_status": {str(k): v for k, v in s.by_status.items()},
                 "faults": dict(s.faults),
@@ -253,9 +244,9 @@ class FakeDetectorServer:
 
     def reset_stats(self) -> None:
         with self._lock:
-            s = self._stats
-            self._stats = _Stats(connections_open=s.connections_open, in_flight=s.in_flight)
+            self._stats = _Stats(in_flight=self._stats.in_flight)
             self._requests.clear()
+        self._connections.reset()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -264,115 +255,27 @@ class FakeDetectorServer:
             return list(self._requests)
 
     # ------------------------------------------------------------------ lifecycle
-
-    def __enter__(self) -> FakeDetectorServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> FakeDetectorServer:
-        self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await asyncio.to_thread(self.stop)
-
-    def start(self, timeout_s: float = 10.0) -> None:
-        """Serve in a background thread; returns once the port is bound."""
-        if self._thread is not None:
-            raise RuntimeError("FakeDetectorServer already started")
-        self._ready.clear()
-        self._startup_error = None
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self.serve_forever()), name="fake-detector", daemon=True
-        )
-        self._thread.start()
-        if not self._ready.wait(timeout_s):
-            raise RuntimeError("FakeDetectorServer did not start in time")
-        if self._startup_error is not None:
-            raise RuntimeError("FakeDetectorServer failed to start") from self._startup_error
+    # start(), stop() and the context managers (sync and async) come from LoopbackServer;
+    # stop() cuts hung requests after a grace second, and the port then refuses connections.
 
     def request_stop(self) -> None:
-        if self._stopped is not None:
-            self._stopped.set()
-
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop serving (hung requests are cut after a grace second) and join the thread. The
-        port then refuses connections: a server that is down."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        if self._stopped is not None and thread.is_alive():
-            loop.call_soon_threadsafe(self._stopped.set)
-        thread.join(timeout_s)
-        self._thread = None
+        self._request_stop()
 
     async def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         """Serve in the running loop until :meth:`stop`."""
-        self._loop = asyncio.get_running_loop()
-        self._stopped = asyncio.Event()
-        try:
-            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-            sock = socket.create_server((self.host, self.port), family=family, backlog=1024)
-        except OSError as exc:
-            self._startup_error = exc
-            self._ready.set()
-            return
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self._app(),
-            http=self._protocol(),
-            ws="none",
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            timeout_keep_alive=_KEEP_ALIVE_S,
-            timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
-        )
-        config.load()
-        server = uvicorn.Server(config)  # driven here: no signal handling of its own
-        server.lifespan = config.lifespan_class(config)
-        try:
-            await server.startup(sockets=[sock])
-            if server.should_exit:
-                self._startup_error = RuntimeError("uvicorn did not start")
-                return
-            if on_ready is not None:
-                on_ready()
-            self._ready.set()
-            await self._stopped.wait()
-            await server.shutdown(sockets=[sock])
-        finally:
-            self._ready.set()
-            sock.close()
+        await self._serve(on_ready)
 
-    def _protocol(self) -> type[H11Protocol]:
-        """uvicorn's HTTP/1.1 protocol, counting connections and keeping each one's transport
-        by peer address (so a ``drop`` fault can cut it). Nagle is off: uvicorn writes the
-        head and the body of an answer apart, and with Nagle on, the body waits for the
-        client's delayed ACK (about 40 ms a call on Linux loopback)."""
-        fake = self
+    def _connection_made(self, transport: asyncio.Transport) -> None:
+        """Each connection's transport is kept by peer address, so a ``drop`` fault can cut
+        it."""
+        super()._connection_made(transport)
+        with self._lock:
+            self._transports[transport.get_extra_info("peername")] = transport
 
-        class Counted(H11Protocol):
-            def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-                sock = transport.get_extra_info("socket")
-                if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                with fake._lock:
-                    fake._stats.connections_total += 1
-                    fake._stats.connections_open += 1
-                    fake._transports[transport.get_extra_info("peername")] = transport
-                super().connection_made(transport)
-
-            def connection_lost(self, exc: Exception | None) -> None:
-                with fake._lock:
-                    fake._stats.connections_open -= 1
-                    fake._transports.pop(self.transport.get_extra_info("peername"), None)
-                super().connection_lost(exc)
-
-        return Counted
+    def _connection_lost(self, transport: asyncio.Transport) -> None:
+        super()._connection_lost(transport)
+        with self._lock:
+            self._transports.pop(transport.get_extra_info("peername"), None)
 
     # ------------------------------------------------------------------ HTTP
 

@@ -33,10 +33,9 @@ prints ``FAKE_LLM_URL=http://127.0.0.1:PORT`` and serves ``GET /_stats``, ``POST
 bodies, verdict scripts) live in :mod:`guard.testing.fake_api`.
 
 HTTP is the project's ASGI stack: one catch-all Starlette route on uvicorn (HTTP/1.1 with
-keep-alive; connections counted by a thin subclass of uvicorn's h11 protocol), driven by this
-class rather than by ``uvicorn.run``, so it runs in a test's thread as well as in the foreground
-of :func:`main`; at stop, requests still hanging (a ``hang`` fault) are cut after
-``_SHUTDOWN_GRACE_S``.
+keep-alive, connections counted), driven by :class:`guard.testing.loopback.LoopbackServer`
+rather than by ``uvicorn.run``, so it runs in a test's thread as well as in the foreground of
+:func:`main`; at stop, requests still hanging (a ``hang`` fault) are cut after a grace second.
 
 Over 350 lines on purpose: one HTTP server with three provider APIs, fault injection, rate
 limits and counters shares one dispatch and one lock; a test fake shipped to users is read
@@ -49,7 +48,6 @@ import argparse
 import asyncio
 import random
 import signal
-import socket
 import threading
 import time
 from collections import Counter, deque
@@ -58,12 +56,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from guard.testing.fake_api import (
     FAULT_KINDS,
@@ -87,10 +83,9 @@ from guard.testing.fake_api import (
 )
 from guard.testing.fake_batches import ITEM_ERROR_MARKER, ITEM_EXPIRE_MARKER, FakeBatches
 from guard.testing.fake_cache import FakePromptCache
+from guard.testing.loopback import LoopbackServer
 
 _MAX_BODY = 16 * 1024 * 1024
-_KEEP_ALIVE_S = 75  # idle keep-alive connections are kept this long (clients reuse them)
-_SHUTDOWN_GRACE_S = 1  # at stop, requests still running (a hang fault) are cut after this
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _RATE_LIMIT_REQUESTS = 10_000
 _CALLS_KEPT = 100_000  # answered model calls remembered for call_log()
@@ -108,8 +103,6 @@ class _Stats:
     requests_total: int = 0
     in_flight: int = 0
     peak_in_flight: int = 0
-    connections_total: int = 0
-    connections_open: int = 0
     by_path: Counter[str] = field(default_factory=Counter)
     by_status: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
@@ -133,7 +126,7 @@ class Call:
 Latency = float | Callable[[Mapping[str, Any]], float]
 
 
-class FakeLLMServer:
+class FakeLLMServer(LoopbackServer):
     """A loopback HTTP/1.1 fake of the OpenAI and Anthropic APIs.
 
     ``latency_s``: seconds per model call, or a function of the request body.
@@ -151,6 +144,8 @@ class FakeLLMServer:
     event loop. :meth:`serve_forever` runs it in the calling thread instead.
     """
 
+    _thread_name = "fake-llm-server"
+
     def __init__(
         self,
         *,
@@ -167,10 +162,7 @@ class FakeLLMServer:
         batch_delay_s: float = 1.0,
         batch_fail_rate: float = 0.0,
     ) -> None:
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            raise ValueError("FakeLLMServer only listens on loopback")
-        self.host = host
-        self.port = port
+        super().__init__(host=host, port=port)
         self.latency_s: Latency = latency_s
         self.verdict: VerdictScript = verdict or default_verdict
         self.fail_rate = fail_rate
@@ -183,11 +175,6 @@ class FakeLLMServer:
         self._stats = _Stats()
         self._requests_seen: list[dict[str, Any]] = []
         self.keep_requests = 64
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._stopped: asyncio.Event | None = None
-        self._startup_error: BaseException | None = None
         self.batches = FakeBatches(
             self._batch_item, delay_s=batch_delay_s, fail_rate=batch_fail_rate, seed=seed or 0
         )
@@ -227,8 +214,8 @@ class FakeLLMServer:
                 "requests_total": s.requests_total,
                 "in_flight": s.in_flight,
                 "peak_in_flight": s.peak_in_flight,
-                "connections_total": s.connections_total,
-                "connections_open": s.connections_open,
+                "connections_total": self._connections.total,
+                "connections_open": self._connections.open,
                 "by_path": dict(s.by_path),
                 "by_status": {str(k): v for k, v in s.by_status.items()},
                 "faults": dict(s.faults),
@@ -237,11 +224,10 @@ class FakeLLMServer:
 
     def reset_stats(self) -> None:
         with self._lock:
-            open_now, in_flight = self._stats.connections_open, self._stats.in_flight
-            self._stats = _Stats(
-                connections_open=open_now, in_flight=in_flight, peak_in_flight=in_flight
-            )
+            in_flight = self._stats.in_flight
+            self._stats = _Stats(in_flight=in_flight, peak_in_flight=in_flight)
             self._requests_seen.clear()
+        self._connections.reset()
         self.batches.reset()
 
     def call_log(self) -> list[Call]:
@@ -257,108 +243,18 @@ class FakeLLMServer:
             return list(self._requests_seen)
 
     # ------------------------------------------------------------------ lifecycle
-
-    def __enter__(self) -> FakeLLMServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> FakeLLMServer:
-        self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await asyncio.to_thread(self.stop)
-
-    def start(self, timeout_s: float = 10.0) -> None:
-        """Start serving in a background thread; returns once the port is bound."""
-        if self._thread is not None:
-            raise RuntimeError("FakeLLMServer already started")
-        self._ready.clear()
-        self._startup_error = None
-        self._thread = threading.Thread(
-            target=self._thread_main, name="fake-llm-server", daemon=True
-        )
-        self._thread.start()
-        if not self._ready.wait(timeout_s):
-            raise RuntimeError("FakeLLMServer did not start in time")
-        if self._startup_error is not None:
-            raise RuntimeError("FakeLLMServer failed to start") from self._startup_error
+    # start(), stop() and the context managers (sync and async) come from LoopbackServer.
 
     def request_stop(self) -> None:
         """Ask a server running in the current loop (:meth:`serve_forever`) to stop."""
-        if self._stopped is not None:
-            self._stopped.set()
-
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop serving, cancel open connections (hung requests too) and join the thread."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        if self._stopped is not None:
-            loop.call_soon_threadsafe(self._stopped.set)
-        thread.join(timeout_s)
-        self._thread = None
-
-    def _thread_main(self) -> None:
-        asyncio.run(self.serve_forever())
+        self._request_stop()
 
     async def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         """Serve in the running loop until :meth:`stop` (or the loop's task is cancelled)."""
-        self._loop = asyncio.get_running_loop()
-        self._stopped = asyncio.Event()
-        try:
-            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-            sock = socket.create_server((self.host, self.port), family=family, backlog=1024)
-        except OSError as exc:
-            self._startup_error = exc
-            self._ready.set()
-            return
-        self.port = sock.getsockname()[1]
+        await self._serve(on_ready)
+
+    def _bound(self) -> None:
         self.batches.base_url = self.base_url
-        config = self._uvicorn_config()
-        config.load()
-        server = uvicorn.Server(config)  # driven here: no signal handling of its own
-        server.lifespan = config.lifespan_class(config)
-        try:
-            await server.startup(sockets=[sock])
-            if server.should_exit:
-                self._startup_error = RuntimeError("uvicorn did not start")
-                return
-            if on_ready is not None:
-                on_ready()
-            self._ready.set()
-            await self._stopped.wait()
-            await server.shutdown(sockets=[sock])
-        finally:
-            self._ready.set()
-            sock.close()
-
-    def _uvicorn_config(self) -> uvicorn.Config:
-        """uvicorn serving :meth:`_app`: no logging of its own, keep-alive connections (counted
-        by a protocol that reports opens and closes), hung requests cut at shutdown."""
-        return uvicorn.Config(
-            self._app(),
-            http=_counting_protocol(self._connected, self._disconnected),
-            ws="none",
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            timeout_keep_alive=_KEEP_ALIVE_S,
-            timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
-            backlog=1024,
-        )
-
-    def _connected(self) -> None:
-        with self._lock:
-            self._stats.connections_total += 1
-            self._stats.connections_open += 1
-
-    def _disconnected(self) -> None:
-        with self._lock:
-            self._stats.connections_open -= 1
 
     # ------------------------------------------------------------------ HTTP
 
@@ -584,30 +480,6 @@ class FakeLLMServer:
         if name not in SCRIPTS:
             raise ValueError(f"unknown script {name!r}; known: {sorted(SCRIPTS)}")
         self.set_verdict(SCRIPTS[name])
-
-
-def _no_delay(transport: asyncio.BaseTransport) -> None:
-    """Small replies leave at once (no Nagle wait for the client's delayed ACK: ~40 ms per
-    keep-alive request otherwise, measured on loopback)."""
-    sock = transport.get_extra_info("socket")
-    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-def _counting_protocol(opened: Callable[[], None], closed: Callable[[], None]) -> type[H11Protocol]:
-    """uvicorn's HTTP/1.1 protocol, reporting each connection's open and close (the stats)."""
-
-    class Counted(H11Protocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            opened()
-            _no_delay(transport)
-            super().connection_made(transport)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            closed()
-            super().connection_lost(exc)
-
-    return Counted
 
 
 SCRIPTS: dict[str, VerdictScript] = {

@@ -18,15 +18,15 @@ In a test::
         ...
         assert srv.requests[0]["chat_template_kwargs"] == {...}
 
-HTTP is Starlette on uvicorn in a background thread with its own event loop; requests still
-hanging at stop are cut after a second.
+HTTP is Starlette on uvicorn in a background thread with its own event loop
+(:class:`guard.testing.loopback.LoopbackServer`); requests still hanging at stop are cut after
+a second.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import socket
 import threading
 import time
 import uuid
@@ -36,17 +36,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from guard.testing.loopback import LoopbackServer
+
 HALLUCINATION_MARKER = "HALLUCINATED"
 LYNX_MARK = "QUESTION (THIS DOES NOT COUNT AS BACKGROUND INFORMATION)"
 MINICHECK_MARK = "Determine whether the provided claim is consistent"
 _KEEP_REQUESTS = 256
-_SHUTDOWN_GRACE_S = 1
 
 Alternatives = tuple[tuple[str, float], ...]
 
@@ -143,16 +143,16 @@ def marker_script(body: dict[str, Any]) -> SpecialistReply:
     return error(400, "the fake knows no such prompt format")
 
 
-class FakeSpecialistServer:
+class FakeSpecialistServer(LoopbackServer):
     """A loopback HTTP fake of an OpenAI-compatible specialist model server (see the module
     docstring). :attr:`requests` holds the bodies received, oldest first, and
     :attr:`authorizations` their ``Authorization`` headers."""
 
+    _thread_name = "fake-specialist"
+    _keep_alive_s = 5  # uvicorn's default, as this fake always had
+
     def __init__(self, script: Script | None = None, *, host: str = "127.0.0.1") -> None:
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            raise ValueError("FakeSpecialistServer only listens on loopback")
-        self.host = host
-        self.port = 0
+        super().__init__(host=host, port=0)
         self.script: Script = script or marker_script
         self._queued: deque[SpecialistReply] = deque()
         self._requests: deque[dict[str, Any]] = deque(maxlen=_KEEP_REQUESTS)
@@ -160,11 +160,6 @@ class FakeSpecialistServer:
         self._in_flight = 0
         self.peak_in_flight = 0  # the most requests handled at once since start or reset
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopped: asyncio.Event | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._startup_error: BaseException | None = None
 
     @property
     def base_url(self) -> str:
@@ -197,69 +192,10 @@ class FakeSpecialistServer:
         self.script = marker_script
 
     # ------------------------------------------------------------------ lifecycle
+    # start(), stop() and the context managers come from LoopbackServer.
 
-    def __enter__(self) -> FakeSpecialistServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self, timeout_s: float = 10.0) -> None:
-        """Start serving in a background thread; returns once the port is bound."""
-        if self._thread is not None:
-            raise RuntimeError("FakeSpecialistServer already started")
-        self._ready.clear()
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self._serve()), name="fake-specialist", daemon=True
-        )
-        self._thread.start()
-        if not self._ready.wait(timeout_s):
-            raise RuntimeError("FakeSpecialistServer did not start in time")
-        if self._startup_error is not None:
-            raise RuntimeError("FakeSpecialistServer failed to start") from self._startup_error
-
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop serving (hung requests are cut) and join the thread."""
-        loop, thread, stopped = self._loop, self._thread, self._stopped
-        if loop is None or thread is None or stopped is None:
-            return
-        if not loop.is_closed():
-            loop.call_soon_threadsafe(stopped.set)
-        thread.join(timeout_s)
-        self._thread = None
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stopped = asyncio.Event()
-        try:
-            sock = socket.create_server((self.host, self.port))
-        except OSError as exc:
-            self._startup_error = exc
-            self._ready.set()
-            return
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            Starlette(routes=[Route("/{path:path}", self._endpoint, methods=["POST"])]),
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
-        )
-        config.load()
-        server = uvicorn.Server(config)  # driven here: no signal handling of its own
-        server.lifespan = config.lifespan_class(config)
-        try:
-            await server.startup(sockets=[sock])
-            if server.should_exit:
-                self._startup_error = RuntimeError("uvicorn did not start")
-                return
-            self._ready.set()
-            await self._stopped.wait()
-            await server.shutdown(sockets=[sock])
-        finally:
-            self._ready.set()
-            sock.close()
+    def _app(self) -> Starlette:
+        return Starlette(routes=[Route("/{path:path}", self._endpoint, methods=["POST"])])
 
     # ------------------------------------------------------------------ HTTP
 

@@ -11,8 +11,9 @@ finished and were cancelled by the client, and how many are open, so a test prov
 client who left cancels the upstream call; :attr:`requests` keeps the bodies and headers seen.
 
 Like :class:`guard.testing.FakeLLMServer`, it runs uvicorn in a thread of its own with its own
-event loop, and sets ``TCP_NODELAY`` on every accepted connection (without it each small event
-waits for the client's delayed ACK, ~40 ms on loopback)::
+event loop (:class:`guard.testing.loopback.LoopbackServer`), and sets ``TCP_NODELAY`` on every
+accepted connection (without it each small event waits for the client's delayed ACK, ~40 ms on
+loopback)::
 
     with FakeUpstream(answer="Refunds take 30 days.", token_delay_s=0.01) as upstream:
         client = AsyncOpenAI(base_url=upstream.openai_base_url, api_key="test")
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
-from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from guard.testing.loopback import LoopbackServer
 
 Answer = str | list[str] | Callable[[Mapping[str, Any]], str | list[str]]
 _TOKEN = re.compile(r"\s*\S+\s*|\s+")
@@ -62,8 +62,10 @@ def tokens_of(answer: str | list[str]) -> list[str]:
     return list(answer) if isinstance(answer, list) else _TOKEN.findall(answer)
 
 
-class FakeUpstream:
+class FakeUpstream(LoopbackServer):
     """A streaming fake of the OpenAI and Anthropic chat APIs on loopback."""
+
+    _thread_name = "fake-upstream"
 
     def __init__(
         self,
@@ -76,21 +78,16 @@ class FakeUpstream:
         model: str = "fake-upstream",
         host: str = "127.0.0.1",
     ) -> None:
+        super().__init__(host=host, port=0)
         self.answer = answer
         self.token_delay_s = token_delay_s
         self.first_token_delay_s = first_token_delay_s
         self.drop_after = drop_after
         self.status = status
         self.model = model
-        self.host = host
-        self.port = 0
         self.stats = UpstreamStats()
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopped: asyncio.Event | None = None
-        self._ready = threading.Event()
 
     @property
     def base_url(self) -> str:
@@ -105,26 +102,7 @@ class FakeUpstream:
         return self.base_url
 
     # ------------------------------------------------------------------ lifecycle
-
-    def __enter__(self) -> FakeUpstream:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self, timeout_s: float = 10.0) -> None:
-        self._thread = threading.Thread(target=self._main, name="fake-upstream", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(timeout_s):
-            raise RuntimeError("FakeUpstream did not start in time")
-
-    def stop(self, timeout_s: float = 10.0) -> None:
-        if self._loop is not None and self._stopped is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._stopped.set)
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-            self._thread = None
+    # start(), stop() and the context managers come from LoopbackServer.
 
     def wait_settled(self, timeout_s: float = 5.0) -> UpstreamStats:
         """The counters once no stream is open (or after ``timeout_s``)."""
@@ -133,48 +111,13 @@ class FakeUpstream:
             time.sleep(0.01)
         return self.stats
 
-    def _main(self) -> None:
-        asyncio.run(self._serve())
+    def _app(self) -> Starlette:
+        return Starlette(routes=[Route("/{path:path}", self._endpoint, methods=["POST"])])
 
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stopped = asyncio.Event()
-        sock = socket.create_server((self.host, 0), backlog=1024)
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            Starlette(routes=[Route("/{path:path}", self._endpoint, methods=["POST"])]),
-            http=self._protocol(),
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            timeout_keep_alive=75,
-            timeout_graceful_shutdown=1,
-        )
-        config.load()
-        server = uvicorn.Server(config)  # driven here: no signal handling of its own
-        server.lifespan = config.lifespan_class(config)
-        try:
-            await server.startup(sockets=[sock])
-            self._ready.set()
-            await self._stopped.wait()
-            await server.shutdown(sockets=[sock])
-        finally:
-            self._ready.set()
-            sock.close()
-
-    def _protocol(self) -> type[H11Protocol]:
-        fake = self
-
-        class NoDelay(H11Protocol):
-            def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-                sock = transport.get_extra_info("socket")
-                if sock is not None:
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                with fake._lock:
-                    fake.stats.connections_total += 1
-                super().connection_made(transport)
-
-        return NoDelay
+    def _connection_made(self, transport: asyncio.Transport) -> None:
+        super()._connection_made(transport)
+        with self._lock:
+            self.stats.connections_total += 1
 
     # ------------------------------------------------------------------ HTTP
 
