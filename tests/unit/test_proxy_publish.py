@@ -604,6 +604,9 @@ class TestEveryProxiedAnswerPublishesOneRecord:
             await asyncio.sleep(0.05)  # nothing more is offered after the stream's end
         finally:
             await served.aclose()
+        assert served.api.admission.in_flight == 0
+        left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        assert left == []  # the pump and the span judgements: cancelled and awaited
         answer = served.one()
         assert answer.verdict.label is Label.ERROR
         assert answer.verdict.reason == "client_disconnected"
@@ -696,6 +699,17 @@ class TestEveryProxiedAnswerPublishesOneRecord:
         assert answer.blocks is blocks
         records = answer_records(answer, verdicts="v", quarantine="q", limit=1_000_000)
         assert [out.topic for out in records] == ["v", "q"] if blocks else ["v"]
+
+    async def test_an_answer_past_max_answer_chars_gives_answer_too_long(self) -> None:
+        served = Served(streaming(PASSING * 40), max_answer_chars=1000)
+        try:
+            await served.post(CHAT)
+        finally:
+            await served.aclose()
+        answer = served.one()
+        assert (answer.verdict.reason, answer.outcome) == ("answer_too_long", "answer_too_long")
+        assert not answer.blocks
+        assert 0 < answer.released == answer.stopped_at <= 1000
 
     async def test_an_answer_with_no_text_gives_empty_output_never_quarantined(self) -> None:
         served = Served(streaming(""))
