@@ -50,7 +50,8 @@ class ProxyOutcome(BaseModel):
     monitoring_only: bool = Field(description="True under release: immediate.")
     outcome: str = Field(
         description="finished, stopped, or why the answer ended before its verdict "
-        "(client_left, upstream_dropped, ...)."
+        "(client_left, upstream_dropped, judge_raised, ...: then the verdict is an error "
+        "verdict whose reason says so, client_disconnected, upstream_failed, judge_error)."
     )
     released_chars: int = Field(description="Characters of the answer the client received.")
     answer_chars: int = Field(description="Characters of the answer the upstream sent.")
@@ -64,7 +65,8 @@ class ProxyOutcome(BaseModel):
     )
     stopped_at: int | None = Field(
         description="Where the answer was stopped: the character offset of the span that "
-        "blocked (null: not stopped)."
+        "blocked; for an answer cut short without a verdict (the client left, the upstream "
+        "broke off), the end of what the client received; null: it reached the client whole."
     )
     stopped_span: int | None = Field(
         description="The index (from 0) of the span that blocked (null: not stopped)."

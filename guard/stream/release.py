@@ -193,6 +193,11 @@ class HoldAndRelease:
         return "".join(self._pieces) + self._splitter.tail
 
     @property
+    def spans(self) -> int:
+        """The spans cut so far (each sent to the judge)."""
+        return len(self._spans)
+
+    @property
     def verdicts(self) -> list[Verdict]:
         """The span verdicts in, in span order (a gap once a span is still being judged)."""
         return [s.verdict for s in self._spans if s.verdict is not None]

@@ -21,6 +21,7 @@ from structlog.testing import capture_logs
 
 from consumers.asgi import AsgiServer
 from consumers.serve.app import CheckApi, build_app
+from consumers.serve.proxy.publish import Judged
 from consumers.serve.service import make_api
 from consumers.settings import ServiceSettings
 from guard.assembly import build_guard
@@ -28,6 +29,7 @@ from guard.boundary import GuardCore
 from guard.engine import Guard
 from guard.errors import JudgeUnavailable
 from guard.settings import JudgeSettings
+from guard.stream.release import Release
 from guard.testing import FakeJudge
 from guard.testing.fake_upstream import FakeUpstream
 from tests.integration.serveproc import ServeProcess
@@ -47,6 +49,23 @@ FAILING = (
 NOTICE = "[withheld]"
 QUESTION = [{"role": "user", "content": "How long do I have, and what does Premium cost?"}]
 DELAY_S = 0.01
+
+
+class Offered:
+    """A publisher that keeps what the proxy offered it."""
+
+    def __init__(self) -> None:
+        self.offered: list[Judged] = []
+
+    def start(self) -> None:
+        pass
+
+    def offer(self, judged: Judged) -> bool:
+        self.offered.append(judged)
+        return True
+
+    async def aclose(self) -> None:
+        pass
 
 
 @asynccontextmanager
@@ -277,8 +296,12 @@ class TestFailures:
     async def test_a_dropped_upstream_raises_in_the_openai_sdk_after_only_verified_text(
         self,
     ) -> None:
+        """And its one record is an error verdict, upstream_failed, with the verified text."""
+        published = Offered()
         with FakeUpstream(answer=PASSING, token_delay_s=DELAY_S, drop_after=9) as upstream:
             async with proxy(upstream, "openai") as (base, api), openai_client(base) as client:
+                assert api.proxy is not None
+                api.proxy.publisher = published
                 stream = await client.chat.completions.create(
                     model="m",
                     messages=QUESTION,
@@ -292,6 +315,12 @@ class TestFailures:
                     )
                 assert api.admission.in_flight == 0
         assert "".join(got) in ("", FIRST)
+        [answer] = published.offered
+        assert (answer.verdict.label.value, answer.verdict.reason) == ("error", "upstream_failed")
+        assert answer.outcome == "upstream_dropped"
+        assert answer.request.output[: answer.released] in ("", FIRST)  # as the SDK was sent
+        assert answer.stopped_at == answer.released
+        assert not answer.blocks
 
     async def test_a_dropped_upstream_raises_in_the_anthropic_sdk(self) -> None:
         with FakeUpstream(answer=PASSING, token_delay_s=DELAY_S, drop_after=9) as upstream:
@@ -300,11 +329,16 @@ class TestFailures:
                     await anthropic_stream(base)
 
     async def test_a_client_that_leaves_cancels_the_upstream_and_the_judgements(self) -> None:
+        """And its one record is an error verdict, client_disconnected, with what it got."""
+        published = Offered()
         judge = FakeJudge(latency_s=0.3)
         guard = Guard(judge, JudgeSettings(provider="fake"))
         long_answer = " ".join(["Returns are accepted within 30 days."] * 30)
         with FakeUpstream(answer=long_answer, token_delay_s=DELAY_S) as upstream:
             async with proxy(upstream, "openai", guard, release="immediate") as (base, api):
+                assert api.proxy is not None
+                api.proxy.publisher = published
+                received = ""
                 async with openai_client(base) as client:
                     stream = await client.chat.completions.create(
                         model="m",
@@ -314,6 +348,7 @@ class TestFailures:
                     )
                     async for chunk in stream:
                         if chunk.choices and chunk.choices[0].delta.content:
+                            received = chunk.choices[0].delta.content
                             break
                     await asyncio.sleep(0.2)  # spans are being judged
                     await stream.close()
@@ -326,6 +361,13 @@ class TestFailures:
                 assert judge.in_flight == 0
         assert stats.streams_cancelled == 1
         assert stats.open_streams == 0
+        [answer] = published.offered
+        assert answer.verdict.reason == "client_disconnected"
+        assert answer.outcome == "client_left"
+        assert answer.release is Release.IMMEDIATE
+        assert answer.request.output[: answer.released].startswith(received)
+        assert answer.released >= len(received)  # written to the socket, some not yet read
+        assert not answer.blocks
 
 
 # --------------------------------------------------------------------------- forwarding

@@ -165,3 +165,30 @@ async def test_a_broker_that_cannot_be_reached_never_holds_the_stream_and_the_st
     assert summary["label"] == "pass"
     assert streamed_s < 10
     assert stopped_s < 5  # the drain (nothing in flight), the 0.5 s flush, the close
+
+
+async def test_an_answer_whose_upstream_drops_arrives_as_one_error_verdict_not_quarantined(
+    kafka_bootstrap: str,
+) -> None:
+    """No final verdict (the upstream broke off mid-answer): one error verdict, reason
+    upstream_failed, with what the client received; nothing on quarantine."""
+    topics = new_topics()
+    await create_all(kafka_bootstrap, topics, partitions=1)
+    with FakeUpstream(answer=answer_for, token_delay_s=0.005, drop_after=9) as upstream:
+        settings = settings_for(kafka_bootstrap, topics, upstream)
+        async with serving(settings) as (base, _):
+            with contextlib.suppress(openai.APIError):
+                await streamed(base, "pass?")
+            upstream.drop_after = None
+            await streamed(base, "fail?")  # then one that blocks: quarantine holds it alone
+    verdicts = await read_until(kafka_bootstrap, topics.verdicts, expected=2, timeout_s=30)
+    held = await read_until(kafka_bootstrap, topics.quarantine, expected=1, timeout_s=30)
+    records = [VerdictRecord.model_validate_json(record.value) for record in verdicts]
+    [dropped] = [record for record in records if record.label.value == "error"]
+    [failed] = [record for record in records if record.label.value == "fail"]
+    assert dropped.reason == "upstream_failed"
+    assert dropped.proxy is not None
+    assert dropped.proxy.outcome == "upstream_dropped"
+    assert dropped.proxy.released_prefix in ("", FIRST)
+    assert dropped.proxy.stopped_at == dropped.proxy.released_chars
+    assert [record.key for record in held] == [failed.request_id.encode()]  # it alone

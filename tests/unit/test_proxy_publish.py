@@ -7,6 +7,7 @@ every final verdict to a fake publisher."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from aiokafka.errors import KafkaConnectionError, MessageSizeTooLargeError
 from jsonschema import Draft202012Validator
 from prometheus_client import CollectorRegistry
+from starlette.requests import ClientDisconnect
 from structlog.testing import capture_logs
 
 from consumers import schemas
@@ -456,3 +458,302 @@ class TestProxyHandsVerdictsToThePublisher:
         api, _ = make_api(settings, Guard(FakeJudge(), settings.judge), None)
         assert api.proxy is not None
         assert api.proxy.publisher is None
+
+
+# --------------------------------------------------------------------------- unfinished answers
+
+
+def streaming(answer: str, *, delay_s: float = 0.0, drop_after: int | None = None) -> Any:
+    """An upstream streaming ``answer`` token by token (``delay_s`` apart), breaking the
+    connection (``httpx2.ReadError``) after ``drop_after`` tokens."""
+    events = openai_events(tokens_of(answer), "m")
+
+    async def body() -> Any:
+        sent = 0
+        for event, is_token in events:
+            if is_token:
+                if drop_after is not None and sent >= drop_after:
+                    raise httpx2.ReadError("the upstream broke off")
+                await asyncio.sleep(delay_s)
+                sent += 1
+            yield event
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, content=body(), headers={"content-type": "text/event-stream"})
+
+    return httpx2.MockTransport(handler)
+
+
+def fixed(content: bytes, kind: str = "text/event-stream") -> httpx2.MockTransport:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, content=content, headers={"content-type": kind})
+
+    return httpx2.MockTransport(handler)
+
+
+CHAT = {
+    "model": "m",
+    "messages": [{"role": "user", "content": "When was it completed?"}],
+    "stream": True,
+    "groundguard_context": EVIDENCE,
+}
+
+
+class Served:
+    """``serve``'s app in memory over an upstream ``transport``, a fake publisher, and an
+    ASGI client that can leave mid-stream."""
+
+    def __init__(self, transport: httpx2.MockTransport, **proxy: Any) -> None:
+        proxy = {"upstream_url": "http://upstream.invalid/v1", **proxy}
+        self.settings = settings_with(judge={"provider": "offline"}, serve={"proxy": proxy})
+        self.guard = build_guard(self.settings.judge, {})
+        self.api, ready = make_api(self.settings, self.guard, None)
+        assert self.api.proxy is not None
+        assert self.api.proxy.upstream is not None
+        self.fake = FakePublisher()
+        self.api.proxy.publisher = self.fake
+        self.api.proxy.upstream.client = httpx2.AsyncClient(transport=transport)
+        self.api.state.started = True
+        self.app = build_app(self.api, ready=ready)
+
+    async def post(self, body: dict[str, Any]) -> httpx2.Response:
+        served = httpx2.ASGITransport(app=self.app)
+        async with httpx2.AsyncClient(transport=served, base_url="http://serve") as client:
+            return await client.post("/v1/chat/completions", json=body)
+
+    async def leave_after(
+        self, chunks: int, body: dict[str, Any] = CHAT, *, spec: str = "2.3"
+    ) -> list[bytes]:
+        """Stream ``body``, and disconnect once ``chunks`` body chunks arrived (0: before the
+        first); the chunks received. Under ASGI ``spec`` 2.4 the server says so as uvicorn
+        does: ``send`` raises ``OSError``."""
+        got: list[bytes] = []
+        left = asyncio.Event()
+        if chunks == 0:
+            left.set()
+        asked = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal asked
+            if not asked:
+                asked = True
+                return {"type": "http.request", "body": orjson.dumps(body), "more_body": False}
+            await left.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if spec == "2.4" and left.is_set():
+                raise OSError("the client is gone")
+            if message["type"] == "http.response.body" and message.get("body"):
+                got.append(message["body"])
+                if len(got) >= chunks:
+                    left.set()
+
+        headers = [(b"content-type", b"application/json"), (b"host", b"serve")]
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": spec},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/v1/chat/completions",
+            "raw_path": b"/v1/chat/completions",
+            "query_string": b"",
+            "root_path": "",
+            "headers": headers,
+            "client": ("127.0.0.1", 5000),
+            "server": ("serve", 80),
+        }
+        with contextlib.suppress(ClientDisconnect):
+            await self.app(scope, receive, send)
+        return got
+
+    async def aclose(self) -> None:
+        assert self.api.proxy is not None
+        await self.api.proxy.aclose()
+        await self.guard.aclose()
+
+    def one(self) -> Judged:
+        """The one answer offered, its records checked against the published schemas."""
+        [answer] = self.fake.offered
+        for out in answer_records(answer, verdicts="v", quarantine="q", limit=1_000_000):
+            validate("verdict" if out.topic == "v" else "quarantine", out.value)
+        return answer
+
+
+def released_text(chunks: list[bytes]) -> str:
+    text = ""
+    for line in b"".join(chunks).decode().splitlines():
+        if line.startswith("data: {"):
+            for choice in json.loads(line[6:]).get("choices", []):
+                text += choice.get("delta", {}).get("content") or ""
+    return text
+
+
+class TestEveryProxiedAnswerPublishesOneRecord:
+    """An answer that ends without a final verdict is published as an ``error`` verdict with
+    the reason and what reached the client (:mod:`consumers.serve.proxy.unfinished`)."""
+
+    @pytest.mark.parametrize("spec", ["2.3", "2.4"])
+    async def test_a_client_that_disconnects_mid_stream_gives_client_disconnected(
+        self, spec: str
+    ) -> None:
+        served = Served(streaming(PASSING * 4, delay_s=0.01))
+        try:
+            got = await served.leave_after(2, spec=spec)
+            await asyncio.sleep(0.05)  # nothing more is offered after the stream's end
+        finally:
+            await served.aclose()
+        assert served.api.admission.in_flight == 0
+        left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        assert left == []  # the pump and the span judgements: cancelled and awaited
+        answer = served.one()
+        assert answer.verdict.label is Label.ERROR
+        assert answer.verdict.reason == "client_disconnected"
+        assert answer.verdict.error is not None
+        assert answer.verdict.error.kind == "client_disconnected"
+        assert answer.verdict.request_id == answer.request.id
+        assert answer.outcome == "client_left"
+        assert not answer.blocks  # under undecided: block too: the judge was not undecided
+        assert answer.request.output[: answer.released] == released_text(got)
+        assert answer.released > 0
+        assert (answer.stopped_at, answer.stopped_span) == (answer.released, None)
+        [record] = answer_records(answer, verdicts="v", quarantine="q", limit=1_000_000)
+        value = VerdictRecord.model_validate_json(record.value)
+        assert value.proxy is not None
+        assert value.proxy.released_prefix == released_text(got)
+        assert value.proxy.outcome == "client_left"
+
+    @pytest.mark.parametrize("spec", ["2.3", "2.4"])
+    async def test_a_client_that_leaves_before_the_first_byte_still_gets_one_record(
+        self, spec: str
+    ) -> None:
+        """Under 2.4 the response's start fails: the stream's body never runs."""
+        served = Served(streaming(PASSING, delay_s=0.01))
+        try:
+            await served.leave_after(0, spec=spec)
+        finally:
+            await served.aclose()
+        answer = served.one()
+        assert answer.verdict.reason == "client_disconnected"
+        assert answer.released == 0
+        assert answer.stopped_at == 0
+
+    async def test_an_upstream_that_drops_gives_upstream_failed_with_what_was_released(
+        self,
+    ) -> None:
+        served = Served(streaming(PASSING, drop_after=9))
+        try:
+            reply = await served.post(CHAT)
+        finally:
+            await served.aclose()
+        answer = served.one()
+        assert answer.verdict.label is Label.ERROR
+        assert answer.verdict.reason == "upstream_failed"
+        assert answer.outcome == "upstream_dropped"
+        assert answer.verdict.error is not None
+        assert answer.verdict.error.retriable
+        assert not answer.blocks
+        first = "The Eiffel Tower is in Paris. "
+        assert answer.released == len(first) == answer.stopped_at
+        assert released_text([reply.content]) == first
+        assert answer.spans == 1
+
+    @pytest.mark.parametrize(
+        ("cut", "outcome"),
+        [
+            (lambda events: events[:-3], "upstream_ended_early"),
+            (lambda events: [*events[:4], b"data: {not json\n\n"], "upstream_malformed"),
+        ],
+    )
+    async def test_an_upstream_that_ends_early_or_garbled_gives_upstream_failed(
+        self, cut: Any, outcome: str
+    ) -> None:
+        events = [event for event, _ in openai_events(tokens_of(PASSING), "m")]
+        served = Served(fixed(b"".join(cut(events))))
+        try:
+            await served.post(CHAT)
+        finally:
+            await served.aclose()
+        answer = served.one()
+        assert (answer.verdict.reason, answer.outcome) == ("upstream_failed", outcome)
+
+    @pytest.mark.parametrize(("undecided", "blocks"), [("block", True), ("release", False)])
+    async def test_a_judge_that_raises_gives_judge_error_quarantined_as_undecided_says(
+        self, undecided: str, blocks: bool
+    ) -> None:
+        served = Served(streaming(PASSING), undecided=undecided)
+        assert served.api.proxy is not None
+
+        async def raising(*args: Any) -> Any:
+            raise RuntimeError("a judge that breaks its contract")
+
+        served.api.proxy._judge = raising  # type: ignore[method-assign]
+        try:
+            await served.post(CHAT)
+        finally:
+            await served.aclose()
+        answer = served.one()
+        assert answer.verdict.reason == "judge_error"
+        assert answer.outcome == "judge_raised"
+        assert answer.blocks is blocks
+        records = answer_records(answer, verdicts="v", quarantine="q", limit=1_000_000)
+        assert [out.topic for out in records] == ["v", "q"] if blocks else ["v"]
+
+    async def test_an_answer_past_max_answer_chars_gives_answer_too_long(self) -> None:
+        served = Served(streaming(PASSING * 40), max_answer_chars=1000)
+        try:
+            await served.post(CHAT)
+        finally:
+            await served.aclose()
+        answer = served.one()
+        assert (answer.verdict.reason, answer.outcome) == ("answer_too_long", "answer_too_long")
+        assert not answer.blocks
+        assert 0 < answer.released == answer.stopped_at <= 1000
+
+    async def test_an_answer_with_no_text_gives_empty_output_never_quarantined(self) -> None:
+        served = Served(streaming(""))
+        try:
+            await served.post(CHAT)
+        finally:
+            await served.aclose()
+        answer = served.one()
+        assert answer.verdict.reason == "empty_output"
+        assert answer.outcome == "finished"
+        assert not answer.blocks
+        assert answer.stopped_at is None
+
+    async def test_a_whole_answer_whose_body_is_garbled_is_a_502_and_one_record(self) -> None:
+        served = Served(fixed(b"not json", "application/json"))
+        try:
+            reply = await served.post({**CHAT, "stream": False})
+        finally:
+            await served.aclose()
+        assert reply.status_code == 502
+        answer = served.one()
+        assert not answer.stream
+        assert (answer.verdict.reason, answer.outcome) == ("upstream_failed", "upstream_malformed")
+        assert (answer.released, answer.stopped_at) == (0, 0)
+
+    async def test_an_upstream_refusal_is_no_answer_and_publishes_nothing(self) -> None:
+        def handler(request: httpx2.Request) -> httpx2.Response:
+            return httpx2.Response(401, json={"error": {"message": "no"}})
+
+        served = Served(httpx2.MockTransport(handler))
+        try:
+            reply = await served.post(CHAT)
+        finally:
+            await served.aclose()
+        assert reply.status_code == 401
+        assert served.fake.offered == []
+
+    async def test_a_publisher_that_raises_never_breaks_a_dropped_stream(self) -> None:
+        served = Served(streaming(PASSING, drop_after=9))
+        served.api.proxy.publisher = Raising()  # type: ignore[union-attr]
+        with capture_logs() as logs:
+            try:
+                reply = await served.post(CHAT)
+            finally:
+                await served.aclose()
+        assert b"broke off" in reply.content
+        assert "proxy.publish_internal_error" in [e["event"] for e in logs]

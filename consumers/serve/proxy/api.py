@@ -15,11 +15,15 @@ before it is returned. A blocked answer: the wire's stop (:mod:`consumers.serve.
 with ``serve.proxy.notice``. A client that leaves mid-stream: the upstream response is closed
 (its generation cancelled) and the span judgements still running are cancelled.
 
-Each answer logs one ``proxy.verdict`` line (request id, route, release mode, label, reason,
-characters released, where it stopped, spans judged; ``monitoring_only`` under ``release:
-immediate``); never the text. With a broker configured, an answer with a final verdict is also
-handed to the publisher (verdicts topic, and quarantine when it blocks), which never waits:
-see :mod:`consumers.serve.proxy.publish`.
+Each answer (one the upstream began with status 200) logs one ``proxy.verdict`` line (request
+id, route, release mode, label, reason, characters released, where it stopped, spans judged;
+``monitoring_only`` under ``release: immediate``); never the text. With a broker configured,
+each is also handed to the publisher exactly once (verdicts topic, and quarantine when it
+blocks), which never waits: see :mod:`consumers.serve.proxy.publish`. An answer that ended
+without a final verdict (the client left, the upstream broke off, the judge raised, no text)
+is handed on with an ``error`` verdict saying why (:mod:`consumers.serve.proxy.unfinished`),
+released as far as the client was written to; the streaming response's close hands on one
+whose stream never ran.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from consumers.serve import body
 from consumers.serve.deadline import Deadline
 from consumers.serve.errors import BadRequest, Refused
 from consumers.serve.proxy.publish import Judged, Publisher
+from consumers.serve.proxy.unfinished import unfinished, unfinished_verdict
 from consumers.serve.proxy.upstream import (
     MAX_ERROR_BYTES,
     Upstream,
@@ -82,6 +87,12 @@ ABORT_MESSAGES = {
     "upstream_error": "the upstream sent an error event",
     "answer_too_long": "the answer is longer than serve.proxy.max_answer_chars",
     "judge_raised": "the judge failed",
+}
+UNFINISHED_MESSAGES = {
+    **ABORT_MESSAGES,
+    "client_left": "the client closed the stream before the end of the answer",
+    "upstream_too_large": "the upstream's answer is larger than the proxy reads",
+    "finished": "the answer has no text to judge",
 }
 
 
@@ -142,6 +153,8 @@ class _Answer:
     started: float
     model: str
     kind: UpstreamKind
+    delivered: int = 0  # characters of the answer written to the client (streamed)
+    handed: bool = False  # its end is logged and published, or left to a monitor
 
 
 @dataclass
@@ -237,7 +250,9 @@ class ProxyApi:
             wire = _wire(kind, answer.model)
             if payload.get("stream") is True:
                 handed = True
-                stream = self._stream(reply, wire, answer)
+                engine = self._engine(answer)
+                owned.push_async_callback(self._unhanded, answer, engine)
+                stream = self._stream(reply, wire, answer, engine)
                 return _OwnedStream(
                     stream,
                     owned,
@@ -305,10 +320,8 @@ class ProxyApi:
 
     # ------------------------------------------------------------------ streamed
 
-    async def _stream(
-        self, reply: httpx2.Response, wire: Wire, answer: _Answer
-    ) -> AsyncIterator[bytes]:
-        engine = HoldAndRelease(
+    def _engine(self, answer: _Answer) -> HoldAndRelease:
+        return HoldAndRelease(
             answer.base,
             lambda request: self._judge(answer, request),
             self._blocks,
@@ -317,6 +330,10 @@ class ProxyApi:
             max_span_chars=self.settings.max_span_chars,
             max_answer_chars=self.settings.max_answer_chars,
         )
+
+    async def _stream(
+        self, reply: httpx2.Response, wire: Wire, answer: _Answer, engine: HoldAndRelease
+    ) -> AsyncIterator[bytes]:
         pump = asyncio.create_task(_pump(reply, wire, engine))
         last: StreamEvent | None = None
         try:
@@ -325,6 +342,8 @@ class ProxyApi:
                 chunk = self._written(event, wire, engine, answer)
                 if chunk:
                     yield chunk
+                if isinstance(event, Text):  # written: the client did not leave meanwhile
+                    answer.delivered += len(event.text)
         finally:
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -368,24 +387,50 @@ class ProxyApi:
         return wire.aborted(event.reason, ABORT_MESSAGES.get(event.reason, event.reason))
 
     def _monitor(self, answer: _Answer, engine: HoldAndRelease) -> None:
-        """``immediate``: the verdicts are awaited after the client's stream ended."""
+        """``immediate``: the verdicts are awaited after the client's stream ended (a last span
+        the judge raised on, and so has no verdict: ``judge_raised``)."""
+        answer.handed = True
 
         async def settle() -> None:
             verdict = await engine.settled()
-            self._logged(answer, engine, Finished(verdict, engine.released))
+            raised = verdict is None and engine.spans > 0
+            last = Finished(verdict, engine.released)
+            self._logged(answer, engine, last, outcome="judge_raised" if raised else None)
 
         task = asyncio.create_task(settle())
         self._monitors.add(task)
         task.add_done_callback(self._monitors.discard)
 
-    def _logged(self, answer: _Answer, engine: HoldAndRelease, last: StreamEvent | None) -> None:
+    async def _unhanded(self, answer: _Answer, engine: HoldAndRelease) -> None:
+        """At the response's close: an answer whose stream never ran (the client left before
+        its first byte) or broke before its end was handled still gets its one record."""
+        if not answer.handed:
+            self._logged(answer, engine, None)
+            await engine.aclose()
+
+    def _logged(
+        self,
+        answer: _Answer,
+        engine: HoldAndRelease,
+        last: StreamEvent | None,
+        *,
+        outcome: str | None = None,
+    ) -> None:
+        """The answer's one ``proxy.verdict`` line and record: its final verdict, or the error
+        verdict of an answer that ended without one (:mod:`consumers.serve.proxy.unfinished`),
+        released as far as the client was written to."""
+        answer.handed = True
         verdict = last.verdict if isinstance(last, Stopped | Finished) else None
-        outcome = _outcome(last, verdict)
+        outcome = outcome or _outcome(last, verdict)
         if verdict is not None:
             self.check.metrics.observe_verdict(verdict)
         self.check.serve_metrics.observe(
             answer.route, outcome, time.perf_counter() - answer.started
         )
+        request = answer.base.model_copy(update={"output": engine.text})
+        final, blocking = self._final(request, verdict, outcome)
+        released = engine.released if verdict is not None else answer.delivered
+        stopped_at, stopped_span = _stopped(last, released)
         log.info(
             "proxy.verdict",
             request_id=answer.base.id,
@@ -394,26 +439,40 @@ class ProxyApi:
             release=self.settings.release.value,
             monitoring_only=self.settings.release is Release.IMMEDIATE,
             outcome=outcome,
-            label=verdict.label.value if verdict is not None else None,
-            reason=verdict.reason if verdict is not None else None,
-            released_chars=engine.released,
+            label=final.label.value,
+            reason=final.reason,
+            released_chars=released,
             answer_chars=len(engine.text),
-            stopped_at=last.at if isinstance(last, Stopped) else None,
+            stopped_at=stopped_at,
             spans_judged=len(engine.verdicts),
             aborted=last.reason if isinstance(last, Aborted) else None,
         )
+        self._publish(
+            answer,
+            request,
+            final,
+            blocks=blocking,
+            stream=True,
+            outcome=outcome,
+            released=released,
+            stopped=(stopped_at, stopped_span),
+            spans=len(engine.verdicts),
+        )
+
+    def _final(
+        self, request: JudgeRequest, verdict: Verdict | None, outcome: str
+    ) -> tuple[Verdict, bool]:
+        """The answer's verdict to publish and whether it blocks: the judge's, or the error
+        verdict of an answer that ended as ``outcome`` without one, which blocks only when the
+        judge could not decide (see :mod:`consumers.serve.proxy.unfinished`)."""
         if verdict is not None:
-            stopped = last if isinstance(last, Stopped) else None
-            self._publish(
-                answer,
-                answer.base.model_copy(update={"output": engine.text}),
-                verdict,
-                stream=True,
-                outcome=outcome,
-                released=engine.released,
-                stopped=(stopped.at, stopped.span) if stopped is not None else None,
-                spans=len(engine.verdicts),
-            )
+            return verdict, self._blocks(verdict)
+        why = unfinished(outcome, UNFINISHED_MESSAGES.get(outcome, outcome))
+        judge = self.check.judge
+        made = unfinished_verdict(
+            request, why, judge=judge.guard.judge_info, settings=judge.settings
+        )
+        return made, why.undecided and self._blocks(made)
 
     def _publish(
         self,
@@ -421,30 +480,31 @@ class ProxyApi:
         request: JudgeRequest,
         verdict: Verdict,
         *,
+        blocks: bool,
         stream: bool,
         outcome: str,
         released: int,
-        stopped: tuple[int, int] | None,
+        stopped: tuple[int | None, int | None],
         spans: int,
     ) -> None:
         """Hand the answer's final verdict to the publisher (never waits; none: no broker),
         under the answer's request id (a span's verdict has the span's: ``<id>.<span>``)."""
         if self.publisher is None:
             return
-        judged = Judged(
-            request=request,
-            verdict=verdict.model_copy(update={"request_id": request.id}),
-            route=answer.kind.value,
-            stream=stream,
-            release=self.settings.release,
-            outcome=outcome,
-            released=released,
-            stopped_at=stopped[0] if stopped is not None else None,
-            stopped_span=stopped[1] if stopped is not None else None,
-            spans=spans,
-            blocks=self._blocks(verdict),
-        )
         try:
+            judged = Judged(
+                request=request,
+                verdict=verdict.model_copy(update={"request_id": request.id}),
+                route=answer.kind.value,
+                stream=stream,
+                release=self.settings.release,
+                outcome=outcome,
+                released=released,
+                stopped_at=stopped[0],
+                stopped_span=stopped[1],
+                spans=spans,
+                blocks=blocks,
+            )
             self.publisher.offer(judged)
         except Exception:  # a bug: never the client's stream's end; logged with its traceback
             log.exception("proxy.publish_internal_error", request_id=request.id)
@@ -453,7 +513,11 @@ class ProxyApi:
 
     async def _whole(self, reply: httpx2.Response, wire: Wire, answer: _Answer) -> Response:
         limit = self.settings.max_answer_chars * 4 + MAX_ERROR_BYTES
-        data = _upstream_object(await read_bounded(reply, limit))
+        try:
+            data = _upstream_object(await read_bounded(reply, limit))
+        except UpstreamUnavailable as exc:  # it began (200) but never arrived whole: a 502
+            self._whole_unfinished(answer, answer.base, exc.code)
+            raise
         text = wire.answer(data)
         request = answer.base.model_copy(update={"output": text})
         release = self.settings.release
@@ -461,7 +525,7 @@ class ProxyApi:
             self._monitor_whole(answer, request)
             about = summary(request, None, release, released=len(text), stopped_at=None, spans=0)
             return _json_response({**data, "groundguard": about})
-        verdict = await self._judge(answer, request) if text.strip() else None
+        verdict = await self._judged_whole(answer, request)
         stopped = verdict is not None and self._blocks(verdict)
         out = wire.blocked(data, self.settings.notice) if stopped else data
         about = summary(
@@ -475,9 +539,25 @@ class ProxyApi:
         self._log_whole(answer, request, verdict, about)
         return _json_response({**out, "groundguard": about})
 
+    async def _judged_whole(self, answer: _Answer, request: JudgeRequest) -> Verdict | None:
+        """The verdict on a whole answer (None: no text to judge); a judge that raises is
+        logged and published as ``judge_raised``, then raises on (a 500)."""
+        if not request.output.strip():
+            return None
+        try:
+            return await self._judge(answer, request)
+        except Exception:
+            returned = self.settings.release is Release.IMMEDIATE
+            self._whole_unfinished(answer, request, "judge_raised", returned=returned)
+            raise
+
     def _monitor_whole(self, answer: _Answer, request: JudgeRequest) -> None:
         async def settle() -> None:
-            verdict = await self._judge(answer, request) if request.output.strip() else None
+            try:
+                verdict = await self._judged_whole(answer, request)
+            except Exception:  # logged and published as judge_raised: nothing more to do
+                log.exception("proxy.judge_raised", request_id=request.id)
+                return
             about = summary(
                 request,
                 verdict,
@@ -505,18 +585,45 @@ class ProxyApi:
         self.check.serve_metrics.observe(
             answer.route, outcome, time.perf_counter() - answer.started
         )
+        final, blocking = self._final(request, verdict, outcome)
+        logged = {**about, "label": final.label.value, "reason": final.reason}
+        log.info("proxy.verdict", route=answer.route, stream=False, outcome=outcome, **logged)
+        self._publish(
+            answer,
+            request,
+            final,
+            blocks=blocking,
+            stream=False,
+            outcome=outcome,
+            released=about["released_chars"],
+            stopped=(0, 0) if outcome == "stopped" else (None, None),
+            spans=about["spans_judged"],
+        )
+
+    def _whole_unfinished(
+        self, answer: _Answer, request: JudgeRequest, outcome: str, *, returned: bool = False
+    ) -> None:
+        """A whole answer the upstream began that got no verdict: refused to the client (its
+        serve metric is the refusal's), nothing of it released; or, ``returned`` (``release:
+        immediate``), judged after the client got it whole."""
+        final, blocking = self._final(request, None, outcome)
+        released = len(request.output) if returned else 0
+        stopped_at = None if returned else 0
+        about = summary(
+            request, final, self.settings.release, released=released, stopped_at=stopped_at, spans=0
+        )
         log.info("proxy.verdict", route=answer.route, stream=False, outcome=outcome, **about)
-        if verdict is not None:
-            self._publish(
-                answer,
-                request,
-                verdict,
-                stream=False,
-                outcome=outcome,
-                released=about["released_chars"],
-                stopped=(0, 0) if outcome == "stopped" else None,
-                spans=about["spans_judged"],
-            )
+        self._publish(
+            answer,
+            request,
+            final,
+            blocks=blocking,
+            stream=False,
+            outcome=outcome,
+            released=released,
+            stopped=(stopped_at, None),
+            spans=0,
+        )
 
 
 async def _pump(reply: httpx2.Response, wire: Wire, engine: HoldAndRelease) -> None:
@@ -553,6 +660,17 @@ def _outcome(last: StreamEvent | None, verdict: Verdict | None) -> str:
     if isinstance(last, Stopped):
         return "stopped"
     return "finished"
+
+
+def _stopped(last: StreamEvent | None, released: int) -> tuple[int | None, int | None]:
+    """Where the answer stopped reaching the client (offset, span index): the span that
+    blocked; for one cut short without a verdict, the end of what it received (no span); none
+    for one that reached it whole."""
+    if isinstance(last, Stopped):
+        return last.at, last.span
+    if isinstance(last, Finished):
+        return None, None
+    return released, None
 
 
 def _wire(kind: UpstreamKind, model: str) -> Wire:

@@ -1,13 +1,16 @@
 """Publishing the proxy's verdicts to Kafka, without ever holding or failing a client's stream.
 
 On when ``serve`` is given a broker (:attr:`consumers.settings.ServiceSettings.proxy_publishes`:
-``bootstrap_servers`` set, ``serve.proxy.publish`` not false). Each proxied answer that got a
-final verdict (:class:`Judged`) becomes, keyed by its request id (:func:`answer_records`):
+``bootstrap_servers`` set, ``serve.proxy.publish`` not false). Each proxied answer
+(:class:`Judged`: its final verdict, or the ``error`` verdict of one that ended without one,
+:mod:`consumers.serve.proxy.unfinished`) becomes, keyed by its request id
+(:func:`answer_records`):
 
 * a verdict record on ``topics.verdicts``: :class:`~consumers.records.VerdictRecord` with
   ``input`` null and ``proxy`` (:class:`~consumers.records.ProxyOutcome`: release mode, the
   released prefix, where it stopped, span verdicts);
-* when the verdict blocks (a fail; an undecided one under ``serve.proxy.undecided: block``),
+* when the verdict blocks (a fail; an undecided one under ``serve.proxy.undecided: block``,
+  ``judge_error`` among them, never ``client_disconnected``, ``upstream_failed``),
   a :class:`~consumers.records.QuarantineRecord` on ``topics.quarantine`` whose payload is the
   request as judged (the whole answer in ``output``; omitted, and said so, when the record
   would pass ``max_output_bytes``).
@@ -67,7 +70,8 @@ CLOSE_MIN_S = 1.0  # the producer's close gets at least this, after the flush wa
 
 @dataclass(frozen=True)
 class Judged:
-    """One proxied answer with its final verdict, as it ended for the client."""
+    """One proxied answer with its final verdict (or its ``error`` verdict), as it ended for
+    the client."""
 
     request: JudgeRequest  # as judged: ``output`` is the whole answer
     verdict: Verdict
