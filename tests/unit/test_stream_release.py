@@ -16,6 +16,7 @@ import itertools
 import os
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -397,3 +398,29 @@ def test_an_answer_past_its_bound_is_aborted(guard: Guard) -> None:
     events = asyncio.run(run())
     assert isinstance(events[-1], Aborted)
     assert events[-1].reason == "answer_too_long"
+
+
+def test_a_reader_that_raises_ends_the_answer_at_once(guard: Guard) -> None:
+    """It left the stream waiting for the upstream's timeout: a bug reading the upstream
+    (here the wire's parser raising) ends the answer as ``proxy_error``, nothing more released."""
+    from consumers.serve.proxy.api import PROXY_ERROR, _pump
+
+    class Reply:
+        async def aiter_bytes(self) -> Any:
+            yield b'data: {"choices": [{"delta": {"content": "Returns are accepted"}}]}\n\n'
+
+    class Broken(OpenAIWire):
+        def read(self, event: Any) -> Any:
+            raise KeyError("a bug")
+
+    async def run() -> list[StreamEvent]:
+        engine = HoldAndRelease(base_request(), guard.judge, lambda v: blocks(v, Undecided.BLOCK))
+        await asyncio.wait_for(_pump(Reply(), Broken("m"), engine), 5)  # type: ignore[arg-type]
+        events = [e async for e in engine.events()]
+        await engine.aclose()
+        return events
+
+    events = asyncio.run(run())
+    assert isinstance(events[-1], Aborted)
+    assert events[-1].reason == PROXY_ERROR
+    assert events[-1].released == 0

@@ -626,6 +626,9 @@ class ProxyApi:
         )
 
 
+PROXY_ERROR = "proxy_error"  # reading the upstream raised: a bug, logged with its traceback
+
+
 async def _pump(reply: httpx2.Response, wire: Wire, engine: HoldAndRelease) -> None:
     """Read the upstream's events into ``engine`` until its end, an error or a drop."""
     reader = SseReader()
@@ -648,6 +651,10 @@ async def _pump(reply: httpx2.Response, wire: Wire, engine: HoldAndRelease) -> N
         return
     except ValueError:  # not JSON, or a line without an end
         engine.abort("upstream_malformed")
+        return
+    except Exception:  # a bug reading it: the answer ends now, not at the upstream's timeout
+        log.exception("proxy.read_failed")
+        engine.abort(PROXY_ERROR)
         return
     engine.abort("upstream_ended_early")
 

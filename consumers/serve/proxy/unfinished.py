@@ -13,6 +13,7 @@ outcome                                                                 reason
 ``answer_too_long`` (past ``serve.proxy.max_answer_chars``)             ``answer_too_long``
 ``judge_raised`` (a judge that raised instead of returning a verdict)   ``judge_error``
 ``finished`` with no text to judge (a tool call alone, say)             ``empty_output``
+``proxy_error`` (reading the upstream raised: a bug, logged)            ``proxy_error``
 ======================================================================  ======================
 
 Only ``judge_error`` is an *undecided* answer in the sense of ``serve.proxy.undecided``: the
