@@ -9,10 +9,10 @@ fails when it drifts from the registry or a rule has no example.
 
 from __future__ import annotations
 
-import difflib
 import unicodedata
 from pathlib import Path
 
+from consumers import generated
 from guard.offline.calibration import bundled
 from guard.offline.registry import BASES, RULES
 from guard.offline.rules import STAGES, Example
@@ -113,27 +113,11 @@ def unexampled() -> list[str]:
 
 
 def write(path: Path = DOC_PATH) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(), encoding="utf-8")
-    return path
+    return generated.write(path, render())
 
 
 def drift(path: Path = DOC_PATH) -> list[str]:
     """What is wrong with the checked-in reference (empty: nothing): rules without an
     example, and the difference between the file and the registry."""
     problems = [f"rule {name} has no example it fires on" for name in unexampled()]
-    want = render()
-    have = path.read_text(encoding="utf-8") if path.exists() else None
-    if have is None:
-        problems.append(f"{path}: missing")
-    elif have != want:
-        diff = difflib.unified_diff(
-            have.splitlines(),
-            want.splitlines(),
-            f"{path} (checked in)",
-            "rules.md (from the registry)",
-            lineterm="",
-            n=1,
-        )
-        problems.append("\n".join(list(diff)[:40]))
-    return problems
+    return problems + generated.drift(path, render(), "rules.md (from the registry)")

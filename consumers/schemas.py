@@ -11,7 +11,6 @@ because groundguard always writes them all.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
+from consumers import generated
 from consumers.records import (
     DeadLetter,
     DeltaRecord,
@@ -182,32 +182,14 @@ def expected_files() -> dict[str, str]:
 
 def write(directory: Path = SCHEMA_DIR) -> list[Path]:
     """(Re)generate every schema file; returns the files written."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in expected_files().items():
-        path = directory / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+    return [generated.write(directory / name, text) for name, text in expected_files().items()]
 
 
 def drift(directory: Path = SCHEMA_DIR) -> list[str]:
     """Human-readable differences between the checked-in files and the models (empty: none)."""
     problems: list[str] = []
     for name, want in expected_files().items():
-        path = directory / name
-        have = path.read_text(encoding="utf-8") if path.exists() else ""
-        if have == want:
-            continue
-        diff = difflib.unified_diff(
-            have.splitlines(),
-            want.splitlines(),
-            f"{path} (checked in)",
-            f"{name} (from the models)",
-            lineterm="",
-            n=1,
-        )
-        problems.append("\n".join(list(diff)[:40]) if have else f"{path}: missing")
+        problems += generated.drift(directory / name, want, f"{name} (from the models)")
     return problems
 
 

@@ -10,7 +10,6 @@ fails when it drifts from the models or a setting has no description.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import inspect
 import re
@@ -25,6 +24,7 @@ import annotated_types
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
+from consumers import generated
 from consumers.settings import ENV_PREFIX, ServiceSettings, topic_name
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
@@ -253,27 +253,11 @@ def undocumented(model: type[BaseModel] = ServiceSettings) -> list[str]:
 
 
 def write(path: Path = DOC_PATH) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(), encoding="utf-8")
-    return path
+    return generated.write(path, render())
 
 
 def drift(path: Path = DOC_PATH) -> list[str]:
     """What is wrong with the checked-in reference (empty: nothing): settings without a
     description, and the difference between the file and the models."""
     problems = [f"setting {name} has no description" for name in undocumented()]
-    want = render()
-    have = path.read_text(encoding="utf-8") if path.exists() else None
-    if have is None:
-        problems.append(f"{path}: missing")
-    elif have != want:
-        diff = difflib.unified_diff(
-            have.splitlines(),
-            want.splitlines(),
-            f"{path} (checked in)",
-            "settings.md (from the models)",
-            lineterm="",
-            n=1,
-        )
-        problems.append("\n".join(list(diff)[:40]))
-    return problems
+    return problems + generated.drift(path, render(), "settings.md (from the models)")

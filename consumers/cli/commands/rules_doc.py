@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from consumers import rules_doc
+from consumers.cli.generated import report
 
 
 def register(subparsers: Any) -> None:
@@ -37,15 +37,9 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         print(f"wrote {rules_doc.write(args.file)}")
         return 0
-    problems = rules_doc.drift(args.file)
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    if problems:
-        print(
-            f"{args.file} drifted from the rule registry; give every rule an example, run "
-            "`groundguard rules-doc --write` and commit the result",
-            file=sys.stderr,
-        )
-        return 1
-    print(f"rules reference up to date ({args.file})")
-    return 0
+    return report(
+        rules_doc.drift(args.file),
+        stale=f"{args.file} drifted from the rule registry; give every rule an example, run "
+        "`groundguard rules-doc --write` and commit the result",
+        fresh=f"rules reference up to date ({args.file})",
+    )

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from consumers import schemas
+from consumers.cli.generated import report
 
 
 def register(subparsers: Any) -> None:
@@ -40,14 +40,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
         return 0
     problems = schemas.drift(args.dir)
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    if problems:
-        print(
-            f"{len(problems)} schema file(s) drifted from the models; "
-            "run `groundguard schemas --write` and commit the result",
-            file=sys.stderr,
-        )
-        return 1
-    print(f"schemas up to date ({len(schemas.expected_files())} files in {args.dir})")
-    return 0
+    return report(
+        problems,
+        stale=f"{len(problems)} schema file(s) drifted from the models; "
+        "run `groundguard schemas --write` and commit the result",
+        fresh=f"schemas up to date ({len(schemas.expected_files())} files in {args.dir})",
+    )

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from consumers import settings_doc
+from consumers.cli.generated import report
 
 
 def register(subparsers: Any) -> None:
@@ -38,15 +38,9 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         print(f"wrote {settings_doc.write(args.file)}")
         return 0
-    problems = settings_doc.drift(args.file)
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    if problems:
-        print(
-            f"{args.file} drifted from the settings models; describe every setting, run "
-            "`groundguard settings-doc --write` and commit the result",
-            file=sys.stderr,
-        )
-        return 1
-    print(f"settings reference up to date ({args.file})")
-    return 0
+    return report(
+        settings_doc.drift(args.file),
+        stale=f"{args.file} drifted from the settings models; describe every setting, run "
+        "`groundguard settings-doc --write` and commit the result",
+        fresh=f"settings reference up to date ({args.file})",
+    )
